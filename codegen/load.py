@@ -1,0 +1,353 @@
+"""Step 1 of the pipeline: read schema files and turn them into checked, self-contained sources.
+
+Everything that is a quirk of how schemas are published is handled here (or in ``plan``), never in
+templates: misplaced ``required`` lists, local ``$ref`` pointers, the two file forms.
+"""
+
+from __future__ import annotations
+
+import copy
+import fnmatch
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft7Validator
+from jsonschema.exceptions import SchemaError
+
+__all__ = ["LoadResult", "ModelSource", "Problem", "load_schemas"]
+
+_MODEL_ID = re.compile(r"^[A-Za-z0-9@][A-Za-z0-9@._+-]*(/[A-Za-z0-9@._+-]+)*$")
+_SCHEMA_TYPES = {"object", "array", "string", "number", "integer", "boolean", "null"}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One reason a schema file cannot be used, located by file and JSON pointer."""
+
+    file: str
+    pointer: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.pointer or '/'}: {self.message}"
+
+
+@dataclass
+class ModelSource:
+    """A model whose schemas loaded cleanly, with local references made self-contained."""
+
+    file: str
+    label: str
+    model_id: str
+    description: str
+    task: str
+    task_description: str
+    properties: dict[str, Any]
+    input: dict[str, Any]
+    output: dict[str, Any]
+    definitions: dict[str, Any]
+    digest: str
+    catalog: dict[str, Any]
+
+
+@dataclass
+class LoadResult:
+    models: list[ModelSource] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def load_schemas(schemas_dir: Path, patterns: Iterable[str] = ()) -> LoadResult:
+    """Load every ``*.json`` below ``schemas_dir`` whose model id matches one of ``patterns``."""
+    result = LoadResult()
+    if not schemas_dir.is_dir():
+        result.problems.append(Problem(str(schemas_dir), "", "schemas folder does not exist"))
+        return result
+    wanted = list(patterns)
+    for path in sorted(schemas_dir.rglob("*.json"), key=lambda p: p.relative_to(schemas_dir).as_posix()):
+        rel = path.relative_to(schemas_dir).as_posix()
+        display = path.as_posix()
+        source = _load_file(path, rel, display, result)
+        if source is None:
+            continue
+        if wanted and not any(fnmatch.fnmatchcase(source.model_id, pat) for pat in wanted):
+            continue
+        result.models.append(source)
+    return result
+
+
+def _load_file(path: Path, rel: str, display: str, result: LoadResult) -> ModelSource | None:
+    raw = path.read_bytes()
+    try:
+        doc = json.loads(raw)
+    except (UnicodeDecodeError, ValueError) as exc:
+        where = ""
+        if isinstance(exc, json.JSONDecodeError):
+            where = f" (line {exc.lineno}, column {exc.colno})"
+        result.problems.append(Problem(display, "", f"not valid JSON{where}: {exc.args[0].split(':')[0]}"))
+        return None
+    if not isinstance(doc, dict):
+        result.problems.append(Problem(display, "", "expected a JSON object"))
+        return None
+
+    problems: list[Problem] = []
+    if "schema" in doc:
+        schema = doc["schema"]
+        base = "/schema"
+        if not isinstance(schema, dict) or not schema:
+            problems.append(Problem(display, base, "the model publishes no input/output schema"))
+            schema = {}
+    elif "input" in doc or "output" in doc:
+        schema, base = doc, ""
+    else:
+        problems.append(
+            Problem(display, "", "missing `schema`: expected {name, schema: {input, output}} or a bare {input, output}")
+        )
+        schema, base = {}, ""
+
+    model_id = doc.get("name") if isinstance(doc.get("name"), str) and "schema" in doc else None
+    if model_id is None:
+        model_id = rel[: -len(".json")]
+    id_problem = _check_model_id(model_id)
+    if id_problem:
+        problems.append(Problem(display, "/name" if "name" in doc else "", id_problem))
+
+    halves: dict[str, dict[str, Any]] = {}
+    for key in ("input", "output"):
+        part = schema.get(key) if isinstance(schema, dict) else None
+        if schema and not isinstance(part, dict):
+            problems.append(Problem(display, f"{base}/{key}", f"missing `{key}` schema (expected a JSON object)"))
+            continue
+        if isinstance(part, dict):
+            if not part:
+                problems.append(Problem(display, f"{base}/{key}", f"`{key}` schema is empty"))
+                continue
+            fixed = copy.deepcopy(part)
+            _repair(fixed, f"{base}/{key}", display, result.warnings)
+            problems.extend(_check_schema(fixed, doc, f"{base}/{key}", display))
+            halves[key] = fixed
+    if problems:
+        result.problems.extend(problems)
+        return None
+
+    definitions: dict[str, Any] = {}
+    try:
+        inp = _localise_refs(halves["input"], "input", definitions, f"{base}/input")
+        out = _localise_refs(halves["output"], "output", definitions, f"{base}/output")
+    except _RefError as exc:
+        result.problems.append(Problem(display, exc.pointer, exc.message))
+        return None
+
+    task: Any = doc.get("task")
+    task_name = str(task.get("name", "")) if isinstance(task, dict) else (task if isinstance(task, str) else "")
+    task_desc = str(task.get("description", "")) if isinstance(task, dict) else ""
+    description = doc.get("description")
+    props: dict[str, Any] = {}
+    for item in doc.get("properties") or []:
+        if isinstance(item, dict) and isinstance(item.get("property_id"), str):
+            props[item["property_id"]] = item.get("value")
+    catalog: dict[str, Any] = {
+        "name": model_id,
+        "description": description if isinstance(description, str) else "",
+        "task": {"name": task_name, "description": task_desc},
+        "properties": [{"property_id": k, "value": v} for k, v in props.items()],
+        "schema": {"input": halves["input"], "output": halves["output"]},
+    }
+    return ModelSource(
+        file=display,
+        label=f"{path.parents[len(Path(rel).parts) - 1].name}/{rel}",
+        model_id=model_id,
+        description=description if isinstance(description, str) else "",
+        task=task_name,
+        task_description=task_desc,
+        properties=props,
+        input=inp,
+        output=out,
+        definitions=definitions,
+        digest=hashlib.sha256(raw).hexdigest(),
+        catalog=catalog,
+    )
+
+
+def _check_model_id(model_id: str) -> str | None:
+    if model_id.startswith("/") or "\\" in model_id:
+        return f"model id {model_id!r} is an absolute path; it would escape the output folder"
+    if any(part in ("", ".", "..") for part in model_id.split("/")):
+        return f"model id {model_id!r} has an empty, '.' or '..' segment; it would escape the output folder"
+    if not _MODEL_ID.match(model_id):
+        return f"model id {model_id!r} has characters outside [A-Za-z0-9@._+-/]"
+    return None
+
+
+def _walk(node: Any, pointer: str) -> Iterator[tuple[dict[str, Any], str]]:
+    """Yield every schema object below ``node`` (not the values of ``properties`` maps themselves)."""
+    if not isinstance(node, dict):
+        return
+    yield node, pointer
+    for key, value in node.items():
+        child = f"{pointer}/{_escape(key)}"
+        if key in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas"):
+            if isinstance(value, dict):
+                for name, sub in value.items():
+                    yield from _walk(sub, f"{child}/{_escape(name)}")
+        elif key in ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames"):
+            if isinstance(value, list):
+                for i, sub in enumerate(value):
+                    yield from _walk(sub, f"{child}/{i}")
+            else:
+                yield from _walk(value, child)
+        elif key in ("oneOf", "anyOf", "allOf", "prefixItems") and isinstance(value, list):
+            for i, sub in enumerate(value):
+                yield from _walk(sub, f"{child}/{i}")
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _repair(schema: dict[str, Any], pointer: str, display: str, warnings: list[str]) -> None:
+    """Fix publishing slips that have one obvious meaning, and say so."""
+    for node, where in list(_walk(schema, pointer)):
+        props = node.get("properties")
+        if isinstance(props, dict) and isinstance(props.get("required"), list):
+            names = props["required"]
+            if all(isinstance(n, str) for n in names):
+                del props["required"]
+                merged = [*node.get("required", []), *[n for n in names if n not in node.get("required", [])]]
+                node["required"] = merged
+                warnings.append(
+                    f"{display}: {where}/properties/required: a `required` list sits inside `properties`; "
+                    f"read it as the object's required keys {names}"
+                )
+
+
+def _check_schema(schema: dict[str, Any], doc: dict[str, Any], pointer: str, display: str) -> list[Problem]:
+    problems: list[Problem] = []
+    for node, where in _walk(schema, pointer):
+        kind = node.get("type")
+        kinds = kind if isinstance(kind, list) else [kind] if kind is not None else []
+        for k in kinds:
+            if k not in _SCHEMA_TYPES:
+                problems.append(Problem(display, f"{where}/type", f"unknown type {k!r}"))
+        ref = node.get("$ref")
+        if ref is not None:
+            if not isinstance(ref, str):
+                problems.append(Problem(display, f"{where}/$ref", "$ref must be a string"))
+            elif not ref.startswith("#"):
+                problems.append(
+                    Problem(display, f"{where}/$ref", f"remote $ref {ref!r} refused: generation never uses the network")
+                )
+        props = node.get("properties")
+        if props is not None and not isinstance(props, dict):
+            problems.append(Problem(display, f"{where}/properties", "`properties` must be an object"))
+        elif isinstance(props, dict):
+            for name, sub in props.items():
+                if not isinstance(sub, (dict, bool)):
+                    problems.append(
+                        Problem(display, f"{where}/properties/{_escape(name)}", "a property schema must be an object")
+                    )
+    if problems:
+        return problems
+    try:
+        Draft7Validator.check_schema(schema)
+    except SchemaError as exc:
+        path = "".join(f"/{_escape(str(p))}" for p in exc.absolute_path)
+        problems.append(Problem(display, f"{pointer}{path}", f"not a valid JSON Schema: {exc.message[:200]}"))
+    return problems
+
+
+class _RefError(Exception):
+    def __init__(self, pointer: str, message: str) -> None:
+        super().__init__(message)
+        self.pointer = pointer
+        self.message = message
+
+
+def _localise_refs(schema: dict[str, Any], half: str, definitions: dict[str, Any], pointer: str) -> dict[str, Any]:
+    """Return ``schema`` with every local ``$ref`` either moved into ``definitions`` or inlined.
+
+    References to ``#/$defs/X`` or ``#/definitions/X`` become ``#/$defs/<half>_X`` entries of the shared
+    ``definitions`` map (so input and output keep apart); references to any other location are inlined,
+    which works unless they are recursive.
+    """
+    root = schema
+    local_defs: dict[str, Any] = {}
+    for key in ("$defs", "definitions"):
+        block = root.get(key)
+        if isinstance(block, dict):
+            for name, sub in block.items():
+                local_defs[f"#/{key}/{_escape(name)}"] = sub
+
+    def target_name(ref: str) -> str:
+        tail = ref.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
+        safe = re.sub(r"[^A-Za-z0-9_]", "_", tail) or "Def"
+        return f"{half}_{safe}"
+
+    def resolve(ref: str, where: str) -> Any:
+        node: Any = root
+        for raw in ref[1:].split("/")[1:] if ref.startswith("#/") else []:
+            part = raw.replace("~1", "/").replace("~0", "~")
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                raise _RefError(f"{where}/$ref", f"dangling $ref {ref!r}: nothing at that location")
+        return node
+
+    def rewrite(node: Any, where: str, inlining: tuple[str, ...]) -> Any:
+        if isinstance(node, list):
+            return [rewrite(v, f"{where}/{i}", inlining) for i, v in enumerate(node)]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            if ref in ("#", "#/"):
+                raise _RefError(f"{where}/$ref", "recursive reference to the schema root is not supported")
+            target = resolve(ref, where)
+            siblings = {k: v for k, v in node.items() if k != "$ref"}
+            if ref in local_defs:
+                name = target_name(ref)
+                if name not in definitions:
+                    definitions[name] = {}
+                    definitions[name] = rewrite(target, f"{pointer}{ref[1:]}", ())
+                new: dict[str, Any] = {"$ref": f"#/$defs/{name}"}
+                if siblings:
+                    return {"allOf": [new], **rewrite(siblings, where, inlining)}
+                return new
+            if ref in inlining:
+                raise _RefError(f"{where}/$ref", f"recursive $ref {ref!r} outside $defs is not supported")
+            inlined = rewrite(target, f"{pointer}{ref[1:]}", (*inlining, ref))
+            if isinstance(inlined, dict):
+                return {**inlined, **rewrite(siblings, where, inlining)}
+            return inlined
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in ("$defs", "definitions") and node is root:
+                continue
+            if key in ("properties", "patternProperties") and isinstance(value, dict):
+                out[key] = {n: rewrite(s, f"{where}/{key}/{_escape(n)}", inlining) for n, s in value.items()}
+            elif key in ("enum", "const", "default", "examples", "required"):
+                out[key] = value
+            else:
+                out[key] = rewrite(value, f"{where}/{_escape(key)}", inlining)
+        return out
+
+    result = rewrite(root, pointer, ())
+    # Definitions nobody referenced are still part of the published contract; keep them typed too.
+    for ref in local_defs:
+        name = target_name(ref)
+        if name not in definitions:
+            definitions[name] = {}
+            definitions[name] = rewrite(resolve(ref, pointer), f"{pointer}{ref[1:]}", ())
+    assert isinstance(result, dict)
+    return result
+
+
+def catalog_json(sources: Mapping[str, ModelSource]) -> dict[str, Any]:
+    return {mid: src.catalog for mid, src in sources.items()}

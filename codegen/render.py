@@ -1,0 +1,352 @@
+"""Step 3 of the pipeline: turn plans into file contents.
+
+Structs come from datamodel-code-generator (its Python API, one process for every schema); everything
+else comes from the jinja2 templates in ``templates/``. Schema text only ever reaches the output as
+escaped literals: ``pylit`` for values and ``doc`` for docstring bodies.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+import warnings
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from .plan import ModelPlan, Param
+
+__all__ = ["GENERATOR_VERSION", "fingerprint", "render_package"]
+
+GENERATOR_VERSION = "1"
+_HERE = Path(__file__).parent
+_TEMPLATES = _HERE / "templates"
+RUNTIME = _HERE / "runtime"
+_BASE_PLACEHOLDER = "workers_ai_runtime_base"
+
+
+def fingerprint() -> str:
+    """Hash of everything besides the schema that shapes a model module."""
+    h = hashlib.sha256(GENERATOR_VERSION.encode())
+    for path in sorted([*_TEMPLATES.glob("*.jinja"), *_HERE.glob("*.py")]):
+        h.update(path.name.encode())
+        h.update(path.read_bytes())
+    try:
+        from importlib.metadata import version
+
+        h.update(version("datamodel-code-generator").encode())
+    except Exception:  # pragma: no cover - only without package metadata
+        pass
+    return h.hexdigest()[:16]
+
+
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(_TEMPLATES)),
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["pylit"] = pylit
+    env.filters["doc"] = doc_text
+    return env
+
+
+def pylit(value: Any) -> str:
+    """A Python literal for plain JSON data; strings become ``repr`` (never raw text)."""
+    if isinstance(value, str):
+        return repr(value)
+    if value is None or isinstance(value, (bool, int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(pylit(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{pylit(k)}: {pylit(v)}" for k, v in value.items()) + "}"
+    return repr(str(value))
+
+
+def doc_text(value: Any, width: int = 96) -> str:
+    """Text safe inside a triple-quoted docstring: no backslashes, quotes runs or control characters."""
+    text = str(value or "")
+    text = text.replace("\\", "/").replace('"""', "'''").replace('"', "'")
+    text = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", " ", text)
+    text = re.sub(r"\s+", " ", text).strip()
+    if len(text) > 600:
+        text = text[:597] + "..."
+    return text
+
+
+# ----------------------------------------------------------------------------- structs
+
+
+class _Structs:
+    """Runs datamodel-code-generator in this process (first call ~0.4 s, then ~15 ms a schema)."""
+
+    def __init__(self) -> None:
+        from datamodel_code_generator import generate
+        from datamodel_code_generator.enums import DataModelType, InputFileType
+        from datamodel_code_generator.format import Formatter, PythonVersion
+
+        self._generate = generate
+        self._options: dict[str, Any] = dict(
+            input_file_type=InputFileType.JsonSchema,
+            output_model_type=DataModelType.MsgspecStruct,
+            target_python_version=PythonVersion.PY_310,
+            use_annotated=True,
+            use_union_operator=True,
+            use_standard_collections=True,
+            enum_field_as_literal="all",
+            reuse_model=True,
+            collapse_reuse_models=True,
+            keyword_only=True,
+            base_class=f"{_BASE_PLACEHOLDER}.Struct",
+            use_exact_imports=True,
+            use_double_quotes=True,
+            disable_timestamp=True,
+            use_schema_description=False,
+            formatters=[Formatter.BUILTIN],
+            class_name="ModelSchemaRoot",
+        )
+
+    def code(self, doc: dict[str, Any]) -> str:
+        with warnings.catch_warnings():
+            # It warns about every untagged union; our dispatch rules exist for exactly those.
+            warnings.simplefilter("ignore")
+            out = self._generate(json.dumps(doc, sort_keys=False), **self._options)
+        assert isinstance(out, str)
+        return out
+
+
+def _split_structs(code: str) -> tuple[dict[str, set[str]], str, dict[str, ast.ClassDef]]:
+    """Split generated struct code into (imports, body without the root alias, class nodes)."""
+    tree = ast.parse(code)
+    imports: dict[str, set[str]] = {}
+    body_lines: list[str] = []
+    lines = code.splitlines()
+    classes: dict[str, ast.ClassDef] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module:
+            if node.module == "__future__":
+                continue
+            imports.setdefault(node.module, set()).update(a.name for a in node.names)
+            continue
+        if isinstance(node, ast.Import):
+            continue
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "ModelSchemaRoot":
+            continue
+        if isinstance(node, ast.ClassDef):
+            classes[node.name] = node
+        start = node.lineno - 1
+        if getattr(node, "decorator_list", None):
+            start = min(d.lineno for d in node.decorator_list) - 1  # type: ignore[attr-defined]
+        end = node.end_lineno or node.lineno
+        body_lines.append("\n".join(lines[start:end]))
+    return imports, "\n\n\n".join(body_lines), classes
+
+
+class _StripAnnotated(ast.NodeTransformer):
+    """``Annotated[X, Meta(...)]`` -> ``X``: constraints are checked when the request is validated."""
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        if isinstance(node.value, ast.Name) and node.value.id == "Annotated" and isinstance(node.slice, ast.Tuple):
+            inner: ast.AST = self.visit(node.slice.elts[0])
+            return inner
+        self.generic_visit(node)
+        return node
+
+
+def _params(cls: ast.ClassDef, descriptions: Mapping[str, str]) -> list[Param]:
+    """Keyword parameters mirroring a struct's fields (python name, plain annotation, wire name)."""
+    params: list[Param] = []
+    for stmt in cls.body:
+        if not isinstance(stmt, ast.AnnAssign) or not isinstance(stmt.target, ast.Name):
+            continue
+        name = stmt.target.id
+        annotation = ast.unparse(_StripAnnotated().visit(ast.parse(ast.unparse(stmt.annotation), mode="eval")))
+        wire = name
+        default: str | None
+        value = stmt.value
+        if value is None:
+            default = None
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "field":
+            kw = {k.arg: k.value for k in value.keywords if k.arg}
+            name_node = kw.get("name")
+            if isinstance(name_node, ast.Constant) and isinstance(name_node.value, str):
+                wire = name_node.value
+            default = "UNSET" if ("default" in kw or "default_factory" in kw) else None
+        else:
+            default = "UNSET"
+        if default == "UNSET" and "UnsetType" not in annotation:
+            annotation = f"{annotation} | UnsetType"
+        params.append(Param(name, annotation, default, wire, descriptions.get(wire, "")))
+    return params
+
+
+def _list_item(annotation: str) -> str:
+    """The item type of the first ``list[...]`` inside an annotation (``Any`` when there is none)."""
+    try:
+        tree = ast.parse(annotation, mode="eval")
+    except SyntaxError:
+        return "Any"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "list":
+            return ast.get_source_segment(annotation, node.slice) or "Any"
+    return "Any"
+
+
+# ----------------------------------------------------------------------------- imports
+
+
+def _relative(module_depth: int, target: str) -> str:
+    return "." * (module_depth + 1) + target
+
+
+def _merge_imports(*groups: Mapping[str, Iterable[str]]) -> list[str]:
+    merged: dict[str, set[str]] = {}
+    for group in groups:
+        for mod, names in group.items():
+            merged.setdefault(mod, set()).update(names)
+    std = sorted((m, n) for m, n in merged.items() if not m.startswith(".") and m not in ("msgspec",))
+    third = sorted((m, n) for m, n in merged.items() if m == "msgspec")
+    local = sorted(((m, n) for m, n in merged.items() if m.startswith(".")), key=lambda x: (-x[0].count("."), x[0]))
+    lines: list[str] = []
+    for block in (std, third, local):
+        if not block:
+            continue
+        if lines:
+            lines.append("")
+        for mod, names in block:
+            lines.append(f"from {mod} import {', '.join(sorted(names, key=lambda s: (not s.isupper(), s)))}")
+    return lines
+
+
+# ----------------------------------------------------------------------------- package
+
+
+def render_model(plan: ModelPlan, structs: _Structs, env: jinja2.Environment, source_label: str) -> str:
+    code = structs.code(plan.doc)
+    imports, body, classes = _split_structs(code)
+    depth = plan.module.count(".") + 1  # models.cf.baai.bge_m3 sits 4 levels below the package
+    if _BASE_PLACEHOLDER in imports:
+        imports[_relative(depth - 1, "_base")] = imports.pop(_BASE_PLACEHOLDER)
+    reserved = {"self", "cls"}
+    for var in plan.inputs:
+        if var.class_name and var.class_name in classes:
+            variant_schema = plan.doc["$defs"].get(var.class_name, {})
+            props = variant_schema.get("properties") if isinstance(variant_schema, dict) else None
+            descriptions = {
+                k: str(v.get("description") or "") for k, v in (props or {}).items() if isinstance(v, dict)
+            }
+            params = _params(classes[var.class_name], descriptions)
+            names = {p.name for p in params}
+            if names & reserved or names & set(classes) or names & {"request", "data", "headers"}:
+                var.kwargs = False
+            else:
+                for p in params:
+                    p.binary = var.binary_fields.get(p.name)
+                var.params = params
+                if var.kind == "requests":
+                    var.batch_item = _list_item(next((p.annotation for p in params if p.name == "requests"), ""))
+    need: dict[str, set[str]] = {
+        "typing": {"ClassVar", "TypeAlias", "Any"},
+        _relative(depth - 1, "_handle"): {"ModelHandle", "ModelInfo", "OutputDecoder"},
+    }
+    if any(v.kind == "requests" for v in plan.inputs):
+        need.setdefault("collections.abc", set()).add("Sequence")
+        need[_relative(depth - 1, "_batch")] = {"BatchJob"}
+    if plan.streamable:
+        need[_relative(depth - 1, "_stream")] = {"EventStream"}
+        need.setdefault("collections.abc", set()).add("Mapping")
+    if any(v.kind == "binary" for v in plan.inputs) or any(p.binary for v in plan.inputs for p in v.params):
+        need[_relative(depth - 1, "_binary")] = {"BinaryInput"}
+        for v in plan.inputs:
+            for p in v.params:
+                if p.binary:
+                    need[_relative(depth - 1, "_binary")].add(
+                        {"bytes": "as_bytes", "base64": "as_base64", "uint8": "as_uint8"}[p.binary]
+                    )
+    if plan.binary_outputs:
+        need.setdefault(_relative(depth - 1, "_binary"), set()).add("BinaryOutput")
+    if any(p.default == "UNSET" for v in plan.inputs for p in v.params):
+        need.setdefault("msgspec", set()).update({"UNSET", "UnsetType"})
+    import_lines = _merge_imports(imports, need)
+    template = env.get_template("model.py.jinja")
+    return template.render(
+        plan=plan,
+        source_label=source_label,
+        import_lines=import_lines,
+        structs=body,
+        fingerprint=plan.fingerprint,
+    )
+
+
+def render_package(
+    plans: list[ModelPlan],
+    package: str,
+    cached: Mapping[str, str],
+) -> dict[str, bytes]:
+    """All files of the output package, keyed by path relative to the package folder.
+
+    ``cached`` maps a module's relative path to its current text; a model whose source digest and
+    generator fingerprint match the header of its cached text is reused as it is.
+    """
+    env = _env()
+    files: dict[str, bytes] = {}
+    structs: _Structs | None = None
+    fp = fingerprint()
+    registry: list[tuple[str, str, str]] = []
+    seen_ids: set[str] = set()
+    for plan in plans:
+        plan.fingerprint = f"{plan.source.digest[:16]}-{fp}-{hashlib.sha256(plan.module.encode()).hexdigest()[:6]}"
+        rel = plan.module.replace(".", "/") + ".py"
+        label = plan.source.label
+        old = cached.get(rel)
+        if old is not None and f"# fingerprint: {plan.fingerprint}\n" in old[:400]:
+            text = old
+            _restore_plan_from_cache(plan)
+        else:
+            if structs is None:
+                structs = _Structs()
+            text = render_model(plan, structs, env, label)
+        files[rel] = text.encode()
+        schema_rel = "_schemas/" + plan.module.replace(".", "/") + ".json"
+        files[schema_rel] = (json.dumps(plan.source.catalog, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+        if plan.model_id not in seen_ids:
+            seen_ids.add(plan.model_id)
+            registry.append((plan.model_id, plan.module, plan.handle))
+    # Package __init__ files for every folder under models/.
+    folders = {"models"}
+    for plan in plans:
+        parts = plan.module.split(".")
+        for i in range(1, len(parts)):
+            folders.add(".".join(parts[:i]))
+    for folder in sorted(folders):
+        children = sorted(
+            {p.module.split(".")[folder.count(".") + 1] for p in plans if p.module.startswith(folder + ".")}
+        )
+        files[folder.replace(".", "/") + "/__init__.py"] = env.get_template("folder_init.py.jinja").render(
+            folder=folder, children=children
+        ).encode()
+    by_id = [p for p in plans if (p.model_id, p.module, p.handle) in registry]
+    common = dict(package=package, plans=by_id, registry=registry)
+    files["_registry.py"] = env.get_template("registry.py.jinja").render(**common).encode()
+    files["_client.py"] = env.get_template("client.py.jinja").render(**common).encode()
+    files["__init__.py"] = env.get_template("package_init.py.jinja").render(**common).encode()
+    files["py.typed"] = b""
+    for path in sorted(RUNTIME.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix in (".py", ".typed", ".json"):
+            files[path.relative_to(RUNTIME).as_posix()] = path.read_bytes()
+    return files
+
+
+def _restore_plan_from_cache(plan: ModelPlan) -> None:
+    """Cached modules skip struct generation; the package-level templates only need the plan."""
+    for var in plan.inputs:
+        var.params = []

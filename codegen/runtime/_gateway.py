@@ -1,0 +1,77 @@
+"""Routing requests through Cloudflare AI Gateway, and the ``cf-aig-*`` headers it understands."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import msgspec
+
+from .errors import ConfigurationError
+
+__all__ = ["Gateway"]
+
+DEFAULT_GATEWAY_URL = "https://gateway.ai.cloudflare.com/v1"
+
+
+@dataclass(frozen=True)
+class Gateway:
+    """An AI Gateway to send model calls through.
+
+    ``WorkersAI(gateway="<account>/<gateway>")`` is the short form; this class adds the gateway options,
+    each sent as its ``cf-aig-*`` header. ``token`` is the gateway's own token (``cf-aig-authorization``)
+    for authenticated gateways; it is never shown in ``repr``.
+    """
+
+    id: str
+    account_id: str | None = None
+    base_url: str = DEFAULT_GATEWAY_URL
+    cache_ttl: int | None = None
+    skip_cache: bool | None = None
+    cache_key: str | None = None
+    metadata: Mapping[str, str | int | float | bool] | None = None
+    request_timeout_ms: int | None = None
+    max_attempts: int | None = None
+    retry_delay_ms: int | None = None
+    backoff: str | None = None
+    collect_log: bool | None = None
+    token: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def parse(cls, value: str | Gateway) -> Gateway:
+        """``"<account>/<gateway>"`` or ``"<gateway>"`` (account taken from the client)."""
+        if isinstance(value, Gateway):
+            return value
+        parts = value.strip("/").split("/")
+        if len(parts) == 2 and all(parts):
+            return cls(id=parts[1], account_id=parts[0])
+        if len(parts) == 1 and parts[0]:
+            return cls(id=parts[0])
+        raise ConfigurationError(f"gateway {value!r}: expected '<account_id>/<gateway_id>'")
+
+    def url(self, account_id: str, model_id: str) -> str:
+        return f"{self.base_url.rstrip('/')}/{self.account_id or account_id}/{self.id}/workers-ai/{model_id}"
+
+    def headers(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        if self.cache_ttl is not None:
+            out["cf-aig-cache-ttl"] = str(int(self.cache_ttl))
+        if self.skip_cache is not None:
+            out["cf-aig-skip-cache"] = "true" if self.skip_cache else "false"
+        if self.cache_key is not None:
+            out["cf-aig-cache-key"] = self.cache_key
+        if self.metadata is not None:
+            out["cf-aig-metadata"] = msgspec.json.encode(dict(self.metadata)).decode()
+        if self.request_timeout_ms is not None:
+            out["cf-aig-request-timeout"] = str(int(self.request_timeout_ms))
+        if self.max_attempts is not None:
+            out["cf-aig-max-attempts"] = str(int(self.max_attempts))
+        if self.retry_delay_ms is not None:
+            out["cf-aig-retry-delay"] = str(int(self.retry_delay_ms))
+        if self.backoff is not None:
+            out["cf-aig-backoff"] = self.backoff
+        if self.collect_log is not None:
+            out["cf-aig-collect-log"] = "true" if self.collect_log else "false"
+        if self.token is not None:
+            out["cf-aig-authorization"] = f"Bearer {self.token}"
+        return out

@@ -1,0 +1,223 @@
+"""Every error the SDK raises, under one base class :class:`WorkersAIError`.
+
+API errors carry the HTTP status, the envelope's ``errors`` (code, message), its ``messages`` and the
+``cf-ray`` header. The API token never appears in any of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "APIConnectionError",
+    "APIError",
+    "APITimeoutError",
+    "AuthenticationError",
+    "BadRequestError",
+    "BatchError",
+    "BatchTimeoutError",
+    "CapacityError",
+    "ConfigurationError",
+    "ErrorDetail",
+    "InputValidationError",
+    "InternalServerError",
+    "InvalidInputError",
+    "ModelNotFoundError",
+    "PermissionDeniedError",
+    "RateLimitError",
+    "RequestTooLargeError",
+    "ResponseDecodeError",
+    "ServerTimeoutError",
+    "StreamError",
+    "WorkersAIError",
+    "error_for",
+]
+
+
+class WorkersAIError(Exception):
+    """Base class of every error raised by this package."""
+
+
+class ConfigurationError(WorkersAIError):
+    """The client is missing an account id or token, or was given options that cannot work."""
+
+
+class InputValidationError(WorkersAIError, ValueError):
+    """A request failed the model's input schema before anything was sent."""
+
+    def __init__(self, model_id: str, path: str, message: str) -> None:
+        self.model_id = model_id
+        self.path = path
+        self.detail = message
+        super().__init__(f"{model_id}: invalid input at {path}: {message}")
+
+
+class ErrorDetail:
+    """One ``{code, message}`` entry of the envelope's ``errors`` list."""
+
+    __slots__ = ("code", "message")
+
+    def __init__(self, code: int | None, message: str) -> None:
+        self.code = code
+        self.message = message
+
+    def __repr__(self) -> str:
+        return f"ErrorDetail(code={self.code!r}, message={self.message!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ErrorDetail) and (self.code, self.message) == (other.code, other.message)
+
+    def __hash__(self) -> int:
+        return hash((self.code, self.message))
+
+
+class APIError(WorkersAIError):
+    """The API answered with an error (a non-2xx status, or ``success: false``)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        errors: Sequence[ErrorDetail] = (),
+        messages: Sequence[Any] = (),
+        cf_ray: str | None = None,
+        model_id: str | None = None,
+        body: bytes = b"",
+        retry_after: float | None = None,
+    ) -> None:
+        self.status = status
+        self.errors = list(errors)
+        self.messages = list(messages)
+        self.cf_ray = cf_ray
+        self.model_id = model_id
+        self.body = body[:4096]
+        self.retry_after = retry_after
+        parts = [message]
+        if status is not None:
+            parts.append(f"HTTP {status}")
+        if cf_ray:
+            parts.append(f"cf-ray {cf_ray}")
+        super().__init__(" | ".join(parts))
+
+    @property
+    def codes(self) -> list[int]:
+        return [e.code for e in self.errors if e.code is not None]
+
+    @property
+    def code(self) -> int | None:
+        return self.codes[0] if self.codes else None
+
+
+class BadRequestError(APIError):
+    """HTTP 400 or another 4xx the API gives no more specific meaning to."""
+
+
+class InvalidInputError(BadRequestError):
+    """The API rejected the input (codes 5004, 5006)."""
+
+
+class ModelNotFoundError(BadRequestError):
+    """No such model, or no route for the URI (codes 5007, 3042, 7000, 7003)."""
+
+
+class AuthenticationError(APIError):
+    """Missing or wrong token (HTTP 401, code 10000)."""
+
+
+class PermissionDeniedError(APIError):
+    """The token or account may not use this model (HTTP 403)."""
+
+
+class RateLimitError(APIError):
+    """Too many requests or the daily allocation is used up (HTTP 429, codes 3021, 3036, 4006)."""
+
+
+class CapacityError(RateLimitError):
+    """No capacity for the model right now (code 3040); retried like a rate limit."""
+
+
+class ServerTimeoutError(APIError):
+    """The API timed out or aborted the request (HTTP 408, codes 3007, 3008)."""
+
+
+class RequestTooLargeError(APIError):
+    """The request body is too large (HTTP 413, code 3006)."""
+
+
+class InternalServerError(APIError):
+    """HTTP 5xx."""
+
+
+class ResponseDecodeError(APIError):
+    """The reply could not be read: truncated JSON, an HTML error page, or an unexpected shape."""
+
+
+class StreamError(APIError):
+    """A server-sent event stream failed: an error event, or the stream ended without ``[DONE]``."""
+
+
+class BatchError(WorkersAIError):
+    """An async batch job failed as a whole, or reported a status this SDK does not know."""
+
+    def __init__(self, message: str, *, request_id: str, status: str | None = None) -> None:
+        self.request_id = request_id
+        self.status = status
+        super().__init__(message)
+
+
+class BatchTimeoutError(BatchError, TimeoutError):
+    """``BatchJob.wait()`` reached its deadline before the job finished."""
+
+
+class APIConnectionError(WorkersAIError):
+    """The request never got an answer: DNS, refused or reset connection, TLS."""
+
+
+class APITimeoutError(APIConnectionError, TimeoutError):
+    """The client-side timeout expired before the reply arrived."""
+
+
+_BY_CODE: dict[int, type[APIError]] = {
+    5007: ModelNotFoundError,
+    3042: ModelNotFoundError,
+    7000: ModelNotFoundError,
+    7003: ModelNotFoundError,
+    5004: InvalidInputError,
+    5006: InvalidInputError,
+    10000: AuthenticationError,
+    3021: RateLimitError,
+    3036: RateLimitError,
+    4006: RateLimitError,
+    3040: CapacityError,
+    3007: ServerTimeoutError,
+    3008: ServerTimeoutError,
+    3006: RequestTooLargeError,
+}
+
+
+def error_for(status: int | None, codes: Sequence[int]) -> type[APIError]:
+    """The most specific class for an HTTP status and the Workers AI codes of the envelope."""
+    for code in codes:
+        if code in _BY_CODE:
+            return _BY_CODE[code]
+    if status is None:
+        return APIError
+    by_status: Mapping[int, type[APIError]] = {
+        400: BadRequestError,
+        401: AuthenticationError,
+        403: PermissionDeniedError,
+        404: ModelNotFoundError,
+        408: ServerTimeoutError,
+        413: RequestTooLargeError,
+        422: InvalidInputError,
+        429: RateLimitError,
+    }
+    if status in by_status:
+        return by_status[status]
+    if status >= 500:
+        return InternalServerError
+    if 400 <= status < 500:
+        return BadRequestError
+    return APIError
