@@ -1,0 +1,26 @@
+# A small user program: every reveal_type below is checked by tests/test_typing.py.
+from workers_ai import BatchJob, EventStream, WorkersAI
+from workers_ai.models.cf.baai.bge_m3 import BgeM3Output, Context
+
+ai = WorkersAI(account_id="a", api_token="t")
+bge = ai.model("@cf/baai/bge-m3")
+reveal_type(bge)  # E: BgeM3
+out = bge.embed(text=["a"])
+reveal_type(out)  # E: EmbeddingOutput
+reveal_type(out.data)  # E: list[list[float]] | UnsetType
+scores = bge.rank(query="q", contexts=[Context(text="c")])
+reveal_type(scores)  # E: QueryOutput
+job = bge.batch([])
+reveal_type(job)  # E: BatchJob[QueryOutput | EmbeddingForContextsOutput | EmbeddingOutput | AsyncResponse]
+llama = ai.model("@cf/meta/llama-3-8b-instruct")
+reveal_type(llama.generate(prompt="hi"))  # E: TextGenerationOutput
+reveal_type(llama.generate_stream(prompt="hi"))  # E: EventStream
+generic: BgeM3Output = ai.run("@cf/baai/bge-m3", {"text": "a"})
+reveal_type(ai.run("@cf/baai/bge-m3", {"text": "a"}))  # E: QueryOutput | EmbeddingForContextsOutput | EmbeddingOutput | AsyncResponse
+reveal_type(ai.run("@cf/baai/bge-m3", {"text": "a"}, stream=True))  # E: EventStream
+reveal_type(ai.run("@cf/baai/bge-m3", {"requests": []}, queue_request=True))  # E: BatchJob[Any]
+reveal_type(ai.run("@cf/unknown/model", {}))  # E: Any
+sdxl = ai.model("@cf/stabilityai/stable-diffusion-xl-base-1.0")
+reveal_type(sdxl.generate_image(prompt="cat"))  # E: BinaryOutput
+stream: EventStream = llama.chat_stream(messages=[])
+jobs: BatchJob[BgeM3Output] = job
