@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 import msgspec
 
 from ._binary import BinaryInput, BinaryOutput, read_binary
+from ._json import as_list, as_object
 from .errors import InputValidationError, ResponseDecodeError, StreamError
 
 if TYPE_CHECKING:
@@ -132,7 +133,7 @@ class OutputDecoder:
             try:
                 keys = frozenset(f.encode_name for f in msgspec.structs.fields(cls))
             except TypeError:
-                keys = frozenset()
+                keys = frozenset[str]()
             self._keys[cls] = keys
         return keys
 
@@ -207,7 +208,8 @@ class ModelHandle(Generic[InT, OutT]):
     def run(self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> OutT:
         """Run with a request struct or a plain mapping; returns the decoded output variant."""
         if isinstance(payload, (bytes, bytearray, memoryview)) or hasattr(payload, "read"):
-            result: OutT = self._call_binary(payload, None, headers=headers)  # type: ignore[arg-type]
+            binary = cast("BinaryInput", payload)
+            result: OutT = self._call_binary(binary, None, headers=headers)
             return result
         body = self.encode_input(payload)
         return self._send_and_decode(body, None, headers=headers)
@@ -229,10 +231,12 @@ class ModelHandle(Generic[InT, OutT]):
 
     def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> BatchJob[OutT]:
         """Queue ``{"requests": [...]}`` with the async batch API."""
-        requests: Any = payload.get("requests") if isinstance(payload, Mapping) else getattr(payload, "requests", None)
-        if not isinstance(requests, (list, tuple)):
+        value: object = payload
+        source = as_object(value)
+        requests = as_list(source.get("requests") if source is not None else getattr(value, "requests", None))
+        if requests is None:
             raise InputValidationError(self.model_id, "$.requests", "a batch needs a `requests` list")
-        return self._submit_batch(requests, headers=headers)  # pyright: ignore[reportUnknownArgumentType]
+        return self._submit_batch(requests, headers=headers)
 
     def batch_job(self, request_id: str) -> BatchJob[OutT]:
         """A job for an already queued ``request_id``."""
@@ -272,9 +276,8 @@ class ModelHandle(Generic[InT, OutT]):
         matching = [(cls, req) for cls, req in self.input_types if all(k in data for k in req)]
         if not matching:
             wants = "; ".join(f"{cls.__name__} needs {', '.join(req) or 'nothing'}" for cls, req in self.input_types)
-            missing = min(
-                ([k for k in req if k not in data] for _, req in self.input_types), key=len, default=[]
-            )
+            gaps: list[list[str]] = [[k for k in req if k not in data] for _, req in self.input_types]
+            missing: list[str] = min(gaps, key=len) if gaps else []
             path = f"$.{missing[0]}" if missing else "$"
             raise InputValidationError(
                 self.model_id, path, f"missing required field for every input variant ({wants})"
