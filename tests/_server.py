@@ -48,8 +48,12 @@ class Reply:
     truncate_to: int | None = None  # declare the full Content-Length but send only this many bytes
 
 
-def envelope(result: Any, *, success: bool = True, errors: Iterable[dict[str, Any]] = (), messages: Iterable[Any] = ()) -> bytes:
-    return msgspec.json.encode({"result": result, "success": success, "errors": list(errors), "messages": list(messages)})
+def envelope(
+    result: Any, *, success: bool = True, errors: Iterable[dict[str, Any]] = (), messages: Iterable[Any] = ()
+) -> bytes:
+    return msgspec.json.encode(
+        {"result": result, "success": success, "errors": list(errors), "messages": list(messages)}
+    )
 
 
 def ok(result: Any, **headers: str) -> Reply:

@@ -6,17 +6,19 @@ import time
 from email.utils import formatdate
 
 import pytest
+from workers_ai import WorkersAI, errors
+from workers_ai.models.cf.baai import bge_m3
 
 from tests._server import Reply, ScriptedServer, envelope, fail, ok
 from tests.conftest import ACCOUNT, TOKEN
-from workers_ai import WorkersAI, errors
-from workers_ai.models.cf.baai import bge_m3
 
 EMBED = {"shape": [1, 2], "data": [[0.1, 0.2]], "pooling": "mean"}
 
 
 def client(server: ScriptedServer, *, max_retries: int = 2, timeout: float = 10.0) -> WorkersAI:
-    ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=server.base_url, max_retries=max_retries, timeout=timeout)
+    ai = WorkersAI(
+        account_id=ACCOUNT, api_token=TOKEN, base_url=server.base_url, max_retries=max_retries, timeout=timeout
+    )
     return ai
 
 
@@ -68,7 +70,9 @@ def test_429_with_retry_after_then_success(server: ScriptedServer) -> None:
 
 
 def test_retry_after_as_http_date(server: ScriptedServer) -> None:
-    server.script(fail(429, 3040, "No more data centers", retry_after=formatdate(time.time() + 2, usegmt=True)), ok(EMBED))
+    server.script(
+        fail(429, 3040, "No more data centers", retry_after=formatdate(time.time() + 2, usegmt=True)), ok(EMBED)
+    )
     ai = client(server)
     waits: list[float] = []
     ai._sleep = waits.append
@@ -223,7 +227,9 @@ def test_bad_typed_input_fails_before_sending(server: ScriptedServer, call: obje
         ({"contexts": "not a list"}, "$.contexts", "Expected `array`"),
     ],
 )
-def test_bad_mapping_input_fails_before_sending(server: ScriptedServer, payload: dict[str, object], path: str, fragment: str) -> None:
+def test_bad_mapping_input_fails_before_sending(
+    server: ScriptedServer, payload: dict[str, object], path: str, fragment: str
+) -> None:
     with pytest.raises(errors.InputValidationError) as info:
         client(server).run("@cf/baai/bge-m3", payload)
     assert info.value.path.startswith(path)

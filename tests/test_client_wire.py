@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-
-from tests._server import Reply, ScriptedServer, ok
-from tests.conftest import ACCOUNT, TOKEN
 from workers_ai import BinaryOutput, Gateway, WorkersAI
 from workers_ai.models.cf.baai import bge_m3
 from workers_ai.models.cf.meta import llama_3_8b_instruct as llama
+
+from tests._server import Reply, ScriptedServer, ok
+from tests.conftest import ACCOUNT, TOKEN
 
 
 def client(server: ScriptedServer, **kw: object) -> WorkersAI:
@@ -37,8 +37,12 @@ def test_embed_sends_exact_bytes_and_returns_embedding_struct(server: ScriptedSe
 
 def test_rank_returns_query_scores(server: ScriptedServer) -> None:
     server.script(ok({"response": [{"id": 0, "score": 0.73}, {"id": 1, "score": 0.64}]}))
-    out = client(server).model("@cf/baai/bge-m3").rank(
-        query="story about Cloudflare", contexts=[bge_m3.Context(text="orange cloud"), bge_m3.Context(text="llama")]
+    out = (
+        client(server)
+        .model("@cf/baai/bge-m3")
+        .rank(
+            query="story about Cloudflare", contexts=[bge_m3.Context(text="orange cloud"), bge_m3.Context(text="llama")]
+        )
     )
     assert type(out) is bge_m3.QueryOutput
     assert [(r.id, r.score) for r in out.response] == [(0, 0.73), (1, 0.64)]  # type: ignore[union-attr]
@@ -85,8 +89,15 @@ def test_run_with_mapping_sends_mapping_as_is(server: ScriptedServer) -> None:
 def test_batch_method_queues_with_query_flag(server: ScriptedServer) -> None:
     queued = {"status": "queued", "request_id": "rid-1", "model": "@cf/baai/bge-m3"}
     server.script(ok(queued))
-    job = client(server).model("@cf/baai/bge-m3").batch(
-        [bge_m3.EmbeddingInput(text=["a"]), bge_m3.QueryAndContextsInput(query="q", contexts=[bge_m3.Context(text="c")])]
+    job = (
+        client(server)
+        .model("@cf/baai/bge-m3")
+        .batch(
+            [
+                bge_m3.EmbeddingInput(text=["a"]),
+                bge_m3.QueryAndContextsInput(query="q", contexts=[bge_m3.Context(text="c")]),
+            ]
+        )
     )
     assert job.request_id == "rid-1"
     (req,) = server.requests
@@ -127,8 +138,13 @@ def test_raw_binary_input_is_sent_as_octet_stream(server: ScriptedServer, tmp_pa
 
 
 def test_messages_envelope_field_is_reachable(server: ScriptedServer) -> None:
-    server.script(Reply(200, msgspec.json.encode({"result": EMBED, "success": True, "errors": [], "messages": ["note"]}),
-                        {"cf-ray": "abc123-SJC"}))
+    server.script(
+        Reply(
+            200,
+            msgspec.json.encode({"result": EMBED, "success": True, "errors": [], "messages": ["note"]}),
+            {"cf-ray": "abc123-SJC"},
+        )
+    )
     ai = client(server)
     ai.model("@cf/baai/bge-m3").embed(text="a")
     assert ai.last_response is not None
@@ -145,8 +161,15 @@ def test_unknown_model_returns_plain_dict(server: ScriptedServer) -> None:
 
 def test_gateway_routes_through_gateway_url_with_headers(server: ScriptedServer) -> None:
     server.script(ok(EMBED))
-    gw = Gateway(id="my-gw", account_id="acc9", base_url=server.url + "/v1", cache_ttl=3600, skip_cache=True,
-                 metadata={"user": "u1", "n": 2}, token="gw-token")
+    gw = Gateway(
+        id="my-gw",
+        account_id="acc9",
+        base_url=server.url + "/v1",
+        cache_ttl=3600,
+        skip_cache=True,
+        metadata={"user": "u1", "n": 2},
+        token="gw-token",
+    )
     ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, gateway=gw)
     ai.model("@cf/baai/bge-m3").embed(text="a")
     (req,) = server.requests

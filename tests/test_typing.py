@@ -30,7 +30,16 @@ def _short(type_text: str) -> str:
 
 def test_mypy_reveals_concrete_types(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-error-summary", "--cache-dir", str(tmp_path / "cache"), str(USER)],
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-error-summary",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            str(USER),
+        ],
         capture_output=True,
         text=True,
     )
@@ -52,8 +61,16 @@ def test_pyright_reveals_concrete_types(tmp_path: Path) -> None:
     if not pyright.exists():
         pytest.skip("pyright is not installed in this environment (pip install -e '.[dev]')")
     config = tmp_path / "pyrightconfig.json"
-    config.write_text(json.dumps({"typeCheckingMode": "strict", "pythonVersion": "3.10",
-                                  "venvPath": str(Path(sys.executable).parents[2]), "venv": Path(sys.executable).parents[1].name}))
+    config.write_text(
+        json.dumps(
+            {
+                "typeCheckingMode": "strict",
+                "pythonVersion": "3.10",
+                "venvPath": str(Path(sys.executable).parents[2]),
+                "venv": Path(sys.executable).parents[1].name,
+            }
+        )
+    )
     proc = subprocess.run([str(pyright), "--outputjson", "-p", str(config), str(USER)], capture_output=True, text=True)
     report = json.loads(proc.stdout)
     revealed: dict[int, str] = {}
