@@ -21,7 +21,6 @@ from jsonschema.exceptions import SchemaError
 
 __all__ = ["LoadResult", "ModelSource", "Problem", "load_schemas"]
 
-_MODEL_ID = re.compile(r"^[A-Za-z0-9@][A-Za-z0-9@._+-]*(/[A-Za-z0-9@._+-]+)*$")
 _SCHEMA_TYPES = {"object", "array", "string", "number", "integer", "boolean", "null"}
 
 
@@ -42,6 +41,7 @@ class ModelSource:
     """A model whose schemas loaded cleanly, with local references made self-contained."""
 
     file: str
+    rel: str
     label: str
     model_id: str
     description: str
@@ -84,16 +84,26 @@ def load_schemas(schemas_dir: Path, patterns: Iterable[str] = ()) -> LoadResult:
 def _load_file(path: Path, rel: str, display: str, result: LoadResult) -> ModelSource | None:
     raw = path.read_bytes()
     try:
-        doc = json.loads(raw)
+        doc = json.loads(raw.decode("utf-8-sig"), parse_constant=_no_constant)
     except (UnicodeDecodeError, ValueError) as exc:
         where = ""
         if isinstance(exc, json.JSONDecodeError):
             where = f" (line {exc.lineno}, column {exc.colno})"
-        result.problems.append(Problem(display, "", f"not valid JSON{where}: {exc.args[0].split(':')[0]}"))
+        result.problems.append(Problem(display, "", f"not valid JSON{where}: {str(exc.args[0]).split(':')[0]}"))
+        return None
+    except RecursionError:
+        result.problems.append(Problem(display, "", "not usable: the JSON is nested too deeply"))
         return None
     if not isinstance(doc, dict):
         result.problems.append(Problem(display, "", "expected a JSON object"))
         return None
+    deep = _too_deep(doc, "", 0)
+    if deep is not None:
+        result.problems.append(Problem(display, deep, f"nested more than {_MAX_DEPTH} levels deep"))
+        return None
+    if _has_surrogates(doc):
+        doc = _replace_surrogates(doc)
+        result.warnings.append(f"{display}: lone UTF-16 surrogates in strings were replaced with U+FFFD")
 
     problems: list[Problem] = []
     if "schema" in doc:
@@ -160,6 +170,7 @@ def _load_file(path: Path, rel: str, display: str, result: LoadResult) -> ModelS
     }
     return ModelSource(
         file=display,
+        rel=rel,
         label=f"{path.parents[len(Path(rel).parts) - 1].name}/{rel}",
         model_id=model_id,
         description=description if isinstance(description, str) else "",
@@ -175,13 +186,60 @@ def _load_file(path: Path, rel: str, display: str, result: LoadResult) -> ModelS
 
 
 def _check_model_id(model_id: str) -> str | None:
-    if model_id.startswith("/") or "\\" in model_id:
+    """Refuse ids that could point outside the output folder; other odd characters stay data."""
+    if model_id.startswith("/") or "\\" in model_id or re.match(r"^[A-Za-z]:", model_id):
         return f"model id {model_id!r} is an absolute path; it would escape the output folder"
-    if any(part in ("", ".", "..") for part in model_id.split("/")):
+    if any(part.strip() in ("", ".", "..") for part in model_id.split("/")):
         return f"model id {model_id!r} has an empty, '.' or '..' segment; it would escape the output folder"
-    if not _MODEL_ID.match(model_id):
-        return f"model id {model_id!r} has characters outside [A-Za-z0-9@._+-/]"
+    if _CONTROL.search(model_id):
+        return f"model id {model_id!r} contains control characters"
     return None
+
+
+_MAX_DEPTH = 200
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _too_deep(node: Any, pointer: str, depth: int) -> str | None:
+    if depth > _MAX_DEPTH:
+        return pointer
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if isinstance(value, (dict, list)):
+                hit = _too_deep(value, f"{pointer}/{_escape(key)}", depth + 1)
+                if hit is not None:
+                    return hit
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            if isinstance(value, (dict, list)):
+                hit = _too_deep(value, f"{pointer}/{i}", depth + 1)
+                if hit is not None:
+                    return hit
+    return None
+
+
+def _has_surrogates(node: Any) -> bool:
+    if isinstance(node, str):
+        return any("\ud800" <= ch <= "\udfff" for ch in node)
+    if isinstance(node, dict):
+        return any(_has_surrogates(k) or _has_surrogates(v) for k, v in node.items())
+    if isinstance(node, list):
+        return any(_has_surrogates(v) for v in node)
+    return False
+
+
+def _replace_surrogates(node: Any) -> Any:
+    if isinstance(node, str):
+        return node.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if isinstance(node, dict):
+        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_replace_surrogates(v) for v in node]
+    return node
 
 
 def _walk(node: Any, pointer: str) -> Iterator[tuple[dict[str, Any], str]]:

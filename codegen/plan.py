@@ -18,7 +18,7 @@ from typing import Any
 
 from .load import ModelSource
 
-__all__ = ["InputVariant", "ModelPlan", "OutputVariant", "plan_models"]
+__all__ = ["InputVariant", "ModelPlan", "OutputVariant", "plan_models", "variant_schemas"]
 
 JSON_TYPES = "application/json"
 STREAM_TYPE = "text/event-stream"
@@ -64,6 +64,7 @@ class OutputVariant:
     keys: list[str] = field(default_factory=list)
     title_words: set[str] = field(default_factory=set)
     is_async: bool = False
+    alias: bool = False  # rendered as a type alias (list, union...), not a struct class
 
 
 @dataclass
@@ -82,6 +83,8 @@ class InputVariant:
     streams: bool = False
     binary_fields: dict[str, str] = field(default_factory=dict)
     batch_item: str = "Any"
+    expect: str = "None"  # what the handle passes to the runtime as the expected output type
+    typed_result: bool = False  # whether that argument alone gives the call its return type
 
 
 @dataclass
@@ -112,9 +115,9 @@ class ModelPlan:
 
 
 def plan_models(sources: Iterable[ModelSource], warnings: list[str]) -> list[ModelPlan]:
-    ordered = sorted(sources, key=lambda s: (s.model_id, s.file))
+    ordered = sorted(sources, key=lambda s: (s.model_id, s.rel))
     modules = _assign_modules(ordered, warnings)
-    return [_plan_one(src, modules[id(src)]) for src in ordered]
+    return [_plan_one(src, modules[id(src)], warnings) for src in ordered]
 
 
 # ----------------------------------------------------------------------------- naming
@@ -142,23 +145,32 @@ def _pascal(text: str) -> str:
 
 
 def _assign_modules(sources: list[ModelSource], warnings: list[str]) -> dict[int, str]:
-    """Give each model a module path; collisions are resolved deterministically and reported."""
+    """Give each model a module path; collisions are resolved deterministically and reported.
+
+    Two ids that normalise to the same module, or a module that would sit where another model's
+    package folder is (``@cf/a`` next to ``@cf/a/b``), get a suffix from a hash of the model id and
+    the file's path below the schemas folder: stable across runs and machines, never an overwrite.
+    """
+    bases = {id(src): "models." + ".".join(_snake(p.lstrip("@")) for p in src.model_id.split("/")) for src in sources}
+    folders = {base.rsplit(".", i)[0] for base in bases.values() for i in range(1, base.count("."))}
     modules: dict[int, str] = {}
     taken: dict[str, ModelSource] = {}
     for src in sources:
-        parts = [_snake(p.lstrip("@")) for p in src.model_id.split("/")]
-        base = "models." + ".".join(parts)
-        name = base
-        if name in taken:
-            other = taken[name]
-            suffix = hashlib.sha256(f"{src.model_id}\0{src.file}".encode()).hexdigest()[:8]
+        base = name = bases[id(src)]
+        other = taken.get(name)
+        if other is not None or name in folders:
+            suffix = hashlib.sha256(f"{src.model_id}\0{src.rel}".encode()).hexdigest()[:8]
             name = f"{base}_{suffix}"
-            what = "the same model id" if other.model_id == src.model_id else "the same module name"
-            warnings.append(
-                f"{src.file}: `{src.model_id}` and `{other.model_id}` ({other.file}) have {what}; "
-                f"this one is generated as `{name}`"
-                + (" and `model()` keeps the first" if other.model_id == src.model_id else "")
-            )
+            if other is None:
+                what = f"a module name that is also the package folder of other models (`{base}`)"
+                warnings.append(f"{src.file}: `{src.model_id}` has {what}; it is generated as `{name}`")
+            else:
+                same = other.model_id == src.model_id
+                what = "the same model id" if same else "the same module name"
+                warnings.append(
+                    f"{src.file}: `{src.model_id}` and `{other.model_id}` ({other.file}) have {what}; "
+                    f"this one is generated as `{name}`" + (" and `model()` keeps the first" if same else "")
+                )
         taken[name] = src
         modules[id(src)] = name
     return modules
@@ -178,6 +190,11 @@ def _clean_title(title: str, model_id: str) -> str:
 
 
 # ----------------------------------------------------------------------------- variants
+
+
+def variant_schemas(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """The alternatives of an input or output root, as the plan numbers them (``InputVariant.index``)."""
+    return _branches(schema)
 
 
 def _branches(schema: dict[str, Any]) -> list[dict[str, Any]]:
@@ -232,7 +249,7 @@ def _json_type(schema: dict[str, Any]) -> str:
     return "any"
 
 
-def _plan_one(src: ModelSource, module: str) -> ModelPlan:
+def _plan_one(src: ModelSource, module: str, warnings: list[str]) -> ModelPlan:
     mid = src.model_id
     pascal = _pascal(mid.split("/")[-1])
     task = src.task.lower()
@@ -282,7 +299,7 @@ def _plan_one(src: ModelSource, module: str) -> ModelPlan:
         if _is_binary(branch):
             kind, class_name = "binary", None
         else:
-            kind = "requests" if "requests" in required else "object"
+            kind = "requests" if "requests" in required or keys == ["requests"] else "object"
             base = _clean_title(title, mid) if title else ""
             if not base or base == "Model":
                 base = _pascal("_".join(required[:2] or keys[:1] or ["body"]))
@@ -302,7 +319,7 @@ def _plan_one(src: ModelSource, module: str) -> ModelPlan:
         )
 
     _pair(inputs, outputs)
-    doc = _reshape_for_msgspec(defs, inputs, outputs)
+    doc = _reshape_for_msgspec(defs, inputs, outputs, warnings, src.file)
     rules = _dispatch_rules(outputs, doc["$defs"])
     price: Any = src.properties.get("price")
     handle = pascal if pascal not in used_names else f"{pascal}Model"
@@ -402,153 +419,487 @@ def _pair(inputs: list[InputVariant], outputs: list[OutputVariant]) -> None:
 
 # ----------------------------------------------------------------------------- msgspec-safe reshaping
 
-_STRLIKE, _INTLIKE, _OBJLIKE, _ARRLIKE = "str", "int", "obj", "arr"
+# Keywords handed on to datamodel-code-generator, by the JSON type they apply to. Everything else is
+# dropped: schema text is data, and some generator extensions (``x-python-import``, ``customTypePath``,
+# ``default_factory``...) would otherwise turn a schema into imports or code in the output.
+_BY_TYPE: dict[str, frozenset[str]] = {
+    "string": frozenset({"minLength", "maxLength", "pattern", "format"}),
+    "integer": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}),
+    "number": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}),
+    "array": frozenset({"items", "minItems", "maxItems"}),
+    "object": frozenset({"properties", "required", "additionalProperties"}),
+    "boolean": frozenset(),
+    "null": frozenset(),
+}
+_TYPED_KEYS = frozenset().union(*_BY_TYPE.values())
+_ANNOTATIONS = ("description", "default")
+_NUMBER_KEYS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"})
+_COUNT_KEYS = frozenset({"minLength", "maxLength", "minItems", "maxItems"})
+_COMBINATORS = ("anyOf", "oneOf")
+_BAD_FIELD = re.compile(r'["\\\x00-\x1f]')
+_DEF_PREFIX = "#/$defs/"
 
 
 def _reshape_for_msgspec(
-    defs: dict[str, Any], inputs: list[InputVariant], outputs: list[OutputVariant]
+    defs: dict[str, Any],
+    inputs: list[InputVariant],
+    outputs: list[OutputVariant],
+    warnings: list[str] | None = None,
+    file: str = "",
 ) -> dict[str, Any]:
-    """Build the generator document and make every nested union one msgspec can decode.
+    """Build the generator document: keep only typing keywords and make every union decodable.
 
     msgspec refuses unions holding two object-like (struct/dict), two array-like, two str-like or two
     int-like members. Nested alternatives like that are merged into one looser member; the variants at
     the root are never merged: they are told apart by the generated dispatch rules instead.
     """
-    defs = copy.deepcopy(defs)
     variant_names = [v.class_name for v in inputs if v.class_name] + [o.class_name for o in outputs if o.class_name]
-    canon = {_canonical(defs[n]): n for n in variant_names}
+    shaper = _Shaper(defs, variant_names)
+    fixed = {name: shaper.shape_def(name) for name in defs}
+    if warnings is not None:
+        for name in sorted(shaper.dropped):
+            warnings.append(
+                f"{file}: property {name!r} cannot be a struct field (quotes, backslashes and control characters "
+                "are not allowed in msgspec field names); it is left out of the typed structs"
+            )
+    return {"$defs": fixed, "oneOf": [{"$ref": f"{_DEF_PREFIX}{n}"} for n in variant_names] or [{"type": "object"}]}
 
-    def deref(node: Any) -> Any:
-        if isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/$defs/"):
-            return defs.get(node["$ref"][len("#/$defs/") :], {})
-        return node
 
-    def kind_of(node: Any) -> str | None:
-        node = deref(node)
+class _Shaper:
+    def __init__(self, defs: dict[str, Any], variant_names: list[str]) -> None:
+        self.raw = defs
+        self.variants = set(variant_names)
+        self.canon = {_canonical(defs[n]): n for n in variant_names}
+        self.done: dict[str, dict[str, Any]] = {}
+        self.busy: set[str] = set()
+        self.dropped: set[str] = set()
+
+    # -- definitions
+
+    def shape_def(self, name: str) -> dict[str, Any]:
+        if name not in self.done:
+            if name in self.busy:
+                return {}
+            self.busy.add(name)
+            try:
+                self.done[name] = self.shape(self.raw.get(name, {}), top=name in self.variants)
+            finally:
+                self.busy.discard(name)
+        return self.done[name]
+
+    def target(self, node: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None]:
+        """(def name, shaped definition) for a ``$ref`` node; the definition is None while it is being shaped."""
+        ref = node.get("$ref")
+        if not isinstance(ref, str) or not ref.startswith(_DEF_PREFIX):
+            return None, None
+        name = ref[len(_DEF_PREFIX) :]
+        if name in self.busy or name not in self.raw:
+            return name, None
+        return name, self.shape_def(name)
+
+    # -- one schema node
+
+    def shape(self, node: Any, top: bool = False) -> dict[str, Any]:
         if not isinstance(node, dict):
-            return None
-        t = node.get("type")
-        if isinstance(t, list):
-            return None
-        if "enum" in node or "const" in node:
-            vals = node.get("enum", [node.get("const")])
-            if all(isinstance(v, str) for v in vals):
-                return _STRLIKE
-            if all(isinstance(v, int) and not isinstance(v, bool) for v in vals):
-                return _INTLIKE
-            return None
-        if t == "string":
-            return _STRLIKE
-        if t == "integer":
-            return _INTLIKE
-        if t == "object" or (t is None and ("properties" in node or "additionalProperties" in node)):
-            return _OBJLIKE
-        if t == "array":
-            return _ARRLIKE
-        if t is None and isinstance(node.get("allOf"), list):
-            return _OBJLIKE
-        return None
-
-    def merge(members: list[Any], kind: str) -> dict[str, Any]:
-        nodes = [deref(m) for m in members]
-        if kind == _STRLIKE:
-            if any("enum" not in n and "const" not in n for n in nodes):
-                return {"type": "string"}
-            vals: list[Any] = []
-            for n in nodes:
-                for v in n.get("enum", [n.get("const")]):
-                    if v not in vals:
-                        vals.append(v)
-            return {"type": "string", "enum": vals}
-        if kind == _INTLIKE:
-            return {"type": "integer"}
-        if kind == _ARRLIKE:
-            items = [n.get("items", {}) for n in nodes]
-            return {"type": "array", "items": {"anyOf": items} if len(items) > 1 else items[0]}
-        props: dict[str, list[Any]] = {}
-        loose = False
-        for n in nodes:
-            n_props = n.get("properties")
-            if isinstance(n_props, dict):
-                for k, v in n_props.items():
-                    props.setdefault(k, []).append(v)
-            if not isinstance(n_props, dict) or n.get("additionalProperties") not in (None, False):
-                loose = loose or not n_props
-        if not props:
-            return {"type": "object"}
-        merged_props = {k: (vs[0] if len(vs) == 1 else {"anyOf": vs}) for k, vs in props.items()}
-        out: dict[str, Any] = {"type": "object", "properties": merged_props}
-        return out
-
-    def fix(node: Any, top: bool) -> Any:
-        if isinstance(node, list):
-            return [fix(v, False) for v in node]
-        if not isinstance(node, dict):
-            return node
+            return {}  # `true`, `false` and junk: anything goes
         if not top:
             key = _canonical(node)
-            if key in canon:
-                return {"$ref": f"#/$defs/{canon[key]}"}
-        out: dict[str, Any] = {}
-        for k, v in node.items():
-            if k in ("enum", "const", "default", "examples", "required"):
-                out[k] = v
-            elif k in ("properties", "patternProperties") and isinstance(v, dict):
-                out[k] = {name: fix(sub, False) for name, sub in v.items()}
-            elif k == "pattern" and isinstance(v, str):
-                if _compiles(v):
-                    out[k] = v
-            elif k == "format" and v != "binary":
-                continue
-            elif k in ("contentType", "title"):
-                continue
-            else:
-                out[k] = fix(v, False)
-        t = out.get("type")
-        if isinstance(t, list):
-            non_null = [x for x in t if x != "null"]
-            if len(non_null) > 1:
-                # Split so each member can be checked; the result goes through the union merge below.
-                base = {k: v for k, v in out.items() if k != "type"}
-                alts = [{**base, "type": x} for x in non_null]
-                if "null" in t:
-                    alts.append({"type": "null"})
-                out = {"anyOf": alts}
-        for comb in ("oneOf", "anyOf"):
-            alts = out.get(comb)
-            if not isinstance(alts, list):
-                continue
-            groups: dict[str, list[int]] = {}
-            for i, alt in enumerate(alts):
-                k = kind_of(alt)
-                if k:
-                    groups.setdefault(k, []).append(i)
-            if all(len(ix) < 2 for ix in groups.values()):
-                continue
-            if all(isinstance(a, dict) and a.get("$ref", "")[len("#/$defs/") :] in variant_names for a in alts):
-                continue  # batch items: a union of whole request variants, encoded only, checked one by one
-            new_alts: list[Any] = []
-            done: set[int] = set()
-            for i, alt in enumerate(alts):
-                if i in done:
-                    continue
-                k = kind_of(alt)
-                if k and len(groups[k]) > 1:
-                    members = [alts[j] for j in groups[k]]
-                    done.update(groups[k])
-                    new_alts.append(fix(merge(members, k), False))
-                else:
-                    new_alts.append(alt)
-            out[comb] = new_alts if len(new_alts) > 1 else new_alts
-            if len(new_alts) == 1:
-                del out[comb]
-                only = new_alts[0]
-                if isinstance(only, dict):
-                    out = {**out, **only}
+            if key in self.canon:
+                return {"$ref": f"{_DEF_PREFIX}{self.canon[key]}"}
+        out = self._clean(node)
+        out = self._fold(out)
+        out = self._enum(out)
+        out = self._types(out)
+        out = self._union(out)
+        self._check_default(out)
         return out
 
-    fixed = {name: fix(body, name in variant_names) for name, body in defs.items()}
-    return {"$defs": fixed, "oneOf": [{"$ref": f"#/$defs/{n}"} for n in variant_names] or [{"type": "object"}]}
+    def _clean(self, node: dict[str, Any]) -> dict[str, Any]:
+        node = self._merge_all_of(node)
+        if "patternProperties" in node and "additionalProperties" not in node and not node.get("properties"):
+            pp = node.get("patternProperties")
+            values = [v for v in pp.values() if isinstance(v, dict)] if isinstance(pp, dict) else []
+            if values:
+                node = {**node, "additionalProperties": values[0] if len(values) == 1 else {"anyOf": values}}
+        if isinstance(node.get("items"), list) or (isinstance(node.get("prefixItems"), list) and "items" not in node):
+            seq = node.get("items") if isinstance(node.get("items"), list) else node["prefixItems"]
+            node = {**node, "items": {"anyOf": list(seq)} if seq else {}}
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key == "properties" and isinstance(value, dict):
+                props: dict[str, Any] = {}
+                for name, sub in value.items():
+                    if _BAD_FIELD.search(name):
+                        self.dropped.add(name)
+                    else:
+                        props[name] = self.shape(sub)
+                out[key] = props
+            elif key == "items" and isinstance(value, (dict, bool)):
+                out[key] = self.shape(value)
+            elif key == "additionalProperties":
+                if isinstance(value, bool):
+                    out[key] = value
+                elif isinstance(value, dict):
+                    out[key] = self.shape(value)
+            elif key in _COMBINATORS and isinstance(value, list):
+                out[key] = [self.shape(m) for m in value]
+            elif key == "$ref":
+                if isinstance(value, str) and value.startswith(_DEF_PREFIX) and value[len(_DEF_PREFIX) :] in self.raw:
+                    out[key] = value
+            elif key == "required" and isinstance(value, list):
+                out[key] = list(dict.fromkeys(r for r in value if isinstance(r, str) and not _BAD_FIELD.search(r)))
+            elif key in ("enum", "const", "default"):
+                out[key] = value
+            elif key == "type" and (isinstance(value, str) or isinstance(value, list)):
+                out[key] = value
+            elif key == "description" and isinstance(value, str):
+                out[key] = value
+            elif key == "pattern" and isinstance(value, str) and _compiles(value):
+                out[key] = value
+            elif key == "format" and value == "binary":
+                out[key] = value
+            elif key in _NUMBER_KEYS and isinstance(value, (int, float)) and not isinstance(value, bool):
+                out[key] = value
+            elif key in _COUNT_KEYS and isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                out[key] = value
+        if out.get("enum") is not None and not isinstance(out.get("enum"), list):
+            del out["enum"]
+        props_out = out.get("properties")
+        if isinstance(props_out, dict) and out.get("required"):
+            # A required field must always be sent; with a default, `omit_defaults` would leave it out.
+            for name in out["required"]:
+                sub = props_out.get(name)
+                if isinstance(sub, dict) and "default" in sub:
+                    props_out[name] = {k: v for k, v in sub.items() if k != "default"}
+        if "$ref" in out:
+            # A reference stands for its target; keep only what describes the field.
+            return {k: v for k, v in out.items() if k in ("$ref", *_ANNOTATIONS)}
+        return out
+
+    def _merge_all_of(self, node: dict[str, Any]) -> dict[str, Any]:
+        parts = node.get("allOf")
+        if not isinstance(parts, list):
+            return node
+        rest = {k: v for k, v in node.items() if k != "allOf"}
+        dict_parts = [p for p in parts if isinstance(p, dict)]
+        if len(dict_parts) == 1 and "$ref" in dict_parts[0] and all(k in _ANNOTATIONS for k in rest):
+            return {**dict_parts[0], **rest}
+        merged: dict[str, Any] = dict(rest)
+        for part in dict_parts:
+            ref = part.get("$ref")
+            if isinstance(ref, str):
+                name = ref[len(_DEF_PREFIX) :] if ref.startswith(_DEF_PREFIX) else ""
+                if name in self.busy or name not in self.raw:
+                    continue  # a recursive or unknown base adds no keywords we could inline
+                self.busy.add(name)
+                try:
+                    part = self._merge_all_of(self.raw[name]) if isinstance(self.raw[name], dict) else {}
+                finally:
+                    self.busy.discard(name)
+                part = {k: v for k, v in part.items() if k not in ("$defs", "definitions")}
+            else:
+                part = self._merge_all_of(part)
+            merged = _merge_keywords(merged, part)
+        return merged
+
+    def _fold(self, node: dict[str, Any]) -> dict[str, Any]:
+        """Drop combinators that only add constraints to a typed node (properties fold into objects)."""
+        if "type" not in node and "properties" not in node:
+            return node
+        for comb in _COMBINATORS:
+            members = node.get(comb)
+            if not isinstance(members, list):
+                continue
+            if all(_constraint_only(m) for m in members):
+                node = {k: v for k, v in node.items() if k != comb}
+                if node.get("type") == "object" or "properties" in node:
+                    props = dict(node.get("properties") or {})
+                    for m in members:
+                        for name, sub in (m.get("properties") or {}).items():
+                            if name not in props:
+                                props[name] = sub
+                            elif _canonical(props[name]) != _canonical(sub):
+                                props[name] = self.shape({"anyOf": [props[name], sub]})
+                    if props:
+                        node["properties"] = props
+        return node
+
+    def _enum(self, node: dict[str, Any]) -> dict[str, Any]:
+        if "const" in node:
+            node = {**{k: v for k, v in node.items() if k != "const"}, "enum": [node["const"]]}
+        values = node.get("enum")
+        if not isinstance(values, list):
+            return node
+        kinds = _type_set(node.get("type"))
+        seen: set[str] = set()
+        strs: list[str] = []
+        ints: list[int] = []
+        extra: list[str] = []
+        for v in values:
+            key = json.dumps(v, sort_keys=True)
+            if key in seen:
+                continue
+            seen.add(key)
+            jt = _value_type(v)
+            if kinds and jt not in kinds and not (jt == "integer" and "number" in kinds):
+                continue
+            if isinstance(v, str):
+                strs.append(v)
+            elif jt == "integer" and isinstance(v, int):
+                ints.append(v)
+            elif jt not in extra:
+                extra.append(jt)
+        base = {k: v for k, v in node.items() if k not in ("enum", "type")}
+        members: list[dict[str, Any]] = []
+        if strs:
+            members.append({"type": "string", "enum": strs})
+        if ints:
+            members.append({"type": "integer", "enum": ints})
+        for jt in extra:
+            members.append({"type": jt})
+        if not members:
+            return {k: v for k, v in node.items() if k != "enum"}
+        if len(members) == 1:
+            only = members[0]
+            typed = {k: v for k, v in base.items() if k not in _TYPED_KEYS or k in _BY_TYPE[only["type"]]}
+            if "enum" in only:
+                typed = {k: v for k, v in typed.items() if k not in _TYPED_KEYS}
+            return {**typed, **only}
+        return {**{k: v for k, v in base.items() if k in _ANNOTATIONS}, "anyOf": members}
+
+    def _types(self, node: dict[str, Any]) -> dict[str, Any]:
+        t = node.get("type")
+        if isinstance(t, str):
+            if t in _BY_TYPE:
+                return {k: v for k, v in node.items() if k not in _TYPED_KEYS or k in _BY_TYPE[t]}
+            return node
+        if not isinstance(t, list):
+            return node
+        types = list(dict.fromkeys(x for x in t if isinstance(x, str) and x in _BY_TYPE))
+        if "integer" in types and "number" in types:
+            types.remove("integer")
+        non_null = [x for x in types if x != "null"]
+        if not types:
+            return {k: v for k, v in node.items() if k != "type"}
+        if len(non_null) <= 1 and "anyOf" not in node and "oneOf" not in node:
+            keep = _BY_TYPE[non_null[0]] if non_null else frozenset()
+            out = {k: v for k, v in node.items() if k not in _TYPED_KEYS or k in keep}
+            out["type"] = types if len(types) > 1 else types[0]
+            return out
+        members = [{"type": x, **{k: v for k, v in node.items() if k in _BY_TYPE[x]}} for x in types]
+        rest = {k: v for k, v in node.items() if k in _ANNOTATIONS or k in _COMBINATORS}
+        if any(c in rest for c in _COMBINATORS):
+            return {k: v for k, v in node.items() if k != "type"}  # the alternatives say more than the types
+        return {**rest, "anyOf": members}
+
+    # -- unions
+
+    def _union(self, node: dict[str, Any]) -> dict[str, Any]:
+        lists = [node[c] for c in _COMBINATORS if isinstance(node.get(c), list)]
+        if not lists:
+            return node
+        members: list[dict[str, Any]] = []
+        for group in lists:
+            for m in group:
+                self._flatten(m, members, 0)
+        annotations = {k: v for k, v in node.items() if k in _ANNOTATIONS}
+        kinds = [self._kind(m) for m in members]
+        if not members or "any" in kinds:
+            return annotations
+        if all(k == "variant" for k in kinds):
+            return {**annotations, "anyOf": members}  # batch items: whole request variants, checked one by one
+        groups: dict[str, list[int]] = {}
+        for i, k in enumerate(kinds):
+            groups.setdefault(k, []).append(i)
+        merged: list[dict[str, Any]] = []
+        done: set[str] = set()
+        for i, m in enumerate(members):
+            k = kinds[i]
+            if k in done:
+                continue
+            if len(groups[k]) == 1 or k == "variant":
+                merged.append(m)
+                continue
+            done.add(k)
+            merged.append(self._merge([members[j] for j in groups[k]], k))
+        unique: list[dict[str, Any]] = []
+        keys: set[str] = set()
+        for m in merged:
+            key = _canonical(m)
+            if key not in keys:
+                keys.add(key)
+                unique.append(m)
+        if len(unique) == 1:
+            only = unique[0]
+            if "$ref" in only:
+                return {**only, **annotations}
+            return {**only, **annotations}
+        return {**annotations, "anyOf": unique}
+
+    def _flatten(self, node: dict[str, Any], into: list[dict[str, Any]], depth: int) -> None:
+        inner = [node[c] for c in _COMBINATORS if isinstance(node.get(c), list)]
+        if inner and all(k in _ANNOTATIONS or k in _COMBINATORS for k in node) and depth < 32:
+            for group in inner:
+                for m in group:
+                    self._flatten(m, into, depth + 1)
+            return
+        if "$ref" in node and depth < 32:
+            name, target = self.target(node)
+            if name not in self.variants and target is not None and any(c in target for c in _COMBINATORS):
+                if all(k in _ANNOTATIONS or k in _COMBINATORS for k in target):
+                    self._flatten(target, into, depth + 1)
+                    return
+        t = node.get("type")
+        if isinstance(t, list) and len(t) > 1:
+            for x in t:
+                if isinstance(x, str) and x in _BY_TYPE:
+                    into.append({"type": x, **{k: v for k, v in node.items() if k in _BY_TYPE[x]}})
+            return
+        into.append(node)
+
+    def _kind(self, node: dict[str, Any]) -> str:
+        if "$ref" in node:
+            name, target = self.target(node)
+            if name in self.variants:
+                return "variant"
+            if target is None:
+                return "obj"  # a recursive reference: always a struct
+            node = target
+        t = node.get("type")
+        if isinstance(t, list):
+            t = next((x for x in t if x != "null"), "null")
+        if "enum" in node:
+            return {"string": "strlit", "integer": "intlit"}.get(str(t), "any")
+        if t == "string":
+            return "str"
+        if t in ("integer", "number", "boolean", "null"):
+            return str(t)
+        if t == "object" or "properties" in node or "additionalProperties" in node:
+            return "obj"
+        if t == "array" or "items" in node:
+            return "arr"
+        if any(c in node for c in _COMBINATORS):
+            return "union"
+        return "any"
+
+    def _merge(self, members: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+        nodes = []
+        for m in members:
+            if "$ref" in m:
+                _, target = self.target(m)
+                nodes.append(target if target is not None else {"type": "object"})
+            else:
+                nodes.append(m)
+        if kind == "strlit":
+            return {"type": "string", "enum": list(dict.fromkeys(v for n in nodes for v in n["enum"]))}
+        if kind == "intlit":
+            return {"type": "integer", "enum": list(dict.fromkeys(v for n in nodes for v in n["enum"]))}
+        if kind in ("str", "integer", "number", "boolean", "null"):
+            return {"type": "string" if kind == "str" else kind}
+        if kind == "union":
+            return {}
+        if kind == "arr":
+            items = [n.get("items") for n in nodes]
+            if any(not isinstance(i, dict) or not i for i in items):
+                return {"type": "array"}
+            return {"type": "array", "items": self.shape({"anyOf": items})}
+        with_props = [n for n in nodes if isinstance(n.get("properties"), dict) and n["properties"]]
+        if len(with_props) == len(nodes):
+            props: dict[str, list[Any]] = {}
+            for n in nodes:
+                for name, sub in n["properties"].items():
+                    props.setdefault(name, []).append(sub)
+            merged_props = {
+                name: subs[0] if len({_canonical(s) for s in subs}) == 1 else self.shape({"anyOf": subs})
+                for name, subs in props.items()
+            }
+            required = [r for r in nodes[0].get("required", []) if all(r in n.get("required", []) for n in nodes)]
+            out: dict[str, Any] = {"type": "object", "properties": merged_props}
+            if required:
+                out["required"] = required
+            return out
+        if not with_props:
+            values = [n.get("additionalProperties") for n in nodes]
+            if all(isinstance(v, dict) and v for v in values):
+                return {"type": "object", "additionalProperties": self.shape({"anyOf": values})}
+        return {"type": "object"}
+
+    # -- defaults
+
+    def _check_default(self, node: dict[str, Any]) -> None:
+        if "default" in node and not self._fits(node["default"], node, 0):
+            del node["default"]
+
+    def _fits(self, value: Any, node: Any, depth: int) -> bool:
+        if not isinstance(node, dict) or depth > 16:
+            return True
+        if "$ref" in node:
+            _, target = self.target(node)
+            return target is None or self._fits(value, target, depth + 1)
+        members = [m for c in _COMBINATORS for m in node.get(c) or []]
+        if members:
+            return any(self._fits(value, m, depth + 1) for m in members)
+        if "enum" in node and value not in node["enum"]:
+            return False
+        if node.get("format") == "binary":
+            return False
+        kinds = _type_set(node.get("type"))
+        jt = _value_type(value)
+        if kinds and jt not in kinds and not (jt == "integer" and "number" in kinds):
+            return False
+        if isinstance(value, dict):
+            return not node.get("properties")  # a struct field cannot default to a plain dict
+        if isinstance(value, list):
+            items = node.get("items")
+            return all(not isinstance(v, (dict, list)) and self._fits(v, items, depth + 1) for v in value)
+        return True
+
+
+def _merge_keywords(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Both sets of keywords at once (allOf): properties and required lists add up, else ``a`` wins."""
+    out = {**b, **a}
+    if isinstance(a.get("properties"), dict) or isinstance(b.get("properties"), dict):
+        out["properties"] = {**(b.get("properties") or {}), **(a.get("properties") or {})}
+    req = [*(a.get("required") or []), *(b.get("required") or [])]
+    if req:
+        out["required"] = list(dict.fromkeys(r for r in req if isinstance(r, str)))
+    if "type" not in a and "type" in b:
+        out["type"] = b["type"]
+    return out
+
+
+def _constraint_only(node: Any) -> bool:
+    """A combinator member that narrows its parent instead of offering an alternative type."""
+    if not isinstance(node, dict):
+        return False
+    if any(k in node for k in ("$ref", "enum", "const", "items", *_COMBINATORS)):
+        return False
+    t = node.get("type")
+    return t is None or t == "object"
+
+
+def _type_set(t: Any) -> set[str]:
+    if isinstance(t, str):
+        return {t}
+    if isinstance(t, list):
+        return {x for x in t if isinstance(x, str)}
+    return set()
+
+
+def _value_type(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int):
+        return "integer"
+    if isinstance(v, float):
+        return "integer" if v.is_integer() else "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    return "object"
 
 
 def _compiles(pattern: str) -> bool:
@@ -612,10 +963,46 @@ def _dispatch_rules(outputs: list[OutputVariant], defs: dict[str, Any]) -> list[
             for k, s in mine.items()
             if s != "any" and any(k in other and other[k] != s for other in others)
         )
-        rules.append((o.index, o.json_type or "any", tuple(unique), tuple(checks)))
+        rule: tuple[Any, ...] = (o.index, o.json_type or "any", tuple(unique), tuple(checks))
+        tags = _tags(o, [x for x in json_vars if x is not o and x.json_type == o.json_type], defs)
+        rules.append((*rule, tags) if tags else rule)
     # Most specific first: variants with unique keys, then with shape checks, then by key count.
     rules.sort(key=lambda r: (not r[2], not r[3], -len(shapes_for(r, json_vars, shapes)), r[0]))
     return rules
+
+
+def _enum_values(body: Any, key: str, defs: dict[str, Any]) -> list[Any] | None:
+    props = body.get("properties") if isinstance(body, dict) else None
+    sub = props.get(key) if isinstance(props, dict) else None
+    if isinstance(sub, dict) and isinstance(sub.get("$ref"), str):
+        sub = defs.get(sub["$ref"].rsplit("/", 1)[-1])
+    if isinstance(sub, dict) and isinstance(sub.get("enum"), list):
+        return [v for v in sub["enum"] if isinstance(v, (str, int)) and not isinstance(v, bool)]
+    return None
+
+
+def _tags(o: OutputVariant, others: list[OutputVariant], defs: dict[str, Any]) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    """(key, values) pairs where this variant declares enum values for a key that no other variant allows.
+
+    A chat completion says ``object: "chat.completion"``, a text completion ``"text_completion"``: the
+    keys and shapes match, the value tells them apart. The runtime treats a match as strong evidence,
+    and a value nobody declares as no evidence (so new values the API adds still decode).
+    """
+    body = defs.get(o.class_name or "", {})
+    props = body.get("properties") if isinstance(body, dict) else None
+    out: list[tuple[str, tuple[Any, ...]]] = []
+    for key in sorted(props or {}):
+        mine = _enum_values(body, key, defs)
+        if not mine:
+            continue
+        theirs = [_enum_values(defs.get(x.class_name or "", {}), key, defs) for x in others]
+        if not any(t is not None for t in theirs):
+            continue
+        taken = {json.dumps(v) for t in theirs if t for v in t}
+        own = tuple(v for v in mine if json.dumps(v) not in taken)
+        if own:
+            out.append((key, own))
+    return tuple(out)
 
 
 def shapes_for(rule: tuple[Any, ...], json_vars: list[OutputVariant], shapes: dict[str, dict[str, str]]) -> dict[str, str]:

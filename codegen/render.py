@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import io
 import json
 import re
+import tokenize
 import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -55,6 +57,7 @@ def _env() -> jinja2.Environment:
     )
     env.filters["pylit"] = pylit
     env.filters["doc"] = doc_text
+    env.filters["comment"] = comment_text
     return env
 
 
@@ -81,6 +84,12 @@ def doc_text(value: Any, width: int = 96) -> str:
     if len(text) > 600:
         text = text[:597] + "..."
     return text
+
+
+def comment_text(value: Any) -> str:
+    """Text safe on a ``#`` comment line: nothing can end the line or declare a source encoding (PEP 263)."""
+    text = re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\x85]", " ", str(value or ""))
+    return re.sub(r"coding([:=])", r"coding \1", text)
 
 
 # ----------------------------------------------------------------------------- structs
@@ -124,6 +133,147 @@ class _Structs:
         return out
 
 
+# Names the model template binds at module level besides the structs.
+TEMPLATE_NAMES = frozenset(
+    {
+        "annotations", "Any", "ClassVar", "TypeAlias", "Mapping", "Sequence", "Struct", "UNSET", "UnsetType",
+        "ModelHandle", "ModelInfo", "OutputDecoder", "BatchJob", "EventStream", "BinaryInput", "BinaryOutput",
+        "as_bytes", "as_base64", "as_uint8", "msgspec", "INFO", "DECODER", "__all__",
+    }
+)
+FIELD_ALIAS = "_msgspec_field"
+
+
+def _sanitise_structs(code: str, reserved: set[str]) -> tuple[str, bool]:
+    """Make generated struct code safe next to the template's names, and clean under mypy.
+
+    Two things the generator leaves behind are fixed here, from the syntax tree and tokens (never by
+    text search, so strings stay untouched): a struct named like something the template binds
+    (``ModelHandle``, the handle class, ...) is renamed, and a field whose name shadows a type its
+    class uses (properties ``Usage`` and ``usage`` in one object) gets a Python name with a trailing
+    underscore, its wire name kept with ``field(name=...)``. Returns the code and whether it now
+    needs ``msgspec.field`` imported as ``FIELD_ALIAS``.
+    """
+    tree = ast.parse(code)
+    defined: set[str] = set()
+    bound: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            defined.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            defined.add(node.target.id)
+        elif isinstance(node, ast.Assign):
+            defined.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+    renames: dict[str, str] = {}
+    for name in sorted(defined & reserved):
+        new, i = f"{name}Model", 2
+        while new in defined or new in bound or new in reserved or new in renames.values():
+            new, i = f"{name}Model{i}", i + 1
+        renames[name] = new
+    if renames:
+        code = _rename_names(code, renames)
+        tree = ast.parse(code)
+    field_name = next(
+        (
+            a.asname or a.name
+            for node in tree.body
+            if isinstance(node, ast.ImportFrom) and node.module == "msgspec"
+            for a in node.names
+            if a.name == "field"
+        ),
+        None,
+    )
+    needs_alias = False
+    starts = _line_starts(code)
+    edits: list[tuple[int, int, str]] = []
+    for cls in tree.body:
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        fields = [st for st in cls.body if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name)]
+        names = {st.target.id for st in fields if isinstance(st.target, ast.Name)}
+        used: set[str] = set()
+        for st in fields:
+            for part in (st.annotation, st.value):
+                if part is not None:
+                    used.update(n.id for n in ast.walk(part) if isinstance(n, ast.Name))
+        for st in fields:
+            target = st.target
+            assert isinstance(target, ast.Name)
+            if target.id not in used:
+                continue
+            new = target.id + "_"
+            while new in names or new in used:
+                new += "_"
+            names.add(new)
+            fn = field_name or FIELD_ALIAS
+            needs_alias = needs_alias or field_name is None
+            wire = repr(target.id)
+            t0 = _offset(code, starts, target.lineno, target.col_offset)
+            t1 = _offset(code, starts, target.end_lineno or target.lineno, target.end_col_offset or 0)
+            value = st.value
+            if value is None:
+                end = _offset(code, starts, st.end_lineno or st.lineno, st.end_col_offset or 0)
+                edits.append((end, end, f" = {fn}(name={wire})"))
+            elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == field_name:
+                if not any(k.arg == "name" for k in value.keywords):
+                    at = _offset(code, starts, value.func.end_lineno or value.lineno, value.func.end_col_offset or 0) + 1
+                    edits.append((at, at, f"name={wire}, "))
+            else:
+                v0 = _offset(code, starts, value.lineno, value.col_offset)
+                v1 = _offset(code, starts, value.end_lineno or value.lineno, value.end_col_offset or 0)
+                edits.append((v0, v1, f"{fn}(name={wire}, default={code[v0:v1]})"))
+            edits.append((t0, t1, new))
+    for start, end, text in sorted(edits, reverse=True):
+        code = code[:start] + text + code[end:]
+    return code, needs_alias
+
+
+def _line_starts(code: str) -> list[int]:
+    starts = [0]
+    for line in code.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    return starts
+
+
+def _offset(code: str, starts: list[int], lineno: int, byte_col: int) -> int:
+    """Character offset in ``code`` of an AST position (AST columns count UTF-8 bytes)."""
+    line = code[starts[lineno - 1] : starts[lineno]]
+    return starts[lineno - 1] + len(line.encode("utf-8")[:byte_col].decode("utf-8", "ignore"))
+
+
+def _rename_names(code: str, renames: Mapping[str, str]) -> str:
+    """Rename references to top-level names; attributes, keyword arguments and fields are left alone."""
+    toks = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    starts = _line_starts(code)
+    edits: list[tuple[int, int, str]] = []
+    depth = 0
+    significant = [t for t in toks if t.type not in (tokenize.NL, tokenize.COMMENT)]
+    for i, tok in enumerate(significant):
+        if tok.type == tokenize.OP:
+            if tok.string in "([{":
+                depth += 1
+            elif tok.string in ")]}":
+                depth -= 1
+        if tok.type != tokenize.NAME or tok.string not in renames:
+            continue
+        prev = significant[i - 1] if i else None
+        nxt = significant[i + 1] if i + 1 < len(significant) else None
+        if prev is not None and prev.string == ".":
+            continue
+        if depth > 0 and nxt is not None and nxt.string == "=":
+            continue
+        if depth == 0 and tok.start[1] > 0 and nxt is not None and nxt.string == ":":
+            continue  # a field of a class body
+        row, col = tok.start
+        at = starts[row - 1] + col
+        edits.append((at, at + len(tok.string), renames[tok.string]))
+    for start, end, text in sorted(edits, reverse=True):
+        code = code[:start] + text + code[end:]
+    return code
+
+
 def _split_structs(code: str) -> tuple[dict[str, set[str]], str, dict[str, ast.ClassDef]]:
     """Split generated struct code into (imports, body without the root alias, class nodes)."""
     tree = ast.parse(code)
@@ -135,7 +285,9 @@ def _split_structs(code: str) -> tuple[dict[str, set[str]], str, dict[str, ast.C
         if isinstance(node, ast.ImportFrom) and node.module:
             if node.module == "__future__":
                 continue
-            imports.setdefault(node.module, set()).update(a.name for a in node.names)
+            imports.setdefault(node.module, set()).update(
+                a.name if not a.asname else f"{a.name} as {a.asname}" for a in node.names
+            )
             continue
         if isinstance(node, ast.Import):
             continue
@@ -213,14 +365,21 @@ def _merge_imports(*groups: Mapping[str, Iterable[str]]) -> list[str]:
     for group in groups:
         for mod, names in group.items():
             merged.setdefault(mod, set()).update(names)
+    plain = sorted(merged.pop("", set()))  # ``import msgspec``
     std = sorted((m, n) for m, n in merged.items() if not m.startswith(".") and m not in ("msgspec",))
     third = sorted((m, n) for m, n in merged.items() if m == "msgspec")
     local = sorted(((m, n) for m, n in merged.items() if m.startswith(".")), key=lambda x: (-x[0].count("."), x[0]))
     lines: list[str] = []
     for block in (std, third, local):
-        if not block:
+        if block is third and plain:
+            if lines:
+                lines.append("")
+            lines.extend(f"import {name}" for name in plain)
+            if not block:
+                continue
+        elif not block:
             continue
-        if lines:
+        elif lines and not (block is third and plain):
             lines.append("")
         for mod, names in block:
             lines.append(f"from {mod} import {', '.join(sorted(names, key=lambda s: (not s.isupper(), s)))}")
@@ -232,7 +391,10 @@ def _merge_imports(*groups: Mapping[str, Iterable[str]]) -> list[str]:
 
 def render_model(plan: ModelPlan, structs: _Structs, env: jinja2.Environment, source_label: str) -> str:
     code = structs.code(plan.doc)
+    code, field_alias = _sanitise_structs(code, set(TEMPLATE_NAMES) | {plan.handle, plan.input_alias, plan.output_alias})
     imports, body, classes = _split_structs(code)
+    if field_alias:
+        imports.setdefault("msgspec", set()).add(f"field as {FIELD_ALIAS}")
     depth = plan.module.count(".") + 1  # models.cf.baai.bge_m3 sits 4 levels below the package
     if _BASE_PLACEHOLDER in imports:
         imports[_relative(depth - 1, "_base")] = imports.pop(_BASE_PLACEHOLDER)
@@ -254,16 +416,28 @@ def render_model(plan: ModelPlan, structs: _Structs, env: jinja2.Environment, so
                 var.params = params
                 if var.kind == "requests":
                     var.batch_item = _list_item(next((p.annotation for p in params if p.name == "requests"), ""))
+    for out in plan.outputs:
+        out.alias = bool(out.class_name) and out.class_name not in classes
+    for var in plan.inputs:
+        if var.kind == "object" and var.class_name and var.class_name not in classes:
+            var.kind = "json"
+        target = var.output
+        if target is not None and target.class_name:
+            var.expect = f"_{target.class_name}_TYPE" if target.alias else target.class_name
+            var.typed_result = not target.alias
+        else:
+            var.expect, var.typed_result = "None", False
     need: dict[str, set[str]] = {
         "typing": {"ClassVar", "TypeAlias", "Any"},
         _relative(depth - 1, "_handle"): {"ModelHandle", "ModelInfo", "OutputDecoder"},
     }
     if any(v.kind == "requests" for v in plan.inputs):
         need.setdefault("collections.abc", set()).add("Sequence")
-        need[_relative(depth - 1, "_batch")] = {"BatchJob"}
+        need[_relative(depth - 1, "_batch")] = {"BatchJob", "BatchRequest"}
     if plan.streamable:
         need[_relative(depth - 1, "_stream")] = {"EventStream"}
-        need.setdefault("collections.abc", set()).add("Mapping")
+    if any(v.kind == "json" for v in plan.inputs):
+        need.setdefault("", set()).add("msgspec")
     if any(v.kind == "binary" for v in plan.inputs) or any(p.binary for v in plan.inputs for p in v.params):
         need[_relative(depth - 1, "_binary")] = {"BinaryInput"}
         for v in plan.inputs:

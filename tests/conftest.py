@@ -12,6 +12,7 @@ from tests._server import ScriptedServer
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOG = ROOT.parent / "shared" / "catalog"
+pytest_plugins = ["workers_ai.testing.pytest_plugin"]  # the workers_ai_emulator fixture
 TOKEN = "tok-SECRET-1234567890"
 ACCOUNT = "acc123"
 

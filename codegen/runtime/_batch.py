@@ -1,43 +1,81 @@
-"""The async batch API: queue many requests at once (``?queueRequest=true``), then poll by request id."""
+"""The async batch API: queue many requests at once (``?queueRequest=true``), then poll by request id.
+
+Wire protocol: POST ``{"requests": [...]}`` to the model's run URL with ``?queueRequest=true``; the
+reply holds ``{"status": "queued", "request_id": ...}``. Polling POSTs ``{"request_id": ...}`` to the
+same URL until the status is no longer ``queued``/``running``; the finished reply holds
+``{"responses": [{"id", "success", "result", "external_reference"}, ...], "usage": {...}}`` where
+``id`` is the request's index and the order is not guaranteed.
+
+Submitting is never blindly repeated: a batch is re-sent only when the server surely did not take it
+(the connection could not be opened, or the reply was 429 or 503). After a read timeout, a dropped
+connection, 500, 502 or 504 it may already be queued, so the error is raised instead of risking a
+duplicate batch (the rule lives in ``BaseClient.request(queued=True)``). Polling is a read and is
+retried like any other call.
+"""
 
 from __future__ import annotations
 
 import time
+import types
+import typing
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar, cast
 
 import msgspec
 
+from ._json import as_list, as_object
+from ._stream import error_details
+from ._usage import Usage, usage_from
 from .errors import BatchError, BatchTimeoutError, ErrorDetail, InputValidationError, ResponseDecodeError
 
 if TYPE_CHECKING:
+    import urllib3
+
     from ._handle import ModelHandle
 
-__all__ = ["BatchItem", "BatchJob", "BatchRequest", "BatchResult", "BatchStatus", "BatchStatusWarning", "submit"]
+__all__ = [
+    "MAX_BATCH_BYTES",
+    "BatchItem",
+    "BatchJob",
+    "BatchRequest",
+    "BatchResult",
+    "BatchStatus",
+    "BatchStatusWarning",
+    "batch_item_types",
+    "strip_annotated",
+    "union_members",
+    "encode_requests",
+    "submit",
+]
 
-T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
 OutT = TypeVar("OutT")
 
 PENDING = frozenset({"queued", "running"})
 KNOWN = frozenset({"queued", "running", "done", "failed"})
+# "Ensure that the total payload is under 10 MB" (batch API docs); kept a little under 10 MiB on purpose.
+MAX_BATCH_BYTES = 10_000_000
 
 
 class BatchStatusWarning(UserWarning):
-    """The API reported a batch status this SDK does not know; polling goes on."""
+    """The API reported a batch status this SDK does not know; ``wait()`` keeps polling."""
 
 
 @dataclass(frozen=True)
-class BatchRequest(Generic[T]):
-    """One request of a batch with the ``external_reference`` the API echoes back on its result."""
+class BatchRequest(Generic[T_co]):
+    """One request of a batch plus the ``external_reference`` the API echoes back on its result.
 
-    request: T
+    Plain request structs and mappings are accepted in a batch too; this wrapper only adds the label.
+    """
+
+    request: T_co
     external_reference: str | None = None
 
 
 class BatchStatus(msgspec.Struct, frozen=True):
-    """One poll's answer: ``state`` is queued, running, done or failed (or whatever new the API says)."""
+    """One poll's answer: ``state`` is queued, running, done or failed, or whatever new word the API used."""
 
     state: str
     request_id: str
@@ -46,11 +84,21 @@ class BatchStatus(msgspec.Struct, frozen=True):
 
     @property
     def pending(self) -> bool:
+        """Still queued or running."""
         return self.state in PENDING
+
+    @property
+    def known(self) -> bool:
+        """One of the statuses this SDK understands (queued, running, done, failed)."""
+        return self.state in KNOWN
 
 
 class BatchItem(msgspec.Struct, Generic[OutT]):
-    """The result of one request: ``id`` is its index in the submitted list."""
+    """The outcome of one request; ``id`` is its index in the submitted list.
+
+    A failed request is an item with ``success=False`` and its ``errors``, never an exception, so one
+    bad request does not hide the others. ``raw`` is the item exactly as the API sent it.
+    """
 
     id: int
     success: bool
@@ -59,12 +107,37 @@ class BatchItem(msgspec.Struct, Generic[OutT]):
     errors: list[ErrorDetail] = []
     raw: Any = None
 
+    @property
+    def error(self) -> str | None:
+        """The errors as one line, or None for a successful item."""
+        if self.success:
+            return None
+        text = "; ".join(f"{e.code}: {e.message}" if e.code is not None else e.message for e in self.errors)
+        return text or "failed without an error message"
+
 
 class BatchResult(msgspec.Struct, Generic[OutT]):
-    """Every item, in the order the requests were submitted, plus the batch's token usage."""
+    """Every item in request order (matched by ``id``, whatever order they came in) and the batch usage.
+
+    ``unmatched`` holds reply entries that could not be placed: no usable id, a duplicate id, or an id
+    beyond the number of requests submitted from this process.
+    """
 
     items: list[BatchItem[OutT]]
-    usage: dict[str, Any] | None = None
+    usage: Usage | None = None
+    request_id: str = ""
+    unmatched: list[Any] = []
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[BatchItem[OutT]]:
+        return iter(self.items)
+
+    @property
+    def ok(self) -> bool:
+        """Every item succeeded and nothing was left unmatched."""
+        return not self.unmatched and all(i.success for i in self.items)
 
     @property
     def failed(self) -> list[BatchItem[OutT]]:
@@ -72,11 +145,25 @@ class BatchResult(msgspec.Struct, Generic[OutT]):
 
     @property
     def results(self) -> list[OutT | None]:
+        """The decoded results in request order (None where a request failed)."""
         return [i.result for i in self.items]
 
 
+def _int(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return None
+
+
 class BatchJob(Generic[OutT]):
-    """A queued batch. Only ``request_id`` is needed to rebuild it (``ai.batch_job(model, id)``)."""
+    """A queued batch. ``request_id`` (with the model id) is all it takes to rebuild it, in any process:
+    ``ai.batch_job(model_id, request_id)``.
+
+    ``submitted_at`` (seconds since the epoch) and ``size`` are known only for jobs submitted by this
+    object's process; a rebuilt job has None for both.
+    """
 
     def __init__(
         self,
@@ -86,45 +173,44 @@ class BatchJob(Generic[OutT]):
         submitted_at: float | None = None,
         size: int | None = None,
     ) -> None:
+        if not isinstance(request_id, str) or not request_id.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ValueError("a batch job needs a non-empty request_id")
         self.handle = handle
         self.request_id = request_id
         self.model = handle.model_id
         self.submitted_at = submitted_at
         self.size = size
+        self.last_status: BatchStatus | None = None
         self._result: BatchResult[OutT] | None = None
+        self._clock: Callable[[], float] = time.monotonic
 
     def __repr__(self) -> str:
         return f"BatchJob(model={self.model!r}, request_id={self.request_id!r})"
 
+    @property
+    def result(self) -> BatchResult[OutT] | None:
+        """The results once a poll has seen the job finish, else None."""
+        return self._result
+
+    # ------------------------------------------------------------------ polling
+
     def status(self) -> BatchStatus:
-        """Poll once (POST ``{"request_id": ...}``); when done, the results are kept for :meth:`wait`."""
-        handle = self.handle
-        client = handle.client
+        """Poll once: POST ``{"request_id": ...}``. When the job is done the results are kept (see :attr:`result`)."""
+        client = self.handle.client
         body = msgspec.json.encode({"request_id": self.request_id})
-        resp = client.request(
-            "POST", client.run_url(self.model) + "?queueRequest=true", body, model_id=self.model
-        )
-        try:
-            env = msgspec.json.decode(resp.data)
-        except msgspec.DecodeError:
-            raise ResponseDecodeError(
-                f"{self.model}: batch status reply is not valid JSON", status=resp.status, model_id=self.model
-            ) from None
-        if not isinstance(env, dict) or env.get("success") is False:  # pyright: ignore[reportUnknownMemberType]
-            raise client.error_from(resp.status, resp.headers, resp.data, model_id=self.model)
-        raw_messages: Any = env.get("messages")  # pyright: ignore[reportUnknownMemberType]
-        client.remember(resp, list(raw_messages) if isinstance(raw_messages, list) else [])  # pyright: ignore[reportUnknownArgumentType]
-        result: Any = env.get("result")  # pyright: ignore[reportUnknownMemberType]
-        if not isinstance(result, dict):
-            raise ResponseDecodeError(f"{self.model}: batch status reply has no result object", model_id=self.model)
-        data: dict[str, Any] = result  # pyright: ignore[reportUnknownVariableType]
+        resp = client.request("POST", client.run_url(self.model) + "?queueRequest=true", body, model_id=self.model)
+        data = _reply_object(client, resp, self.model, "batch status")
         if "responses" in data:
             self._result = self._decode_result(data)
-            state = str(data.get("status") or "done")
+            state = data.get("status")
+            state = state if isinstance(state, str) and state and state not in PENDING else "done"
         else:
-            state = str(data.get("status") or "unknown")
+            raw_state = data.get("status")
+            state = raw_state if isinstance(raw_state, str) and raw_state else "unknown"
         model = data.get("model")
-        return BatchStatus(state, self.request_id, model if isinstance(model, str) else self.model, data)
+        st = BatchStatus(state, self.request_id, model if isinstance(model, str) else self.model, data)
+        self.last_status = st
+        return st
 
     def wait(
         self,
@@ -134,133 +220,286 @@ class BatchJob(Generic[OutT]):
         max_interval: float = 15.0,
         on_progress: Callable[[BatchStatus, float], None] | None = None,
     ) -> BatchResult[OutT]:
-        """Poll until the job is done; the interval grows by half each poll up to ``max_interval``.
+        """Poll until the job is done and return its results.
 
-        Raises :class:`~workers_ai.errors.BatchTimeoutError` (naming the request id) at the deadline
-        and :class:`~workers_ai.errors.BatchError` when the job failed as a whole.
+        The first wait is ``poll_interval`` seconds and each next one is 1.5 times longer, up to
+        ``max_interval``; the last wait is cut to end at the deadline, where one more poll is made.
+        ``on_progress(status, elapsed_seconds)`` is called after every poll.
+
+        Raises :class:`~workers_ai.errors.BatchTimeoutError` (naming the request id, so the job can be
+        resumed with ``batch_job``) when the deadline passes, and :class:`~workers_ai.errors.BatchError`
+        when the job failed as a whole. A status this SDK does not know is reported with a
+        :class:`BatchStatusWarning` (once per status) and polling goes on.
         """
         if self._result is not None:
             return self._result
-        started = time.monotonic()
+        if timeout < 0 or poll_interval < 0 or max_interval < 0:
+            raise ValueError("timeout, poll_interval and max_interval must not be negative")
+        sleep = self.handle.client._sleep  # pyright: ignore[reportPrivateUsage]
+        clock = self._clock
+        started = clock()
         deadline = started + timeout
-        interval = max(0.0, poll_interval)
+        interval = poll_interval
         warned: set[str] = set()
         while True:
             st = self.status()
-            elapsed = time.monotonic() - started
+            now = clock()
             if on_progress is not None:
-                on_progress(st, elapsed)
+                on_progress(st, now - started)
             if self._result is not None:
                 return self._result
             if st.state == "failed":
-                detail = st.raw.get("error") if isinstance(st.raw, dict) else None  # pyright: ignore[reportUnknownMemberType]
                 raise BatchError(
-                    f"batch {self.request_id} for {self.model} failed" + (f": {detail}" if detail else ""),
+                    f"batch {self.request_id} for {self.model} failed{_failure_text(st.raw)}",
                     request_id=self.request_id,
                     status=st.state,
                 )
-            if st.state not in KNOWN and st.state not in warned:
+            if st.state == "done":
+                raise ResponseDecodeError(
+                    f"{self.model}: batch {self.request_id} is reported done but the reply has no responses",
+                    model_id=self.model,
+                )
+            if not st.known and st.state not in warned:
                 warned.add(st.state)
                 warnings.warn(
-                    f"batch {self.request_id}: unknown status {st.state!r}; still polling",
+                    f"batch {self.request_id} for {self.model}: unknown status {st.state!r}; still polling",
                     BatchStatusWarning,
                     stacklevel=2,
                 )
-            now = time.monotonic()
-            if now + interval > deadline:
+            remaining = deadline - now
+            if remaining <= 0:
                 raise BatchTimeoutError(
-                    f"batch {self.request_id} for {self.model} still {st.state} after {now - started:.1f}s "
-                    f"(timeout {timeout:g}s); resume later with batch_job({self.model!r}, {self.request_id!r})",
+                    f"batch {self.request_id} for {self.model} is still {st.state} after {now - started:.1f}s "
+                    f"(timeout {timeout:g}s); resume it later with batch_job({self.model!r}, {self.request_id!r})",
                     request_id=self.request_id,
                     status=st.state,
                 )
-            self.handle.client._sleep(interval)  # pyright: ignore[reportPrivateUsage]
+            sleep(min(interval, remaining))
             interval = min(max_interval, max(interval * 1.5, 0.05))
+
+    # ------------------------------------------------------------------ results
 
     def _decode_result(self, data: Mapping[str, Any]) -> BatchResult[OutT]:
         responses = data.get("responses")
-        items: list[BatchItem[OutT]] = []
-        for index, entry in enumerate(responses if isinstance(responses, list) else []):  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
-            if not isinstance(entry, dict):
+        entries = as_list(responses) or []
+        by_id: dict[int, BatchItem[OutT]] = {}
+        unmatched: list[Any] = []
+        for pos, raw in enumerate(entries):
+            entry = as_object(raw)
+            if entry is None:
+                unmatched.append(raw)
                 continue
-            e: dict[str, Any] = entry  # pyright: ignore[reportUnknownVariableType]
-            item_id = e.get("id")
-            ok = e.get("success") is not False
-            ref = e.get("external_reference")
-            errors = _details(e.get("errors") or e.get("error"))
-            value: Any = e.get("result")
-            decoded: Any = None
-            if ok and value is not None:
-                if isinstance(value, dict) and set(value) == {"result"}:  # pyright: ignore[reportUnknownArgumentType]
-                    value = value["result"]  # some batches nest the result once more
-                try:
-                    decoded = self.handle.decoder.decode(value, self.model)
-                except ResponseDecodeError as exc:
-                    ok = False
-                    errors = [ErrorDetail(None, str(exc))]
-            items.append(
-                BatchItem(
-                    id=item_id if isinstance(item_id, int) else index,
-                    success=ok,
-                    result=decoded,
-                    external_reference=ref if isinstance(ref, str) else None,
-                    errors=errors,
-                    raw=e,
-                )
-            )
-        items.sort(key=lambda i: i.id)
-        usage = data.get("usage")
-        return BatchResult(items, dict(usage) if isinstance(usage, dict) else None)  # pyright: ignore[reportUnknownArgumentType]
-
-
-def _details(raw: Any) -> list[ErrorDetail]:
-    if raw is None:
-        return []
-    entries: list[Any] = raw if isinstance(raw, list) else [raw]  # pyright: ignore[reportUnknownVariableType]
-    out: list[ErrorDetail] = []
-    for item in entries:
-        if isinstance(item, dict):
-            code: Any = item.get("code")  # pyright: ignore[reportUnknownMemberType]
-            out.append(ErrorDetail(code if isinstance(code, int) else None, str(item.get("message", item))))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
+            item_id = _int(entry.get("id")) if "id" in entry else pos
+            if item_id is None or item_id in by_id or (self.size is not None and not 0 <= item_id < self.size):
+                unmatched.append(raw)
+                continue
+            by_id[item_id] = self._decode_item(item_id, entry)
+        if self.size is not None:
+            items = [by_id.get(i) or _missing(i) for i in range(self.size)]
         else:
-            out.append(ErrorDetail(None, str(item)))
-    return out
+            items = [by_id[i] for i in sorted(by_id)]
+        return BatchResult(items, usage_from(data.get("usage")), self.request_id, unmatched)
+
+    def _decode_item(self, item_id: int, entry: dict[str, Any]) -> BatchItem[OutT]:
+        ref = entry.get("external_reference")
+        ref = ref if isinstance(ref, str) else None
+        value: Any = entry.get("result")
+        nested = as_object(value)
+        if nested is not None and len(nested) == 1 and "result" in nested:
+            value = nested["result"]  # some batch replies nest each result once more
+        errors = error_details(entry) or []
+        success = entry.get("success")
+        ok = success is not False and not errors and (success is True or value is not None)
+        if not ok:
+            if not errors:
+                errors = error_details(value) or [ErrorDetail(None, "the request failed without an error message")]
+            return BatchItem(item_id, False, None, ref, errors, entry)
+        try:
+            decoded: OutT = self.handle.decoder.decode(value, self.model)
+        except ResponseDecodeError as exc:
+            return BatchItem(item_id, False, None, ref, [ErrorDetail(None, str(exc))], entry)
+        return BatchItem(item_id, True, decoded, ref, [], entry)
+
+
+def _missing(item_id: int) -> BatchItem[Any]:
+    return BatchItem(
+        item_id, False, None, None, [ErrorDetail(None, "the finished batch has no response for this request")]
+    )
+
+
+def _failure_text(raw: Any) -> str:
+    details = error_details(raw)
+    obj = as_object(raw)
+    if not details and obj is not None and isinstance(obj.get("message"), str):
+        details = [ErrorDetail(None, obj["message"])]
+    if not details:
+        return ""
+    return ": " + "; ".join(f"{d.code}: {d.message}" if d.code is not None else d.message for d in details)
+
+
+def _reply_object(client: Any, resp: urllib3.BaseHTTPResponse, model: str, what: str) -> dict[str, Any]:
+    """The ``result`` object of an enveloped reply (or the bare object a gateway may send)."""
+    data = resp.data
+    try:
+        env: Any = msgspec.json.decode(data)
+    except msgspec.DecodeError:
+        raise ResponseDecodeError(
+            f"{model}: the {what} reply is not valid JSON", status=resp.status, model_id=model, body=data
+        ) from None
+    obj = as_object(env)
+    if obj is None:
+        raise ResponseDecodeError(f"{model}: the {what} reply is not a JSON object", status=resp.status, model_id=model)
+    if obj.get("success") is False:
+        raise client.error_from(resp.status, resp.headers, data, model_id=model)
+    messages = obj.get("messages")
+    client.remember(resp, as_list(messages) or [])
+    result = as_object(obj.get("result")) if "success" in obj or "result" in obj else obj
+    if result is None:
+        raise ResponseDecodeError(
+            f"{model}: the {what} reply has no result object", status=resp.status, model_id=model, body=data
+        )
+    return result
+
+
+# ---------------------------------------------------------------------- submitting
+
+
+def union_members(tp: Any) -> list[Any]:
+    """The members of a (possibly Annotated) union, each still wrapped in its own Annotated."""
+    base = typing.get_args(tp)[0] if typing.get_origin(tp) is Annotated else tp
+    if typing.get_origin(base) in (typing.Union, types.UnionType):
+        return [m for arg in typing.get_args(base) for m in union_members(arg)]
+    return [tp]
+
+
+def strip_annotated(tp: Any) -> Any:
+    while typing.get_origin(tp) is Annotated:
+        tp = typing.get_args(tp)[0]
+    return tp
+
+
+_ITEM_TYPES: dict[type[Any], tuple[type[Any], ...]] = {}
+
+
+def batch_item_types(handle: ModelHandle[Any, Any]) -> tuple[type[Any], ...]:
+    """The struct types a request in this model's batch may have (from its ``requests`` variant).
+
+    Falls back to the model's ordinary input variants when the handle has no ``batch_input`` type.
+    """
+    cls = type(handle)
+    found = _ITEM_TYPES.get(cls)
+    if found is None:
+        batch_input: type[Any] | None = getattr(handle, "batch_input", None)
+        found = ()
+        if batch_input is not None:
+            for field in msgspec.structs.fields(batch_input):
+                if field.encode_name == "requests":
+                    seq = strip_annotated(field.type)
+                    args = typing.get_args(seq)
+                    if args:
+                        found = tuple(
+                            m for m in (strip_annotated(a) for a in union_members(args[0])) if isinstance(m, type)
+                        )
+        if not found:
+            found = tuple(c for c, _ in handle.input_types)
+        _ITEM_TYPES[cls] = found
+    return found
+
+
+def _required(cls: type[Any]) -> set[str]:
+    try:
+        return {f.encode_name for f in msgspec.structs.fields(cls) if f.required}
+    except TypeError:
+        return set()
+
+
+def _check_item(handle: ModelHandle[Any, Any], data: Mapping[str, Any], kinds: Sequence[type[Any]], where: str) -> None:
+    """Raise when ``data`` fits none of ``kinds``; the error shown is the closest candidate's."""
+    best: tuple[int, InputValidationError] | None = None
+    for cls in kinds:
+        try:
+            msgspec.convert(data, cls)
+            return
+        except TypeError:
+            return  # a union msgspec cannot check; the server will
+        except msgspec.ValidationError as exc:
+            text = str(exc)
+            message, _, path = text.rpartition(" - at `")
+            if not message:
+                message, path = text, "$`"
+            missing = len(_required(cls) - set(data))
+            err = InputValidationError(handle.model_id, where + path.rstrip("`")[1:], message)
+            if best is None or missing < best[0]:
+                best = (missing, err)
+    if best is not None:
+        raise best[1]
 
 
 def encode_requests(handle: ModelHandle[Any, Any], requests: Sequence[Any]) -> bytes:
-    """The ``{"requests": [...]}`` body, each request validated against its own input variant."""
+    """The ``{"requests": [...]}`` body. Each request (a struct, a mapping, or either wrapped in
+    :class:`BatchRequest`) is validated against the model's batch item types; errors name
+    ``$.requests[i]`` and the field."""
+    if isinstance(requests, (str, bytes, Mapping)) or not isinstance(requests, Sequence):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise InputValidationError(handle.model_id, "$.requests", "expected a list of requests")
     if not requests:
         raise InputValidationError(handle.model_id, "$.requests", "a batch needs at least one request")
+    kinds = batch_item_types(handle)
     encoded: list[Any] = []
     for i, item in enumerate(requests):
-        ref: str | None = None
+        where = f"$.requests[{i}]"
+        ref: Any = None
         if isinstance(item, BatchRequest):
-            ref = item.external_reference  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-            item = item.request  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-        try:
-            if isinstance(item, msgspec.Struct):
+            wrapped: BatchRequest[Any] = item  # pyright: ignore[reportUnknownVariableType]
+            ref, item = wrapped.external_reference, wrapped.request
+        if isinstance(item, msgspec.Struct):
+            try:
                 handle.validate(item)
-                data: Any = msgspec.to_builtins(item)
-            elif isinstance(item, Mapping):
-                data = dict(item)  # pyright: ignore[reportUnknownArgumentType]
-                ref = data.pop("external_reference", ref)
-                if handle.input_types:
-                    handle._check_mapping(data)  # pyright: ignore[reportPrivateUsage]
-            else:
-                raise InputValidationError(handle.model_id, "$", f"expected a request, got {type(item).__name__}")
-        except InputValidationError as exc:
-            raise InputValidationError(handle.model_id, f"$.requests[{i}]{exc.path[1:]}", exc.detail) from None
+            except InputValidationError as exc:
+                raise InputValidationError(handle.model_id, where + exc.path[1:], exc.detail) from None
+            data: dict[str, Any] = msgspec.to_builtins(item)
+            if kinds and type(item) not in kinds:
+                _check_item(handle, data, kinds, where)
+        elif isinstance(item, Mapping):
+            data = dict(cast("Mapping[str, Any]", item))
+            if kinds:
+                _check_item(handle, data, kinds, where)
+        else:
+            raise InputValidationError(
+                handle.model_id, where, f"expected a request struct or mapping, got {type(item).__name__}"
+            )
         if ref is not None:
             data["external_reference"] = ref
+        ext = data.get("external_reference")
+        if ext is not None and not isinstance(ext, str):
+            raise InputValidationError(handle.model_id, where + ".external_reference", "must be a string")
         encoded.append(data)
-    return msgspec.json.encode({"requests": encoded})
+    try:
+        return msgspec.json.encode({"requests": encoded})
+    except TypeError as exc:
+        raise InputValidationError(handle.model_id, "$.requests", f"not JSON-serialisable: {exc}") from None
 
 
 def submit(
-    handle: ModelHandle[Any, OutT], requests: Sequence[Any], *, headers: Mapping[str, str] | None = None
+    handle: ModelHandle[Any, OutT],
+    requests: Sequence[Any],
+    *,
+    headers: Mapping[str, str] | None = None,
+    max_bytes: int = MAX_BATCH_BYTES,
 ) -> BatchJob[OutT]:
-    """POST the batch with ``?queueRequest=true``; never re-sent after the server may have queued it."""
+    """Queue ``requests`` (POST with ``?queueRequest=true``) and return the job.
+
+    A body of ``max_bytes`` or more is refused before sending (the API takes under 10 MB; split the
+    requests, or use ``ModelHandle.embed_many`` for texts). The submission is re-sent only after a
+    failure that proves the server did not take it (connection never opened, 429, 503); after a read
+    timeout, a dropped connection or 500/502/504 the error is raised, because the batch may be queued.
+    """
     body = encode_requests(handle, requests)
+    if len(body) >= max_bytes:
+        raise InputValidationError(
+            handle.model_id,
+            "$.requests",
+            f"the batch body is {len(body):,} bytes; the API takes under {max_bytes:,}: split it into smaller batches",
+        )
     client = handle.client
     submitted = time.time()
     resp = client.request(
@@ -272,19 +511,16 @@ def submit(
         model_id=handle.model_id,
     )
     try:
-        env = msgspec.json.decode(resp.data)
-    except msgspec.DecodeError:
+        data = _reply_object(client, resp, handle.model_id, "batch submission")
+    except ResponseDecodeError as exc:
         raise ResponseDecodeError(
-            f"{handle.model_id}: batch submission reply is not valid JSON; the batch may have been queued",
+            f"{exc}; the batch may have been queued anyway", status=resp.status, model_id=handle.model_id
+        ) from None
+    request_id = data.get("request_id")
+    if not isinstance(request_id, str) or not request_id:
+        raise ResponseDecodeError(
+            f"{handle.model_id}: the batch submission reply has no request_id (status {data.get('status')!r})",
             status=resp.status,
             model_id=handle.model_id,
-        ) from None
-    if not isinstance(env, dict) or env.get("success") is False:  # pyright: ignore[reportUnknownMemberType]
-        raise client.error_from(resp.status, resp.headers, resp.data, model_id=handle.model_id)
-    result: Any = env.get("result")  # pyright: ignore[reportUnknownMemberType]
-    request_id = result.get("request_id") if isinstance(result, dict) else None  # pyright: ignore[reportUnknownMemberType]
-    if not isinstance(request_id, str) or not request_id:
-        raise ResponseDecodeError(f"{handle.model_id}: the batch reply has no request_id", model_id=handle.model_id)
-    raw_messages: Any = env.get("messages")  # pyright: ignore[reportUnknownMemberType]
-    client.remember(resp, list(raw_messages) if isinstance(raw_messages, list) else [])  # pyright: ignore[reportUnknownArgumentType]
+        )
     return BatchJob(handle, request_id, submitted_at=submitted, size=len(requests))

@@ -114,7 +114,17 @@ class BaseClient:
     @property
     def last_response(self) -> ResponseInfo | None:
         """Status, ``messages`` and ``cf-ray`` of the last reply this thread received."""
-        info: ResponseInfo | None = getattr(self._local, "last", None)
+        last: ResponseInfo | tuple[int, list[Any], Mapping[str, str]] | None = getattr(self._local, "last", None)
+        if last is None or isinstance(last, ResponseInfo):
+            return last
+        status, messages, headers = last
+        info = ResponseInfo(
+            status=status,
+            messages=messages,
+            cf_ray=headers.get("cf-ray"),
+            headers={k.lower(): v for k, v in headers.items()},
+        )
+        self._local.last = info
         return info
 
     # ------------------------------------------------------------------ models
@@ -288,12 +298,8 @@ class BaseClient:
         )
 
     def remember(self, resp: urllib3.BaseHTTPResponse, messages: list[Any]) -> None:
-        self._local.last = ResponseInfo(
-            status=resp.status,
-            messages=messages,
-            cf_ray=resp.headers.get("cf-ray"),
-            headers={k.lower(): v for k, v in resp.headers.items()},
-        )
+        # Kept raw: ``last_response`` builds the ResponseInfo only when someone asks (it is on every call's path).
+        self._local.last = (resp.status, messages, resp.headers)
 
     def get_json(self, path: str, query: Mapping[str, Any] | None = None) -> Any:
         """GET an account API path and return the whole envelope as plain data (for search, schema)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 import msgspec
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     import urllib3
 
     from ._batch import BatchJob
+    from ._chunking import BatchProgress
     from ._core import BaseClient
     from ._stream import EventStream
 
@@ -124,8 +125,14 @@ class OutputDecoder:
         self.binary_types = tuple(binary_types)
         self.streams = streams
         self.name = name
-        self._rules = [(by_index[r[0]], r[1], tuple(r[2]), tuple(r[3])) for r in rules if r[0] in by_index]
+        # An optional fifth item lists (key, values) pairs: a value only this variant declares for that key.
+        self._rules = [
+            (by_index[r[0]], r[1], tuple(r[2]), tuple(r[3]), tuple(r[4]) if len(r) > 4 else ())
+            for r in rules
+            if r[0] in by_index
+        ]
         self._keys: dict[type[Any], frozenset[str]] = {}
+        self._needs: dict[type[Any], frozenset[str]] = {}
 
     def _declared(self, cls: type[Any]) -> frozenset[str]:
         keys = self._keys.get(cls)
@@ -137,13 +144,23 @@ class OutputDecoder:
             self._keys[cls] = keys
         return keys
 
+    def _required(self, cls: type[Any]) -> frozenset[str]:
+        keys = self._needs.get(cls)
+        if keys is None:
+            try:
+                keys = frozenset(f.encode_name for f in msgspec.structs.fields(cls) if f.required)
+            except TypeError:
+                keys = frozenset[str]()
+            self._needs[cls] = keys
+        return keys
+
     def pick(self, value: Any) -> type[Any] | None:
         """The variant class ``value`` belongs to, or None when no variant fits its JSON type."""
         shape = _json_shape(value)
         kind = shape.split("<")[0]
         best: tuple[float, int] | None = None
         chosen: type[Any] | None = None
-        for order, (cls, json_type, unique, checks) in enumerate(self._rules):
+        for order, (cls, json_type, unique, checks, tags) in enumerate(self._rules):
             if json_type not in (kind, "any") and not (json_type == "integer" and kind == "number"):
                 continue
             if kind == "object":
@@ -161,7 +178,10 @@ class OutputDecoder:
                 declared = self._declared(cls)
                 has_unique = any(k in value for k in unique)
                 share = (sum(1 for k in value if k in declared) / len(value)) if value else 0.0
-                score = (2.0 if has_unique else 0.0) + share
+                tagged = any(k in value and value[k] in allowed for k, allowed in tags)
+                score = (4.0 if tagged else 0.0) + (2.0 if has_unique else 0.0) + share
+                if any(k not in value for k in self._required(cls)):
+                    score -= 8.0  # it would not decode; only a last resort
             else:
                 score = 1.0
             if best is None or score > best[0]:
@@ -195,6 +215,7 @@ class ModelHandle(Generic[InT, OutT]):
     info: ClassVar[ModelInfo] = ModelInfo(model_id="")
     decoder: ClassVar[OutputDecoder] = OutputDecoder(variants=(), rules=(), indexes=())
     input_types: ClassVar[tuple[tuple[type[Any], tuple[str, ...]], ...]] = ()
+    batch_input: ClassVar[type[Any] | None] = None  # the `{"requests": [...]}` variant, when the model has one
 
     def __init__(self, client: BaseClient, model_id: str | None = None) -> None:
         self.client = client
@@ -243,6 +264,39 @@ class ModelHandle(Generic[InT, OutT]):
         from ._batch import BatchJob
 
         return BatchJob(self, request_id)
+
+    def embed_many(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
+        timeout: float = 3600.0,
+        poll_interval: float = 1.0,
+    ) -> list[list[float]]:
+        """Embed any number of texts through the async batch API; one vector per text, in input order.
+
+        For models with a batch (``requests``) variant whose requests take a list of ``text`` (the bge
+        embedding models); others raise ``ConfigurationError``. The texts are split into requests of at
+        most ``batch_size`` strings (default and upper bound: the schema's ``maxItems``), grouped into
+        batches under 10 MB each, submitted, polled together until done, and put back in order.
+        ``options`` are extra request fields (e.g. ``{"pooling": "cls"}``); ``on_progress`` gets a
+        ``BatchProgress`` after every polling round. Failed requests raise ``BatchItemsError`` carrying
+        the vectors that did arrive; the deadline raises ``BatchTimeoutError`` naming the unfinished
+        request ids (resume them with :meth:`batch_job`).
+        """
+        from ._chunking import embed_many
+
+        return embed_many(
+            self,
+            texts,
+            batch_size=batch_size,
+            options=options,
+            on_progress=on_progress,
+            timeout=timeout,
+            poll_interval=poll_interval,
+        )
 
     # ------------------------------------------------------------------ encoding and validation
 
@@ -325,7 +379,7 @@ class ModelHandle(Generic[InT, OutT]):
         resp = self._post(self.validate(request), stream=True)
         return EventStream(resp, model_id=self.model_id, client=self.client)
 
-    def _submit_batch(self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None) -> BatchJob[OutT]:
+    def _submit_batch(self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None) -> BatchJob[Any]:
         from ._batch import submit
 
         return submit(self, requests, headers=headers)

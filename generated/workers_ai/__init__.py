@@ -6,17 +6,21 @@
 """
 
 from . import errors
-from ._batch import BatchItem, BatchJob, BatchRequest, BatchStatus
+from ._batch import BatchItem, BatchJob, BatchRequest, BatchResult, BatchStatus
 from ._binary import BinaryOutput
+from ._chunking import BatchProgress
 from ._client import WorkersAI
 from ._gateway import Gateway
 from ._handle import ModelHandle, ModelInfo
-from ._stream import EventStream, StreamEvent
+from ._stream import EventStream, StreamEvent, StreamResult, ToolCall
+from ._usage import Usage
 
 __all__ = [
     "BatchItem",
     "BatchJob",
+    "BatchProgress",
     "BatchRequest",
+    "BatchResult",
     "BatchStatus",
     "BinaryOutput",
     "EventStream",
@@ -24,6 +28,9 @@ __all__ = [
     "ModelHandle",
     "ModelInfo",
     "StreamEvent",
+    "StreamResult",
+    "ToolCall",
+    "Usage",
     "WorkersAI",
     "errors",
 ]

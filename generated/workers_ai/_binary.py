@@ -37,10 +37,8 @@ def read_binary(value: BinaryInput) -> bytes:
     if isinstance(value, os.PathLike):
         with open(value, "rb") as fh:
             return fh.read()
-    data = value.read()
-    if not isinstance(data, bytes):
-        raise TypeError("binary input file objects must be opened in binary mode")
-    return data
+    # A text-mode file fails here with "string argument without an encoding".
+    return bytes(value.read())
 
 
 def _is_binary(value: object) -> bool:

@@ -5,12 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from . import _registry
 from .errors import WorkersAIError
+
+if TYPE_CHECKING:
+    from ._batch import BatchJob, BatchResult, BatchStatus
+    from ._client import WorkersAI
 
 __all__ = ["main"]
 
@@ -28,15 +32,85 @@ def _cmd_models(args: argparse.Namespace) -> int:
     return 0
 
 
+_SPIN = "|/-\\"
+
+
+class _Progress:
+    """One status line on stderr while a batch waits: redrawn in place on a terminal, else one line per change."""
+
+    def __init__(self, request_id: str) -> None:
+        self.label = f"batch {request_id}"
+        self.tty = sys.stderr.isatty()
+        self.last = ""
+        self.spin = 0
+
+    def __call__(self, status: BatchStatus, elapsed: float) -> None:
+        if self.tty:
+            self.spin += 1
+            sys.stderr.write(f"\r{self.label}: {status.state:<8} {elapsed:7.1f}s {_SPIN[self.spin % 4]}")
+            sys.stderr.flush()
+        elif status.state != self.last:
+            sys.stderr.write(f"{self.label}: {status.state} after {elapsed:.1f}s\n")
+        self.last = status.state
+
+    def end(self) -> None:
+        if self.tty and self.last:
+            sys.stderr.write("\n")
+
+
+def _batch_json(job: BatchJob[Any], result: BatchResult[Any]) -> dict[str, Any]:
+    items = [
+        {
+            "id": i.id,
+            "success": i.success,
+            "external_reference": i.external_reference,
+            "result": msgspec.to_builtins(i.result),
+            "errors": [{"code": e.code, "message": e.message} for e in i.errors],
+        }
+        for i in result.items
+    ]
+    usage = msgspec.to_builtins(result.usage) if result.usage is not None else None
+    return {"request_id": job.request_id, "model": job.model, "items": items, "usage": usage}
+
+
+def _run_batch(ai: WorkersAI, args: argparse.Namespace, payload: Any) -> int:
+    """``run --queue``: submit (or resume ``--request-id``), wait with a status line, print every item.
+
+    Exit status 0 when every request succeeded, 1 when the job or any request failed.
+    """
+    if args.request_id:
+        job = ai.batch_job(args.model, args.request_id)
+    else:
+        job = ai.run(args.model, payload, queue_request=True)
+        print(f"workers-ai: queued batch {job.request_id} for {job.model}", file=sys.stderr)
+    if args.no_wait:
+        _print_json({"request_id": job.request_id, "model": job.model})
+        return 0
+    progress = _Progress(job.request_id)
+    try:
+        result = job.wait(timeout=args.timeout, poll_interval=args.poll_interval, on_progress=progress)
+    finally:
+        progress.end()
+    _print_json(_batch_json(job, result))
+    return 0 if result.ok else 1
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from ._client import WorkersAI
 
-    try:
-        payload = msgspec.json.decode(args.json)
-    except msgspec.DecodeError as exc:
-        print(f"workers-ai run: --json is not valid JSON: {exc}", file=sys.stderr)
+    payload: Any = None
+    if args.json is None and not args.request_id:
+        print("workers-ai run: --json is required (or --queue --request-id ID to resume a batch)", file=sys.stderr)
         return 2
+    if args.json is not None:
+        try:
+            payload = msgspec.json.decode(args.json)
+        except msgspec.DecodeError as exc:
+            print(f"workers-ai run: --json is not valid JSON: {exc}", file=sys.stderr)
+            return 2
     ai = WorkersAI(base_url=args.base_url)
+    if args.queue or args.request_id:
+        return _run_batch(ai, args, payload)
     if args.stream:
         with ai.run(args.model, payload, stream=True) as events:
             for event in events:
@@ -44,7 +118,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 sys.stdout.flush()
         sys.stdout.write("\n")
         return 0
-    result = ai.run(args.model, payload)
+    model: str = args.model
+    result: object = ai.run(model, payload)
     _print_json(result)
     return 0
 
@@ -66,8 +141,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p_run = sub.add_parser("run", help="run a model with a JSON payload")
     p_run.add_argument("model")
-    p_run.add_argument("--json", required=True, help="the input payload as JSON")
+    p_run.add_argument("--json", help="the input payload as JSON")
     p_run.add_argument("--stream", action="store_true", help="stream text as it is generated")
+    p_run.add_argument("--queue", action="store_true", help='queue {"requests": [...]} as an async batch and wait')
+    p_run.add_argument("--request-id", help="resume waiting for an already queued batch")
+    p_run.add_argument("--no-wait", action="store_true", help="with --queue: print the request id and exit")
+    p_run.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for a batch (default 600)")
+    p_run.add_argument("--poll-interval", type=float, default=1.0, help="first wait between batch polls (grows)")
     p_run.add_argument("--base-url", default=None)
     p_run.set_defaults(func=_cmd_run)
     p_models = sub.add_parser("models", help="list the models this package knows")
@@ -83,6 +163,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_sync.add_argument("--base-url", default=None)
     p_sync.add_argument("--exit-code", action="store_true", help="exit 1 when anything changed")
     p_sync.add_argument("--no-generate", action="store_true", help="write schemas only")
+    p_sync.add_argument("--prune", action="store_true", help="delete schema files of models the account no longer lists")
+    p_sync.add_argument("--per-page", type=int, default=50, help="page size for models/search")
     p_sync.set_defaults(func=_cmd_sync)
     args = parser.parse_args(argv)
     try:

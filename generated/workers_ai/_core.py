@@ -11,7 +11,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote, urlencode
 
 import msgspec
@@ -26,6 +26,7 @@ from urllib3.exceptions import (
 
 from . import _registry
 from ._gateway import Gateway
+from ._json import as_list, as_object
 from ._retry import MAX_RETRY_AFTER, RETRYABLE_STATUS, SAFE_FOR_QUEUE, backoff, retry_after
 from ._transport import Transport, Urllib3Transport
 from .errors import (
@@ -47,6 +48,7 @@ __all__ = ["DEFAULT_BASE_URL", "BaseClient", "ResponseInfo"]
 DEFAULT_BASE_URL = "https://api.cloudflare.com/client/v4"
 _USER_AGENT = "workers-ai-python/0.1"
 _MODEL_ID = re.compile(r"^[A-Za-z0-9@][A-Za-z0-9@._+-]*(/[A-Za-z0-9@._+-]+)*$")
+_Client = TypeVar("_Client", bound="BaseClient")
 
 
 class ResponseInfo(msgspec.Struct, frozen=True):
@@ -99,7 +101,7 @@ class BaseClient:
         via = f", gateway={self.gateway.id!r}" if self.gateway else ""
         return f"{type(self).__name__}(account_id={self.account_id!r}, base_url={self.base_url!r}{via})"
 
-    def __enter__(self) -> BaseClient:
+    def __enter__(self: _Client) -> _Client:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -112,7 +114,17 @@ class BaseClient:
     @property
     def last_response(self) -> ResponseInfo | None:
         """Status, ``messages`` and ``cf-ray`` of the last reply this thread received."""
-        info: ResponseInfo | None = getattr(self._local, "last", None)
+        last: ResponseInfo | tuple[int, list[Any], Mapping[str, str]] | None = getattr(self._local, "last", None)
+        if last is None or isinstance(last, ResponseInfo):
+            return last
+        status, messages, headers = last
+        info = ResponseInfo(
+            status=status,
+            messages=messages,
+            cf_ray=headers.get("cf-ray"),
+            headers={k.lower(): v for k, v in headers.items()},
+        )
+        self._local.last = info
         return info
 
     # ------------------------------------------------------------------ models
@@ -214,9 +226,8 @@ class BaseClient:
                     self._sleep(backoff(attempt))
                     attempt += 1
                     continue
-                kind: type[APIConnectionError] = (
-                    APITimeoutError if isinstance(exc, ConnectTimeoutError) else APIConnectionError
-                )
+                timed_out = type(exc) is ConnectTimeoutError
+                kind: type[APIConnectionError] = APITimeoutError if timed_out else APIConnectionError
                 raise kind(f"could not connect to {_host(url)}: {type(exc).__name__}") from None
             except (ReadTimeoutError, ProtocolError, HTTPError, OSError) as exc:
                 timed_out = isinstance(exc, ReadTimeoutError) or "timed out" in str(exc).lower()
@@ -254,16 +265,15 @@ class BaseClient:
         messages: list[Any] = []
         content_type = headers.get("content-type", "")
         message = ""
-        parsed: Any = None
+        parsed: dict[str, Any] | None = None
         if data:
             try:
-                parsed = msgspec.json.decode(data)
+                parsed = as_object(msgspec.json.decode(data))
             except msgspec.DecodeError:
                 parsed = None
-        if isinstance(parsed, dict):
-            errors = _error_details(parsed.get("errors"))  # pyright: ignore[reportUnknownArgumentType]
-            raw_messages = parsed.get("messages")  # pyright: ignore[reportUnknownVariableType]
-            messages = list(raw_messages) if isinstance(raw_messages, list) else []  # pyright: ignore[reportUnknownArgumentType]
+        if parsed is not None:
+            errors = _error_details(parsed.get("errors"))
+            messages = as_list(parsed.get("messages")) or []
             message = "; ".join(f"{e.code}: {e.message}" if e.code is not None else e.message for e in errors)
             if not message and isinstance(parsed.get("error"), str):
                 message = str(parsed["error"])
@@ -274,7 +284,7 @@ class BaseClient:
             message = f"HTTP {status} with an empty body"
         where = f"{model_id}: " if model_id else ""
         cls = error_for(status, [e.code for e in errors if e.code is not None])
-        if not isinstance(parsed, dict) and 200 <= status < 300:
+        if parsed is None and 200 <= status < 300:
             cls = ResponseDecodeError
         return cls(
             where + message,
@@ -288,23 +298,19 @@ class BaseClient:
         )
 
     def remember(self, resp: urllib3.BaseHTTPResponse, messages: list[Any]) -> None:
-        self._local.last = ResponseInfo(
-            status=resp.status,
-            messages=messages,
-            cf_ray=resp.headers.get("cf-ray"),
-            headers={k.lower(): v for k, v in resp.headers.items()},
-        )
+        # Kept raw: ``last_response`` builds the ResponseInfo only when someone asks (it is on every call's path).
+        self._local.last = (resp.status, messages, resp.headers)
 
     def get_json(self, path: str, query: Mapping[str, Any] | None = None) -> Any:
         """GET an account API path and return the whole envelope as plain data (for search, schema)."""
         resp = self.request("GET", self.api_url(path, query), content_type=None)
         try:
-            env = msgspec.json.decode(resp.data)
+            env = as_object(msgspec.json.decode(resp.data))
         except msgspec.DecodeError:
             raise self.error_from(resp.status, resp.headers, resp.data, model_id=None) from None
-        if not isinstance(env, dict) or env.get("success") is False:  # pyright: ignore[reportUnknownMemberType]
-            raise self.error_from(400 if resp.status < 300 else resp.status, resp.headers, resp.data, model_id=None)
-        return env  # pyright: ignore[reportUnknownVariableType]
+        if env is None or env.get("success") is False:
+            raise self.error_from(resp.status, resp.headers, resp.data, model_id=None)
+        return env
 
 
 def _drain(resp: urllib3.BaseHTTPResponse) -> bytes:
@@ -318,15 +324,13 @@ def _drain(resp: urllib3.BaseHTTPResponse) -> bytes:
 
 def _error_details(raw: Any) -> list[ErrorDetail]:
     out: list[ErrorDetail] = []
-    if not isinstance(raw, list):
-        return out
-    for item in raw:  # pyright: ignore[reportUnknownVariableType]
-        if isinstance(item, dict):
-            code: Any = item.get("code")  # pyright: ignore[reportUnknownMemberType]
+    for item in as_list(raw) or []:
+        entry = as_object(item)
+        if entry is not None:
+            code = entry.get("code")
             if isinstance(code, str) and code.isdigit():
                 code = int(code)
-            msg: Any = item.get("message", "")  # pyright: ignore[reportUnknownMemberType]
-            out.append(ErrorDetail(code if isinstance(code, int) else None, str(msg)))
+            out.append(ErrorDetail(code if isinstance(code, int) else None, str(entry.get("message", ""))))
         elif isinstance(item, str):
             out.append(ErrorDetail(None, item))
     return out

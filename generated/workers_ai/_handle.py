@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 import msgspec
 
 from ._binary import BinaryInput, BinaryOutput, read_binary
+from ._json import as_list, as_object
 from .errors import InputValidationError, ResponseDecodeError, StreamError
 
 if TYPE_CHECKING:
     import urllib3
 
     from ._batch import BatchJob
+    from ._chunking import BatchProgress
     from ._core import BaseClient
     from ._stream import EventStream
 
@@ -123,8 +125,14 @@ class OutputDecoder:
         self.binary_types = tuple(binary_types)
         self.streams = streams
         self.name = name
-        self._rules = [(by_index[r[0]], r[1], tuple(r[2]), tuple(r[3])) for r in rules if r[0] in by_index]
+        # An optional fifth item lists (key, values) pairs: a value only this variant declares for that key.
+        self._rules = [
+            (by_index[r[0]], r[1], tuple(r[2]), tuple(r[3]), tuple(r[4]) if len(r) > 4 else ())
+            for r in rules
+            if r[0] in by_index
+        ]
         self._keys: dict[type[Any], frozenset[str]] = {}
+        self._needs: dict[type[Any], frozenset[str]] = {}
 
     def _declared(self, cls: type[Any]) -> frozenset[str]:
         keys = self._keys.get(cls)
@@ -132,8 +140,18 @@ class OutputDecoder:
             try:
                 keys = frozenset(f.encode_name for f in msgspec.structs.fields(cls))
             except TypeError:
-                keys = frozenset()
+                keys = frozenset[str]()
             self._keys[cls] = keys
+        return keys
+
+    def _required(self, cls: type[Any]) -> frozenset[str]:
+        keys = self._needs.get(cls)
+        if keys is None:
+            try:
+                keys = frozenset(f.encode_name for f in msgspec.structs.fields(cls) if f.required)
+            except TypeError:
+                keys = frozenset[str]()
+            self._needs[cls] = keys
         return keys
 
     def pick(self, value: Any) -> type[Any] | None:
@@ -142,7 +160,7 @@ class OutputDecoder:
         kind = shape.split("<")[0]
         best: tuple[float, int] | None = None
         chosen: type[Any] | None = None
-        for order, (cls, json_type, unique, checks) in enumerate(self._rules):
+        for order, (cls, json_type, unique, checks, tags) in enumerate(self._rules):
             if json_type not in (kind, "any") and not (json_type == "integer" and kind == "number"):
                 continue
             if kind == "object":
@@ -160,7 +178,10 @@ class OutputDecoder:
                 declared = self._declared(cls)
                 has_unique = any(k in value for k in unique)
                 share = (sum(1 for k in value if k in declared) / len(value)) if value else 0.0
-                score = (2.0 if has_unique else 0.0) + share
+                tagged = any(k in value and value[k] in allowed for k, allowed in tags)
+                score = (4.0 if tagged else 0.0) + (2.0 if has_unique else 0.0) + share
+                if any(k not in value for k in self._required(cls)):
+                    score -= 8.0  # it would not decode; only a last resort
             else:
                 score = 1.0
             if best is None or score > best[0]:
@@ -194,6 +215,7 @@ class ModelHandle(Generic[InT, OutT]):
     info: ClassVar[ModelInfo] = ModelInfo(model_id="")
     decoder: ClassVar[OutputDecoder] = OutputDecoder(variants=(), rules=(), indexes=())
     input_types: ClassVar[tuple[tuple[type[Any], tuple[str, ...]], ...]] = ()
+    batch_input: ClassVar[type[Any] | None] = None  # the `{"requests": [...]}` variant, when the model has one
 
     def __init__(self, client: BaseClient, model_id: str | None = None) -> None:
         self.client = client
@@ -207,7 +229,8 @@ class ModelHandle(Generic[InT, OutT]):
     def run(self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> OutT:
         """Run with a request struct or a plain mapping; returns the decoded output variant."""
         if isinstance(payload, (bytes, bytearray, memoryview)) or hasattr(payload, "read"):
-            result: OutT = self._call_binary(payload, None, headers=headers)  # type: ignore[arg-type]
+            binary = cast("BinaryInput", payload)
+            result: OutT = self._call_binary(binary, None, headers=headers)
             return result
         body = self.encode_input(payload)
         return self._send_and_decode(body, None, headers=headers)
@@ -229,16 +252,51 @@ class ModelHandle(Generic[InT, OutT]):
 
     def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> BatchJob[OutT]:
         """Queue ``{"requests": [...]}`` with the async batch API."""
-        requests: Any = payload.get("requests") if isinstance(payload, Mapping) else getattr(payload, "requests", None)
-        if not isinstance(requests, (list, tuple)):
+        value: object = payload
+        source = as_object(value)
+        requests = as_list(source.get("requests") if source is not None else getattr(value, "requests", None))
+        if requests is None:
             raise InputValidationError(self.model_id, "$.requests", "a batch needs a `requests` list")
-        return self._submit_batch(requests, headers=headers)  # pyright: ignore[reportUnknownArgumentType]
+        return self._submit_batch(requests, headers=headers)
 
     def batch_job(self, request_id: str) -> BatchJob[OutT]:
         """A job for an already queued ``request_id``."""
         from ._batch import BatchJob
 
         return BatchJob(self, request_id)
+
+    def embed_many(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
+        timeout: float = 3600.0,
+        poll_interval: float = 1.0,
+    ) -> list[list[float]]:
+        """Embed any number of texts through the async batch API; one vector per text, in input order.
+
+        For models with a batch (``requests``) variant whose requests take a list of ``text`` (the bge
+        embedding models); others raise ``ConfigurationError``. The texts are split into requests of at
+        most ``batch_size`` strings (default and upper bound: the schema's ``maxItems``), grouped into
+        batches under 10 MB each, submitted, polled together until done, and put back in order.
+        ``options`` are extra request fields (e.g. ``{"pooling": "cls"}``); ``on_progress`` gets a
+        ``BatchProgress`` after every polling round. Failed requests raise ``BatchItemsError`` carrying
+        the vectors that did arrive; the deadline raises ``BatchTimeoutError`` naming the unfinished
+        request ids (resume them with :meth:`batch_job`).
+        """
+        from ._chunking import embed_many
+
+        return embed_many(
+            self,
+            texts,
+            batch_size=batch_size,
+            options=options,
+            on_progress=on_progress,
+            timeout=timeout,
+            poll_interval=poll_interval,
+        )
 
     # ------------------------------------------------------------------ encoding and validation
 
@@ -272,9 +330,8 @@ class ModelHandle(Generic[InT, OutT]):
         matching = [(cls, req) for cls, req in self.input_types if all(k in data for k in req)]
         if not matching:
             wants = "; ".join(f"{cls.__name__} needs {', '.join(req) or 'nothing'}" for cls, req in self.input_types)
-            missing = min(
-                ([k for k in req if k not in data] for _, req in self.input_types), key=len, default=[]
-            )
+            gaps: list[list[str]] = [[k for k in req if k not in data] for _, req in self.input_types]
+            missing: list[str] = min(gaps, key=len) if gaps else []
             path = f"$.{missing[0]}" if missing else "$"
             raise InputValidationError(
                 self.model_id, path, f"missing required field for every input variant ({wants})"
@@ -322,7 +379,7 @@ class ModelHandle(Generic[InT, OutT]):
         resp = self._post(self.validate(request), stream=True)
         return EventStream(resp, model_id=self.model_id, client=self.client)
 
-    def _submit_batch(self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None) -> BatchJob[OutT]:
+    def _submit_batch(self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None) -> BatchJob[Any]:
         from ._batch import submit
 
         return submit(self, requests, headers=headers)

@@ -42,6 +42,4 @@ def retry_after(headers: Mapping[str, str], *, now: float | None = None) -> floa
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
         return None
-    if when is None:
-        return None
     return max(0.0, when.timestamp() - (time.time() if now is None else now))

@@ -1,42 +1,80 @@
-"""Typed iteration over a streamed (``text/event-stream``) model reply."""
+"""Typed iteration over a streamed (``text/event-stream``) model reply.
+
+Two chunk shapes are read, in the same stream if need be: the classic Workers AI one,
+``{"response": "...", "p": "<padding>", "tool_calls": [...]}``, and OpenAI-style
+``chat.completion.chunk`` events (``choices[0].delta.content`` / ``reasoning_content`` /
+``tool_calls``). Either may carry ``usage``; Workers AI ends with ``{"response": "", "usage": {...}}``
+and then ``data: [DONE]``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
-from urllib3.exceptions import HTTPError, ProtocolError
+from urllib3.exceptions import HTTPError, ProtocolError, ReadTimeoutError
 
-from ._sse import SSEDecoder, ServerSentEvent
-from .errors import APIConnectionError, APIError, ErrorDetail, StreamError, error_for
+from ._json import as_list, as_object
+from ._sse import ServerSentEvent, SSEDecoder
+from ._usage import Usage, usage_from
+from .errors import (
+    APIConnectionError,
+    APIError,
+    APITimeoutError,
+    ErrorDetail,
+    ResponseDecodeError,
+    StreamError,
+    error_for,
+)
 
 if TYPE_CHECKING:
     import urllib3
 
     from ._core import BaseClient
 
-__all__ = ["EventStream", "StreamEvent", "StreamResult", "Usage"]
+__all__ = ["EventStream", "StreamEvent", "StreamResult", "ToolCall", "ToolCallMerger", "Usage", "event_from"]
 
 _READ_SIZE = 64 * 1024
+_DRAIN_LIMIT = 1 << 20  # after [DONE], read at most this much to put the connection back in the pool
+_decode = msgspec.json.Decoder().decode
+_CODE_PREFIX = re.compile(r"^\s*(\d{3,5})\s*:\s*(.*)$", re.S)
 
 
-class Usage(msgspec.Struct):
-    """Token counts reported by the model (the final stream event usually carries them)."""
+class ToolCall(msgspec.Struct):
+    """A tool call, merged from its stream fragments.
 
-    prompt_tokens: int | float = 0
-    completion_tokens: int | float = 0
-    total_tokens: int | float = 0
+    ``arguments`` is a JSON *string* for OpenAI-style calls (joined from the fragments) and an
+    object for classic Workers AI ones; :meth:`parsed_arguments` gives an object either way.
+    """
+
+    name: str = ""
+    arguments: Any = None
+    id: str | None = None
+    type: str = "function"
+    index: int | None = None
+
+    def parsed_arguments(self) -> Any:
+        """The arguments as decoded JSON; raises ``ValueError`` when a string is not valid JSON."""
+        if self.arguments is None or self.arguments == "":
+            return {}
+        if isinstance(self.arguments, str):
+            try:
+                return msgspec.json.decode(self.arguments)
+            except msgspec.DecodeError as exc:
+                raise ValueError(f"tool call {self.name!r}: arguments are not valid JSON: {exc}") from None
+        return self.arguments
 
 
 class StreamEvent(msgspec.Struct):
-    """One event of a model stream.
+    """One event of a model stream, whichever chunk shape it came in.
 
-    ``text`` is the text delta whichever shape the chunk had: legacy ``{"response": ...}`` or
-    OpenAI-style ``chat.completion.chunk`` (``choices[0].delta.content``). ``reasoning`` holds
-    ``reasoning_content`` deltas, ``tool_calls`` any tool-call fragments, ``usage`` the counts when the
-    event carries them, ``data`` the whole decoded JSON.
+    ``text`` is the text delta (``response`` or ``choices[0].delta.content``), ``reasoning`` the
+    ``reasoning_content`` delta, ``tool_calls`` the raw tool-call fragments (merge them with
+    :class:`ToolCallMerger` or :meth:`EventStream.collect`), ``usage`` the token counts when the event
+    carries them (the final event does), ``data`` the whole decoded JSON, ``event``/``id`` the SSE fields.
     """
 
     text: str = ""
@@ -46,68 +84,171 @@ class StreamEvent(msgspec.Struct):
     finish_reason: str | None = None
     data: Any = None
     event: str = "message"
+    id: str | None = None
 
 
 class StreamResult(msgspec.Struct):
-    """A whole stream joined: the text, reasoning, tool-call fragments and the last usage seen."""
+    """A whole stream joined: text, reasoning, merged tool calls and the last usage seen."""
 
     text: str
     reasoning: str = ""
-    tool_calls: list[Any] = []
+    tool_calls: list[ToolCall] = []
     usage: Usage | None = None
     finish_reason: str | None = None
     events: int = 0
 
 
-_USAGE = msgspec.json.Decoder(Usage)
+def _text_of(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return ""
 
 
-def _to_event(sse: ServerSentEvent, data: Any) -> StreamEvent:
-    ev = StreamEvent(data=data, event=sse.event)
+def event_from(data: Any, *, event: str = "message", id: str | None = None) -> StreamEvent:
+    """The :class:`StreamEvent` for one decoded chunk (either shape)."""
     if not isinstance(data, dict):
-        if isinstance(data, str):
-            ev.text = data
-        return ev
-    response = data.get("response")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    if isinstance(response, (str, int, float)) and not isinstance(response, bool):
-        ev.text = str(response)
-    choices = data.get("choices")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-        first: dict[str, Any] = choices[0]  # pyright: ignore[reportUnknownVariableType]
-        delta = first.get("delta") or first.get("message") or {}
-        if isinstance(delta, dict):
-            content = delta.get("content")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-            if isinstance(content, str):
-                ev.text += content
-            reasoning = delta.get("reasoning_content") or delta.get("reasoning")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-            if isinstance(reasoning, str):
-                ev.reasoning = reasoning
-            calls = delta.get("tool_calls")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-            if isinstance(calls, list):
-                ev.tool_calls = list(calls)  # pyright: ignore[reportUnknownArgumentType]
-        if isinstance(first.get("text"), str):
-            ev.text += first["text"]
-        reason = first.get("finish_reason")
-        if isinstance(reason, str):
-            ev.finish_reason = reason
-    calls = data.get("tool_calls")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    if isinstance(calls, list) and calls:
-        ev.tool_calls = list(calls)  # pyright: ignore[reportUnknownArgumentType]
-    usage = data.get("usage")  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    if isinstance(usage, dict):
-        try:
-            ev.usage = msgspec.convert(usage, Usage)
-        except msgspec.ValidationError:
-            ev.usage = None
-    return ev
+        return StreamEvent(data if isinstance(data, str) else "", data=data, event=event, id=id)
+    obj = cast("dict[str, Any]", data)
+    response = obj.get("response")
+    text = response if type(response) is str else _text_of(response)
+    reasoning = ""
+    calls: list[Any] = []
+    finish: str | None = None
+    if "choices" in obj:
+        choices = as_list(obj["choices"])
+        first = as_object(choices[0]) if choices else None
+        if first is not None:
+            delta = as_object(first.get("delta")) or as_object(first.get("message"))
+            if delta is not None:
+                text += _text_of(delta.get("content"))
+                reasoning = _text_of(delta.get("reasoning_content")) or _text_of(delta.get("reasoning"))
+                calls = as_list(delta.get("tool_calls")) or []
+            text += _text_of(first.get("text"))
+            reason = first.get("finish_reason")
+            if isinstance(reason, str):
+                finish = reason
+    more = as_list(obj.get("tool_calls"))
+    if more:
+        calls = calls + more if calls else more
+    usage = usage_from(obj["usage"]) if "usage" in obj else None
+    return StreamEvent(text, reasoning, calls, usage, finish, data, event, id)
+
+
+class ToolCallMerger:
+    """Joins tool-call fragments into whole calls.
+
+    Fragments with an ``index`` (OpenAI style) are merged into the call with that index: the first
+    ``id``/``name`` wins and string ``arguments`` are concatenated. A fragment with neither index nor id
+    nor name that carries only more argument text continues the last call. Anything else (classic
+    Workers AI ``{"name", "arguments": {...}}``) is a call of its own.
+    """
+
+    def __init__(self) -> None:
+        self.calls: list[ToolCall] = []
+        self._by_index: dict[int, ToolCall] = {}
+        self._by_id: dict[str, ToolCall] = {}
+
+    def add(self, fragments: list[Any]) -> None:
+        for raw in fragments:
+            frag = as_object(raw)
+            if frag is not None:
+                self._add(frag)
+
+    def _add(self, frag: dict[str, Any]) -> None:
+        index = frag.get("index")
+        index = index if isinstance(index, int) and not isinstance(index, bool) else None
+        call_id = frag.get("id") if isinstance(frag.get("id"), str) and frag.get("id") else None
+        fn = as_object(frag.get("function"))
+        src = fn if fn is not None else frag
+        name = src.get("name") if isinstance(src.get("name"), str) else ""
+        args: Any = src.get("arguments")
+        call: ToolCall | None = None
+        if index is not None:
+            call = self._by_index.get(index)
+        elif call_id is not None:
+            call = self._by_id.get(call_id)
+        elif not name and isinstance(args, str) and self.calls and isinstance(self.calls[-1].arguments, str):
+            call = self.calls[-1]
+        if call is None:
+            call = ToolCall(index=index)
+            self.calls.append(call)
+            if index is not None:
+                self._by_index[index] = call
+        if call_id is not None and call.id is None:
+            call.id = call_id
+            self._by_id[call_id] = call
+        kind = frag.get("type")
+        if isinstance(kind, str) and kind:
+            call.type = kind
+        if name and name != call.name:
+            call.name = call.name + name if call.name and index is not None else name
+        if args is None:
+            return
+        if isinstance(args, str) and isinstance(call.arguments, str):
+            call.arguments += args
+        elif (new := as_object(args)) is not None and (old := as_object(call.arguments)) is not None:
+            old.update(new)
+        else:
+            call.arguments = args
+
+
+def _code(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value)
+    return None
+
+
+def _detail(item: Any) -> ErrorDetail:
+    obj = as_object(item)
+    if obj is not None:
+        code = _code(obj.get("code"))
+        if code is None:
+            code = _code(obj.get("internalCode"))
+        message = obj.get("message") or obj.get("description") or obj.get("error") or ""
+        return ErrorDetail(code, message if isinstance(message, str) else str(message))
+    text = str(item)
+    match = _CODE_PREFIX.match(text)
+    if match:
+        return ErrorDetail(int(match.group(1)), match.group(2))
+    return ErrorDetail(None, text)
+
+
+def error_details(data: Any) -> list[ErrorDetail] | None:
+    """The errors an error object carries, or None when ``data`` is not an error object.
+
+    An error object has a non-empty ``errors`` list, a truthy ``error`` or ``success: false``.
+    """
+    obj = as_object(data)
+    if obj is None:
+        return None
+    errors = as_list(obj.get("errors"))
+    error = obj.get("error")
+    if not errors and not error and obj.get("success") is not False:
+        return None
+    details = [_detail(e) for e in errors or []]
+    if error:
+        details.extend(_detail(e) for e in (as_list(error) or [error]))
+    return details
 
 
 class EventStream:
-    """Iterator of :class:`StreamEvent` over a live response; use it in ``with`` to close early.
+    """Iterator of :class:`StreamEvent` over a live reply; use it in ``with`` to close it early.
 
-    Ends cleanly at ``data: [DONE]``. A stream that stops without ``[DONE]`` raises
-    :class:`~workers_ai.errors.StreamError`; an error object sent mid-stream raises the matching
-    API error (with its Workers AI code).
+    - Ends cleanly at ``data: [DONE]``; the connection then goes back to the pool.
+    - A stream that stops without ``[DONE]`` raises :class:`~workers_ai.errors.StreamError` after the
+      events it did deliver; a broken connection raises :class:`~workers_ai.errors.APIConnectionError`.
+    - An error object sent mid-stream (``event: error``, ``{"error": ...}``, ``{"errors": [...]}``)
+      raises the error class its Workers AI code maps to (e.g. ``CapacityError`` for 3040), otherwise
+      ``StreamError``; ``.code`` and ``.errors`` carry the details.
+    - Leaving a ``with`` block (or calling :meth:`close`) before the end closes the socket, so the
+      rest of the reply is never read.
+    - A server that answers a stream request with plain JSON instead gives one event holding it.
     """
 
     def __init__(self, response: urllib3.BaseHTTPResponse, *, model_id: str, client: BaseClient | None = None) -> None:
@@ -117,7 +258,17 @@ class EventStream:
         self._iter: Iterator[StreamEvent] | None = None
         self.closed = False
         self.done = False
-        self.cf_ray = response.headers.get("cf-ray")
+        self.status = response.status
+        self.headers: Mapping[str, str] = response.headers
+        self.cf_ray: str | None = response.headers.get("cf-ray")
+        self.last_event_id: str | None = None
+        self.bytes_read = 0
+        if client is not None:
+            client.remember(response, [])
+
+    def __repr__(self) -> str:
+        state = "done" if self.done else "closed" if self.closed else "open"
+        return f"<EventStream {self.model_id} {state}>"
 
     def __enter__(self) -> EventStream:
         return self
@@ -128,13 +279,32 @@ class EventStream:
         self.close()
 
     def close(self) -> None:
-        """Close the connection (not returned to the pool when the stream was left unfinished)."""
-        if not self.closed:
-            self.closed = True
-            if self.done:
-                self._resp.release_conn()
-            else:
-                self._resp.close()
+        """Stop reading. An unfinished stream's socket is closed; a finished one's connection is reused."""
+        if self.closed:
+            return
+        self.closed = True
+        resp = self._resp
+        if self.done and self._drain():
+            resp.release_conn()
+            return
+        try:
+            resp.close()
+        finally:
+            resp.release_conn()  # the pool gets the closed connection back and reconnects when it is next used
+
+    def _drain(self) -> bool:
+        """Read what follows ``[DONE]`` (normally only the end of the chunked body); True when the body ended."""
+        resp = self._resp
+        left = _DRAIN_LIMIT
+        try:
+            while left > 0:
+                chunk = resp.read1(_READ_SIZE)
+                if not chunk:
+                    return True
+                left -= len(chunk)
+        except (ProtocolError, HTTPError, OSError):
+            return False
+        return False
 
     def __iter__(self) -> Iterator[StreamEvent]:
         if self._iter is None:
@@ -144,104 +314,157 @@ class EventStream:
     def __next__(self) -> StreamEvent:
         return next(iter(self))
 
+    # ------------------------------------------------------------------ reading
+
+    def _content_type(self) -> str:
+        return (self._resp.headers.get("content-type") or "").split(";")[0].strip().lower()
+
     def _chunks(self) -> Iterator[bytes]:
         resp = self._resp
-        try:
-            while True:
-                chunk = resp.read1(_READ_SIZE) if hasattr(resp, "read1") else resp.read(_READ_SIZE)
-                if not chunk:
+        while not self.closed:
+            try:
+                chunk = resp.read1(_READ_SIZE)
+            except ReadTimeoutError:
+                if self.closed:
                     return
-                yield chunk
-        except (ProtocolError, HTTPError, OSError) as exc:
-            raise APIConnectionError(f"{self.model_id}: the stream broke off ({type(exc).__name__})") from None
+                raise APITimeoutError(f"{self.model_id}: the stream sent nothing for the read timeout") from None
+            except (ProtocolError, HTTPError, OSError) as exc:
+                if self.closed:
+                    return
+                raise APIConnectionError(f"{self.model_id}: the stream broke off ({type(exc).__name__})") from None
+            if not chunk:
+                return
+            self.bytes_read += len(chunk)
+            yield chunk
 
     def _events(self) -> Iterator[StreamEvent]:
-        decoder = SSEDecoder()
         try:
+            kind = self._content_type()
+            if kind == "application/json" or kind.endswith("+json"):
+                yield self._json_reply()
+                return
+            if kind and kind != "text/event-stream":
+                raise StreamError(
+                    f"{self.model_id}: expected text/event-stream, got {kind}",
+                    status=self.status,
+                    cf_ray=self.cf_ray,
+                    model_id=self.model_id,
+                )
+            decoder = SSEDecoder()
             for chunk in self._chunks():
                 for sse in decoder.feed(chunk):
-                    ev = self._handle(sse)
-                    if ev is None:
+                    if self.closed:
+                        return
+                    if _is_done(sse):
                         self.done = True
                         return
-                    yield ev
+                    ev = self._event(sse)
+                    if ev is not None:
+                        yield ev
+            if self.closed:
+                return
+            cut = ""
             for sse in decoder.flush():
-                ev = self._handle(sse)
-                if ev is None:
+                if _is_done(sse):
                     self.done = True
                     return
-                yield ev
+                cut = f"; its last event was cut short ({sse.data[:80]!r})"
             raise StreamError(
-                f"{self.model_id}: the stream ended without [DONE]; the reply may be incomplete",
-                status=self._resp.status,
+                f"{self.model_id}: the stream ended without [DONE]{cut}; the reply may be incomplete",
+                status=self.status,
                 cf_ray=self.cf_ray,
                 model_id=self.model_id,
             )
         finally:
             self.close()
 
-    def _handle(self, sse: ServerSentEvent) -> StreamEvent | None:
-        text = sse.data
-        if text.strip() == "[DONE]":
-            return None
-        if not text.strip():
-            return StreamEvent(event=sse.event)
+    def _json_reply(self) -> StreamEvent:
+        body = self._resp.data
+        self.bytes_read += len(body)
+        self.done = True
         try:
-            data: Any = msgspec.json.decode(text)
+            env: Any = msgspec.json.decode(body)
+        except msgspec.DecodeError:
+            raise ResponseDecodeError(
+                f"{self.model_id}: the reply to a stream request is not valid JSON",
+                status=self.status,
+                cf_ray=self.cf_ray,
+                model_id=self.model_id,
+                body=body,
+            ) from None
+        obj = as_object(env)
+        if obj is not None and error_details(obj) is not None:
+            raise self._raise_for(obj, body)
+        result = obj.get("result") if obj is not None and "result" in obj else env
+        return event_from(result)
+
+    def _raise_for(self, obj: dict[str, Any], body: bytes) -> APIError:
+        if self._client is not None:
+            return self._client.error_from(self.status, self.headers, body, model_id=self.model_id)
+        return self._error(obj)
+
+    def _event(self, sse: ServerSentEvent) -> StreamEvent | None:
+        self.last_event_id = sse.id
+        text = sse.data
+        if not text or text.isspace():
+            return None  # keep-alive
+        try:
+            data: Any = _decode(text)
         except msgspec.DecodeError:
             if sse.event == "error":
-                raise StreamError(f"{self.model_id}: error event: {text[:200]}", model_id=self.model_id) from None
-            return StreamEvent(text="", data=text, event=sse.event)
-        if sse.event == "error" or (isinstance(data, dict) and ("errors" in data or "error" in data) and "choices" not in data and "response" not in data):
+                raise self._error(text) from None
+            return StreamEvent(data=text, event=sse.event, id=sse.id)
+        if sse.event == "error":
             raise self._error(data)
-        return _to_event(sse, data)
+        if isinstance(data, dict) and ("error" in data or "errors" in data or "success" in data):
+            if error_details(data) is not None:
+                raise self._error(data)
+        return event_from(data, event=sse.event, id=sse.id)
 
     def _error(self, data: Any) -> APIError:
-        details: list[ErrorDetail] = []
-        message = "error event in stream"
-        if isinstance(data, dict):
-            raw = data.get("errors") or ([data["error"]] if "error" in data else [])  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-            for item in raw if isinstance(raw, list) else []:  # pyright: ignore[reportUnknownVariableType]
-                if isinstance(item, dict):
-                    code: Any = item.get("code")  # pyright: ignore[reportUnknownMemberType]
-                    details.append(ErrorDetail(code if isinstance(code, int) else None, str(item.get("message", ""))))  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
-                elif isinstance(item, str):
-                    details.append(ErrorDetail(None, item))
-            if details:
-                message = "; ".join(f"{d.code}: {d.message}" if d.code is not None else d.message for d in details)
+        details = error_details(data) or ([_detail(data)] if data not in (None, "") else [])
+        message = "; ".join(f"{d.code}: {d.message}" if d.code is not None else d.message for d in details)
         codes = [d.code for d in details if d.code is not None]
-        # A known Workers AI code raises the same class it would outside a stream; anything else is a StreamError.
         cls = error_for(None, codes) if codes else StreamError
         if cls is APIError:
             cls = StreamError
         return cls(
-            f"{self.model_id}: {message} (mid-stream)",
-            status=self._resp.status,
+            f"{self.model_id}: error in the stream: {message or 'no details'}",
+            status=self.status,
             errors=details,
             cf_ray=self.cf_ray,
             model_id=self.model_id,
         )
 
+    # ------------------------------------------------------------------ joining
+
     def collect(self) -> StreamResult:
-        """Read the rest of the stream and join it: text, reasoning, tool calls and the final usage."""
+        """Read the rest of the stream and join it: text, reasoning, merged tool calls, final usage."""
         parts: list[str] = []
         reasoning: list[str] = []
-        calls: list[Any] = []
+        merger = ToolCallMerger()
         usage: Usage | None = None
         finish: str | None = None
         count = 0
         for ev in self:
             count += 1
-            parts.append(ev.text)
+            if ev.text:
+                parts.append(ev.text)
             if ev.reasoning:
                 reasoning.append(ev.reasoning)
-            calls.extend(ev.tool_calls)
+            if ev.tool_calls:
+                merger.add(ev.tool_calls)
             if ev.usage is not None:
                 usage = ev.usage
             if ev.finish_reason:
                 finish = ev.finish_reason
-        return StreamResult("".join(parts), "".join(reasoning), calls, usage, finish, count)
+        return StreamResult("".join(parts), "".join(reasoning), merger.calls, usage, finish, count)
 
     def text(self) -> str:
         """Read the rest of the stream and return the joined text."""
         return self.collect().text
+
+
+def _is_done(sse: ServerSentEvent) -> bool:
+    data = sse.data
+    return data == "[DONE]" or (len(data) < 16 and data.strip() == "[DONE]")

@@ -37,6 +37,7 @@ class Urllib3Transport:
     def __init__(self, *, maxsize: int = 10, connect_timeout: float = 10.0) -> None:
         self._pool = urllib3.PoolManager(maxsize=maxsize, block=False, retries=False)
         self._connect_timeout = connect_timeout
+        self._timeouts: dict[float, urllib3.Timeout] = {}
 
     def send(
         self,
@@ -48,12 +49,17 @@ class Urllib3Transport:
         timeout: float,
         stream: bool = False,
     ) -> urllib3.BaseHTTPResponse:
-        return self._pool.request(
+        limits = self._timeouts.get(timeout)
+        if limits is None:
+            limits = self._timeouts[timeout] = urllib3.Timeout(connect=min(self._connect_timeout, timeout), read=timeout)
+        # urlopen rather than request(): the body is already bytes and the headers a fresh dict, so
+        # request()'s body encoding and header copy would only cost time on every call.
+        return self._pool.urlopen(
             method,
             url,
             body=body,
-            headers=dict(headers),
-            timeout=urllib3.Timeout(connect=min(self._connect_timeout, timeout), read=timeout),
+            headers=headers,
+            timeout=limits,
             preload_content=not stream,
             redirect=False,
             retries=False,

@@ -16,6 +16,7 @@ __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "BatchError",
+    "BatchItemsError",
     "BatchTimeoutError",
     "CapacityError",
     "ConfigurationError",
@@ -169,6 +170,18 @@ class BatchError(WorkersAIError):
 
 class BatchTimeoutError(BatchError, TimeoutError):
     """``BatchJob.wait()`` reached its deadline before the job finished."""
+
+
+class BatchItemsError(BatchError):
+    """Some requests of a batch helper (``embed_many``) failed; the rest of the work is kept.
+
+    ``results`` holds one entry per input (None where it failed); ``failures`` maps input index to error.
+    """
+
+    def __init__(self, message: str, *, request_id: str, results: Sequence[Any], failures: Mapping[int, str]) -> None:
+        self.results = list(results)
+        self.failures = dict(failures)
+        super().__init__(message, request_id=request_id, status="done")
 
 
 class APIConnectionError(WorkersAIError):

@@ -1,4 +1,6 @@
 # A small user program: every reveal_type below is checked by tests/test_typing.py.
+from typing import Any
+
 from workers_ai import BatchJob, EventStream, WorkersAI
 from workers_ai.models.cf.baai.bge_m3 import BgeM3Output, Context
 
@@ -11,7 +13,8 @@ reveal_type(out.data)  # E: list[list[float]] | UnsetType
 scores = bge.rank(query="q", contexts=[Context(text="c")])
 reveal_type(scores)  # E: QueryOutput
 job = bge.batch([])
-reveal_type(job)  # E: BatchJob[QueryOutput | EmbeddingForContextsOutput | EmbeddingOutput | AsyncResponse]
+reveal_type(job)  # E: BatchJob[QueryOutput | EmbeddingForContextsOutput | EmbeddingOutput]
+reveal_type(job.wait().items[0].result)  # E: QueryOutput | EmbeddingForContextsOutput | EmbeddingOutput | None
 llama = ai.model("@cf/meta/llama-3-8b-instruct")
 reveal_type(llama.generate(prompt="hi"))  # E: TextGenerationOutput
 reveal_type(llama.generate_stream(prompt="hi"))  # E: EventStream
@@ -23,4 +26,6 @@ reveal_type(ai.run("@cf/unknown/model", {}))  # E: Any
 sdxl = ai.model("@cf/stabilityai/stable-diffusion-xl-base-1.0")
 reveal_type(sdxl.generate_image(prompt="cat"))  # E: BinaryOutput
 stream: EventStream = llama.chat_stream(messages=[])
-jobs: BatchJob[BgeM3Output] = job
+jobs: BatchJob[Any] = job
+vectors: list[list[float]] = bge.embed_many(["a"])
+reveal_type(llama.generate_stream(prompt="hi").collect().tool_calls)  # E: list[ToolCall]

@@ -1,0 +1,159 @@
+"""Per-call client cost of one client library, run in its own process against bench/_server.py.
+
+``python bench/_calls.py IMPL CASE PORT RUNS`` prints one JSON object: client CPU seconds per call
+for each run (``time.process_time`` in this process; the server is another process), wall seconds
+per call, the number of calls per run and a short check of the decoded result.
+
+IMPL: floor | floor-json | ours | cloudflare | openai. CASE: small (bge-m3 rank, 3 contexts) | big
+(100 x 1024 float embeddings). Only the libraries IMPL needs are imported, so it runs in the
+comparison venv as well as in the project's.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+MODEL = "@cf/baai/bge-m3"
+ACCOUNT = "a"
+TOKEN = "t"
+QUERY = "Which passage talks about loopback benchmarks?"
+CONTEXTS = [
+    "Loopback calls measure the client, not the network.",
+    "A keep-alive pool reuses one TCP connection for every call.",
+    "Typed structs come straight out of the JSON decoder.",
+]
+TEXTS = [f"passage number {i}: the quick brown fox jumps over the lazy dog" for i in range(100)]
+# Seconds of client CPU one run aims for; the call count per run is derived from a warm-up.
+TARGET_RUN_CPU = 0.5
+
+
+def build(impl: str, case: str, port: int) -> tuple[Callable[[], Any], Callable[[Any], str]]:
+    """The call to time, and a function describing its result (checked once, outside the timing)."""
+    root = f"http://127.0.0.1:{port}/client/v4"
+    if impl in ("floor", "floor-json"):
+        return _floor_call(impl, case, root)
+    if impl == "ours":
+        from workers_ai import WorkersAI
+        from workers_ai.models.cf.baai.bge_m3 import Context
+
+        ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=root)
+        bge = ai.model(MODEL)
+        if case == "small":
+            contexts = [Context(text=t) for t in CONTEXTS]
+            return (lambda: bge.rank(query=QUERY, contexts=contexts)), (
+                lambda r: f"{type(r).__name__} with {len(r.response)} scores"
+            )
+        return (lambda: bge.embed(text=TEXTS)), (lambda r: f"{type(r).__name__} {len(r.data)}x{len(r.data[0])}")
+    if impl == "cloudflare":
+        from cloudflare import Cloudflare, omit
+
+        cf = Cloudflare(api_token=TOKEN, base_url=root)
+        if case == "small":
+            # ai.run has no query/contexts kwargs: they go in extra_body, and `text=omit` satisfies
+            # its required-argument check without sending anything.
+            body = {"query": QUERY, "contexts": [{"text": t} for t in CONTEXTS]}
+
+            def small() -> Any:
+                return cf.ai.run(MODEL, account_id=ACCOUNT, text=omit, extra_body=body)
+
+            return small, (lambda r: f"{type(r).__name__} with {len(r['response'])} scores")
+        return (lambda: cf.ai.run(MODEL, account_id=ACCOUNT, text=TEXTS)), (
+            lambda r: f"{type(r).__name__} {len(r['data'])}x{len(r['data'][0])}"
+        )
+    if impl == "openai":
+        from openai import OpenAI
+
+        oa = OpenAI(api_key=TOKEN, base_url=f"{root}/accounts/{ACCOUNT}/ai/v1")
+        if case == "small":
+            # The OpenAI route has no rank mode; the nearest small reply is 3 inputs x 4 dimensions.
+            def small_oa() -> Any:
+                return oa.embeddings.create(model=MODEL, input=CONTEXTS, dimensions=4, encoding_format="float")
+
+            return small_oa, (lambda r: f"{type(r).__name__} {len(r.data)}x{len(r.data[0].embedding)}")
+
+        def big_oa() -> Any:
+            return oa.embeddings.create(model=MODEL, input=TEXTS, encoding_format="float")
+
+        return big_oa, (lambda r: f"{type(r).__name__} {len(r.data)}x{len(r.data[0].embedding)}")
+    raise SystemExit(f"unknown impl {impl!r}")
+
+
+def _floor_call(impl: str, case: str, root: str) -> tuple[Callable[[], Any], Callable[[Any], str]]:
+    """No SDK: a urllib3 pool, msgspec encoding, and a typed msgspec decode (or json.loads)."""
+    import json as stdjson
+
+    import msgspec
+    import urllib3
+    from _floor import Embedding, Envelope, Rank
+
+    pool = urllib3.PoolManager(retries=False)
+    url = f"{root}/accounts/{ACCOUNT}/ai/run/{MODEL}"
+    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+    encode = msgspec.json.encode
+    if case == "small":
+        payload: dict[str, Any] = {"query": QUERY, "contexts": [{"text": t} for t in CONTEXTS]}
+        decoder: Any = msgspec.json.Decoder(Envelope[Rank])
+
+        def describe(r: Any) -> str:
+            result = r["result"] if isinstance(r, dict) else r.result
+            scores = result["response"] if isinstance(result, dict) else result.response
+            return f"{type(result).__name__} with {len(scores)} scores"
+    else:
+        payload = {"text": TEXTS}
+        decoder = msgspec.json.Decoder(Envelope[Embedding])
+
+        def describe(r: Any) -> str:
+            result = r["result"] if isinstance(r, dict) else r.result
+            data = result["data"] if isinstance(result, dict) else result.data
+            return f"{type(result).__name__} {len(data)}x{len(data[0])}"
+
+    decode = stdjson.loads if impl == "floor-json" else decoder.decode
+
+    def call() -> Any:
+        resp = pool.request("POST", url, body=encode(payload), headers=headers)
+        if resp.status != 200:
+            raise RuntimeError(f"HTTP {resp.status}")
+        return decode(resp.data)
+
+    return call, describe
+
+
+def measure(call: Callable[[], Any], runs: int) -> dict[str, Any]:
+    for _ in range(3):
+        call()
+    t0 = time.process_time()
+    warm = 0
+    while warm < 3 or (time.process_time() - t0 < 0.15 and warm < 200):
+        call()
+        warm += 1
+    per_call = max((time.process_time() - t0) / warm, 1e-6)
+    n = int(min(400, max(3, TARGET_RUN_CPU / per_call)))
+    cpu: list[float] = []
+    wall: list[float] = []
+    for _ in range(runs):
+        gc.collect()
+        c0 = time.process_time()
+        w0 = time.perf_counter()
+        for _ in range(n):
+            call()
+        wall.append((time.perf_counter() - w0) / n)
+        cpu.append((time.process_time() - c0) / n)
+    return {"cpu": cpu, "wall": wall, "calls": n}
+
+
+def main() -> None:
+    impl, case, port, runs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    call, describe = build(impl, case, port)
+    check = describe(call())
+    out = measure(call, runs)
+    out["check"] = check
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,975 @@
+"""Benchmarks side by side: this SDK, the official ``cloudflare`` SDK, the ``openai`` SDK and the floor.
+
+``make bench`` (or ``.venv/bin/python bench/run.py``) runs everything in one go and writes
+``bench/results/latest.md`` and ``bench/results/latest.json``. It never asserts: a goal that is missed
+shows as missed, and a comparison that cannot run says why while the rest goes on.
+
+Where things run:
+
+- the comparison SDKs live in ``bench/.venv-peers`` (created here, gitignored), never in the
+  project's own environment;
+- our SDK is measured as a user gets it: a wheel built from this tree and installed into a fresh
+  venv holding only msgspec and urllib3 (the floor runs there too);
+- every client talks to ``bench/_server.py`` (or, for batches, the project's emulator) in another
+  process on 127.0.0.1, so the server's CPU never counts as the client's.
+
+Options: ``--quick`` (fewer repeats, for trying the harness), ``--only NAME ...`` (sections: cold,
+calls, batch, sse, generator, footprint, typing), ``--skip-peers`` (no comparison SDKs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+RESULTS = BENCH / "results"
+PEERS_VENV = BENCH / ".venv-peers"
+CATALOG = ROOT.parent / "shared" / "catalog"
+PY = sys.executable
+
+# The comparison SDKs, pinned so reruns compare like with like (the versions studied in the notes).
+PEERS = {"cloudflare": "cloudflare==5.9.0", "openai": "openai==3.54.0"}
+OURS_COLD = (
+    "from workers_ai import WorkersAI; ai = WorkersAI(account_id='a', api_token='t'); ai.model('@cf/baai/bge-m3')"
+)
+COLD_CASES = {
+    "python": "pass",
+    "floor": "import urllib3, msgspec",
+    "ours": OURS_COLD,
+    "cloudflare": "from cloudflare import Cloudflare; c = Cloudflare(api_token='t'); c.ai.run",
+    "openai": "from openai import OpenAI; c = OpenAI(api_key='t'); c.embeddings.create",
+}
+MYPY_FILES = {
+    "floor": '''"""A small user program, type-checked cold by the benchmark."""
+
+import msgspec
+import urllib3
+
+
+class Embedding(msgspec.Struct):
+    data: list[list[float]]
+
+
+resp = urllib3.request("POST", "http://127.0.0.1/ai/run/@cf/baai/bge-m3", json={"text": ["hello"]})
+print(msgspec.json.decode(resp.data, type=Embedding).data[0][:3])
+''',
+    "ours": '''"""A small user program, type-checked cold by the benchmark."""
+
+from workers_ai import WorkersAI
+from workers_ai.models.cf.baai.bge_m3 import Context
+
+ai = WorkersAI(account_id="a", api_token="t")
+bge = ai.model("@cf/baai/bge-m3")
+emb = bge.embed(text=["hello", "world"])
+ranked = bge.rank(query="which one?", contexts=[Context(text="a"), Context(text="b")])
+print(emb.shape, ranked.response)
+''',
+    "cloudflare": '''"""A small user program, type-checked cold by the benchmark."""
+
+from cloudflare import Cloudflare
+
+client = Cloudflare(api_token="t")
+emb = client.ai.run("@cf/baai/bge-m3", account_id="a", text=["hello", "world"])
+print(emb)
+''',
+    "openai": '''"""A small user program, type-checked cold by the benchmark."""
+
+from openai import OpenAI
+
+client = OpenAI(api_key="t", base_url="http://127.0.0.1/client/v4/accounts/a/ai/v1")
+emb = client.embeddings.create(model="@cf/baai/bge-m3", input=["hello", "world"])
+print(emb.data[0].embedding[:3])
+''',
+}
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def log(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def child_env() -> dict[str, str]:
+    """The environment for measured processes: no bytecode switch-off (users have .pyc files), no
+    path tweaks, no Cloudflare credentials."""
+    env = dict(os.environ)
+    for name in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME"):
+        env.pop(name, None)
+    for name in list(env):
+        if name.startswith(("CLOUDFLARE_", "OPENAI_")):
+            env.pop(name)
+    return env
+
+
+def run(cmd: list[str], *, timeout: float = 600, cwd: Path | None = None, check: bool = True) -> str:
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd, env=child_env(), check=False)
+    if check and proc.returncode != 0:
+        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-8:])
+        raise RuntimeError(f"{' '.join(cmd[:4])} ... exited {proc.returncode}: {tail}")
+    return proc.stdout
+
+
+def run_json(cmd: list[str], **kw: Any) -> Any:
+    out = run(cmd, **kw)
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def venv_python(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+def pip_install(python: Path, *specs: str, timeout: float = 300) -> None:
+    run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", *specs], timeout=timeout)
+
+
+@contextmanager
+def background(cmd: list[str], ready_prefix: str, timeout: float = 30.0) -> Iterator[str]:
+    """Start a helper process and yield the rest of its first stdout line that starts with
+    ``ready_prefix``; it is stopped (stdin closed, then terminated) when the block ends."""
+    proc = subprocess.Popen(
+        cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env()
+    )
+    try:
+        assert proc.stdout is not None
+        deadline = time.monotonic() + timeout
+        line = ""
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            if line.startswith(ready_prefix):
+                break
+        if not line.startswith(ready_prefix):
+            err = proc.stderr.read() if proc.stderr and proc.poll() is not None else ""
+            raise RuntimeError(f"{cmd[1]} did not start: {err.strip()[-500:]}")
+        yield line[len(ready_prefix) :].strip()
+    finally:
+        if proc.stdin:
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.terminate()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+# --------------------------------------------------------------------------- environments
+
+
+class Envs:
+    """The interpreters each client runs under, and why one is missing."""
+
+    def __init__(self) -> None:
+        self.ours: Path = Path(PY)  # replaced by the wheel venv once it is built
+        self.ours_kind = "project .venv (editable)"
+        self.peers: Path | None = None
+        self.peer_ok: dict[str, str] = {}  # name -> version
+        self.peer_error: dict[str, str] = {}
+        self.wheel: Path | None = None
+        self.wheel_error: str | None = None
+
+    def python_for(self, impl: str) -> Path | None:
+        if impl in PEERS:
+            return self.peers if impl in self.peer_ok else None
+        return self.ours
+
+    def missing(self, impl: str) -> str:
+        return self.peer_error.get(impl, "not installed")
+
+
+def setup_peers(envs: Envs, skip: bool) -> None:
+    if skip:
+        for name in PEERS:
+            envs.peer_error[name] = "skipped (--skip-peers)"
+        return
+    python = venv_python(PEERS_VENV)
+    try:
+        if not python.exists():
+            log(f"creating {PEERS_VENV.relative_to(ROOT)}")
+            run([sys.executable, "-m", "venv", str(PEERS_VENV)], timeout=120)
+    except Exception as exc:
+        for name in PEERS:
+            envs.peer_error[name] = f"could not create the comparison venv: {exc}"
+        return
+    envs.peers = python
+    for name, spec in PEERS.items():
+        version = _installed_version(python, name)
+        if version is None:
+            log(f"installing {spec} into the comparison venv")
+            try:
+                pip_install(python, spec)
+            except Exception as pinned_exc:
+                try:
+                    pip_install(python, name)
+                except Exception:
+                    envs.peer_error[name] = f"pip install {spec} failed: {str(pinned_exc)[-300:]}"
+                    continue
+            version = _installed_version(python, name)
+        if version is None:
+            envs.peer_error[name] = f"{name} installed but not importable"
+        else:
+            envs.peer_ok[name] = version
+
+
+def _installed_version(python: Path, name: str) -> str | None:
+    code = f"import importlib.metadata as m, {name}; print(m.version({name!r}))"
+    try:
+        return run([str(python), "-c", code], timeout=120).strip() or None
+    except Exception:
+        return None
+
+
+def setup_wheel(envs: Envs, work: Path) -> dict[str, Any]:
+    """Build a wheel of this project and install it into a fresh venv with its two dependencies."""
+    info: dict[str, Any] = {}
+    wheel_dir = work / "wheel"
+    venv = work / "venv-wheel"
+    try:
+        t0 = time.perf_counter()
+        run(
+            [
+                PY,
+                "-m",
+                "pip",
+                "wheel",
+                "-q",
+                "--no-deps",
+                "--disable-pip-version-check",
+                str(ROOT),
+                "-w",
+                str(wheel_dir),
+            ]
+        )
+        wheels = sorted(wheel_dir.glob("workers_ai-*.whl"))
+        if not wheels:
+            raise RuntimeError("pip wheel produced no workers_ai wheel")
+        info["wheel"] = wheels[-1].name
+        info["wheel_bytes"] = wheels[-1].stat().st_size
+        run([sys.executable, "-m", "venv", str(venv)], timeout=120)
+        pip_install(venv_python(venv), str(wheels[-1]))
+        info["setup_seconds"] = round(time.perf_counter() - t0, 1)
+    except Exception as exc:
+        envs.wheel_error = str(exc)
+        info["error"] = str(exc)
+        log(f"wheel venv failed, measuring the editable install instead: {exc}")
+        return info
+    envs.wheel = venv_python(venv)
+    envs.ours = envs.wheel
+    envs.ours_kind = "wheel in a fresh venv (msgspec + urllib3 only)"
+    return info
+
+
+# --------------------------------------------------------------------------- sections
+
+
+def bench_cold(envs: Envs, repeats: int, work: Path) -> dict[str, Any]:
+    """Fresh ``python -c`` processes, interleaved case by case so drift hits every case alike."""
+    cases: dict[str, tuple[Path, str]] = {}
+    skipped: dict[str, str] = {}
+    for name, code in COLD_CASES.items():
+        python = envs.python_for(name) if name != "python" else envs.ours
+        if python is None:
+            skipped[name] = envs.missing(name)
+        else:
+            cases[name] = (python, code)
+    if envs.peers is not None and envs.peer_ok:
+        cases["python (peers venv)"] = (envs.peers, "pass")
+    cwd = work / "cold"
+    cwd.mkdir(exist_ok=True)
+    modules: dict[str, int] = {}
+    for name, (python, code) in cases.items():  # warm the OS cache and write any missing .pyc
+        out = run([str(python), "-c", f"{code}\nimport sys; print(len(sys.modules))"], cwd=cwd)
+        modules[name] = int(out.strip().splitlines()[-1])
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    env = child_env()
+    for _ in range(repeats):
+        for name, (python, code) in cases.items():
+            t0 = time.perf_counter()
+            subprocess.run([str(python), "-c", code], cwd=cwd, env=env, check=True)
+            times[name].append(time.perf_counter() - t0)
+    rows: dict[str, Any] = {}
+    for name, values in times.items():
+        rows[name] = {
+            "ms": round(median(values) * 1000, 1),
+            "modules": modules[name],
+            "samples_ms": [round(v * 1000, 1) for v in values],
+        }
+    for name, why in skipped.items():
+        rows[name] = {"error": why}
+    return {"repeats": repeats, "ours_env": envs.ours_kind, "rows": rows, "code": COLD_CASES}
+
+
+CALL_IMPLS = ["floor", "floor-json", "ours", "cloudflare", "openai"]
+
+
+def bench_calls(envs: Envs, rounds: int, runs: int) -> dict[str, Any]:
+    """Client CPU per call over keep-alive loopback, for a small reply and a 100 x 1024 one."""
+    import _server  # bench/ is on sys.path: this file runs as a script
+
+    out: dict[str, Any] = {
+        "reply_bytes": {
+            "small": len(_server.rank_reply(3)),
+            "big": len(_server.embed_reply(100)),
+            "openai_big": len(_server.openai_reply(100, _server.DIMS, "@cf/baai/bge-m3")),
+        }
+    }
+    with background([PY, str(BENCH / "_server.py")], "PORT ") as port:
+        for case in ("small", "big"):
+            samples: dict[str, dict[str, Any]] = {}
+            for _ in range(rounds):
+                for impl in CALL_IMPLS:
+                    python = envs.python_for(impl)
+                    if python is None:
+                        samples[impl] = {"error": envs.missing(impl)}
+                        continue
+                    if "error" in samples.get(impl, {}):
+                        continue
+                    try:
+                        res = run_json([str(python), str(BENCH / "_calls.py"), impl, case, port, str(runs)])
+                    except Exception as exc:
+                        samples[impl] = {"error": str(exc)[-400:]}
+                        continue
+                    entry = samples.setdefault(impl, {"cpu": [], "wall": [], "calls": []})
+                    entry["cpu"] += res["cpu"]
+                    entry["wall"] += res["wall"]
+                    entry["calls"].append(res["calls"])
+                    entry["check"] = res["check"]
+            rows: dict[str, Any] = {}
+            for impl, entry in samples.items():
+                if "error" in entry:
+                    rows[impl] = {"error": entry["error"]}
+                    continue
+                rows[impl] = {
+                    "cpu_us": round(median(entry["cpu"]) * 1e6, 1),
+                    "wall_us": round(median(entry["wall"]) * 1e6, 1),
+                    "runs": len(entry["cpu"]),
+                    "calls_per_run": entry["calls"],
+                    "result": entry["check"],
+                    "cpu_us_samples": [round(v * 1e6, 1) for v in entry["cpu"]],
+                }
+            out[case] = rows
+            log(f"calls/{case}: " + ", ".join(f"{k} {v.get('cpu_us', 'n/a')}us" for k, v in rows.items()))
+    return out
+
+
+def bench_sse(megabytes: float, runs: int) -> dict[str, Any]:
+    res = run_json([PY, str(BENCH / "_sse.py"), str(megabytes), str(runs)])
+    return res  # type: ignore[no-any-return]
+
+
+def bench_batch(texts: int) -> dict[str, Any]:
+    """10,000 texts through the chunking helper and the batch API, against the emulator in another
+    process with fast queue settings: client CPU, wall time and peak RSS of the client process."""
+    python = PY  # the emulator needs the [testing] extra, which the footprint venv must not have
+    probe = run([python, str(BENCH / "_batch.py"), "probe"], check=False).strip()
+    if not probe.startswith("ok"):
+        return {"error": probe or "the emulator is not available"}
+    with background([python, str(BENCH / "_batch.py"), "serve"], "EMULATOR ", timeout=60) as spec:
+        return run_json([python, str(BENCH / "_batch.py"), "client", spec, str(texts)], timeout=400)  # type: ignore[no-any-return]
+
+
+def catalog_copy(dest: Path) -> tuple[int, list[str]]:
+    """Copy the catalog files that have both schema halves (the others are left out on purpose)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    skipped: list[str] = []
+    count = 0
+    for path in sorted(CATALOG.glob("*.json")):
+        try:
+            doc = json.loads(path.read_text())
+        except ValueError:
+            skipped.append(path.name)
+            continue
+        schema = doc.get("schema") if isinstance(doc, dict) else None
+        if not isinstance(schema, dict) or not schema.get("input") or not schema.get("output"):
+            skipped.append(path.name)
+            continue
+        shutil.copy2(path, dest / path.name)
+        count += 1
+    return count, skipped
+
+
+def bench_generator(work: Path) -> dict[str, Any]:
+    if not CATALOG.is_dir():
+        return {"error": f"catalog not found at {CATALOG}"}
+    schemas = work / "gen-schemas"
+    out_dir = work / "gen-out"
+    count, skipped = catalog_copy(schemas)
+    cmd = [PY, "-m", "codegen", "--schemas", str(schemas), "--out", str(out_dir), "--package", "bench_pkg"]
+    t0 = time.perf_counter()
+    full = run(cmd, cwd=ROOT, timeout=300)
+    full_s = time.perf_counter() - t0
+    target = schemas / "bge-m3.json"
+    if not target.exists():
+        target = sorted(schemas.glob("*.json"))[0]
+    doc = json.loads(target.read_text())
+    doc["description"] = str(doc.get("description", "")) + " (edited by the benchmark)"
+    target.write_text(json.dumps(doc, indent=2))
+    t0 = time.perf_counter()
+    one = run(cmd, cwd=ROOT, timeout=300)
+    one_s = time.perf_counter() - t0
+    files = sum(1 for p in (out_dir / "bench_pkg").rglob("*") if p.is_file())
+    return {
+        "models": count,
+        "left_out": skipped,
+        "files": files,
+        "full_s": round(full_s, 2),
+        "full_summary": _last_line(full).replace(str(out_dir), "TMP2"),
+        "one_changed_s": round(one_s, 2),
+        "one_changed_file": target.name,
+        "one_changed_summary": _last_line(one).replace(str(out_dir), "TMP2"),
+    }
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def bench_footprint(envs: Envs, wheel_info: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"wheel": wheel_info}
+    if envs.wheel is not None:
+        res = run_json([str(envs.wheel), str(BENCH / "_footprint.py"), "workers-ai"])
+        out["ours"] = res["workers-ai"]
+    else:
+        out["ours"] = {"error": envs.wheel_error or "no wheel venv"}
+    for name in PEERS:
+        if name in envs.peer_ok and envs.peers is not None:
+            out[name] = run_json([str(envs.peers), str(BENCH / "_footprint.py"), name])[name]
+        else:
+            out[name] = {"error": envs.missing(name)}
+    return out
+
+
+def bench_typing(envs: Envs, work: Path, repeats: int) -> dict[str, Any]:
+    """mypy on a 10-line user file, cold: a fresh --cache-dir each run, no config file."""
+    mypy = ROOT / ".venv" / "bin" / "mypy"
+    if not mypy.exists():
+        found = shutil.which("mypy")
+        if found is None:
+            return {"error": "mypy not found"}
+        mypy = Path(found)
+    folder = work / "typing"
+    folder.mkdir(exist_ok=True)
+    version = run([str(mypy), "--version"]).strip()
+    rows: dict[str, Any] = {}
+    for name, source in MYPY_FILES.items():
+        python = envs.python_for(name)
+        if python is None:
+            rows[name] = {"error": envs.missing(name)}
+            continue
+        user_file = folder / f"user_{name}.py"
+        user_file.write_text(source)
+        walls: list[float] = []
+        rss: list[int] = []
+        status = 0
+        output = ""
+        for i in range(1 if name in PEERS else repeats):
+            cache = folder / f"cache-{name}-{i}"
+            shutil.rmtree(cache, ignore_errors=True)
+            cmd = [str(mypy), "--config-file=", "--cache-dir", str(cache), "--python-executable", str(python)]
+            wall, peak, status, output = _measure_child([*cmd, user_file.name], folder)
+            walls.append(wall)
+            rss.append(peak)
+            shutil.rmtree(cache, ignore_errors=True)
+        rows[name] = {
+            "wall_s": round(median(walls), 2),
+            "peak_rss_mb": round(max(rss) / 1024, 1),
+            "runs": len(walls),
+            "exit": status,
+            "mypy_says": _last_line(output)[:200],
+        }
+        log(f"typing/{name}: {rows[name]['wall_s']} s, {rows[name]['peak_rss_mb']} MB")
+    return {"mypy": version, "rows": rows}
+
+
+def _measure_child(cmd: list[str], cwd: Path) -> tuple[float, int, int, str]:
+    """Wall seconds, peak RSS (KiB) of exactly this child (``wait4``), exit status and stdout."""
+    with tempfile.TemporaryFile(mode="w+") as out:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env=child_env())
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        return wall, usage.ru_maxrss, proc.returncode, out.read()
+
+
+# --------------------------------------------------------------------------- goals and report
+
+
+def goals(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each goal: what it is, the target, the measured value, and whether it is met (None: not measured)."""
+    out: list[dict[str, Any]] = []
+
+    def add(name: str, target: str, value: float | None, ok: Callable[[float], bool], fmt: str) -> None:
+        out.append(
+            {
+                "goal": name,
+                "target": target,
+                "measured": None if value is None else fmt.format(value),
+                "value": value,
+                "met": None if value is None else bool(ok(value)),
+            }
+        )
+
+    cold = results.get("cold", {}).get("rows", {})
+    add(
+        "Cold start (import + client + model handle) vs floor",
+        "<= 1.15x",
+        ratio(_get(cold, "ours", "ms"), _get(cold, "floor", "ms")),
+        lambda v: v <= 1.15,
+        "{:.2f}x",
+    )
+    calls = results.get("calls", {})
+    small = calls.get("small", {})
+    big = calls.get("big", {})
+    add(
+        "Per-call client CPU, small reply, vs floor",
+        "<= 1.2x",
+        ratio(_get(small, "ours", "cpu_us"), _get(small, "floor", "cpu_us")),
+        lambda v: v <= 1.2,
+        "{:.2f}x",
+    )
+    add(
+        "Per-call client CPU, small reply: official SDK / ours",
+        ">= 2.5x",
+        ratio(_get(small, "cloudflare", "cpu_us"), _get(small, "ours", "cpu_us")),
+        lambda v: v >= 2.5,
+        "{:.2f}x",
+    )
+    add(
+        "Per-call client CPU, small reply (notes: peers 1.0-1.1 ms)",
+        "<= 0.5 ms",
+        _scale(_get(small, "ours", "cpu_us"), 1e-3),
+        lambda v: v <= 0.5,
+        "{:.3f} ms",
+    )
+    add(
+        "100x1024 typed embeddings decode, client CPU vs floor (typed msgspec)",
+        "<= 1.25x",
+        ratio(_get(big, "ours", "cpu_us"), _get(big, "floor", "cpu_us")),
+        lambda v: v <= 1.25,
+        "{:.2f}x",
+    )
+    add(
+        "100x1024 typed embeddings, client CPU per call (notes)",
+        "<= 5 ms",
+        _scale(_get(big, "ours", "cpu_us"), 1e-3),
+        lambda v: v <= 5.0,
+        "{:.2f} ms",
+    )
+    gen = results.get("generator", {})
+    add("Regenerate the whole catalog (issue #5)", "<= 10 s", gen.get("full_s"), lambda v: v <= 10.0, "{:.1f} s")
+    foot = results.get("footprint", {}).get("ours", {})
+    add(
+        "Installed size of workers_ai + runtime deps",
+        "< 3 MB",
+        _scale(foot.get("bytes"), 1e-6),
+        lambda v: v < 3.0,
+        "{:.2f} MB",
+    )
+    deps = foot.get("deps")
+    add("Runtime dependencies", "2", None if deps is None else float(len(deps)), lambda v: v <= 2, "{:.0f}")
+    typing_rows = results.get("typing", {}).get("rows", {})
+    add(
+        "mypy on a small user file, cold cache (notes)",
+        "<= 3 s",
+        _get(typing_rows, "ours", "wall_s"),
+        lambda v: v <= 3.0,
+        "{:.2f} s",
+    )
+    return out
+
+
+def _get(rows: dict[str, Any], impl: str, key: str) -> float | None:
+    row = rows.get(impl)
+    if not isinstance(row, dict):
+        return None
+    value = row.get(key)
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def _scale(value: float | None, factor: float) -> float | None:
+    return None if value is None else value * factor
+
+
+def _fmt(value: float | None, spec: str = "{:.2f}", missing: str = "n/a") -> str:
+    return missing if value is None else spec.format(value)
+
+
+LABELS = {
+    "python": "bare `python -c pass`",
+    "python (peers venv)": "bare `python -c pass` (comparison venv)",
+    "floor": "floor: urllib3 + msgspec",
+    "floor-json": "urllib3 + json.loads (untyped)",
+    "ours": "**workers-ai (ours)**",
+    "cloudflare": "cloudflare (official)",
+    "openai": "openai",
+}
+
+
+def _label(impl: str, envs_meta: dict[str, Any]) -> str:
+    label = LABELS.get(impl, impl)
+    version = envs_meta.get("versions", {}).get(impl)
+    return f"{label} {version}" if version and impl in PEERS else label
+
+
+def render_markdown(results: dict[str, Any]) -> str:
+    meta = results["meta"]
+    lines: list[str] = []
+    w = lines.append
+    w("# Benchmarks")
+    w("")
+    w(
+        f"Measured {meta['date']} on {meta['machine']} ({meta['cores']} cores), Python {meta['python']}; "
+        f"total run {meta['total_s']:.0f} s. Produced by `make bench` (bench/run.py); raw numbers in "
+        "`latest.json`. Client CPU is `time.process_time()` in the client process; the server always runs "
+        "in another process. Medians throughout."
+    )
+    w("")
+    w("## Goals")
+    w("")
+    w("| Goal | Target | Measured | Met |")
+    w("|---|---|---|---|")
+    for g in results["goals"]:
+        met = "n/a" if g["met"] is None else ("yes" if g["met"] else "**no**")
+        w(f"| {g['goal']} | {g['target']} | {g['measured'] or 'not measured'} | {met} |")
+    w("")
+
+    cold = results.get("cold")
+    if cold:
+        rows = cold["rows"]
+        w("## Cold start")
+        w("")
+        w(
+            f"A fresh `python -c` per sample, {cold['repeats']} samples per case, interleaved. Ours: "
+            f"`{OURS_COLD}`, installed as {cold['ours_env']}. Official SDK: `Cloudflare(...)` and "
+            "`c.ai.run` resolved; openai: `OpenAI(...)` and `c.embeddings.create` resolved."
+        )
+        w("")
+        w("| Case | Median ms | Modules loaded | vs floor | vs official SDK |")
+        w("|---|---|---|---|---|")
+        for impl in ["python", "python (peers venv)", "floor", "ours", "cloudflare", "openai"]:
+            row = rows.get(impl)
+            if row is None:
+                continue
+            if "error" in row:
+                w(f"| {_label(impl, meta)} | not run: {row['error']} | | | |")
+                continue
+            vs_floor = ratio(row["ms"], _get(rows, "floor", "ms"))
+            vs_cf = ratio(row["ms"], _get(rows, "cloudflare", "ms"))
+            w(
+                f"| {_label(impl, meta)} | {row['ms']:.1f} | {row['modules']} | {_fmt(vs_floor, '{:.2f}x')} | "
+                f"{_fmt(vs_cf, '{:.2f}x')} |"
+            )
+        w("")
+
+    calls = results.get("calls")
+    if calls:
+        sizes = calls.get("reply_bytes", {})
+        titles = {
+            "small": (
+                "Per call, small reply",
+                f"bge-m3 rank (query + 3 contexts; a {sizes.get('small', 0)}-byte reply) over keep-alive loopback. "
+                "The openai SDK has no rank route; its row is `embeddings.create` on `/ai/v1/embeddings` for "
+                "3 inputs x 4 dimensions, the nearest small reply. The official SDK needs `extra_body` for "
+                "query/contexts (and `text=omit` to pass its required-argument check).",
+            ),
+            "big": (
+                "Per call, 100 x 1024 float embeddings",
+                f"A {sizes.get('big', 0) / 1e6:.1f} MB reply decoded per call. Floor: urllib3 + "
+                "`msgspec.json.decode(type=Envelope[Embedding])`. Ours: `bge.embed(text=[...100])` -> "
+                "`EmbeddingOutput`. Official SDK: untyped `dict`. openai: `embeddings.create` -> pydantic "
+                f"`CreateEmbeddingResponse` (OpenAI-shaped reply with the same floats, "
+                f"{sizes.get('openai_big', 0) / 1e6:.1f} MB).",
+            ),
+        }
+        for case, (title, blurb) in titles.items():
+            rows = calls.get(case, {})
+            w(f"## {title}")
+            w("")
+            w(blurb)
+            w("")
+            w("| Client | Client CPU per call | Wall per call | vs floor | vs official SDK | Result |")
+            w("|---|---|---|---|---|---|")
+            for impl in CALL_IMPLS:
+                row = rows.get(impl)
+                if row is None:
+                    continue
+                if "error" in row:
+                    w(f"| {_label(impl, meta)} | not run: {row['error'][:160]} | | | | |")
+                    continue
+                vs_floor = ratio(row["cpu_us"], _get(rows, "floor", "cpu_us"))
+                vs_cf = ratio(row["cpu_us"], _get(rows, "cloudflare", "cpu_us"))
+                w(
+                    f"| {_label(impl, meta)} | {_us(row['cpu_us'])} | {_us(row['wall_us'])} | "
+                    f"{_fmt(vs_floor, '{:.2f}x')} | {_fmt(vs_cf, '{:.2f}x')} | {row['result']} |"
+                )
+            w("")
+
+    batch = results.get("batch")
+    if batch:
+        w(f"## Batch: {batch.get('texts', 10_000):,} texts")
+        w("")
+        if "error" in batch:
+            w(f"Not run: {batch['error']}")
+        else:
+            w(
+                f"{batch['texts']:,} texts through `{batch['api']}` against `workers_ai.testing.Emulator` in "
+                f"another process ({batch.get('emulator_settings', '')}). {batch.get('note', '')}"
+            )
+            w("")
+            w(
+                "| Client CPU | Wall | CPU per text | Peak RSS (client) | RSS before the run | "
+                "Vectors | Vectors alone as Python lists |"
+            )
+            w("|---|---|---|---|---|---|---|")
+            w(
+                f"| {batch['cpu_s']:.2f} s | {batch['wall_s']:.2f} s | "
+                f"{batch['cpu_s'] / batch['texts'] * 1e6:.0f} us | "
+                f"{batch['peak_rss_mb']:.0f} MB | {batch['base_rss_mb']:.0f} MB | "
+                f"{batch['vectors']:,} x {batch['dims']} | "
+                f"{batch.get('vectors_mb', 0):.0f} MB |"
+            )
+        w("")
+
+    sse = results.get("sse")
+    if sse:
+        w("## SSE parsing")
+        w("")
+        if "error" in sse:
+            w(f"Not run: {sse['error']}")
+        else:
+            r = sse["results"]
+            w(
+                f"A seeded {sse['bytes'] / 1e6:.1f} MB text-generation stream ({r['ours_framing']['events']:,} "
+                f"events) fed in {sse['chunks']:,} seeded random-size chunks (1 B to 8 KiB). CPU-bound, no socket."
+            )
+            w("")
+            w("| Parser | MB/s | vs floor |")
+            w("|---|---|---|")
+            w(
+                "| floor: `bytes.split(b'\\n')` + `startswith(b'data: ')` | "
+                f"{r['floor_framing']['mb_per_s']:.0f} | 1.00x |"
+            )
+            w(
+                f"| ours: `SSEDecoder` (full SSE framing: CR/LF/CRLF, comments, multi-line data, ids) | "
+                f"{r['ours_framing']['mb_per_s']:.0f} | "
+                f"{r['ours_framing']['mb_per_s'] / r['floor_framing']['mb_per_s']:.2f}x |"
+            )
+            w(f"| floor + `msgspec.json.decode` per event | {r['floor_events']['mb_per_s']:.0f} | 1.00x |")
+            w(
+                f"| ours: `EventStream` -> typed `StreamEvent`s | {r['ours_events']['mb_per_s']:.0f} | "
+                f"{r['ours_events']['mb_per_s'] / r['floor_events']['mb_per_s']:.2f}x |"
+            )
+        w("")
+
+    gen = results.get("generator")
+    if gen:
+        w("## Generator")
+        w("")
+        if "error" in gen:
+            w(f"Not run: {gen['error']}")
+        else:
+            w(
+                f"`python -m codegen --schemas TMP --out TMP2 --package bench_pkg` on the public catalog "
+                f"({gen['models']} models with both schema halves; left out: {', '.join(gen['left_out'])}). "
+                "Wall time, including interpreter start."
+            )
+            w("")
+            w("| Run | Wall | Generator says |")
+            w("|---|---|---|")
+            w(f"| whole catalog into an empty folder | {gen['full_s']:.1f} s | {gen['full_summary']} |")
+            w(
+                f"| one model's description changed ({gen['one_changed_file']}), same out folder | "
+                f"{gen['one_changed_s']:.1f} s | {gen['one_changed_summary']} |"
+            )
+        w("")
+
+    foot = results.get("footprint")
+    if foot:
+        w("## Install footprint")
+        w("")
+        w(
+            "Files of the runtime dependency closure as installed by pip (RECORD, .pyc included). Ours: "
+            "`pip wheel --no-deps .` installed into a fresh venv with only msgspec + urllib3."
+        )
+        w("")
+        w("| Package | Installed size | Files | Runtime deps |")
+        w("|---|---|---|---|")
+        for impl in ["ours", *PEERS]:
+            row = foot.get(impl, {})
+            if "error" in row:
+                w(f"| {_label(impl, meta)} | not measured: {row['error'][:120]} | | |")
+                continue
+            deps = ", ".join(row["deps"])
+            w(
+                f"| {_label(impl, meta)} | {row['bytes'] / 1e6:.2f} MB | {row['files']:,} | "
+                f"{len(row['deps'])} ({deps}) |"
+            )
+        w("")
+
+    typing_res = results.get("typing")
+    if typing_res:
+        w("## Type checking")
+        w("")
+        if "error" in typing_res:
+            w(f"Not run: {typing_res['error']}")
+        else:
+            w(
+                f"{typing_res['mypy']} on a ~10-line user file (default options, no config, fresh `--cache-dir`), "
+                "pointed at the environment the package is installed in. Peak RSS of the mypy process."
+            )
+            w("")
+            w("| Package | Wall | Peak RSS | mypy says |")
+            w("|---|---|---|---|")
+            for impl, row in typing_res["rows"].items():
+                if "error" in row:
+                    w(f"| {_label(impl, meta)} | not run: {row['error'][:120]} | | |")
+                    continue
+                w(
+                    f"| {_label(impl, meta)} | {row['wall_s']:.1f} s | {row['peak_rss_mb']:.0f} MB | "
+                    f"{row['mypy_says']} |"
+                )
+        w("")
+    errors = results.get("errors")
+    if errors:
+        w("## Sections that failed")
+        w("")
+        for name, message in errors.items():
+            w(f"- {name}: {message}")
+        w("")
+    return "\n".join(lines)
+
+
+def _us(value: float) -> str:
+    return f"{value / 1000:.2f} ms" if value >= 1000 else f"{value:.0f} us"
+
+
+# --------------------------------------------------------------------------- main
+
+
+SECTIONS = ["cold", "calls", "batch", "sse", "generator", "footprint", "typing"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats (to try the harness)")
+    parser.add_argument("--only", nargs="+", choices=SECTIONS, help="run only these sections")
+    parser.add_argument("--skip-peers", action="store_true", help="do not install or run the comparison SDKs")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="results folder (default bench/results)")
+    args = parser.parse_args(argv)
+    wanted = args.only or SECTIONS
+    quick = args.quick
+    started = time.perf_counter()
+    results: dict[str, Any] = {}
+    errors: dict[str, str] = {}
+    envs = Envs()
+    with tempfile.TemporaryDirectory(prefix="workers-ai-bench-") as tmp:
+        work = Path(tmp)
+        needs_peers = any(s in wanted for s in ("cold", "calls", "footprint", "typing"))
+        setup_peers(envs, args.skip_peers or not needs_peers)
+        wheel_info = setup_wheel(envs, work)
+        log(f"ours: {envs.ours_kind}; peers: {envs.peer_ok or envs.peer_error}")
+        steps: list[tuple[str, Callable[[], dict[str, Any]]]] = [
+            ("cold", lambda: bench_cold(envs, 5 if quick else 20, work)),
+            ("calls", lambda: bench_calls(envs, 1 if quick else 4, 2 if quick else 3)),
+            ("batch", lambda: bench_batch(1000 if quick else 10_000)),
+            ("sse", lambda: bench_sse(2.0 if quick else 10.0, 2 if quick else 5)),
+            ("generator", lambda: bench_generator(work)),
+            ("footprint", lambda: bench_footprint(envs, wheel_info)),
+            ("typing", lambda: bench_typing(envs, work, 1 if quick else 3)),
+        ]
+        for name, step in steps:
+            if name not in wanted:
+                continue
+            log(f"{name} ...")
+            t0 = time.perf_counter()
+            try:
+                results[name] = step()
+            except Exception as exc:
+                errors[name] = f"{type(exc).__name__}: {str(exc)[-600:]}"
+                results[name] = {"error": errors[name]}
+            log(f"{name} done in {time.perf_counter() - t0:.1f} s")
+    versions: dict[str, str] = dict(envs.peer_ok)
+    versions.update(_own_versions())
+    results["meta"] = {
+        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": _cpu_name(),
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "versions": versions,
+        "ours_env": envs.ours_kind,
+        "quick": quick,
+        "sections": wanted,
+        "total_s": time.perf_counter() - started,
+    }
+    results["goals"] = goals(results)
+    if errors:
+        results["errors"] = errors
+    args.out.mkdir(parents=True, exist_ok=True)
+    ordered = {k: results[k] for k in ["meta", "goals", *SECTIONS, "errors"] if k in results}
+    (args.out / "latest.json").write_text(json.dumps(ordered, indent=2) + "\n")
+    markdown = render_markdown(results)
+    (args.out / "latest.md").write_text(markdown + "\n")
+    log(f"wrote {args.out / 'latest.md'} and latest.json in {results['meta']['total_s']:.0f} s")
+    print()
+    print(markdown)
+    return 0
+
+
+def _own_versions() -> dict[str, str]:
+    from importlib import metadata
+
+    out: dict[str, str] = {}
+    for name in ("msgspec", "urllib3", "workers-ai", "mypy"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

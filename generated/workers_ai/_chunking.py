@@ -1,0 +1,245 @@
+"""Embedding many texts through the async batch API: split, submit, poll, reassemble.
+
+``ModelHandle.embed_many(texts)`` is the public entry point; it works for every model whose schema
+has a ``requests`` (batch) variant whose items take ``text`` as a list of strings (the bge embedding
+models). The pieces:
+
+1. **Split** the texts into requests of at most the schema's ``maxItems`` strings. The limit is read
+   from the generated request struct (``Meta(max_length=...)`` on its ``text`` list), not hard-coded.
+2. **Group** the requests into batches whose JSON body stays under ``max_bytes`` (10 MB by default); a
+   request that alone would pass the limit is halved until it fits.
+3. **Submit** every batch, then **poll** them together with a growing interval until all are done or
+   the deadline passes, reporting :class:`BatchProgress` after each round.
+4. **Reassemble** the vectors in input order, matching batch items by ``id``.
+"""
+
+from __future__ import annotations
+
+import time
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+import msgspec
+
+from ._batch import MAX_BATCH_BYTES, BatchJob, batch_item_types, strip_annotated, submit, union_members
+from ._json import as_object
+from .errors import BatchError, BatchItemsError, BatchTimeoutError, ConfigurationError, InputValidationError
+
+if TYPE_CHECKING:
+    from ._handle import ModelHandle
+
+__all__ = ["BatchProgress", "embed_many", "plan_batches", "text_batch_limit"]
+
+_OPEN = len(b'{"requests":[')
+_CLOSE = len(b"]}")
+
+
+class BatchProgress(msgspec.Struct, frozen=True):
+    """Where a multi-batch run stands: texts whose vectors are in, batches finished, seconds elapsed,
+    and the last status of every batch by request id."""
+
+    done: int
+    total: int
+    batches_done: int
+    batches: int
+    elapsed: float
+    states: dict[str, str]
+
+    @property
+    def fraction(self) -> float:
+        return self.done / self.total if self.total else 1.0
+
+
+def text_batch_limit(handle: ModelHandle[Any, Any]) -> tuple[type[Any], int | None]:
+    """The batch request struct that takes a list of texts, and its ``maxItems`` (None when unbounded).
+
+    Raises :class:`~workers_ai.errors.ConfigurationError` for a model without such a batch variant.
+    """
+    if getattr(handle, "batch_input", None) is None:
+        raise ConfigurationError(f"{handle.model_id} has no async batch (`requests`) input variant")
+    for cls in batch_item_types(handle):
+        for field in msgspec.structs.fields(cls):
+            if field.encode_name != "text":
+                continue
+            for member in union_members(field.type):
+                base = strip_annotated(member)
+                args = typing.get_args(base)
+                if typing.get_origin(base) is list and args and strip_annotated(args[0]) is str:
+                    limit: int | None = None
+                    if typing.get_origin(member) is typing.Annotated:
+                        for meta in typing.get_args(member)[1:]:
+                            if isinstance(meta, msgspec.Meta) and meta.max_length is not None:
+                                limit = meta.max_length
+                    return cls, limit
+    raise ConfigurationError(f"{handle.model_id} has no batch request that takes a list of texts")
+
+
+def plan_batches(
+    texts: Sequence[str],
+    *,
+    per_request: int,
+    extra: Mapping[str, Any],
+    max_bytes: int,
+    model_id: str,
+) -> list[list[tuple[int, int, bytes]]]:
+    """Group ``texts`` into batches: each batch is a list of ``(start, count, request JSON)``."""
+    encoder = msgspec.json.Encoder()
+
+    def encode(start: int, count: int) -> bytes:
+        return encoder.encode({**extra, "text": texts[start : start + count]})
+
+    requests: list[tuple[int, int, bytes]] = []
+    budget = max_bytes - _OPEN - _CLOSE - 1
+    for start in range(0, len(texts), per_request):
+        todo = [(start, min(per_request, len(texts) - start))]
+        while todo:
+            s, n = todo.pop(0)
+            body = encode(s, n)
+            if len(body) <= budget:
+                requests.append((s, n, body))
+            elif n == 1:
+                raise InputValidationError(
+                    model_id,
+                    f"$.texts[{s}]",
+                    f"this text alone makes a {len(body):,}-byte batch; the limit is {max_bytes:,}",
+                )
+            else:
+                half = n // 2
+                todo[:0] = [(s, half), (s + half, n - half)]
+    batches: list[list[tuple[int, int, bytes]]] = []
+    size = 0
+    for req in requests:
+        add = len(req[2]) + (1 if batches and batches[-1] else 0)
+        if not batches or size + add > budget:
+            batches.append([req])
+            size = len(req[2])
+        else:
+            batches[-1].append(req)
+            size += add
+    return batches
+
+
+def embed_many(
+    handle: ModelHandle[Any, Any],
+    texts: Sequence[str],
+    *,
+    batch_size: int | None = None,
+    options: Mapping[str, Any] | None = None,
+    on_progress: Callable[[BatchProgress], None] | None = None,
+    timeout: float = 3600.0,
+    poll_interval: float = 1.0,
+    max_interval: float = 15.0,
+    max_bytes: int = MAX_BATCH_BYTES,
+) -> list[list[float]]:
+    """Embed ``texts`` with the async batch API and return one vector per text, in input order.
+
+    See ``ModelHandle.embed_many`` for the parameters. Raises ``BatchItemsError`` (carrying the
+    vectors that did arrive) when some requests failed, ``BatchTimeoutError`` (naming every unfinished
+    request id) at the deadline, and ``BatchError`` when a whole batch failed.
+    """
+    if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise InputValidationError(handle.model_id, "$.texts", "expected a list of strings")
+    for i, text in enumerate(texts):
+        if not isinstance(text, str) or not text:  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise InputValidationError(handle.model_id, f"$.texts[{i}]", "expected a non-empty string")
+    if not texts:
+        return []
+    _, limit = text_batch_limit(handle)
+    per_request = batch_size or limit or len(texts)
+    if per_request < 1 or (limit is not None and per_request > limit):
+        raise InputValidationError(
+            handle.model_id, "batch_size", f"must be between 1 and {limit} (the schema's maxItems), got {batch_size}"
+        )
+    extra = dict(options or {})
+    extra.pop("text", None)
+    plan = plan_batches(texts, per_request=per_request, extra=extra, max_bytes=max_bytes, model_id=handle.model_id)
+
+    jobs: list[tuple[BatchJob[Any], list[tuple[int, int, bytes]]]] = []
+    for batch in plan:
+        requests = [msgspec.json.decode(body) for _, _, body in batch]
+        try:
+            job = submit(handle, requests, max_bytes=max_bytes)
+        except Exception as exc:
+            if not jobs:
+                raise
+            queued = ", ".join(j.request_id for j, _ in jobs)
+            raise BatchError(
+                f"{handle.model_id}: submitting batch {len(jobs) + 1} of {len(plan)} failed ({exc}); "
+                f"batches already queued: {queued}",
+                request_id=jobs[0][0].request_id,
+            ) from exc
+        jobs.append((job, batch))
+
+    vectors: list[list[float] | None] = [None] * len(texts)
+    failures: dict[int, str] = {}
+    sleep = handle.client._sleep  # pyright: ignore[reportPrivateUsage]
+    clock = time.monotonic
+    started = clock()
+    deadline = started + timeout
+    interval = poll_interval
+    pending = list(jobs)
+    states: dict[str, str] = {job.request_id: "queued" for job, _ in jobs}
+    done_texts = 0
+    while True:
+        still: list[tuple[BatchJob[Any], list[tuple[int, int, bytes]]]] = []
+        for job, batch in pending:
+            st = job.status()
+            states[job.request_id] = st.state
+            result = job.result
+            if result is None:
+                if st.state == "failed":
+                    raise BatchError(
+                        f"{handle.model_id}: batch {job.request_id} failed", request_id=job.request_id, status="failed"
+                    )
+                still.append((job, batch))
+                continue
+            for item in result.items:
+                start, count, _ = batch[item.id]
+                done_texts += count
+                data = _vectors(item.result) if item.success else None
+                if item.success and (data is None or len(data) != count):
+                    got = "no vectors" if data is None else f"{len(data)} vectors"
+                    message = f"the reply has {got} for {count} texts"
+                    data = None
+                else:
+                    message = item.error or ""
+                for k in range(count):
+                    if data is None:
+                        failures[start + k] = message
+                    else:
+                        vectors[start + k] = data[k]
+        pending = still
+        now = clock()
+        if on_progress is not None:
+            on_progress(
+                BatchProgress(done_texts, len(texts), len(jobs) - len(pending), len(jobs), now - started, dict(states))
+            )
+        if not pending:
+            break
+        if now >= deadline:
+            ids = ", ".join(j.request_id for j, _ in pending)
+            raise BatchTimeoutError(
+                f"{handle.model_id}: {len(pending)} of {len(jobs)} batches unfinished after {timeout:g}s: {ids}; "
+                f"resume each with batch_job({handle.model_id!r}, request_id)",
+                request_id=pending[0][0].request_id,
+                status=states[pending[0][0].request_id],
+            )
+        sleep(min(interval, deadline - now))
+        interval = min(max_interval, max(interval * 1.5, 0.05))
+    if failures:
+        first = min(failures)
+        raise BatchItemsError(
+            f"{handle.model_id}: {len(failures)} of {len(texts)} texts got no vector "
+            f"(first: text {first}: {failures[first]})",
+            request_id=jobs[0][0].request_id,
+            results=vectors,
+            failures=failures,
+        )
+    return cast("list[list[float]]", vectors)
+
+
+def _vectors(result: Any) -> list[list[float]] | None:
+    obj = as_object(result)
+    data: Any = obj.get("data") if obj is not None else getattr(result, "data", None)
+    return cast("list[list[float]]", data) if isinstance(data, list) else None

@@ -1,0 +1,17 @@
+"""Typed views of decoded JSON, so code walking untyped data stays precise under strict checkers."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+__all__ = ["as_list", "as_object"]
+
+
+def as_object(value: object) -> dict[str, Any] | None:
+    """``value`` as a JSON object, or None when it is something else."""
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else None
+
+
+def as_list(value: object) -> list[Any] | None:
+    """``value`` as a JSON array, or None when it is something else."""
+    return cast("list[Any]", value) if isinstance(value, list) else None

@@ -1,0 +1,144 @@
+"""Faults the emulator can inject: API errors, slow or broken replies, broken streams, failed batch items.
+
+Inject them per test with :meth:`Emulator.inject`, or per request with the header
+``x-emulator-fault: <name>[; option=value ...]`` (for example ``rate_limit; retry_after=0``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from ._server import RecordedRequest
+
+__all__ = ["FAULTS", "Fault", "FaultKind", "parse_fault_header"]
+
+FaultKind = Literal["request", "stream", "batch"]
+
+
+@dataclass(frozen=True)
+class _Spec:
+    kind: FaultKind
+    help: str
+    status: int | None = None
+    code: int | None = None
+    message: str | None = None
+    retry_after: float | None = None
+    delay: float | None = None
+
+
+FAULTS: Mapping[str, _Spec] = {
+    "rate_limit": _Spec(
+        "request", "429, code 3021, with Retry-After", 429, 3021, "Rate limited: too many requests per minute", 1.0
+    ),
+    "daily_limit": _Spec(
+        "request",
+        "429, code 3036 (daily free allocation used up), with Retry-After",
+        429,
+        3036,
+        "You have used up your daily free allocation of 10,000 neurons; upgrade to the Workers Paid plan to continue",
+        1.0,
+    ),
+    "capacity": _Spec(
+        "request",
+        "429, code 3040 (out of capacity), with Retry-After",
+        429,
+        3040,
+        "Capacity temporarily exceeded, please try again.",
+        1.0,
+    ),
+    "unavailable": _Spec("request", "503 envelope, code 7009", 503, 7009, "Upstream service unavailable"),
+    "internal_error": _Spec("request", "500 envelope, code 3043", 500, 3043, "Internal server error"),
+    "timeout": _Spec("request", "408, code 3007", 408, 3007, "Request timeout"),
+    "slow": _Spec("request", "the normal reply after `delay` seconds (default 1)", delay=1.0),
+    "reset": _Spec("request", "send the headers and half the body, then reset the connection"),
+    "truncated": _Spec("request", "declare the full Content-Length, send half the body, close"),
+    "truncated_json": _Spec("request", "a well-framed 200 whose JSON body is cut in half"),
+    "html_502": _Spec("request", "a 502 HTML error page instead of JSON", 502),
+    "success_false": _Spec("request", "HTTP 200 with success:false and an error", 200, 3043, "Internal server error"),
+    "stream_error": _Spec(
+        "stream",
+        "a few events, then an error event (code 3040), then the stream closes",
+        None,
+        3040,
+        "Capacity temporarily exceeded, please try again.",
+    ),
+    "stream_no_done": _Spec("stream", "the stream ends without data: [DONE]"),
+    "batch_item_error": _Spec("batch", "batch item `item` (default 0) fails", None, 3040, "Capacity exceeded"),
+    "batch_failed": _Spec("batch", "the whole batch ends with status 'failed'", None, None, "the batch failed"),
+}
+
+
+@dataclass
+class Fault:
+    """One injected fault. ``times=None`` keeps it active until :meth:`Emulator.clear_faults`."""
+
+    name: str
+    times: int | None = 1
+    model: str | None = None
+    match: Callable[[RecordedRequest], bool] | None = None
+    status: int | None = None
+    code: int | None = None
+    message: str | None = None
+    retry_after: float | None = None
+    delay: float | None = None
+    item: int = 0
+    hits: int = field(default=0)
+
+    def __post_init__(self) -> None:
+        spec = FAULTS.get(self.name)
+        if spec is None:
+            raise ValueError(f"unknown fault {self.name!r}; known faults: {', '.join(sorted(FAULTS))}")
+        if self.times is not None and self.times < 1:
+            raise ValueError("times must be >= 1 (or None for every request)")
+        self.status = self.status if self.status is not None else spec.status
+        self.code = self.code if self.code is not None else spec.code
+        self.message = self.message if self.message is not None else spec.message
+        self.retry_after = self.retry_after if self.retry_after is not None else spec.retry_after
+        self.delay = self.delay if self.delay is not None else spec.delay
+
+    @property
+    def kind(self) -> FaultKind:
+        return FAULTS[self.name].kind
+
+    @property
+    def active(self) -> bool:
+        return self.times is None or self.hits < self.times
+
+    def applies(self, request: RecordedRequest, kind: FaultKind) -> bool:
+        if not self.active or self.kind != kind:
+            return False
+        if self.model is not None and request.model != self.model:
+            return False
+        return self.match is None or bool(self.match(request))
+
+
+_OPTIONS: dict[str, Callable[[str], Any]] = {
+    "status": int,
+    "code": int,
+    "message": str,
+    "retry_after": float,
+    "delay": float,
+    "item": int,
+}
+
+
+def parse_fault_header(value: str) -> Fault:
+    """``"rate_limit; retry_after=0"`` -> a one-shot :class:`Fault`; ValueError names what is wrong."""
+    parts = [p.strip() for p in value.split(";")]
+    name = parts[0]
+    options: dict[str, Any] = {}
+    for part in parts[1:]:
+        if not part:
+            continue
+        key, sep, raw = part.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or key not in _OPTIONS:
+            raise ValueError(f"bad fault option {part!r}; options: {', '.join(sorted(_OPTIONS))}")
+        try:
+            options[key] = _OPTIONS[key](raw.strip())
+        except ValueError:
+            raise ValueError(f"bad value for fault option {key!r}: {raw.strip()!r}") from None
+    return Fault(name, times=1, **options)

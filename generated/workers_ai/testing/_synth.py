@@ -1,0 +1,814 @@
+"""A schema-driven instance synthesizer: a valid, deterministic instance for any catalog schema.
+
+It walks the (relaxed) schema and builds a value that fits by construction: objects get their
+required and some optional properties, arrays ``minItems`` elements, numbers and strings land inside
+their bounds, ``enum``/``const`` are honoured, ``anyOf`` takes the first branch that works, ``$ref``
+follows ``#/...`` pointers, ``allOf`` is merged. Choices come from a ``random.Random`` seeded by the
+caller, so the same seed always gives the same instance.
+
+A ``hint`` (a partial, ideal instance, e.g. a realistic embedding reply) is kept wherever it fits the
+schema and replaced where it does not, so task-specific realism can never produce an invalid reply.
+Where construction alone cannot promise validity (``pattern``, ``allOf``, ``not``, ...) the result
+is checked with the real validator and the branch abandoned when it fails.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+import random
+import re
+from collections.abc import Collection, Iterator, Mapping
+from typing import Any, cast
+
+from ._json import as_list, as_obj
+from ._validate import Validator
+
+__all__ = ["MISSING", "Synthesizer", "Unsatisfiable", "input_variants", "merge_schemas", "regex_example"]
+
+
+class _Missing:
+    _instance: _Missing | None = None
+
+    def __new__(cls) -> _Missing:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+"""No hint for this value."""
+
+
+class Unsatisfiable(Exception):
+    """The synthesizer found no value for a (sub)schema."""
+
+
+_MAX_DEPTH = 24
+_OPTIONAL_DEPTH = 3
+# Keywords whose effect construction does not guarantee; a value built under them is checked.
+_HARD = frozenset("allOf not contains if dependencies propertyNames patternProperties uniqueItems".split())
+_SIMPLE_SCALAR = frozenset({"type", "description", "title", "minimum", "maximum", "format", "default", "examples"})
+_WORDS = tuple(
+    """river lantern orbit maple signal harbor quartz meadow copper ember summit violet cinder willow prism
+    tundra falcon garnet delta nimbus atlas cobalt juniper mosaic pebble saffron thistle zephyr basil canyon""".split()
+)
+_FORMATS = {
+    "date-time": "2024-01-01T00:00:00Z",
+    "date": "2024-01-01",
+    "time": "00:00:00Z",
+    "email": "someone@example.com",
+    "idn-email": "someone@example.com",
+    "uri": "https://example.com/resource",
+    "uri-reference": "https://example.com/resource",
+    "iri": "https://example.com/resource",
+    "url": "https://example.com/resource",
+    "hostname": "example.com",
+    "ipv4": "192.0.2.1",
+    "ipv6": "2001:db8::1",
+    "uuid": "00000000-0000-4000-8000-000000000000",
+}
+
+
+_obj = as_obj
+_arr = as_list
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "integer" if value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    return "unknown"
+
+
+def _type_ok(value: Any, kind: str) -> bool:
+    got = _json_type(value)
+    return got == kind or (kind == "number" and got == "integer")
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality: ``True`` is not ``1``."""
+    return _json_type(a) == _json_type(b) and a == b
+
+
+def _is_binary_branch(schema: Any) -> bool:
+    obj = _obj(schema)
+    return obj is not None and obj.get("type") == "string" and obj.get("format") == "binary"
+
+
+def _agreement(hint: Any, value: Any) -> int:
+    """How much of ``hint`` survived into ``value`` (a score to choose between branches)."""
+    if hint is MISSING:
+        return 0
+    if _same(hint, value):
+        return 1 + (len(cast("Collection[Any]", hint)) if isinstance(hint, (dict, list)) else 0)
+    h, v = _obj(hint), _obj(value)
+    if h is not None and v is not None:
+        return sum(_agreement(x, v[k]) for k, x in h.items() if k in v)
+    hl, vl = _arr(hint), _arr(value)
+    if hl is not None and vl is not None:
+        return sum(_agreement(x, y) for x, y in zip(hl, vl, strict=False))
+    return 0
+
+
+def merge_schemas(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
+    """The schema both ``a`` and ``b`` describe, as far as keywords can be merged key by key."""
+    out = dict(a)
+    for key, value in b.items():
+        if key not in out:
+            out[key] = value
+            continue
+        mine = out[key]
+        if key == "properties":
+            props = dict(cast("dict[str, Any]", mine))
+            for name, sub in cast("dict[str, Any]", value).items():
+                props[name] = {"allOf": [props[name], sub]} if name in props else sub
+            out[key] = props
+        elif key == "required":
+            out[key] = list(dict.fromkeys([*(as_list(mine) or []), *(as_list(value) or [])]))
+        elif key == "type":
+            left = set(cast("list[str]", mine)) if isinstance(mine, list) else {cast(str, mine)}
+            right = set(cast("list[str]", value)) if isinstance(value, list) else {cast(str, value)}
+            if "number" in left:
+                left.add("integer")
+            if "number" in right:
+                right.add("integer")
+            both = sorted(left & right)
+            if not both:
+                raise Unsatisfiable("allOf branches disagree on the type")
+            out[key] = both if len(both) > 1 else both[0]
+        elif key in ("minimum", "minLength", "minItems", "minProperties", "exclusiveMinimum"):
+            out[key] = max(mine, value)
+        elif key in ("maximum", "maxLength", "maxItems", "maxProperties", "exclusiveMaximum"):
+            out[key] = min(mine, value)
+        elif key == "anyOf":
+            left_b, right_b = as_list(mine) or [], as_list(value) or []
+            out[key] = [{"allOf": [x, y]} for x in left_b for y in right_b]
+        else:
+            out[key] = value
+    return out
+
+
+# --------------------------------------------------------------------------- regular expressions
+
+
+class _Regex:
+    """Builds one string a (simple) regular expression matches: the shortest choice everywhere."""
+
+    def __init__(self, pattern: str) -> None:
+        self.p = pattern
+        self.i = 0
+
+    def build(self) -> str:
+        out = self._alternation()
+        if self.i != len(self.p):
+            raise ValueError("unbalanced pattern")
+        return out
+
+    def _peek(self) -> str:
+        return self.p[self.i] if self.i < len(self.p) else ""
+
+    def _alternation(self) -> str:
+        first = self._sequence()
+        while self._peek() == "|":
+            self.i += 1
+            self._sequence()
+        return first
+
+    def _sequence(self) -> str:
+        parts: list[str] = []
+        while self.i < len(self.p) and self._peek() not in "|)":
+            atom = self._atom()
+            low = self._quantifier()
+            parts.append(atom * low)
+        return "".join(parts)
+
+    def _quantifier(self) -> int:
+        c = self._peek()
+        low = 1
+        if not c:
+            return 1
+        if c in "*?":
+            low = 0
+            self.i += 1
+        elif c == "+":
+            self.i += 1
+        elif c == "{" and re.match(r"\{\d+(,\d*)?\}", self.p[self.i :]):
+            m = re.match(r"\{(\d+)(,\d*)?\}", self.p[self.i :])
+            assert m is not None
+            low = int(m.group(1))
+            self.i += m.end()
+        else:
+            return 1
+        if self._peek() in ("?", "+"):
+            self.i += 1
+        return low
+
+    def _atom(self) -> str:
+        c = self._peek()
+        self.i += 1
+        if c == "(":
+            if self.p.startswith("?:", self.i):
+                self.i += 2
+            elif self.p.startswith("?P<", self.i) or self.p.startswith("?<", self.i):
+                self.i = self.p.index(">", self.i) + 1
+            inner = self._alternation()
+            if self._peek() != ")":
+                raise ValueError("unclosed group")
+            self.i += 1
+            return inner
+        if c == "[":
+            return self._char_class()
+        if c == "\\":
+            return self._escape(in_class=False)
+        if c in "^$":
+            return ""
+        if c == ".":
+            return "a"
+        return c
+
+    def _escape(self, *, in_class: bool) -> str:
+        c = self._peek()
+        self.i += 1
+        table = {"d": "0", "w": "a", "s": " ", "D": "a", "W": "-", "S": "a", "n": "\n", "t": "\t", "r": "\r"}
+        if c in table:
+            return table[c]
+        if c in "bBAzZ" and not in_class:
+            return ""
+        return c
+
+    def _char_class(self) -> str:
+        negate = self._peek() == "^"
+        if negate:
+            self.i += 1
+        members: list[str] = []
+        first = True
+        while self.i < len(self.p) and (self._peek() != "]" or first):
+            first = False
+            c = self._peek()
+            self.i += 1
+            if c == "\\":
+                c = self._escape(in_class=True)
+            if self._peek() == "-" and self.i + 1 < len(self.p) and self.p[self.i + 1] != "]":
+                self.i += 1
+                end = self._peek()
+                self.i += 1
+                if end == "\\":
+                    end = self._escape(in_class=True)
+                members.extend(chr(x) for x in range(ord(c), min(ord(end), ord(c) + 256) + 1))
+            else:
+                members.append(c)
+        if self._peek() != "]":
+            raise ValueError("unclosed class")
+        self.i += 1
+        if negate:
+            for cand in "abcxyz0123456789-_ ":
+                if cand not in members:
+                    return cand
+            raise ValueError("no character outside the class")
+        return members[0] if members else ""
+
+
+def regex_example(pattern: str) -> str | None:
+    """A string ``re.search(pattern, s)`` accepts, or None when this simple builder cannot make one."""
+    try:
+        text = _Regex(pattern).build()
+        if re.search(pattern, text):
+            return text
+    except (ValueError, re.error, IndexError):
+        pass
+    return None
+
+
+# --------------------------------------------------------------------------- the synthesizer
+
+
+class Synthesizer:
+    """Makes instances of one schema (and of any part of it) that its :class:`Validator` accepts."""
+
+    def __init__(self, schema: Any = None, *, validator: Validator | None = None) -> None:
+        self.validator = validator if validator is not None else Validator(schema)
+        self.root: Any = self.validator.schema
+
+    def generate(
+        self,
+        schema: Any = MISSING,
+        *,
+        seed: str,
+        hint: Any = MISSING,
+        optional: float = 0.5,
+        skip: Collection[str] = (),
+        binary: bool = False,
+    ) -> Any:
+        """An instance of ``schema`` (a part of, or built from parts of, the relaxed root; default the root).
+
+        ``optional`` is the chance each optional property is filled (near the top of the value only);
+        property names in ``skip`` are never added unless required; ``binary`` lets ``format: binary``
+        string branches be chosen (their value is base64 text).
+        """
+        run = _Run(self, seed, optional, frozenset(skip), binary)
+        target = self.root if schema is MISSING else schema
+        return run.gen(target, 0, hint)
+
+
+class _Run:
+    def __init__(self, synth: Synthesizer, seed: str, optional: float, skip: frozenset[str], binary: bool) -> None:
+        self.s = synth
+        self.rng = random.Random(seed)
+        self.seed = seed
+        self.optional = optional
+        self.skip = skip
+        self.binary = binary
+
+    # ---------------------------------------------------------------- plumbing
+
+    def resolve(self, obj: dict[str, Any]) -> dict[str, Any]:
+        seen = 0
+        while "$ref" in obj:
+            ref = obj["$ref"]
+            if not isinstance(ref, str) or not ref.startswith("#"):
+                raise Unsatisfiable(f"cannot follow $ref {ref!r}")
+            target: Any = self.s.root
+            for part in ref[1:].split("/")[1:]:
+                part = part.replace("~1", "/").replace("~0", "~")
+                t = _obj(target)
+                if t is None or part not in t:
+                    raise Unsatisfiable(f"dangling $ref {ref!r}")
+                target = t[part]
+            if target is True:
+                return {}
+            nxt = _obj(target)
+            if nxt is None:
+                raise Unsatisfiable(f"$ref {ref!r} is not a schema")
+            obj = nxt
+            seen += 1
+            if seen > 64:
+                raise Unsatisfiable("$ref loop")
+        return obj
+
+    def merge_all(self, obj: dict[str, Any]) -> dict[str, Any]:
+        merged = {k: v for k, v in obj.items() if k != "allOf"}
+        for part in _arr(obj.get("allOf")) or []:
+            if part is True:
+                continue
+            p = _obj(part)
+            if p is None:
+                raise Unsatisfiable("allOf with a false branch")
+            p = self.resolve(p)
+            if "allOf" in p:
+                p = self.merge_all(p)
+            merged = merge_schemas(merged, p)
+        return merged
+
+    def check(self, value: Any, schema: Any) -> Any:
+        if not self.s.validator.is_valid(value, schema):
+            raise Unsatisfiable("built value failed validation")
+        return value
+
+    # ---------------------------------------------------------------- dispatch
+
+    def gen(self, schema: Any, depth: int, hint: Any) -> Any:
+        if depth > _MAX_DEPTH:
+            raise Unsatisfiable("schema too deep")
+        if schema is True or schema is None:
+            return self.free(hint)
+        if schema is False:
+            raise Unsatisfiable("false schema")
+        obj = _obj(schema)
+        if obj is None:
+            return self.free(hint)
+        obj = self.resolve(obj)
+        hard = any(k in obj for k in _HARD)
+        node = self.merge_all(obj) if "allOf" in obj else obj
+        value = self.gen_node(node, depth, hint)
+        return self.check(value, obj) if hard else value
+
+    def free(self, hint: Any) -> Any:
+        return "example" if hint is MISSING else hint
+
+    def gen_node(self, obj: dict[str, Any], depth: int, hint: Any) -> Any:
+        if "const" in obj:
+            return obj["const"]
+        if "enum" in obj:
+            return self.enum(obj, hint)
+        branches = _arr(obj.get("anyOf"))
+        if branches is not None:
+            return self.any_of(obj, branches, depth, hint)
+        kind = self.pick_type(obj, hint)
+        if kind == "object":
+            return self.object(obj, depth, hint)
+        if kind == "array":
+            return self.array(obj, depth, hint)
+        if kind in ("number", "integer"):
+            return self.number(obj, kind == "integer", hint)
+        if kind == "string":
+            return self.string(obj, hint)
+        if kind == "boolean":
+            if isinstance(hint, bool):
+                return hint
+            default = obj.get("default")
+            return default if isinstance(default, bool) else False
+        if kind == "null":
+            return None
+        return self.free(hint)
+
+    def pick_type(self, obj: dict[str, Any], hint: Any) -> str:
+        declared = obj.get("type")
+        kinds: list[str]
+        if isinstance(declared, str):
+            kinds = [declared]
+        elif isinstance(declared, list):
+            kinds = [k for k in as_list(declared) or [] if isinstance(k, str)]
+        else:
+            kinds = []
+        if kinds and obj.get("nullable") is True and "null" not in kinds:
+            kinds.append("null")
+        if not kinds:
+            if any(k in obj for k in ("properties", "required", "additionalProperties", "minProperties")):
+                return "object"
+            if any(k in obj for k in ("items", "minItems", "maxItems")):
+                return "array"
+            if any(k in obj for k in ("minLength", "maxLength", "pattern", "format")):
+                return "string"
+            if any(k in obj for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")):
+                return "number"
+            return "any" if hint is MISSING else _json_type(hint).replace("unknown", "any")
+        if hint is not MISSING:
+            for k in kinds:
+                if _type_ok(hint, k):
+                    return k
+        non_null = [k for k in kinds if k != "null"]
+        return non_null[0] if non_null else "null"
+
+    # ---------------------------------------------------------------- kinds
+
+    def enum(self, obj: dict[str, Any], hint: Any) -> Any:
+        values = _arr(obj.get("enum")) or []
+        if hint is not MISSING and any(_same(hint, v) for v in values):
+            return hint
+        kinds = obj.get("type")
+        allowed: list[str] = (
+            ([kinds] if isinstance(kinds, str) else [k for k in as_list(kinds) or [] if isinstance(k, str)])
+            if kinds is not None
+            else []
+        )
+        default = obj.get("default")
+        if default is not None and any(_same(default, v) for v in values):
+            return default
+        for v in values:
+            if not allowed or any(_type_ok(v, k) for k in allowed):
+                return v
+        raise Unsatisfiable("empty enum")
+
+    def any_of(self, obj: dict[str, Any], branches: list[Any], depth: int, hint: Any) -> Any:
+        base = {k: v for k, v in obj.items() if k != "anyOf"}
+        order = list(range(len(branches)))
+
+        def rank(i: int) -> tuple[int, int, int]:
+            b = branches[i]
+            resolved = self.resolve(_obj(b) or {}) if _obj(b) is not None else {}
+            binary_last = 1 if (_is_binary_branch(resolved) and not self.binary) else 0
+            null_last = 1 if resolved.get("type") == "null" else 0
+            cover = 0
+            h = _obj(hint)
+            props = _obj(resolved.get("properties"))
+            if h is not None and props is not None:
+                cover = -sum(1 for k in h if k in props)
+            return (binary_last + null_last, cover, i)
+
+        order.sort(key=rank)
+        best: Any = MISSING
+        best_score = -1
+        last_error: Unsatisfiable | None = None
+        for i in order:
+            branch = branches[i]
+            b = _obj(branch)
+            if b is None:
+                if branch is True:
+                    return self.free(hint)
+                continue
+            try:
+                merged = merge_schemas(base, self.resolve(b)) if base else self.resolve(b)
+                hard = any(k in b for k in _HARD)
+                if "allOf" in merged:
+                    merged = self.merge_all(merged)
+                value = self.gen_node(merged, depth, hint)
+                if hard:
+                    self.check(value, branch)
+            except Unsatisfiable as exc:
+                last_error = exc
+                continue
+            if hint is MISSING:
+                return value
+            score = _agreement(hint, value)
+            if _same(hint, value):
+                return value
+            if score > best_score:
+                best, best_score = value, score
+        if best is MISSING:
+            raise last_error or Unsatisfiable("no anyOf branch can be built")
+        return best
+
+    def object(self, obj: dict[str, Any], depth: int, hint: Any) -> dict[str, Any]:
+        props = _obj(obj.get("properties")) or {}
+        required = [r for r in _arr(obj.get("required")) or [] if isinstance(r, str)]
+        addl = obj.get("additionalProperties", True)
+        addl_schema = _obj(addl)
+        patterns = _obj(obj.get("patternProperties")) or {}
+        h = _obj(hint)
+        out: dict[str, Any] = {}
+        for name in dict.fromkeys(required):
+            sub: Any = props.get(name, addl_schema if addl_schema is not None else {})
+            out[name] = self.gen(sub, depth + 1, h.get(name, MISSING) if h is not None else MISSING)
+        if h is not None:
+            for key, value in h.items():
+                if key in out:
+                    continue
+                try:
+                    if key in props:
+                        built = self.gen(props[key], depth + 1, value)
+                        if value is None and built is not None:
+                            continue  # an optional "null" the schema does not allow is left out, not invented
+                        out[key] = built
+                    elif any(re.search(p, key) for p in patterns):
+                        pat = next(p for p in patterns if re.search(p, key))
+                        out[key] = self.gen(patterns[pat], depth + 1, value)
+                    elif addl_schema is not None:
+                        out[key] = self.gen(addl_schema, depth + 1, value)
+                    elif addl is not False and not props:
+                        out[key] = value  # a free-form object keeps what it was given
+                except Unsatisfiable:
+                    continue
+        elif depth <= _OPTIONAL_DEPTH and self.optional > 0:
+            for name, sub in props.items():
+                if name in out or name in self.skip:
+                    continue
+                if self.rng.random() < self.optional:
+                    try:
+                        out[name] = self.gen(sub, depth + 1, MISSING)
+                    except Unsatisfiable:
+                        continue
+        low = obj.get("minProperties")
+        if isinstance(low, int) and len(out) < low:
+            for name, sub in props.items():
+                if len(out) >= low:
+                    break
+                if name not in out:
+                    out[name] = self.gen(sub, depth + 1, MISSING)
+            n = 0
+            while len(out) < low:
+                if addl is False:
+                    raise Unsatisfiable("minProperties cannot be met")
+                out[f"key{n}"] = self.gen(
+                    addl_schema if addl_schema is not None else {"type": "string"}, depth + 1, MISSING
+                )
+                n += 1
+        high = obj.get("maxProperties")
+        if isinstance(high, int) and len(out) > high:
+            for name in [k for k in out if k not in required][::-1]:
+                if len(out) <= high:
+                    break
+                del out[name]
+        return out
+
+    def array(self, obj: dict[str, Any], depth: int, hint: Any) -> list[Any]:
+        items: Any = obj.get("items", {})
+        low = obj.get("minItems")
+        high = obj.get("maxItems")
+        lo = int(low) if isinstance(low, int) else 0
+        hi = int(high) if isinstance(high, int) else None
+        h = _arr(hint)
+        tuple_items = _arr(items)
+        if tuple_items is not None:
+            extra: Any = obj.get("additionalItems", {})
+            count = max(lo, len(tuple_items)) if h is None else max(lo, len(h))
+            if hi is not None:
+                count = min(count, hi)
+            out: list[Any] = []
+            for i in range(count):
+                sub = tuple_items[i] if i < len(tuple_items) else extra
+                out.append(self.gen(sub, depth + 1, h[i] if h is not None and i < len(h) else MISSING))
+            return out
+        if h is not None:
+            kept = h[:hi] if hi is not None else h
+            fast = self.scalar_list(items, kept)
+            if fast is not None:
+                out = fast
+            else:
+                out = []
+                for x in kept:
+                    try:
+                        out.append(self.gen(items, depth + 1, x))
+                    except Unsatisfiable:
+                        continue
+        else:
+            out = []
+        if h is None:
+            want = lo if lo > 0 else (1 if (hi is None or hi >= 1) and depth <= _OPTIONAL_DEPTH + 3 else 0)
+        else:
+            want = lo
+        while len(out) < want:
+            out.append(self.gen(items, depth + 1, MISSING))
+        if obj.get("uniqueItems") is True:
+            seen: list[str] = []
+            for v in out:
+                key = json.dumps(v, sort_keys=True)
+                if key in seen:
+                    raise Unsatisfiable("uniqueItems")
+                seen.append(key)
+        return out
+
+    def scalar_list(self, items: Any, values: list[Any]) -> list[Any] | None:
+        """Fast path for long lists of plain numbers or strings (embedding vectors): check, don't rebuild."""
+        obj = _obj(items)
+        if obj is None or not set(obj) <= _SIMPLE_SCALAR:
+            return None
+        kind = obj.get("type")
+        lo, hi = obj.get("minimum"), obj.get("maximum")
+        if kind in ("number", "integer"):
+            integer = kind == "integer"
+            for v in values:
+                if isinstance(v, bool) or not isinstance(v, (int, float)):
+                    return None
+                if integer and not float(v).is_integer():
+                    return None
+                if isinstance(lo, (int, float)) and v < lo:
+                    return None
+                if isinstance(hi, (int, float)) and v > hi:
+                    return None
+            return values
+        if kind == "string" and obj.get("format") != "binary":
+            return values if all(isinstance(v, str) for v in values) else None
+        return None
+
+    def number(self, obj: dict[str, Any], integer: bool, hint: Any) -> int | float:
+        lo: float = -math.inf
+        hi: float = math.inf
+        minimum, maximum = obj.get("minimum"), obj.get("maximum")
+        xmin, xmax = obj.get("exclusiveMinimum"), obj.get("exclusiveMaximum")
+        if isinstance(minimum, (int, float)) and not isinstance(minimum, bool):
+            lo = float(minimum)
+        if isinstance(maximum, (int, float)) and not isinstance(maximum, bool):
+            hi = float(maximum)
+        strict_lo = isinstance(xmin, (int, float)) and not isinstance(xmin, bool) and float(xmin) >= lo
+        strict_hi = isinstance(xmax, (int, float)) and not isinstance(xmax, bool) and float(xmax) <= hi
+        if strict_lo:
+            lo = float(cast(float, xmin))
+        if strict_hi:
+            hi = float(cast(float, xmax))
+        step = obj.get("multipleOf")
+        mult = float(step) if isinstance(step, (int, float)) and not isinstance(step, bool) and step > 0 else None
+
+        def fits(v: float) -> bool:
+            if v < lo or v > hi or (strict_lo and v == lo) or (strict_hi and v == hi):
+                return False
+            if integer and not float(v).is_integer():
+                return False
+            if mult is not None and not math.isclose(v / mult, round(v / mult), abs_tol=1e-9):
+                return False
+            return True
+
+        def done(v: float) -> int | float:
+            return int(v) if integer else v
+
+        if isinstance(hint, (int, float)) and not isinstance(hint, bool) and fits(float(hint)):
+            return done(hint)
+        default = obj.get("default")
+        if isinstance(default, (int, float)) and not isinstance(default, bool) and fits(float(default)):
+            return done(default)
+        if mult is not None:
+            start = math.ceil((lo if lo > -math.inf else 0.0) / mult)
+            for k in range(start, start + 1000):
+                v = k * mult
+                v = float(round(v)) if integer and math.isclose(v, round(v)) else v
+                if fits(v):
+                    return done(v)
+            raise Unsatisfiable("no multipleOf in range")
+        if integer:
+            low_i = math.floor(lo) + 1 if lo > -math.inf else None
+            if low_i is not None and (not strict_lo and float(low_i - 1) >= lo):
+                low_i -= 1
+            high_i = math.ceil(hi) - 1 if hi < math.inf else None
+            if high_i is not None and (not strict_hi and float(high_i + 1) <= hi):
+                high_i += 1
+            if low_i is None and high_i is None:
+                return self.rng.randint(1, 100)
+            if low_i is None:
+                assert high_i is not None
+                return high_i - self.rng.randint(0, 10)
+            if high_i is None:
+                return low_i + self.rng.randint(0, 10)
+            if low_i > high_i:
+                raise Unsatisfiable("empty integer range")
+            return self.rng.randint(low_i, min(high_i, low_i + 1000))
+        if lo == -math.inf and hi == math.inf:
+            return round(self.rng.random(), 4)
+        if lo == -math.inf:
+            lo = hi - 10.0
+        if hi == math.inf:
+            hi = lo + 10.0
+        for _ in range(8):
+            v = round(lo + (hi - lo) * self.rng.random(), 4)
+            if fits(v):
+                return v
+        mid = (lo + hi) / 2
+        if fits(mid):
+            return mid
+        raise Unsatisfiable("empty number range")
+
+    def string(self, obj: dict[str, Any], hint: Any) -> str:
+        low = obj.get("minLength")
+        high = obj.get("maxLength")
+        lo = int(low) if isinstance(low, int) else 0
+        hi = int(high) if isinstance(high, int) else None
+        pattern = obj.get("pattern") if isinstance(obj.get("pattern"), str) else None
+
+        def fits(s: str) -> bool:
+            if len(s) < lo or (hi is not None and len(s) > hi):
+                return False
+            return pattern is None or re.search(cast(str, pattern), s) is not None
+
+        def adjust(s: str) -> str:
+            if hi is not None and len(s) > hi:
+                s = s[:hi]
+            if len(s) < lo:
+                s = s + ("x" * (lo - len(s)))
+            return s
+
+        if hint is not MISSING:
+            text = hint if isinstance(hint, str) else json.dumps(hint, separators=(",", ":"))
+            if fits(text):
+                return text
+            text = adjust(text)
+            if fits(text):
+                return text
+        default = obj.get("default")
+        if isinstance(default, str) and fits(default):
+            return default
+        fmt = obj.get("format")
+        if fmt == "binary":
+            raw = hashlib.sha256(self.seed.encode()).digest()
+            text = base64.b64encode(raw).decode("ascii")
+            if fits(adjust(text)):
+                return adjust(text)
+        if isinstance(fmt, str) and fmt in _FORMATS and fits(_FORMATS[fmt]):
+            return _FORMATS[fmt]
+        if pattern is not None:
+            found = regex_example(pattern)
+            if found is not None and fits(found):
+                return found
+            if found is not None and len(found) < lo and hi is None:
+                padded = found + ("0" * (lo - len(found)))
+                if fits(padded):
+                    return padded
+            raise Unsatisfiable(f"cannot build a string for pattern {pattern!r}")
+        words = [self.rng.choice(_WORDS) for _ in range(self.rng.randint(2, 5))]
+        text = adjust(" ".join(words))
+        if not fits(text):
+            raise Unsatisfiable("string bounds")
+        return text
+
+
+def _flatten(schema: Any, synth: Synthesizer, base: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    obj = _obj(schema)
+    if obj is None:
+        return
+    branches = _arr(obj.get("anyOf"))
+    if branches is None:
+        merged = merge_schemas(base, obj)
+        title = obj.get("title")
+        if _is_binary_branch(merged):
+            yield "binary", merged
+            return
+        req = [r for r in _arr(merged.get("required")) or [] if isinstance(r, str)]
+        label = title if isinstance(title, str) else ("+".join(req) if req else "input")
+        yield label, merged
+        return
+    rest = {k: v for k, v in obj.items() if k not in ("anyOf", "title", "description")}
+    inner_base = merge_schemas(base, rest)
+    for branch in branches:
+        yield from _flatten(branch, synth, inner_base)
+
+
+def input_variants(synth: Synthesizer) -> list[tuple[str, Any]]:
+    """The input branches of a (relaxed) input schema, nested ``anyOf`` flattened: ``(label, schema)``.
+
+    Binary-body branches are labelled ``"binary"``; the async batch branch is the one requiring ``requests``.
+    """
+    return list(_flatten(synth.root, synth, {}))
