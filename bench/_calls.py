@@ -1,11 +1,13 @@
-"""Per-call client cost of one client library, run in its own process against bench/_server.py.
+"""Per-call client cost of client libraries, measured in one process against bench/_server.py.
 
-``python bench/_calls.py IMPL CASE PORT RUNS`` prints one JSON object: client CPU seconds per call
-for each run (``time.process_time`` in this process; the server is another process), wall seconds
-per call, the number of calls per run and a short check of the decoded result.
+``python bench/_calls.py IMPL[,IMPL...] CASE PORT ROUNDS`` prints one JSON object keyed by IMPL:
+client CPU seconds per call for each sample (``time.process_time`` in this process; the server is
+another process), wall seconds per call, the calls per sample and a short check of the decoded
+result. The clients take turns, one sample each per round, so the ratios between clients measured in
+the same process are robust against a busy machine.
 
 IMPL: floor | floor-json | ours | cloudflare | openai. CASE: small (bge-m3 rank, 3 contexts) | big
-(100 x 1024 float embeddings). Only the libraries IMPL needs are imported, so it runs in the
+(100 x 1024 float embeddings). Only the libraries an IMPL needs are imported, so it runs in the
 comparison venv as well as in the project's.
 """
 
@@ -28,8 +30,8 @@ CONTEXTS = [
     "Typed structs come straight out of the JSON decoder.",
 ]
 TEXTS = [f"passage number {i}: the quick brown fox jumps over the lazy dog" for i in range(100)]
-# Seconds of client CPU one run aims for; the call count per run is derived from a warm-up.
-TARGET_RUN_CPU = 0.5
+# Seconds of client CPU one sample aims for; the call count per sample is derived from a warm-up.
+TARGET_SAMPLE_CPU = 0.05
 
 
 def build(impl: str, case: str, port: int) -> tuple[Callable[[], Any], Callable[[Any], str]]:
@@ -123,35 +125,55 @@ def _floor_call(impl: str, case: str, root: str) -> tuple[Callable[[], Any], Cal
     return call, describe
 
 
-def measure(call: Callable[[], Any], runs: int) -> dict[str, Any]:
+def calibrate(call: Callable[[], Any]) -> int:
+    """Calls per sample so that one sample takes about ``TARGET_SAMPLE_CPU`` of CPU."""
     for _ in range(3):
         call()
     t0 = time.process_time()
     warm = 0
-    while warm < 3 or (time.process_time() - t0 < 0.15 and warm < 200):
+    while warm < 2 or (time.process_time() - t0 < 0.1 and warm < 200):
         call()
         warm += 1
     per_call = max((time.process_time() - t0) / warm, 1e-6)
-    n = int(min(400, max(3, TARGET_RUN_CPU / per_call)))
-    cpu: list[float] = []
-    wall: list[float] = []
-    for _ in range(runs):
-        gc.collect()
-        c0 = time.process_time()
-        w0 = time.perf_counter()
-        for _ in range(n):
-            call()
-        wall.append((time.perf_counter() - w0) / n)
-        cpu.append((time.process_time() - c0) / n)
-    return {"cpu": cpu, "wall": wall, "calls": n}
+    return int(min(400, max(2, TARGET_SAMPLE_CPU / per_call)))
+
+
+def measure(calls: dict[str, Callable[[], Any]], rounds: int) -> dict[str, dict[str, Any]]:
+    """Round-robin over the clients, one sample each per round, so drift and noise from the rest
+    of the machine hit every client of this process alike."""
+    sizes = {impl: calibrate(call) for impl, call in calls.items()}
+    out: dict[str, dict[str, Any]] = {impl: {"cpu": [], "wall": [], "calls": n} for impl, n in sizes.items()}
+    for _ in range(rounds):
+        for impl, call in calls.items():
+            n = sizes[impl]
+            gc.collect()
+            c0 = time.process_time()
+            w0 = time.perf_counter()
+            for _ in range(n):
+                call()
+            out[impl]["wall"].append((time.perf_counter() - w0) / n)
+            out[impl]["cpu"].append((time.process_time() - c0) / n)
+    return out
 
 
 def main() -> None:
-    impl, case, port, runs = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-    call, describe = build(impl, case, port)
-    check = describe(call())
-    out = measure(call, runs)
-    out["check"] = check
+    impls, case, port, rounds = sys.argv[1].split(","), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    calls: dict[str, Callable[[], Any]] = {}
+    checks: dict[str, str] = {}
+    errors: dict[str, str] = {}
+    for impl in impls:
+        try:
+            call, describe = build(impl, case, port)
+            checks[impl] = describe(call())
+        except Exception as exc:
+            errors[impl] = f"{type(exc).__name__}: {exc}"[:300]
+            continue
+        calls[impl] = call
+    out: dict[str, Any] = measure(calls, rounds)
+    for impl, check in checks.items():
+        out[impl]["check"] = check
+    for impl, error in errors.items():
+        out[impl] = {"error": error}
     print(json.dumps(out))
 
 

@@ -27,11 +27,11 @@ _PACKAGE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 @dataclass
 class GenerateResult:
     code: int
-    problems: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    added: list[str] = field(default_factory=list)
-    changed: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list[str])
+    warnings: list[str] = field(default_factory=list[str])
+    added: list[str] = field(default_factory=list[str])
+    changed: list[str] = field(default_factory=list[str])
+    removed: list[str] = field(default_factory=list[str])
     models: int = 0
     seconds: float = 0.0
 
@@ -71,7 +71,7 @@ def generate(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m codegen", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m codegen", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--schemas", type=Path, default=Path("schemas"), help="folder of model schema files")
     parser.add_argument("--out", type=Path, default=Path("generated"), help="folder that receives the package")
     parser.add_argument("--package", default="workers_ai", help="dotted package name (e.g. myapp._vendor.workers_ai)")

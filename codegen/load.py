@@ -14,14 +14,24 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from jsonschema import Draft7Validator
 from jsonschema.exceptions import SchemaError
 
-__all__ = ["LoadResult", "ModelSource", "Problem", "load_schemas"]
+__all__ = ["LoadResult", "ModelSource", "Problem", "as_arr", "as_obj", "load_schemas"]
 
 _SCHEMA_TYPES = {"object", "array", "string", "number", "integer", "boolean", "null"}
+
+
+def as_obj(value: object) -> dict[str, Any] | None:
+    """``value`` as a JSON object (typed for strict checkers), or None when it is something else."""
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else None
+
+
+def as_arr(value: object) -> list[Any] | None:
+    """``value`` as a JSON array, or None when it is something else."""
+    return cast("list[Any]", value) if isinstance(value, list) else None
 
 
 @dataclass(frozen=True)
@@ -57,9 +67,9 @@ class ModelSource:
 
 @dataclass
 class LoadResult:
-    models: list[ModelSource] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    models: list[ModelSource] = field(default_factory=list[ModelSource])
+    problems: list[Problem] = field(default_factory=list[Problem])
+    warnings: list[str] = field(default_factory=list[str])
 
 
 def load_schemas(schemas_dir: Path, patterns: Iterable[str] = ()) -> LoadResult:
@@ -84,7 +94,7 @@ def load_schemas(schemas_dir: Path, patterns: Iterable[str] = ()) -> LoadResult:
 def _load_file(path: Path, rel: str, display: str, result: LoadResult) -> ModelSource | None:
     raw = path.read_bytes()
     try:
-        doc = json.loads(raw.decode("utf-8-sig"), parse_constant=_no_constant)
+        parsed: Any = json.loads(raw.decode("utf-8-sig"), parse_constant=_no_constant)
     except (UnicodeDecodeError, ValueError) as exc:
         where = ""
         if isinstance(exc, json.JSONDecodeError):
@@ -94,7 +104,8 @@ def _load_file(path: Path, rel: str, display: str, result: LoadResult) -> ModelS
     except RecursionError:
         result.problems.append(Problem(display, "", "not usable: the JSON is nested too deeply"))
         return None
-    if not isinstance(doc, dict):
+    doc = as_obj(parsed)
+    if doc is None:
         result.problems.append(Problem(display, "", "expected a JSON object"))
         return None
     deep = _too_deep(doc, "", 0)
@@ -102,16 +113,16 @@ def _load_file(path: Path, rel: str, display: str, result: LoadResult) -> ModelS
         result.problems.append(Problem(display, deep, f"nested more than {_MAX_DEPTH} levels deep"))
         return None
     if _has_surrogates(doc):
-        doc = _replace_surrogates(doc)
+        doc = as_obj(_replace_surrogates(doc)) or {}
         result.warnings.append(f"{display}: lone UTF-16 surrogates in strings were replaced with U+FFFD")
 
     problems: list[Problem] = []
+    schema: dict[str, Any]
     if "schema" in doc:
-        schema = doc["schema"]
         base = "/schema"
-        if not isinstance(schema, dict) or not schema:
+        schema = as_obj(doc["schema"]) or {}
+        if not schema:
             problems.append(Problem(display, base, "the model publishes no input/output schema"))
-            schema = {}
     elif "input" in doc or "output" in doc:
         schema, base = doc, ""
     else:
@@ -120,26 +131,25 @@ def _load_file(path: Path, rel: str, display: str, result: LoadResult) -> ModelS
         )
         schema, base = {}, ""
 
-    model_id = doc.get("name") if isinstance(doc.get("name"), str) and "schema" in doc else None
-    if model_id is None:
-        model_id = rel[: -len(".json")]
+    name = doc.get("name")
+    model_id = name if isinstance(name, str) and "schema" in doc else rel[: -len(".json")]
     id_problem = _check_model_id(model_id)
     if id_problem:
         problems.append(Problem(display, "/name" if "name" in doc else "", id_problem))
 
     halves: dict[str, dict[str, Any]] = {}
     for key in ("input", "output"):
-        part = schema.get(key) if isinstance(schema, dict) else None
-        if schema and not isinstance(part, dict):
+        part = as_obj(schema.get(key))
+        if schema and part is None:
             problems.append(Problem(display, f"{base}/{key}", f"missing `{key}` schema (expected a JSON object)"))
             continue
-        if isinstance(part, dict):
+        if part is not None:
             if not part:
                 problems.append(Problem(display, f"{base}/{key}", f"`{key}` schema is empty"))
                 continue
-            fixed = copy.deepcopy(part)
+            fixed: dict[str, Any] = copy.deepcopy(part)
             _repair(fixed, f"{base}/{key}", display, result.warnings)
-            problems.extend(_check_schema(fixed, doc, f"{base}/{key}", display))
+            problems.extend(_check_schema(fixed, f"{base}/{key}", display))
             halves[key] = fixed
     if problems:
         result.problems.extend(problems)
@@ -153,17 +163,20 @@ def _load_file(path: Path, rel: str, display: str, result: LoadResult) -> ModelS
         result.problems.append(Problem(display, exc.pointer, exc.message))
         return None
 
-    task: Any = doc.get("task")
-    task_name = str(task.get("name", "")) if isinstance(task, dict) else (task if isinstance(task, str) else "")
-    task_desc = str(task.get("description", "")) if isinstance(task, dict) else ""
-    description = doc.get("description")
+    raw_task = doc.get("task")
+    task = as_obj(raw_task) or {}
+    task_name = str(task.get("name") or "") if task else (raw_task if isinstance(raw_task, str) else "")
+    task_desc = str(task.get("description") or "")
+    raw_description = doc.get("description")
+    description = raw_description if isinstance(raw_description, str) else ""
     props: dict[str, Any] = {}
-    for item in doc.get("properties") or []:
-        if isinstance(item, dict) and isinstance(item.get("property_id"), str):
-            props[item["property_id"]] = item.get("value")
+    for item in as_arr(doc.get("properties")) or []:
+        entry = as_obj(item)
+        if entry is not None and isinstance(entry.get("property_id"), str):
+            props[str(entry["property_id"])] = entry.get("value")
     catalog: dict[str, Any] = {
         "name": model_id,
-        "description": description if isinstance(description, str) else "",
+        "description": description,
         "task": {"name": task_name, "description": task_desc},
         "properties": [{"property_id": k, "value": v} for k, v in props.items()],
         "schema": {"input": halves["input"], "output": halves["output"]},
@@ -173,7 +186,7 @@ def _load_file(path: Path, rel: str, display: str, result: LoadResult) -> ModelS
         rel=rel,
         label=f"{path.parents[len(Path(rel).parts) - 1].name}/{rel}",
         model_id=model_id,
-        description=description if isinstance(description, str) else "",
+        description=description,
         task=task_name,
         task_description=task_desc,
         properties=props,
@@ -284,7 +297,7 @@ def _repair(schema: dict[str, Any], pointer: str, display: str, warnings: list[s
                 )
 
 
-def _check_schema(schema: dict[str, Any], doc: dict[str, Any], pointer: str, display: str) -> list[Problem]:
+def _check_schema(schema: dict[str, Any], pointer: str, display: str) -> list[Problem]:
     problems: list[Problem] = []
     for node, where in _walk(schema, pointer):
         kind = node.get("type")

@@ -11,15 +11,20 @@ import ast
 import hashlib
 import io
 import json
+import math
+import multiprocessing
+import os
 import re
 import tokenize
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import jinja2
 
+from .load import as_obj
 from .plan import ModelPlan, Param
 
 __all__ = ["GENERATOR_VERSION", "fingerprint", "render_package"]
@@ -34,7 +39,7 @@ _BASE_PLACEHOLDER = "workers_ai_runtime_base"
 def fingerprint() -> str:
     """Hash of everything besides the schema that shapes a model module."""
     h = hashlib.sha256(GENERATOR_VERSION.encode())
-    for path in sorted([*_TEMPLATES.glob("*.jinja"), *_HERE.glob("*.py")]):
+    for path in sorted([_TEMPLATES / "model.py.jinja", *(_HERE / f for f in ("load.py", "plan.py", "render.py"))]):
         h.update(path.name.encode())
         h.update(path.read_bytes())
     try:
@@ -65,13 +70,17 @@ def pylit(value: Any) -> str:
     """A Python literal for plain JSON data; strings become ``repr`` (never raw text)."""
     if isinstance(value, str):
         return repr(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"float({str(value)!r})"
     if value is None or isinstance(value, (bool, int, float)):
         return repr(value)
     if isinstance(value, (list, tuple)):
-        inner = ", ".join(pylit(v) for v in value)
-        return f"({inner},)" if len(value) == 1 else f"({inner})"
+        items: list[Any] = list(cast("list[Any] | tuple[Any, ...]", value))
+        inner = ", ".join(pylit(v) for v in items)
+        return f"({inner},)" if len(items) == 1 else f"({inner})"
     if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{pylit(k)}: {pylit(v)}" for k, v in value.items()) + "}"
+        pairs = cast("Mapping[Any, Any]", value).items()
+        return "{" + ", ".join(f"{pylit(k)}: {pylit(v)}" for k, v in pairs) + "}"
     return repr(str(value))
 
 
@@ -274,6 +283,44 @@ def _rename_names(code: str, renames: Mapping[str, str]) -> str:
     return code
 
 
+_worker_structs: list[_Structs] = []  # one per worker process, made on its first document
+
+
+def _code_in_worker(doc: dict[str, Any]) -> str:
+    if not _worker_structs:
+        _worker_structs.append(_Structs())
+    return _worker_structs[0].code(doc)
+
+
+def _jobs(count: int) -> int:
+    """Worker processes for ``count`` struct modules: one unless there is enough work to share.
+
+    ``CODEGEN_JOBS`` overrides (``1`` keeps everything in this process). Starting a worker costs
+    about a second (a fresh interpreter importing the generator), so small runs stay in-process.
+    """
+    raw = os.environ.get("CODEGEN_JOBS", "")
+    if raw.strip().isdigit():
+        return max(1, min(int(raw), count))
+    if count < 32:
+        return 1
+    return max(1, min(os.cpu_count() or 1, 4, count // 16))
+
+
+def struct_codes(docs: Sequence[dict[str, Any]]) -> list[str]:
+    """datamodel-code-generator's output for each document, in order (worker processes when it pays).
+
+    Each document is generated independently, so the result does not depend on how the work is
+    split: the output stays byte-identical whatever the number of workers.
+    """
+    jobs = _jobs(len(docs))
+    if jobs <= 1:
+        structs = _Structs() if docs else None
+        return [structs.code(doc) for doc in docs] if structs else []
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        return list(pool.map(_code_in_worker, docs, chunksize=2))
+
+
 def _split_structs(code: str) -> tuple[dict[str, set[str]], str, dict[str, ast.ClassDef]]:
     """Split generated struct code into (imports, body without the root alias, class nodes)."""
     tree = ast.parse(code)
@@ -389,8 +436,8 @@ def _merge_imports(*groups: Mapping[str, Iterable[str]]) -> list[str]:
 # ----------------------------------------------------------------------------- package
 
 
-def render_model(plan: ModelPlan, structs: _Structs, env: jinja2.Environment, source_label: str) -> str:
-    code = structs.code(plan.doc)
+def render_model(plan: ModelPlan, code: str, env: jinja2.Environment, source_label: str) -> str:
+    """One model module, from its plan and the struct code datamodel-code-generator wrote for it."""
     code, field_alias = _sanitise_structs(code, set(TEMPLATE_NAMES) | {plan.handle, plan.input_alias, plan.output_alias})
     imports, body, classes = _split_structs(code)
     if field_alias:
@@ -401,11 +448,13 @@ def render_model(plan: ModelPlan, structs: _Structs, env: jinja2.Environment, so
     reserved = {"self", "cls"}
     for var in plan.inputs:
         if var.class_name and var.class_name in classes:
-            variant_schema = plan.doc["$defs"].get(var.class_name, {})
-            props = variant_schema.get("properties") if isinstance(variant_schema, dict) else None
-            descriptions = {
-                k: str(v.get("description") or "") for k, v in (props or {}).items() if isinstance(v, dict)
-            }
+            variant_schema = as_obj((as_obj(plan.doc.get("$defs")) or {}).get(var.class_name))
+            props = as_obj(variant_schema.get("properties")) if variant_schema else None
+            descriptions: dict[str, str] = {}
+            for k, v in (props or {}).items():
+                sub = as_obj(v)
+                if sub is not None:
+                    descriptions[k] = str(sub.get("description") or "")
             params = _params(classes[var.class_name], descriptions)
             names = {p.name for p in params}
             if names & reserved or names & set(classes) or names & {"request", "data", "headers"}:
@@ -473,22 +522,24 @@ def render_package(
     """
     env = _env()
     files: dict[str, bytes] = {}
-    structs: _Structs | None = None
     fp = fingerprint()
     registry: list[tuple[str, str, str]] = []
     seen_ids: set[str] = set()
-    for plan in plans:
+    reused: dict[int, str] = {}
+    for i, plan in enumerate(plans):
         plan.fingerprint = f"{plan.source.digest[:16]}-{fp}-{hashlib.sha256(plan.module.encode()).hexdigest()[:6]}"
+        old = cached.get(plan.module.replace(".", "/") + ".py")
+        if old is not None and f"# fingerprint: {plan.fingerprint}\n" in old.split('"""', 1)[0]:
+            reused[i] = old
+    todo = [i for i in range(len(plans)) if i not in reused]
+    codes = dict(zip(todo, struct_codes([plans[i].doc for i in todo])))
+    for i, plan in enumerate(plans):
         rel = plan.module.replace(".", "/") + ".py"
-        label = plan.source.label
-        old = cached.get(rel)
-        if old is not None and f"# fingerprint: {plan.fingerprint}\n" in old[:400]:
-            text = old
+        if i in reused:
+            text = reused[i]
             _restore_plan_from_cache(plan)
         else:
-            if structs is None:
-                structs = _Structs()
-            text = render_model(plan, structs, env, label)
+            text = render_model(plan, codes[i], env, plan.source.label)
         files[rel] = text.encode()
         schema_rel = "_schemas/" + plan.module.replace(".", "/") + ".json"
         files[schema_rel] = (json.dumps(plan.source.catalog, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()

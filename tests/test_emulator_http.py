@@ -370,3 +370,21 @@ def test_example_inputs_fit_and_run(workers_ai_emulator: Emulator, http: urllib3
         emu.example_input(BGE, "nope")
     with pytest.raises(KeyError):
         emu.example_input("@cf/nobody/missing")
+
+
+def test_extra_schema_folders_and_model_subsets(tmp_path: Path, http: urllib3.PoolManager) -> None:
+    folder = tmp_path / "@cf" / "acme"
+    folder.mkdir(parents=True)
+    schema = {
+        "input": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+        "output": {"type": "object", "properties": {"label": {"type": "string"}}, "required": ["label"]},
+    }
+    (folder / "tagger.json").write_text(json.dumps(schema))
+    with Emulator(schemas=tmp_path, models=[BGE]) as emu:
+        assert emu.models() == ["@cf/acme/tagger", BGE]
+        ok = _post(http, emu, "@cf/acme/tagger", {"text": "hi"})
+        assert ok.status == 200 and isinstance(json.loads(ok.data)["result"]["label"], str)
+        assert _post(http, emu, "@cf/acme/tagger", {}).status == 400
+        assert _post(http, emu, LLAMA, {"prompt": "hi"}).status == 400  # not in the subset: 5007
+    with pytest.raises(ValueError, match="not a folder"):
+        Emulator(schemas=tmp_path / "missing", start=False)

@@ -14,4 +14,7 @@ def as_object(value: object) -> dict[str, Any] | None:
 
 def as_list(value: object) -> list[Any] | None:
     """``value`` as a JSON array, or None when it is something else."""
-    return cast("list[Any]", value) if isinstance(value, list) else None
+    if isinstance(value, list):
+        items: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
+        return items
+    return None

@@ -23,7 +23,7 @@ from ._catalog import ModelSpec
 from ._json import as_list, as_obj
 from ._media import media_for, mp3, png
 from ._synth import MISSING, Synthesizer, Unsatisfiable, merge_schemas
-from ._validate import SchemaError, Validator
+from ._validate import SchemaError
 
 __all__ = ["Branch", "Result", "branches", "embed", "embedding_dim", "run_model", "seed_for"]
 
@@ -42,6 +42,10 @@ _LABELS = (
     "tabby cat|golden retriever|mountain bike|espresso|lighthouse|sunflower|"
     "sports car|teapot|pizza|laptop|red fox|sailboat"
 ).split("|")
+_STOPWORDS = frozenset(
+    """a an the is are was were be been of to in on at by for with about as and or but not this that these those
+    it its i you he she we they me my your our their what which who how tell please do does did can""".split()
+)
 _OBJECTS = ("person", "dog", "cat", "car", "bicycle", "chair", "cup", "bird")
 _PADDING = "abcdefghijklmnopqrstuvwxyz0123456789"
 
@@ -273,11 +277,12 @@ def embed(text: str, dim: int) -> list[float]:
     vec = [0.0] * dim
     tokens = words(text) or [text.strip().lower() or "<empty>"]
     for tok in tokens:
+        weight = 0.25 if tok in _STOPWORDS else 1.0  # topic words, not glue words, decide similarity
         digest = hashlib.sha256(tok.encode()).digest()
         for j in range(4):
             idx = int.from_bytes(digest[4 * j : 4 * j + 4], "big") % dim
             sign = 1.0 if digest[16 + j] & 1 else -1.0
-            vec[idx] += sign * (1.0 if j == 0 else 0.5)
+            vec[idx] += weight * sign * (1.0 if j == 0 else 0.5)
     norm = math.sqrt(sum(v * v for v in vec)) or 1.0
     return [round(v / norm, 6) for v in vec]
 
@@ -695,9 +700,3 @@ def _int_usage(usage: dict[str, Any] | None) -> dict[str, int] | None:
     if usage is None:
         return None
     return {k: int(v) for k, v in usage.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
-
-
-def validate_output(spec: ModelSpec, value: Any) -> str | None:
-    """``"/path: message"`` when ``value`` does not fit the model's output schema, else None."""
-    validator: Validator = spec.outputs.validator
-    return validator.first_error(value)

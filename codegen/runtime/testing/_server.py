@@ -8,6 +8,7 @@ whole API as a function (request in, :class:`Reply` out); the HTTP layer only mo
 from __future__ import annotations
 
 import base64
+import hmac
 import io
 import random
 import secrets
@@ -92,7 +93,6 @@ class Reply:
     cut: int | None = None  # body bytes (or chunks) to send before breaking the connection
     cut_mode: Literal["close", "reset"] | None = None
     close: bool = False
-    terminate: bool = True  # send the last (empty) chunk of a chunked body
 
 
 @dataclass
@@ -130,6 +130,7 @@ class Emulator:
     ``batch_polls=(q, r)``: a queued batch answers ``queued`` to its first ``q`` polls, ``running`` to
     the next ``r``, then its results. ``batch_delay=(q_seconds, r_seconds)`` uses time instead.
     ``check_outputs`` validates every JSON reply against the output schema (a 500 if it does not fit).
+    ``keep_requests`` bounds :attr:`requests` (the oldest are dropped) for long-running servers.
     """
 
     def __init__(
@@ -147,6 +148,7 @@ class Emulator:
         stream_interval: float = 0.0,
         check_outputs: bool = False,
         log: IO[str] | None = None,
+        keep_requests: int = 10_000,
         start: bool = True,
     ) -> None:
         if min(batch_polls) < 0:
@@ -162,6 +164,7 @@ class Emulator:
         self.stream_interval = stream_interval
         self.check_outputs = check_outputs
         self.log = log
+        self.keep_requests = keep_requests
         self._host = host
         self._port = port
         self._lock = threading.Lock()
@@ -373,6 +376,8 @@ class Emulator:
         rec = RecordedRequest(method.upper(), path, query, dict(headers), body)
         with self._lock:
             self._requests.append(rec)
+            if len(self._requests) > self.keep_requests:
+                del self._requests[: len(self._requests) - self.keep_requests]
         ray = secrets.token_hex(8) + "-EMU"
         try:
             reply = self._handle(rec, ray)
@@ -442,7 +447,7 @@ class Emulator:
         rec.model = model_id
         auth = rec.headers.get("authorization", "")
         scheme, _, token = auth.partition(" ")
-        if scheme.lower() != "bearer" or token.strip() != self.api_token:
+        if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), self.api_token.encode()):
             raise _APIError(401, 10000, "Authentication error")
         if account != self.account_id:
             raise _APIError(404, 7003, f"Could not route to {rec.path}, perhaps your object identifier is invalid?")
@@ -617,7 +622,6 @@ class Emulator:
 
     def _stream(self, result: Result, fault: Fault | None) -> Reply:
         events = [msgspec.json.encode(e) for e in result.events]
-        terminate = True
         if fault is not None and fault.name == "stream_error":
             keep = max(1, len(events) // 2)
             error = {"errors": [{"code": fault.code, "message": fault.message or ""}]}
@@ -630,7 +634,6 @@ class Emulator:
             [("content-type", _SSE), ("cache-control", "no-cache")],
             chunks=chunks,
             chunk_interval=self.stream_interval,
-            terminate=terminate,
         )
         if fault is not None and fault.name == "stream_error":
             reply.close = True
@@ -850,14 +853,14 @@ class _Handler(BaseHTTPRequestHandler):
         for i, chunk in enumerate(chunks):
             frame = f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n"
             last = i == len(chunks) - 1
-            if last and reply.terminate and reply.cut is None:
+            if last and reply.cut is None:
                 frame += b"0\r\n\r\n"
             self.wfile.write(pending + frame)
             pending = b""
             if not last and reply.chunk_interval > 0:
                 time.sleep(reply.chunk_interval)
         if pending:
-            self.wfile.write(pending + (b"0\r\n\r\n" if reply.terminate and reply.cut is None else b""))
+            self.wfile.write(pending + (b"0\r\n\r\n" if reply.cut is None else b""))
 
     def _reset(self) -> None:
         """Close with an RST instead of a FIN (SO_LINGER 0)."""
