@@ -220,60 +220,56 @@ def _no_constant(name: str) -> Any:
 def _too_deep(node: Any, pointer: str, depth: int) -> str | None:
     if depth > _MAX_DEPTH:
         return pointer
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if isinstance(value, (dict, list)):
-                hit = _too_deep(value, f"{pointer}/{_escape(key)}", depth + 1)
-                if hit is not None:
-                    return hit
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            if isinstance(value, (dict, list)):
-                hit = _too_deep(value, f"{pointer}/{i}", depth + 1)
-                if hit is not None:
-                    return hit
+    obj, arr = as_obj(node), as_arr(node)
+    pairs = list(obj.items()) if obj is not None else [(str(i), v) for i, v in enumerate(arr or [])]
+    for key, value in pairs:
+        if isinstance(value, (dict, list)):
+            hit = _too_deep(value, f"{pointer}/{_escape(key)}", depth + 1)
+            if hit is not None:
+                return hit
     return None
 
 
 def _has_surrogates(node: Any) -> bool:
     if isinstance(node, str):
         return any("\ud800" <= ch <= "\udfff" for ch in node)
-    if isinstance(node, dict):
-        return any(_has_surrogates(k) or _has_surrogates(v) for k, v in node.items())
-    if isinstance(node, list):
-        return any(_has_surrogates(v) for v in node)
-    return False
+    obj, arr = as_obj(node), as_arr(node)
+    if obj is not None:
+        return any(_has_surrogates(k) or _has_surrogates(v) for k, v in obj.items())
+    return any(_has_surrogates(v) for v in arr or [])
 
 
 def _replace_surrogates(node: Any) -> Any:
     if isinstance(node, str):
         return node.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    if isinstance(node, dict):
-        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_replace_surrogates(v) for v in node]
+    obj, arr = as_obj(node), as_arr(node)
+    if obj is not None:
+        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in obj.items()}
+    if arr is not None:
+        return [_replace_surrogates(v) for v in arr]
     return node
 
 
 def _walk(node: Any, pointer: str) -> Iterator[tuple[dict[str, Any], str]]:
     """Yield every schema object below ``node`` (not the values of ``properties`` maps themselves)."""
-    if not isinstance(node, dict):
+    obj = as_obj(node)
+    if obj is None:
         return
-    yield node, pointer
-    for key, value in node.items():
+    yield obj, pointer
+    for key, value in obj.items():
         child = f"{pointer}/{_escape(key)}"
         if key in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas"):
-            if isinstance(value, dict):
-                for name, sub in value.items():
-                    yield from _walk(sub, f"{child}/{_escape(name)}")
+            for name, sub in (as_obj(value) or {}).items():
+                yield from _walk(sub, f"{child}/{_escape(name)}")
         elif key in ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames"):
-            if isinstance(value, list):
-                for i, sub in enumerate(value):
+            subs = as_arr(value)
+            if subs is not None:
+                for i, sub in enumerate(subs):
                     yield from _walk(sub, f"{child}/{i}")
             else:
                 yield from _walk(value, child)
-        elif key in ("oneOf", "anyOf", "allOf", "prefixItems") and isinstance(value, list):
-            for i, sub in enumerate(value):
+        elif key in ("oneOf", "anyOf", "allOf", "prefixItems"):
+            for i, sub in enumerate(as_arr(value) or []):
                 yield from _walk(sub, f"{child}/{i}")
 
 
@@ -284,17 +280,16 @@ def _escape(key: str) -> str:
 def _repair(schema: dict[str, Any], pointer: str, display: str, warnings: list[str]) -> None:
     """Fix publishing slips that have one obvious meaning, and say so."""
     for node, where in list(_walk(schema, pointer)):
-        props = node.get("properties")
-        if isinstance(props, dict) and isinstance(props.get("required"), list):
-            names = props["required"]
-            if all(isinstance(n, str) for n in names):
-                del props["required"]
-                merged = [*node.get("required", []), *[n for n in names if n not in node.get("required", [])]]
-                node["required"] = merged
-                warnings.append(
-                    f"{display}: {where}/properties/required: a `required` list sits inside `properties`; "
-                    f"read it as the object's required keys {names}"
-                )
+        props = as_obj(node.get("properties"))
+        names = as_arr(props.get("required")) if props is not None else None
+        if props is not None and names is not None and all(isinstance(n, str) for n in names):
+            del props["required"]
+            own = [n for n in as_arr(node.get("required")) or [] if isinstance(n, str)]
+            node["required"] = [*own, *[n for n in names if n not in own]]
+            warnings.append(
+                f"{display}: {where}/properties/required: a `required` list sits inside `properties`; "
+                f"read it as the object's required keys {names}"
+            )
 
 
 def _check_schema(schema: dict[str, Any], pointer: str, display: str) -> list[Problem]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from contextlib import contextmanager
 
 from workers_ai import WorkersAI
@@ -24,7 +24,7 @@ STORIES = [
 
 
 @contextmanager
-def connect() -> Iterator[WorkersAI]:
+def connect() -> Generator[WorkersAI, None, None]:
     if os.environ.get("CLOUDFLARE_ACCOUNT_ID") and os.environ.get("CLOUDFLARE_API_TOKEN"):
         print("Using the real Workers AI API (CLOUDFLARE_ACCOUNT_ID is set).\n")
         with WorkersAI() as ai:
