@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .load import load_schemas
 from .plan import plan_models
-from .render import render_package
+from .render import RenderError, render_package
 from .write import diff_tree, read_tree, write_tree
 
 __all__ = ["GenerateResult", "generate", "main"]
@@ -58,16 +58,19 @@ def generate(
     root = out.joinpath(*package.split("."))
     current = read_tree(root)
     cached = {k: v.decode("utf-8", "replace") for k, v in current.items() if k.startswith("models/")}
-    files = render_package(plans, package, cached)
+    try:
+        files = render_package(plans, package, cached)
+    except RenderError as exc:
+        plan = plans[exc.index]
+        problem = f"{plan.source.file}: /: the struct generator failed on this schema ({exc.message})"
+        return GenerateResult(2, [problem], warnings)
     if check:
         added, changed, removed = diff_tree(root, files)
         code = 1 if (added or changed or removed) else 0
     else:
         added, changed, removed = write_tree(root, files)
         code = 0
-    return GenerateResult(
-        code, [], warnings, added, changed, removed, len(plans), time.perf_counter() - started
-    )
+    return GenerateResult(code, [], warnings, added, changed, removed, len(plans), time.perf_counter() - started)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

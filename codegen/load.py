@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import unquote
 
 from jsonschema import Draft7Validator
 from jsonschema.exceptions import SchemaError
@@ -31,7 +32,10 @@ def as_obj(value: object) -> dict[str, Any] | None:
 
 def as_arr(value: object) -> list[Any] | None:
     """``value`` as a JSON array, or None when it is something else."""
-    return cast("list[Any]", value) if isinstance(value, list) else None
+    if isinstance(value, list):
+        items: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
+        return items
+    return None
 
 
 @dataclass(frozen=True)
@@ -144,9 +148,11 @@ def _load_file(path: Path, rel: str, display: str, result: LoadResult) -> ModelS
             problems.append(Problem(display, f"{base}/{key}", f"missing `{key}` schema (expected a JSON object)"))
             continue
         if part is not None:
-            if not part:
+            if not part and not as_obj(schema.get("output" if key == "input" else "input")):
                 problems.append(Problem(display, f"{base}/{key}", f"`{key}` schema is empty"))
                 continue
+            if not part:
+                result.warnings.append(f"{display}: {base}/{key}: the `{key}` schema is empty; it is typed as any JSON")
             fixed: dict[str, Any] = copy.deepcopy(part)
             _repair(fixed, f"{base}/{key}", display, result.warnings)
             problems.extend(_check_schema(fixed, f"{base}/{key}", display))
@@ -278,7 +284,7 @@ def _escape(key: str) -> str:
 
 
 def _repair(schema: dict[str, Any], pointer: str, display: str, warnings: list[str]) -> None:
-    """Fix publishing slips that have one obvious meaning, and say so."""
+    """Fix publishing slips that have one obvious meaning, and say so (one warning each)."""
     for node, where in list(_walk(schema, pointer)):
         props = as_obj(node.get("properties"))
         names = as_arr(props.get("required")) if props is not None else None
@@ -290,13 +296,44 @@ def _repair(schema: dict[str, Any], pointer: str, display: str, warnings: list[s
                 f"{display}: {where}/properties/required: a `required` list sits inside `properties`; "
                 f"read it as the object's required keys {names}"
             )
+        for name, raw in (props or {}).items():
+            sub = as_obj(raw)
+            flag = sub.get("required") if sub is not None else None
+            if sub is not None and isinstance(flag, bool):
+                # Draft 3 style: `"required": true` on the property itself.
+                del sub["required"]
+                own = [n for n in as_arr(node.get("required")) or [] if isinstance(n, str)]
+                if flag and name not in own:
+                    node["required"] = [*own, name]
+                warnings.append(
+                    f"{display}: {where}/properties/{_escape(name)}/required: a boolean `required` on a property; "
+                    f"read it as {'required' if flag else 'optional'}"
+                )
+        for key, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+            flag = node.get(key)
+            if isinstance(flag, bool):
+                # Draft 4 style: a boolean that makes `minimum`/`maximum` exclusive.
+                del node[key]
+                if flag and isinstance(node.get(bound), (int, float)):
+                    node[key] = node.pop(bound)
+                warnings.append(f"{display}: {where}/{key}: a boolean (draft 4); read as the draft 7 form")
+        pattern = node.get("pattern")
+        if isinstance(pattern, str):
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                del node["pattern"]
+                warnings.append(
+                    f"{display}: {where}/pattern: {pattern!r} is not a regular expression Python can use ({exc}); "
+                    "it is not checked on the client"
+                )
 
 
 def _check_schema(schema: dict[str, Any], pointer: str, display: str) -> list[Problem]:
     problems: list[Problem] = []
     for node, where in _walk(schema, pointer):
-        kind = node.get("type")
-        kinds = kind if isinstance(kind, list) else [kind] if kind is not None else []
+        kind: Any = node.get("type")
+        kinds: list[Any] = as_arr(kind) or ([kind] if kind is not None else [])
         for k in kinds:
             if k not in _SCHEMA_TYPES:
                 problems.append(Problem(display, f"{where}/type", f"unknown type {k!r}"))
@@ -308,15 +345,15 @@ def _check_schema(schema: dict[str, Any], pointer: str, display: str) -> list[Pr
                 problems.append(
                     Problem(display, f"{where}/$ref", f"remote $ref {ref!r} refused: generation never uses the network")
                 )
-        props = node.get("properties")
-        if props is not None and not isinstance(props, dict):
+        raw_props = node.get("properties")
+        props = as_obj(raw_props)
+        if raw_props is not None and props is None:
             problems.append(Problem(display, f"{where}/properties", "`properties` must be an object"))
-        elif isinstance(props, dict):
-            for name, sub in props.items():
-                if not isinstance(sub, (dict, bool)):
-                    problems.append(
-                        Problem(display, f"{where}/properties/{_escape(name)}", "a property schema must be an object")
-                    )
+        for name, sub in (props or {}).items():
+            if not isinstance(sub, (dict, bool)):
+                problems.append(
+                    Problem(display, f"{where}/properties/{_escape(name)}", "a property schema must be an object")
+                )
     if problems:
         return problems
     try:
@@ -338,47 +375,54 @@ def _localise_refs(schema: dict[str, Any], half: str, definitions: dict[str, Any
     """Return ``schema`` with every local ``$ref`` either moved into ``definitions`` or inlined.
 
     References to ``#/$defs/X`` or ``#/definitions/X`` become ``#/$defs/<half>_X`` entries of the shared
-    ``definitions`` map (so input and output keep apart); references to any other location are inlined,
-    which works unless they are recursive.
+    ``definitions`` map (so input and output keep apart; names that clean up to the same text get a
+    number); references to any other location are inlined, which works unless they are recursive.
     """
     root = schema
     local_defs: dict[str, Any] = {}
     for key in ("$defs", "definitions"):
-        block = root.get(key)
-        if isinstance(block, dict):
-            for name, sub in block.items():
-                local_defs[f"#/{key}/{_escape(name)}"] = sub
-
-    def target_name(ref: str) -> str:
+        for name, sub in (as_obj(root.get(key)) or {}).items():
+            local_defs[f"#/{key}/{_escape(name)}"] = sub
+    names: dict[str, str] = {}
+    taken = set(definitions)
+    for ref in local_defs:
         tail = ref.rsplit("/", 1)[-1].replace("~1", "/").replace("~0", "~")
-        safe = re.sub(r"[^A-Za-z0-9_]", "_", tail) or "Def"
-        return f"{half}_{safe}"
+        base = f"{half}_{re.sub(r'[^A-Za-z0-9_]', '_', tail) or 'Def'}"
+        name, i = base, 2
+        while name in taken:
+            name, i = f"{base}_{i}", i + 1
+        taken.add(name)
+        names[ref] = name
 
     def resolve(ref: str, where: str) -> Any:
         node: Any = root
-        for raw in ref[1:].split("/")[1:] if ref.startswith("#/") else []:
+        for raw in ref[2:].split("/") if ref.startswith("#/") else []:
             part = raw.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, dict) and part in node:
-                node = node[part]
-            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
+            obj, arr = as_obj(node), as_arr(node)
+            if obj is not None and part in obj:
+                node = obj[part]
+            elif arr is not None and part.isdigit() and int(part) < len(arr):
+                node = arr[int(part)]
             else:
                 raise _RefError(f"{where}/$ref", f"dangling $ref {ref!r}: nothing at that location")
         return node
 
     def rewrite(node: Any, where: str, inlining: tuple[str, ...]) -> Any:
-        if isinstance(node, list):
-            return [rewrite(v, f"{where}/{i}", inlining) for i, v in enumerate(node)]
-        if not isinstance(node, dict):
+        arr = as_arr(node)
+        if arr is not None:
+            return [rewrite(v, f"{where}/{i}", inlining) for i, v in enumerate(arr)]
+        obj = as_obj(node)
+        if obj is None:
             return node
-        ref = node.get("$ref")
+        ref = obj.get("$ref")
         if isinstance(ref, str):
+            ref = "#" + unquote(ref[1:])  # a URI fragment: `%20` and friends are percent-encoded
             if ref in ("#", "#/"):
                 raise _RefError(f"{where}/$ref", "recursive reference to the schema root is not supported")
             target = resolve(ref, where)
-            siblings = {k: v for k, v in node.items() if k != "$ref"}
+            siblings = {k: v for k, v in obj.items() if k != "$ref"}
             if ref in local_defs:
-                name = target_name(ref)
+                name = names[ref]
                 if name not in definitions:
                     definitions[name] = {}
                     definitions[name] = rewrite(target, f"{pointer}{ref[1:]}", ())
@@ -389,29 +433,30 @@ def _localise_refs(schema: dict[str, Any], half: str, definitions: dict[str, Any
             if ref in inlining:
                 raise _RefError(f"{where}/$ref", f"recursive $ref {ref!r} outside $defs is not supported")
             inlined = rewrite(target, f"{pointer}{ref[1:]}", (*inlining, ref))
-            if isinstance(inlined, dict):
-                return {**inlined, **rewrite(siblings, where, inlining)}
+            inlined_obj = as_obj(inlined)
+            if inlined_obj is not None:
+                return {**inlined_obj, **rewrite(siblings, where, inlining)}
             return inlined
         out: dict[str, Any] = {}
-        for key, value in node.items():
-            if key in ("$defs", "definitions") and node is root:
+        for key, value in obj.items():
+            if key in ("$defs", "definitions") and obj is root:
                 continue
-            if key in ("properties", "patternProperties") and isinstance(value, dict):
-                out[key] = {n: rewrite(s, f"{where}/{key}/{_escape(n)}", inlining) for n, s in value.items()}
+            mapping = as_obj(value)
+            if key in ("properties", "patternProperties") and mapping is not None:
+                out[key] = {n: rewrite(v, f"{where}/{key}/{_escape(n)}", inlining) for n, v in mapping.items()}
             elif key in ("enum", "const", "default", "examples", "required"):
                 out[key] = value
             else:
                 out[key] = rewrite(value, f"{where}/{_escape(key)}", inlining)
         return out
 
-    result = rewrite(root, pointer, ())
+    result = as_obj(rewrite(root, pointer, ()))
     # Definitions nobody referenced are still part of the published contract; keep them typed too.
-    for ref in local_defs:
-        name = target_name(ref)
+    for ref, name in names.items():
         if name not in definitions:
             definitions[name] = {}
             definitions[name] = rewrite(resolve(ref, pointer), f"{pointer}{ref[1:]}", ())
-    assert isinstance(result, dict)
+    assert result is not None
     return result
 
 

@@ -7,18 +7,18 @@ datamodel-code-generator. Schema shapes msgspec cannot decode are reshaped here,
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import keyword
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .load import ModelSource
+from .load import ModelSource, as_arr, as_obj
 
-__all__ = ["InputVariant", "ModelPlan", "OutputVariant", "plan_models", "variant_schemas"]
+__all__ = ["RESERVED_NAMES", "InputVariant", "ModelPlan", "OutputVariant", "plan_models", "variant_schemas"]
 
 JSON_TYPES = "application/json"
 STREAM_TYPE = "text/event-stream"
@@ -41,6 +41,39 @@ _TASK_VERBS = {
 }
 # Names the handle base class already uses.
 _RESERVED_METHODS = {"run", "stream", "model_id", "info", "client", "decode_output", "submit_batch", "batch_job"}
+# Names a model module binds besides its structs (imports and the template's own names): a handle,
+# alias or struct must never take one of them.
+RESERVED_NAMES = frozenset(
+    {
+        "annotations",
+        "Any",
+        "ClassVar",
+        "TypeAlias",
+        "Mapping",
+        "Sequence",
+        "Struct",
+        "UNSET",
+        "UnsetType",
+        "ModelHandle",
+        "ModelInfo",
+        "OutputDecoder",
+        "BatchJob",
+        "BatchRequest",
+        "EventStream",
+        "BinaryInput",
+        "BinaryOutput",
+        "as_bytes",
+        "as_base64",
+        "as_uint8",
+        "msgspec",
+        "INFO",
+        "DECODER",
+        "Meta",
+        "field",
+        "Literal",
+        "Annotated",
+    }
+)
 _WORD = re.compile(r"[A-Za-z][a-z]*|[0-9]+|[A-Z]+(?![a-z])")
 
 
@@ -61,8 +94,8 @@ class OutputVariant:
     kind: str  # "json", "binary", "stream"
     content_type: str
     json_type: str | None  # "object", "array", "string", ... for JSON variants
-    keys: list[str] = field(default_factory=list)
-    title_words: set[str] = field(default_factory=set)
+    keys: list[str] = field(default_factory=list[str])
+    title_words: set[str] = field(default_factory=set[str])
     is_async: bool = False
     alias: bool = False  # rendered as a type alias (list, union...), not a struct class
 
@@ -76,12 +109,12 @@ class InputVariant:
     required: list[str]
     keys: list[str]
     description: str
-    title_words: set[str] = field(default_factory=set)
+    title_words: set[str] = field(default_factory=set[str])
     output: OutputVariant | None = None
-    params: list[Param] = field(default_factory=list)
+    params: list[Param] = field(default_factory=list[Param])
     kwargs: bool = True
     streams: bool = False
-    binary_fields: dict[str, str] = field(default_factory=dict)
+    binary_fields: dict[str, str] = field(default_factory=dict[str, str])
     batch_item: str = "Any"
     expect: str = "None"  # what the handle passes to the runtime as the expected output type
     typed_result: bool = False  # whether that argument alone gives the call its return type
@@ -141,7 +174,17 @@ def _pascal(text: str) -> str:
         out = "Model"
     if out[0].isdigit():
         out = "M" + out
+    if keyword.iskeyword(out):  # None, True, False
+        out += "Model"
     return out
+
+
+def _segment(part: str) -> str:
+    """One module path segment for one model id segment; long ones are cut (file names have limits)."""
+    name = _snake(part.lstrip("@"))
+    if len(name) > 64:
+        name = f"{name[:48].rstrip('_')}_{hashlib.sha256(part.encode()).hexdigest()[:8]}"
+    return name
 
 
 def _assign_modules(sources: list[ModelSource], warnings: list[str]) -> dict[int, str]:
@@ -151,7 +194,7 @@ def _assign_modules(sources: list[ModelSource], warnings: list[str]) -> dict[int
     package folder is (``@cf/a`` next to ``@cf/a/b``), get a suffix from a hash of the model id and
     the file's path below the schemas folder: stable across runs and machines, never an overwrite.
     """
-    bases = {id(src): "models." + ".".join(_snake(p.lstrip("@")) for p in src.model_id.split("/")) for src in sources}
+    bases = {id(src): "models." + ".".join(_segment(p) for p in src.model_id.split("/")) for src in sources}
     folders = {base.rsplit(".", i)[0] for base in bases.values() for i in range(1, base.count("."))}
     modules: dict[int, str] = {}
     taken: dict[str, ModelSource] = {}
@@ -200,37 +243,41 @@ def variant_schemas(schema: dict[str, Any]) -> list[dict[str, Any]]:
 def _branches(schema: dict[str, Any]) -> list[dict[str, Any]]:
     """Split a root schema into its alternatives, merging the root's shared keywords into each."""
     for comb in ("oneOf", "anyOf"):
-        alts = schema.get(comb)
-        if isinstance(alts, list) and alts:
+        alts = as_arr(schema.get(comb))
+        if alts:
             shared = {k: v for k, v in schema.items() if k not in (comb, "title", "description")}
             out: list[dict[str, Any]] = []
-            for alt in alts:
-                if not isinstance(alt, dict):
+            for raw in alts:
+                alt = as_obj(raw)
+                if alt is None:
                     continue
                 merged = _merge_shared(shared, alt)
-                if any(isinstance(merged.get(c), list) for c in ("oneOf", "anyOf")) and not merged.get("properties"):
+                if any(as_arr(merged.get(c)) is not None for c in ("oneOf", "anyOf")) and not merged.get("properties"):
                     out.extend(_branches(merged))
                 else:
                     out.append(merged)
             return out
-    if isinstance(schema.get("allOf"), list):
-        combined: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
-        for part in schema["allOf"]:
-            if isinstance(part, dict) and "$ref" not in part:
-                combined = _merge_shared(combined, part)
-        if all(isinstance(p, dict) and "$ref" not in p for p in schema["allOf"]):
+    parts = as_arr(schema.get("allOf"))
+    if parts is not None:
+        plain = [as_obj(p) for p in parts]
+        if all(p is not None and "$ref" not in p for p in plain):
+            combined: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
+            for part in plain:
+                combined = _merge_shared(combined, part or {})
             return _branches(combined) if any(c in combined for c in ("oneOf", "anyOf")) else [combined]
     return [schema]
 
 
 def _merge_shared(shared: dict[str, Any], alt: dict[str, Any]) -> dict[str, Any]:
     merged = {**shared, **alt}
-    if isinstance(shared.get("properties"), dict) and isinstance(alt.get("properties"), dict):
-        merged["properties"] = {**shared["properties"], **alt["properties"]}
-    if isinstance(shared.get("required"), list) and isinstance(alt.get("required"), list):
-        merged["required"] = list(dict.fromkeys([*shared["required"], *alt["required"]]))
-    if "properties" not in merged and isinstance(shared.get("properties"), dict):
-        merged["properties"] = shared["properties"]
+    shared_props, alt_props = as_obj(shared.get("properties")), as_obj(alt.get("properties"))
+    if shared_props is not None and alt_props is not None:
+        merged["properties"] = {**shared_props, **alt_props}
+    shared_req, alt_req = as_arr(shared.get("required")), as_arr(alt.get("required"))
+    if shared_req is not None and alt_req is not None:
+        merged["required"] = list(dict.fromkeys([*shared_req, *alt_req]))
+    if "properties" not in merged and shared_props is not None:
+        merged["properties"] = shared_props
     return merged
 
 
@@ -254,7 +301,7 @@ def _plan_one(src: ModelSource, module: str, warnings: list[str]) -> ModelPlan:
     pascal = _pascal(mid.split("/")[-1])
     task = src.task.lower()
     defs: dict[str, Any] = dict(src.definitions)
-    used_names: set[str] = set(defs)
+    used_names: set[str] = set(defs) | RESERVED_NAMES
 
     def unique(name: str) -> str:
         n, i = name, 2
@@ -273,8 +320,8 @@ def _plan_one(src: ModelSource, module: str, warnings: list[str]) -> ModelPlan:
             kind = "stream" if ct == STREAM_TYPE else "binary"
             outputs.append(OutputVariant(i, None, kind, ct if ct != JSON_TYPES else "application/octet-stream", None))
             continue
-        branch_props: Any = branch.get("properties")
-        keys = sorted(branch_props) if isinstance(branch_props, dict) else []
+        branch_props = as_obj(branch.get("properties"))
+        keys = sorted(branch_props) if branch_props is not None else []
         is_async = keys == ["request_id"]
         base = "AsyncResponse" if is_async else (_clean_title(title, mid) if title else "")
         if not base or base == "Model":
@@ -292,9 +339,8 @@ def _plan_one(src: ModelSource, module: str, warnings: list[str]) -> ModelPlan:
     for i, branch in enumerate(branches):
         title = str(branch.get("title") or "")
         desc = str(branch.get("description") or src.input.get("description") or "")
-        raw_props: Any = branch.get("properties")
-        props: dict[str, Any] = raw_props if isinstance(raw_props, dict) else {}
-        required = [r for r in branch.get("required", []) if isinstance(r, str)]
+        props = as_obj(branch.get("properties")) or {}
+        required = [r for r in as_arr(branch.get("required")) or [] if isinstance(r, str)]
         keys = sorted(props)
         if _is_binary(branch):
             kind, class_name = "binary", None
@@ -305,7 +351,8 @@ def _plan_one(src: ModelSource, module: str, warnings: list[str]) -> ModelPlan:
                 base = _pascal("_".join(required[:2] or keys[:1] or ["body"]))
             class_name = unique(f"{base}Input")
             body = {k: v for k, v in branch.items() if k not in ("title", "contentType")}
-            body.setdefault("type", "object")
+            if body:  # an empty input schema stays "any JSON"
+                body.setdefault("type", "object")
             defs[class_name] = body
         method = _method_name(kind, required, keys, task, title, method_names, len(branches))
         method_names.add(method)
@@ -313,16 +360,24 @@ def _plan_one(src: ModelSource, module: str, warnings: list[str]) -> ModelPlan:
         binary_fields = {name: b for name, sub in props.items() if (b := _binary_kind(sub))}
         inputs.append(
             InputVariant(
-                i, class_name, method, kind, required, keys, desc, _title_words(title, mid),
-                streams=streams, binary_fields=binary_fields,
+                i,
+                class_name,
+                method,
+                kind,
+                required,
+                keys,
+                desc,
+                _title_words(title, mid),
+                streams=streams,
+                binary_fields=binary_fields,
             )
         )
 
     _pair(inputs, outputs)
     doc = _reshape_for_msgspec(defs, inputs, outputs, warnings, src.file)
-    rules = _dispatch_rules(outputs, doc["$defs"])
-    price: Any = src.properties.get("price")
-    handle = pascal if pascal not in used_names else f"{pascal}Model"
+    rules = _dispatch_rules(outputs, as_obj(doc["$defs"]) or {})
+    price = as_arr(src.properties.get("price"))
+    handle = pascal if pascal not in used_names else unique(f"{pascal}Model")
     used_names.add(handle)
     input_alias = unique(f"{pascal}Input")
     output_alias = unique(f"{pascal}Output")
@@ -340,7 +395,7 @@ def _plan_one(src: ModelSource, module: str, warnings: list[str]) -> ModelPlan:
         rules=rules,
         streamable=any(o.kind == "stream" for o in outputs),
         batchable=any(v.kind == "requests" for v in inputs),
-        price=price if isinstance(price, list) else [],
+        price=price or [],
     )
 
 
@@ -370,15 +425,16 @@ _BYTE_HINTS = re.compile(r"8-bit|uint8|0 and 255|0-255|bytes? of|byte array", re
 _B64_HINTS = re.compile(r"base64|base-64", re.I)
 
 
-def _binary_kind(schema: Any) -> str | None:
+def _binary_kind(raw: Any) -> str | None:
     """How a property carries binary data, if it does (raw bytes are accepted for all three)."""
-    if not isinstance(schema, dict):
+    schema = as_obj(raw)
+    if schema is None:
         return None
     if _is_binary(schema):
         return "bytes"
     text = " ".join(str(schema.get(k) or "") for k in ("description", "title"))
-    if schema.get("type") == "array" and isinstance(schema.get("items"), dict):
-        items = schema["items"]
+    items = as_obj(schema.get("items"))
+    if schema.get("type") == "array" and items is not None:
         item_text = " ".join(str(items.get(k) or "") for k in ("description", "title"))
         if items.get("type") in ("integer", "number") and (
             _BYTE_HINTS.search(text + " " + item_text) or (items.get("minimum") == 0 and items.get("maximum") == 255)
@@ -407,7 +463,7 @@ def _pair(inputs: list[InputVariant], outputs: list[OutputVariant]) -> None:
         if not sync_json and len(binaries) == 1:
             var.output = binaries[0]
             continue
-        scored = []
+        scored: list[tuple[float, OutputVariant]] = []
         for out in sync_json:
             union = var.title_words | out.title_words
             score = len(var.title_words & out.title_words) / len(union) if union else 0.0
@@ -422,22 +478,23 @@ def _pair(inputs: list[InputVariant], outputs: list[OutputVariant]) -> None:
 # Keywords handed on to datamodel-code-generator, by the JSON type they apply to. Everything else is
 # dropped: schema text is data, and some generator extensions (``x-python-import``, ``customTypePath``,
 # ``default_factory``...) would otherwise turn a schema into imports or code in the output.
+_NUMBER_KEYS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"})
 _BY_TYPE: dict[str, frozenset[str]] = {
     "string": frozenset({"minLength", "maxLength", "pattern", "format"}),
-    "integer": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}),
-    "number": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}),
+    "integer": _NUMBER_KEYS,
+    "number": _NUMBER_KEYS,
     "array": frozenset({"items", "minItems", "maxItems"}),
     "object": frozenset({"properties", "required", "additionalProperties"}),
-    "boolean": frozenset(),
-    "null": frozenset(),
+    "boolean": frozenset[str](),
+    "null": frozenset[str](),
 }
-_TYPED_KEYS = frozenset().union(*_BY_TYPE.values())
+_TYPED_KEYS = frozenset(k for keys in _BY_TYPE.values() for k in keys)
 _ANNOTATIONS = ("description", "default")
-_NUMBER_KEYS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"})
 _COUNT_KEYS = frozenset({"minLength", "maxLength", "minItems", "maxItems"})
 _COMBINATORS = ("anyOf", "oneOf")
 _BAD_FIELD = re.compile(r'["\\\x00-\x1f]')
 _DEF_PREFIX = "#/$defs/"
+_MAX_FLATTEN = 32
 
 
 def _reshape_for_msgspec(
@@ -463,6 +520,15 @@ def _reshape_for_msgspec(
                 "are not allowed in msgspec field names); it is left out of the typed structs"
             )
     return {"$defs": fixed, "oneOf": [{"$ref": f"{_DEF_PREFIX}{n}"} for n in variant_names] or [{"type": "object"}]}
+
+
+def _members(node: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    """The schema objects of a combinator list (anything else in the list is skipped)."""
+    return [m for m in (as_obj(x) for x in as_arr(node.get(key)) or []) if m is not None]
+
+
+def _strs(value: Any) -> list[str]:
+    return [v for v in as_arr(value) or [] if isinstance(v, str)]
 
 
 class _Shaper:
@@ -499,8 +565,9 @@ class _Shaper:
 
     # -- one schema node
 
-    def shape(self, node: Any, top: bool = False) -> dict[str, Any]:
-        if not isinstance(node, dict):
+    def shape(self, raw: Any, top: bool = False) -> dict[str, Any]:
+        node = as_obj(raw)
+        if node is None:
             return {}  # `true`, `false` and junk: anything goes
         if not top:
             key = _canonical(node)
@@ -516,19 +583,21 @@ class _Shaper:
 
     def _clean(self, node: dict[str, Any]) -> dict[str, Any]:
         node = self._merge_all_of(node)
-        if "patternProperties" in node and "additionalProperties" not in node and not node.get("properties"):
-            pp = node.get("patternProperties")
-            values = [v for v in pp.values() if isinstance(v, dict)] if isinstance(pp, dict) else []
+        pattern_props = as_obj(node.get("patternProperties"))
+        if pattern_props and "additionalProperties" not in node and not node.get("properties"):
+            values = [v for v in (as_obj(x) for x in pattern_props.values()) if v is not None]
             if values:
                 node = {**node, "additionalProperties": values[0] if len(values) == 1 else {"anyOf": values}}
-        if isinstance(node.get("items"), list) or (isinstance(node.get("prefixItems"), list) and "items" not in node):
-            seq = node.get("items") if isinstance(node.get("items"), list) else node["prefixItems"]
-            node = {**node, "items": {"anyOf": list(seq)} if seq else {}}
+        seq = as_arr(node.get("items"))
+        if seq is None and "items" not in node:
+            seq = as_arr(node.get("prefixItems"))
+        if seq is not None:
+            node = {**node, "items": {"anyOf": seq} if seq else {}}
         out: dict[str, Any] = {}
         for key, value in node.items():
-            if key == "properties" and isinstance(value, dict):
+            if key == "properties":
                 props: dict[str, Any] = {}
-                for name, sub in value.items():
+                for name, sub in (as_obj(value) or {}).items():
                     if _BAD_FIELD.search(name):
                         self.dropped.add(name)
                     else:
@@ -539,18 +608,21 @@ class _Shaper:
             elif key == "additionalProperties":
                 if isinstance(value, bool):
                     out[key] = value
-                elif isinstance(value, dict):
+                elif as_obj(value) is not None:
                     out[key] = self.shape(value)
-            elif key in _COMBINATORS and isinstance(value, list):
-                out[key] = [self.shape(m) for m in value]
+            elif key in _COMBINATORS and as_arr(value) is not None:
+                out[key] = [self.shape(m) for m in as_arr(value) or []]
             elif key == "$ref":
                 if isinstance(value, str) and value.startswith(_DEF_PREFIX) and value[len(_DEF_PREFIX) :] in self.raw:
                     out[key] = value
-            elif key == "required" and isinstance(value, list):
-                out[key] = list(dict.fromkeys(r for r in value if isinstance(r, str) and not _BAD_FIELD.search(r)))
-            elif key in ("enum", "const", "default"):
+            elif key == "required":
+                out[key] = list(dict.fromkeys(r for r in _strs(value) if not _BAD_FIELD.search(r)))
+            elif key == "enum":
+                if as_arr(value) is not None:
+                    out[key] = value
+            elif key in ("const", "default"):
                 out[key] = value
-            elif key == "type" and (isinstance(value, str) or isinstance(value, list)):
+            elif key == "type" and (isinstance(value, str) or as_arr(value) is not None):
                 out[key] = value
             elif key == "description" and isinstance(value, str):
                 out[key] = value
@@ -562,14 +634,12 @@ class _Shaper:
                 out[key] = value
             elif key in _COUNT_KEYS and isinstance(value, int) and not isinstance(value, bool) and value >= 0:
                 out[key] = value
-        if out.get("enum") is not None and not isinstance(out.get("enum"), list):
-            del out["enum"]
-        props_out = out.get("properties")
-        if isinstance(props_out, dict) and out.get("required"):
+        props_out = as_obj(out.get("properties"))
+        if props_out is not None:
             # A required field must always be sent; with a default, `omit_defaults` would leave it out.
-            for name in out["required"]:
-                sub = props_out.get(name)
-                if isinstance(sub, dict) and "default" in sub:
+            for name in _strs(out.get("required")):
+                sub = as_obj(props_out.get(name))
+                if sub is not None and "default" in sub:
                     props_out[name] = {k: v for k, v in sub.items() if k != "default"}
         if "$ref" in out:
             # A reference stands for its target; keep only what describes the field.
@@ -577,23 +647,23 @@ class _Shaper:
         return out
 
     def _merge_all_of(self, node: dict[str, Any]) -> dict[str, Any]:
-        parts = node.get("allOf")
-        if not isinstance(parts, list):
+        if as_arr(node.get("allOf")) is None:
             return node
         rest = {k: v for k, v in node.items() if k != "allOf"}
-        dict_parts = [p for p in parts if isinstance(p, dict)]
-        if len(dict_parts) == 1 and "$ref" in dict_parts[0] and all(k in _ANNOTATIONS for k in rest):
-            return {**dict_parts[0], **rest}
+        parts = _members(node, "allOf")
+        if len(parts) == 1 and "$ref" in parts[0] and all(k in _ANNOTATIONS for k in rest):
+            return {**parts[0], **rest}
         merged: dict[str, Any] = dict(rest)
-        for part in dict_parts:
+        for part in parts:
             ref = part.get("$ref")
             if isinstance(ref, str):
                 name = ref[len(_DEF_PREFIX) :] if ref.startswith(_DEF_PREFIX) else ""
-                if name in self.busy or name not in self.raw:
+                base = as_obj(self.raw.get(name))
+                if name in self.busy or base is None:
                     continue  # a recursive or unknown base adds no keywords we could inline
                 self.busy.add(name)
                 try:
-                    part = self._merge_all_of(self.raw[name]) if isinstance(self.raw[name], dict) else {}
+                    part = self._merge_all_of(base)
                 finally:
                     self.busy.discard(name)
                 part = {k: v for k, v in part.items() if k not in ("$defs", "definitions")}
@@ -607,28 +677,29 @@ class _Shaper:
         if "type" not in node and "properties" not in node:
             return node
         for comb in _COMBINATORS:
-            members = node.get(comb)
-            if not isinstance(members, list):
+            if as_arr(node.get(comb)) is None:
                 continue
-            if all(_constraint_only(m) for m in members):
-                node = {k: v for k, v in node.items() if k != comb}
-                if node.get("type") == "object" or "properties" in node:
-                    props = dict(node.get("properties") or {})
-                    for m in members:
-                        for name, sub in (m.get("properties") or {}).items():
-                            if name not in props:
-                                props[name] = sub
-                            elif _canonical(props[name]) != _canonical(sub):
-                                props[name] = self.shape({"anyOf": [props[name], sub]})
-                    if props:
-                        node["properties"] = props
+            members = _members(node, comb)
+            if len(members) != len(as_arr(node.get(comb)) or []) or not all(_constraint_only(m) for m in members):
+                continue
+            node = {k: v for k, v in node.items() if k != comb}
+            if node.get("type") == "object" or "properties" in node:
+                props = dict(as_obj(node.get("properties")) or {})
+                for m in members:
+                    for name, sub in (as_obj(m.get("properties")) or {}).items():
+                        if name not in props:
+                            props[name] = sub
+                        elif _canonical(props[name]) != _canonical(sub):
+                            props[name] = self.shape({"anyOf": [props[name], sub]})
+                if props:
+                    node["properties"] = props
         return node
 
     def _enum(self, node: dict[str, Any]) -> dict[str, Any]:
         if "const" in node:
             node = {**{k: v for k, v in node.items() if k != "const"}, "enum": [node["const"]]}
-        values = node.get("enum")
-        if not isinstance(values, list):
+        values = as_arr(node.get("enum"))
+        if values is None:
             return node
         kinds = _type_set(node.get("type"))
         seen: set[str] = set()
@@ -661,7 +732,7 @@ class _Shaper:
             return {k: v for k, v in node.items() if k != "enum"}
         if len(members) == 1:
             only = members[0]
-            typed = {k: v for k, v in base.items() if k not in _TYPED_KEYS or k in _BY_TYPE[only["type"]]}
+            typed = {k: v for k, v in base.items() if k not in _TYPED_KEYS or k in _BY_TYPE[str(only["type"])]}
             if "enum" in only:
                 typed = {k: v for k, v in typed.items() if k not in _TYPED_KEYS}
             return {**typed, **only}
@@ -671,36 +742,36 @@ class _Shaper:
         t = node.get("type")
         if isinstance(t, str):
             if t in _BY_TYPE:
-                return {k: v for k, v in node.items() if k not in _TYPED_KEYS or k in _BY_TYPE[t]}
+                return _fit_bounds({k: v for k, v in node.items() if k not in _TYPED_KEYS or k in _BY_TYPE[t]}, t)
             return node
-        if not isinstance(t, list):
+        listed = as_arr(t)
+        if listed is None:
             return node
-        types = list(dict.fromkeys(x for x in t if isinstance(x, str) and x in _BY_TYPE))
+        types = list(dict.fromkeys(x for x in listed if isinstance(x, str) and x in _BY_TYPE))
         if "integer" in types and "number" in types:
             types.remove("integer")
         non_null = [x for x in types if x != "null"]
         if not types:
             return {k: v for k, v in node.items() if k != "type"}
         if len(non_null) <= 1 and "anyOf" not in node and "oneOf" not in node:
-            keep = _BY_TYPE[non_null[0]] if non_null else frozenset()
+            keep = _BY_TYPE[non_null[0]] if non_null else frozenset[str]()
             out = {k: v for k, v in node.items() if k not in _TYPED_KEYS or k in keep}
             out["type"] = types if len(types) > 1 else types[0]
-            return out
-        members = [{"type": x, **{k: v for k, v in node.items() if k in _BY_TYPE[x]}} for x in types]
-        rest = {k: v for k, v in node.items() if k in _ANNOTATIONS or k in _COMBINATORS}
-        if any(c in rest for c in _COMBINATORS):
+            return _fit_bounds(out, non_null[0]) if non_null else out
+        if any(c in node for c in _COMBINATORS):
             return {k: v for k, v in node.items() if k != "type"}  # the alternatives say more than the types
+        members = [_fit_bounds({"type": x, **{k: v for k, v in node.items() if k in _BY_TYPE[x]}}, x) for x in types]
+        rest = {k: v for k, v in node.items() if k in _ANNOTATIONS}
         return {**rest, "anyOf": members}
 
     # -- unions
 
     def _union(self, node: dict[str, Any]) -> dict[str, Any]:
-        lists = [node[c] for c in _COMBINATORS if isinstance(node.get(c), list)]
-        if not lists:
+        if not any(as_arr(node.get(c)) is not None for c in _COMBINATORS):
             return node
         members: list[dict[str, Any]] = []
-        for group in lists:
-            for m in group:
+        for comb in _COMBINATORS:
+            for m in _members(node, comb):
                 self._flatten(m, members, 0)
         annotations = {k: v for k, v in node.items() if k in _ANNOTATIONS}
         kinds = [self._kind(m) for m in members]
@@ -730,28 +801,25 @@ class _Shaper:
                 keys.add(key)
                 unique.append(m)
         if len(unique) == 1:
-            only = unique[0]
-            if "$ref" in only:
-                return {**only, **annotations}
-            return {**only, **annotations}
+            return {**unique[0], **annotations}
         return {**annotations, "anyOf": unique}
 
     def _flatten(self, node: dict[str, Any], into: list[dict[str, Any]], depth: int) -> None:
-        inner = [node[c] for c in _COMBINATORS if isinstance(node.get(c), list)]
-        if inner and all(k in _ANNOTATIONS or k in _COMBINATORS for k in node) and depth < 32:
-            for group in inner:
-                for m in group:
+        pure = all(k in _ANNOTATIONS or k in _COMBINATORS for k in node)
+        if pure and any(as_arr(node.get(c)) is not None for c in _COMBINATORS) and depth < _MAX_FLATTEN:
+            for comb in _COMBINATORS:
+                for m in _members(node, comb):
                     self._flatten(m, into, depth + 1)
             return
-        if "$ref" in node and depth < 32:
+        if "$ref" in node and depth < _MAX_FLATTEN:
             name, target = self.target(node)
             if name not in self.variants and target is not None and any(c in target for c in _COMBINATORS):
                 if all(k in _ANNOTATIONS or k in _COMBINATORS for k in target):
                     self._flatten(target, into, depth + 1)
                     return
-        t = node.get("type")
-        if isinstance(t, list) and len(t) > 1:
-            for x in t:
+        listed = as_arr(node.get("type"))
+        if listed is not None and len(listed) > 1:
+            for x in listed:
                 if isinstance(x, str) and x in _BY_TYPE:
                     into.append({"type": x, **{k: v for k, v in node.items() if k in _BY_TYPE[x]}})
             return
@@ -765,9 +833,10 @@ class _Shaper:
             if target is None:
                 return "obj"  # a recursive reference: always a struct
             node = target
-        t = node.get("type")
-        if isinstance(t, list):
-            t = next((x for x in t if x != "null"), "null")
+        t: Any = node.get("type")
+        listed = as_arr(t)
+        if listed is not None:
+            t = next((x for x in listed if x != "null"), "null")
         if "enum" in node:
             return {"string": "strlit", "integer": "intlit"}.get(str(t), "any")
         if t == "string":
@@ -783,63 +852,66 @@ class _Shaper:
         return "any"
 
     def _merge(self, members: list[dict[str, Any]], kind: str) -> dict[str, Any]:
-        nodes = []
+        nodes: list[dict[str, Any]] = []
         for m in members:
             if "$ref" in m:
                 _, target = self.target(m)
                 nodes.append(target if target is not None else {"type": "object"})
             else:
                 nodes.append(m)
-        if kind == "strlit":
-            return {"type": "string", "enum": list(dict.fromkeys(v for n in nodes for v in n["enum"]))}
-        if kind == "intlit":
-            return {"type": "integer", "enum": list(dict.fromkeys(v for n in nodes for v in n["enum"]))}
+        if kind in ("strlit", "intlit"):
+            values = [v for n in nodes for v in as_arr(n.get("enum")) or []]
+            unique = list({json.dumps(v): v for v in values}.values())
+            return {"type": "string" if kind == "strlit" else "integer", "enum": unique}
         if kind in ("str", "integer", "number", "boolean", "null"):
             return {"type": "string" if kind == "str" else kind}
         if kind == "union":
             return {}
         if kind == "arr":
-            items = [n.get("items") for n in nodes]
-            if any(not isinstance(i, dict) or not i for i in items):
+            items = [as_obj(n.get("items")) for n in nodes]
+            if any(not i for i in items):
                 return {"type": "array"}
             return {"type": "array", "items": self.shape({"anyOf": items})}
-        with_props = [n for n in nodes if isinstance(n.get("properties"), dict) and n["properties"]]
-        if len(with_props) == len(nodes):
+        props_of = [as_obj(n.get("properties")) for n in nodes]
+        if all(props_of):
             props: dict[str, list[Any]] = {}
-            for n in nodes:
-                for name, sub in n["properties"].items():
+            for n_props in props_of:
+                for name, sub in (n_props or {}).items():
                     props.setdefault(name, []).append(sub)
             merged_props = {
                 name: subs[0] if len({_canonical(s) for s in subs}) == 1 else self.shape({"anyOf": subs})
                 for name, subs in props.items()
             }
-            required = [r for r in nodes[0].get("required", []) if all(r in n.get("required", []) for n in nodes)]
+            first = _strs(nodes[0].get("required"))
+            required = [r for r in first if all(r in _strs(n.get("required")) for n in nodes)]
             out: dict[str, Any] = {"type": "object", "properties": merged_props}
             if required:
                 out["required"] = required
             return out
-        if not with_props:
-            values = [n.get("additionalProperties") for n in nodes]
-            if all(isinstance(v, dict) and v for v in values):
+        if not any(props_of):
+            values = [as_obj(n.get("additionalProperties")) for n in nodes]
+            if all(values):
                 return {"type": "object", "additionalProperties": self.shape({"anyOf": values})}
         return {"type": "object"}
 
     # -- defaults
 
     def _check_default(self, node: dict[str, Any]) -> None:
-        if "default" in node and not self._fits(node["default"], node, 0):
+        if "default" in node and not (_finite(node["default"]) and self._fits(node["default"], node, 0)):
             del node["default"]
 
-    def _fits(self, value: Any, node: Any, depth: int) -> bool:
-        if not isinstance(node, dict) or depth > 16:
+    def _fits(self, value: Any, raw: Any, depth: int) -> bool:
+        node = as_obj(raw)
+        if node is None or depth > 16:
             return True
         if "$ref" in node:
             _, target = self.target(node)
             return target is None or self._fits(value, target, depth + 1)
-        members = [m for c in _COMBINATORS for m in node.get(c) or []]
+        members = [m for c in _COMBINATORS for m in _members(node, c)]
         if members:
             return any(self._fits(value, m, depth + 1) for m in members)
-        if "enum" in node and value not in node["enum"]:
+        allowed = as_arr(node.get("enum"))
+        if allowed is not None and value not in allowed:
             return False
         if node.get("format") == "binary":
             return False
@@ -847,31 +919,72 @@ class _Shaper:
         jt = _value_type(value)
         if kinds and jt not in kinds and not (jt == "integer" and "number" in kinds):
             return False
-        if isinstance(value, dict):
+        if as_obj(value) is not None:
             return not node.get("properties")  # a struct field cannot default to a plain dict
-        if isinstance(value, list):
-            items = node.get("items")
-            return all(not isinstance(v, (dict, list)) and self._fits(v, items, depth + 1) for v in value)
+        items = as_arr(value)
+        if items is not None:
+            return all(not isinstance(v, (dict, list)) and self._fits(v, node.get("items"), depth + 1) for v in items)
         return True
+
+
+_INT64 = 2**63 - 1
+_MAX_LENGTH = 2**62
+
+
+def _fit_bounds(node: dict[str, Any], json_type: str) -> dict[str, Any]:
+    """Drop numeric constraints msgspec cannot express (it would fail when the module is imported).
+
+    Integers take integral bounds inside int64 (``1.0`` becomes ``1``), numbers finite ones, lengths
+    sizes a machine can hold; a ``multipleOf`` must be positive. A dropped bound only makes the
+    client-side check looser: the server still enforces the schema.
+    """
+    out = dict(node)
+    for key in (*_NUMBER_KEYS, *_COUNT_KEYS):
+        if key not in out:
+            continue
+        value = out[key]
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        if ok and key in _COUNT_KEYS:
+            ok = isinstance(value, int) and 0 <= value <= _MAX_LENGTH
+        elif ok and json_type == "integer":
+            ok = float(value).is_integer() and -_INT64 < value < _INT64
+            if ok:
+                out[key] = int(value)
+        elif ok:
+            ok = abs(value) <= 1e300
+        if ok and key == "multipleOf":
+            ok = out[key] > 0
+        if not ok:
+            del out[key]
+    return out
+
+
+def _finite(value: Any) -> bool:
+    """No NaN or infinity anywhere in ``value`` (``1e400`` in JSON reads as infinity)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    obj, arr = as_obj(value), as_arr(value)
+    if obj is not None:
+        return all(_finite(v) for v in obj.values())
+    return all(_finite(v) for v in arr or [])
 
 
 def _merge_keywords(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     """Both sets of keywords at once (allOf): properties and required lists add up, else ``a`` wins."""
     out = {**b, **a}
-    if isinstance(a.get("properties"), dict) or isinstance(b.get("properties"), dict):
-        out["properties"] = {**(b.get("properties") or {}), **(a.get("properties") or {})}
-    req = [*(a.get("required") or []), *(b.get("required") or [])]
+    a_props, b_props = as_obj(a.get("properties")), as_obj(b.get("properties"))
+    if a_props is not None or b_props is not None:
+        out["properties"] = {**(b_props or {}), **(a_props or {})}
+    req = [*_strs(a.get("required")), *_strs(b.get("required"))]
     if req:
-        out["required"] = list(dict.fromkeys(r for r in req if isinstance(r, str)))
+        out["required"] = list(dict.fromkeys(req))
     if "type" not in a and "type" in b:
         out["type"] = b["type"]
     return out
 
 
-def _constraint_only(node: Any) -> bool:
+def _constraint_only(node: dict[str, Any]) -> bool:
     """A combinator member that narrows its parent instead of offering an alternative type."""
-    if not isinstance(node, dict):
-        return False
     if any(k in node for k in ("$ref", "enum", "const", "items", *_COMBINATORS)):
         return False
     t = node.get("type")
@@ -881,9 +994,7 @@ def _constraint_only(node: Any) -> bool:
 def _type_set(t: Any) -> set[str]:
     if isinstance(t, str):
         return {t}
-    if isinstance(t, list):
-        return {x for x in t if isinstance(x, str)}
-    return set()
+    return set(_strs(t))
 
 
 def _value_type(v: Any) -> str:
@@ -914,16 +1025,19 @@ def _canonical(node: Any) -> str:
     """Structure-only JSON of a schema: wording (title, description) and ``contentType`` left out."""
 
     def strip(n: Any) -> Any:
-        if isinstance(n, list):
-            return [strip(v) for v in n]
-        if not isinstance(n, dict):
+        arr = as_arr(n)
+        if arr is not None:
+            return [strip(v) for v in arr]
+        obj = as_obj(n)
+        if obj is None:
             return n
         out: dict[str, Any] = {}
-        for k, v in n.items():
+        for k, v in obj.items():
             if k in ("title", "description", "contentType"):
                 continue
-            if k in ("properties", "patternProperties") and isinstance(v, dict):
-                out[k] = {name: strip(sub) for name, sub in v.items()}
+            mapping = as_obj(v)
+            if k in ("properties", "patternProperties") and mapping is not None:
+                out[k] = {name: strip(sub) for name, sub in mapping.items()}
             elif k in ("enum", "const", "default", "examples", "required"):
                 out[k] = v
             else:
@@ -941,61 +1055,66 @@ def _canonical(node: Any) -> str:
 def _dispatch_rules(outputs: list[OutputVariant], defs: dict[str, Any]) -> list[tuple[Any, ...]]:
     """Rules that pick an output variant from a decoded JSON value, most specific first.
 
-    Each rule is ``(variant_index, json_type, must_have_keys, key_shapes)``: the value's JSON type must
-    match; it must carry one of ``must_have_keys`` (keys only this variant declares) when given; each
-    ``(key, shape)`` in ``key_shapes`` must hold where the key is present (shape of the value or of its
-    first item). Unknown extra keys never stop a match, so fields the API adds later are tolerated.
+    Each rule is ``(variant_index, json_type, must_have_keys, key_shapes[, tags])``: the value's JSON
+    type must match; a key only this variant declares counts for it; each ``(key, shape)`` in
+    ``key_shapes`` must hold where the key is present (shape of the value or of its first item); the
+    optional ``tags`` are ``(key, values)`` pairs whose values only this variant declares. Unknown
+    extra keys never stop a match, so fields the API adds later are tolerated.
     """
     json_vars = [o for o in outputs if o.kind == "json" and o.class_name]
     shapes: dict[str, dict[str, str]] = {}
     for o in json_vars:
-        body = defs.get(o.class_name or "", {})
-        props = body.get("properties") if isinstance(body, dict) else None
-        shapes[o.class_name or ""] = {k: _shape(v, defs) for k, v in (props or {}).items()}
+        props = as_obj((as_obj(defs.get(o.class_name or "")) or {}).get("properties")) or {}
+        shapes[o.class_name or ""] = {k: _shape(v, defs) for k, v in props.items()}
     rules: list[tuple[Any, ...]] = []
     for o in json_vars:
         mine = shapes[o.class_name or ""]
         others = [shapes[x.class_name or ""] for x in json_vars if x is not o and x.json_type == o.json_type]
-        all_other_keys = set().union(*others) if others else set()
+        all_other_keys: set[str] = set()
+        for other in others:
+            all_other_keys.update(other)
         unique = sorted(set(mine) - all_other_keys)
         checks = sorted(
-            (k, s)
-            for k, s in mine.items()
-            if s != "any" and any(k in other and other[k] != s for other in others)
+            (k, s) for k, s in mine.items() if s != "any" and any(k in other and other[k] != s for other in others)
         )
         rule: tuple[Any, ...] = (o.index, o.json_type or "any", tuple(unique), tuple(checks))
         tags = _tags(o, [x for x in json_vars if x is not o and x.json_type == o.json_type], defs)
         rules.append((*rule, tags) if tags else rule)
+    counts = {o.index: len(shapes[o.class_name or ""]) for o in json_vars}
     # Most specific first: variants with unique keys, then with shape checks, then by key count.
-    rules.sort(key=lambda r: (not r[2], not r[3], -len(shapes_for(r, json_vars, shapes)), r[0]))
+    rules.sort(key=lambda r: (not r[2], not r[3], -counts[r[0]], r[0]))
     return rules
 
 
 def _enum_values(body: Any, key: str, defs: dict[str, Any]) -> list[Any] | None:
-    props = body.get("properties") if isinstance(body, dict) else None
-    sub = props.get(key) if isinstance(props, dict) else None
-    if isinstance(sub, dict) and isinstance(sub.get("$ref"), str):
-        sub = defs.get(sub["$ref"].rsplit("/", 1)[-1])
-    if isinstance(sub, dict) and isinstance(sub.get("enum"), list):
-        return [v for v in sub["enum"] if isinstance(v, (str, int)) and not isinstance(v, bool)]
-    return None
+    props = as_obj((as_obj(body) or {}).get("properties")) or {}
+    sub = as_obj(props.get(key))
+    ref = sub.get("$ref") if sub is not None else None
+    if isinstance(ref, str):
+        sub = as_obj(defs.get(ref.rsplit("/", 1)[-1]))
+    values = as_arr(sub.get("enum")) if sub is not None else None
+    if values is None:
+        return None
+    return [v for v in values if isinstance(v, (str, int)) and not isinstance(v, bool)]
 
 
-def _tags(o: OutputVariant, others: list[OutputVariant], defs: dict[str, Any]) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+def _tags(
+    o: OutputVariant, others: list[OutputVariant], defs: dict[str, Any]
+) -> tuple[tuple[str, tuple[Any, ...]], ...]:
     """(key, values) pairs where this variant declares enum values for a key that no other variant allows.
 
     A chat completion says ``object: "chat.completion"``, a text completion ``"text_completion"``: the
     keys and shapes match, the value tells them apart. The runtime treats a match as strong evidence,
     and a value nobody declares as no evidence (so new values the API adds still decode).
     """
-    body = defs.get(o.class_name or "", {})
-    props = body.get("properties") if isinstance(body, dict) else None
+    body = as_obj(defs.get(o.class_name or "")) or {}
+    props = as_obj(body.get("properties")) or {}
     out: list[tuple[str, tuple[Any, ...]]] = []
-    for key in sorted(props or {}):
+    for key in sorted(props):
         mine = _enum_values(body, key, defs)
         if not mine:
             continue
-        theirs = [_enum_values(defs.get(x.class_name or "", {}), key, defs) for x in others]
+        theirs = [_enum_values(defs.get(x.class_name or ""), key, defs) for x in others]
         if not any(t is not None for t in theirs):
             continue
         taken = {json.dumps(v) for t in theirs if t for v in t}
@@ -1005,25 +1124,20 @@ def _tags(o: OutputVariant, others: list[OutputVariant], defs: dict[str, Any]) -
     return tuple(out)
 
 
-def shapes_for(rule: tuple[Any, ...], json_vars: list[OutputVariant], shapes: dict[str, dict[str, str]]) -> dict[str, str]:
-    for o in json_vars:
-        if o.index == rule[0]:
-            return shapes[o.class_name or ""]
-    return {}
-
-
-def _shape(schema: Any, defs: dict[str, Any]) -> str:
+def _shape(raw: Any, defs: dict[str, Any]) -> str:
     """A coarse JSON shape: 'string', 'number', 'object', 'array<object>', 'array<array>', ..."""
-    if isinstance(schema, dict) and isinstance(schema.get("$ref"), str):
-        schema = defs.get(schema["$ref"].rsplit("/", 1)[-1], {})
-    if not isinstance(schema, dict):
+    schema = as_obj(raw)
+    ref = schema.get("$ref") if schema is not None else None
+    if isinstance(ref, str):
+        schema = as_obj(defs.get(ref.rsplit("/", 1)[-1], {}))
+    if schema is None:
         return "any"
     t = schema.get("type")
     if t == "integer":
         t = "number"
     if t == "array":
-        items = schema.get("items")
-        inner = _shape(items, defs) if isinstance(items, dict) else "any"
+        items = as_obj(schema.get("items"))
+        inner = _shape(items, defs) if items is not None else "any"
         return f"array<{inner.split('<')[0]}>"
     if isinstance(t, str):
         return t

@@ -15,6 +15,7 @@ import math
 import multiprocessing
 import os
 import re
+import sys
 import tokenize
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -25,15 +26,16 @@ from typing import Any, cast
 import jinja2
 
 from .load import as_obj
-from .plan import ModelPlan, Param
+from .plan import RESERVED_NAMES, ModelPlan, Param
 
-__all__ = ["GENERATOR_VERSION", "fingerprint", "render_package"]
+__all__ = ["GENERATOR_VERSION", "RenderError", "fingerprint", "render_package", "struct_codes"]
 
 GENERATOR_VERSION = "1"
 _HERE = Path(__file__).parent
 _TEMPLATES = _HERE / "templates"
 RUNTIME = _HERE / "runtime"
 _BASE_PLACEHOLDER = "workers_ai_runtime_base"
+_RECURSION_LIMIT = 6000
 
 
 def fingerprint() -> str:
@@ -63,6 +65,7 @@ def _env() -> jinja2.Environment:
     env.filters["pylit"] = pylit
     env.filters["doc"] = doc_text
     env.filters["comment"] = comment_text
+    env.filters["price"] = price_text
     return env
 
 
@@ -75,11 +78,11 @@ def pylit(value: Any) -> str:
     if value is None or isinstance(value, (bool, int, float)):
         return repr(value)
     if isinstance(value, (list, tuple)):
-        items: list[Any] = list(cast("list[Any] | tuple[Any, ...]", value))
+        items = list(cast("Iterable[Any]", value))
         inner = ", ".join(pylit(v) for v in items)
         return f"({inner},)" if len(items) == 1 else f"({inner})"
     if isinstance(value, Mapping):
-        pairs = cast("Mapping[Any, Any]", value).items()
+        pairs = cast("Iterable[tuple[Any, Any]]", value.items())  # pyright: ignore[reportUnknownMemberType]
         return "{" + ", ".join(f"{pylit(k)}: {pylit(v)}" for k, v in pairs) + "}"
     return repr(str(value))
 
@@ -93,6 +96,18 @@ def doc_text(value: Any, width: int = 96) -> str:
     if len(text) > 600:
         text = text[:597] + "..."
     return text
+
+
+def price_text(entries: Iterable[Any]) -> str:
+    """``[{unit, price, currency}]`` from the catalog as words: ``0.051 USD per M input tokens; ...``."""
+    parts: list[str] = []
+    for raw in entries:
+        entry = as_obj(raw) or {}
+        amount, currency, unit = entry.get("price"), entry.get("currency"), entry.get("unit")
+        if amount is None:
+            continue
+        parts.append(" ".join(str(x) for x in (amount, currency, unit) if x not in (None, "")))
+    return "; ".join(parts)
 
 
 def comment_text(value: Any) -> str:
@@ -134,22 +149,37 @@ class _Structs:
         )
 
     def code(self, doc: dict[str, Any]) -> str:
-        with warnings.catch_warnings():
-            # It warns about every untagged union; our dispatch rules exist for exactly those.
-            warnings.simplefilter("ignore")
-            out = self._generate(json.dumps(doc, sort_keys=False), **self._options)
+        limit = sys.getrecursionlimit()
+        try:
+            # Deeply nested schemas recurse deeply in the generator; give it room.
+            sys.setrecursionlimit(max(limit, _RECURSION_LIMIT))
+            with warnings.catch_warnings():
+                # It warns about every untagged union; our dispatch rules exist for exactly those.
+                warnings.simplefilter("ignore")
+                out = self._generate(json.dumps(doc, sort_keys=False), **self._options)
+        finally:
+            sys.setrecursionlimit(limit)
         assert isinstance(out, str)
         return out
 
 
-# Names the model template binds at module level besides the structs.
-TEMPLATE_NAMES = frozenset(
-    {
-        "annotations", "Any", "ClassVar", "TypeAlias", "Mapping", "Sequence", "Struct", "UNSET", "UnsetType",
-        "ModelHandle", "ModelInfo", "OutputDecoder", "BatchJob", "EventStream", "BinaryInput", "BinaryOutput",
-        "as_bytes", "as_base64", "as_uint8", "msgspec", "INFO", "DECODER", "__all__",
-    }
-)
+class RenderError(Exception):
+    """The struct generator failed on one model's schema (reported as a bad-input problem)."""
+
+    def __init__(self, index: int, message: str) -> None:
+        super().__init__(message)
+        self.index = index
+        self.message = message
+
+
+def _code_or_error(structs: _Structs, doc: dict[str, Any]) -> str | RenderError:
+    try:
+        return structs.code(doc)
+    except Exception as exc:  # a generator bug must name the schema, not crash the whole run
+        return RenderError(-1, f"{type(exc).__name__}: {str(exc)[:300]}")
+
+
+TEMPLATE_NAMES = RESERVED_NAMES | {"__all__"}
 FIELD_ALIAS = "_msgspec_field"
 
 
@@ -227,7 +257,9 @@ def _sanitise_structs(code: str, reserved: set[str]) -> tuple[str, bool]:
                 edits.append((end, end, f" = {fn}(name={wire})"))
             elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == field_name:
                 if not any(k.arg == "name" for k in value.keywords):
-                    at = _offset(code, starts, value.func.end_lineno or value.lineno, value.func.end_col_offset or 0) + 1
+                    at = (
+                        _offset(code, starts, value.func.end_lineno or value.lineno, value.func.end_col_offset or 0) + 1
+                    )
                     edits.append((at, at, f"name={wire}, "))
             else:
                 v0 = _offset(code, starts, value.lineno, value.col_offset)
@@ -286,24 +318,22 @@ def _rename_names(code: str, renames: Mapping[str, str]) -> str:
 _worker_structs: list[_Structs] = []  # one per worker process, made on its first document
 
 
-def _code_in_worker(doc: dict[str, Any]) -> str:
+def _code_in_worker(doc: dict[str, Any]) -> str | RenderError:
     if not _worker_structs:
         _worker_structs.append(_Structs())
-    return _worker_structs[0].code(doc)
+    return _code_or_error(_worker_structs[0], doc)
 
 
 def _jobs(count: int) -> int:
-    """Worker processes for ``count`` struct modules: one unless there is enough work to share.
+    """Worker processes for ``count`` struct modules: ``CODEGEN_JOBS`` (default 1, all in-process).
 
-    ``CODEGEN_JOBS`` overrides (``1`` keeps everything in this process). Starting a worker costs
-    about a second (a fresh interpreter importing the generator), so small runs stay in-process.
+    Measured on the 2-core reference machine, the whole catalog took 6.6-7.2 s in one process and
+    7.3-8.5 s with two spawned workers (each pays about a second to start and import the generator),
+    so workers are opt-in for machines with more cores to spare.
     """
-    raw = os.environ.get("CODEGEN_JOBS", "")
-    if raw.strip().isdigit():
-        return max(1, min(int(raw), count))
-    if count < 32:
-        return 1
-    return max(1, min(os.cpu_count() or 1, 4, count // 16))
+    raw = os.environ.get("CODEGEN_JOBS", "").strip()
+    jobs = int(raw) if raw.isdigit() else 1
+    return max(1, min(jobs, count))
 
 
 def struct_codes(docs: Sequence[dict[str, Any]]) -> list[str]:
@@ -313,12 +343,20 @@ def struct_codes(docs: Sequence[dict[str, Any]]) -> list[str]:
     split: the output stays byte-identical whatever the number of workers.
     """
     jobs = _jobs(len(docs))
+    results: list[str | RenderError]
     if jobs <= 1:
         structs = _Structs() if docs else None
-        return [structs.code(doc) for doc in docs] if structs else []
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        return list(pool.map(_code_in_worker, docs, chunksize=2))
+        results = [_code_or_error(structs, doc) for doc in docs] if structs else []
+    else:
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            results = list(pool.map(_code_in_worker, docs, chunksize=2))
+    codes: list[str] = []
+    for i, result in enumerate(results):
+        if isinstance(result, RenderError):
+            raise RenderError(i, result.message)
+        codes.append(result)
+    return codes
 
 
 def _split_structs(code: str) -> tuple[dict[str, set[str]], str, dict[str, ast.ClassDef]]:
@@ -338,7 +376,11 @@ def _split_structs(code: str) -> tuple[dict[str, set[str]], str, dict[str, ast.C
             continue
         if isinstance(node, ast.Import):
             continue
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "ModelSchemaRoot":
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == "ModelSchemaRoot"
+        ):
             continue
         if isinstance(node, ast.ClassDef):
             classes[node.name] = node
@@ -438,7 +480,9 @@ def _merge_imports(*groups: Mapping[str, Iterable[str]]) -> list[str]:
 
 def render_model(plan: ModelPlan, code: str, env: jinja2.Environment, source_label: str) -> str:
     """One model module, from its plan and the struct code datamodel-code-generator wrote for it."""
-    code, field_alias = _sanitise_structs(code, set(TEMPLATE_NAMES) | {plan.handle, plan.input_alias, plan.output_alias})
+    code, field_alias = _sanitise_structs(
+        code, set(TEMPLATE_NAMES) | {plan.handle, plan.input_alias, plan.output_alias}
+    )
     imports, body, classes = _split_structs(code)
     if field_alias:
         imports.setdefault("msgspec", set()).add(f"field as {FIELD_ALIAS}")
@@ -532,17 +576,25 @@ def render_package(
         if old is not None and f"# fingerprint: {plan.fingerprint}\n" in old.split('"""', 1)[0]:
             reused[i] = old
     todo = [i for i in range(len(plans)) if i not in reused]
-    codes = dict(zip(todo, struct_codes([plans[i].doc for i in todo])))
+    try:
+        codes = dict(zip(todo, struct_codes([plans[i].doc for i in todo]), strict=True))
+    except RenderError as exc:
+        raise RenderError(todo[exc.index], exc.message) from None
     for i, plan in enumerate(plans):
         rel = plan.module.replace(".", "/") + ".py"
         if i in reused:
             text = reused[i]
             _restore_plan_from_cache(plan)
         else:
-            text = render_model(plan, codes[i], env, plan.source.label)
+            try:
+                text = render_model(plan, codes[i], env, plan.source.label)
+            except Exception as exc:  # name the schema instead of crashing the whole run
+                raise RenderError(i, f"{type(exc).__name__}: {str(exc)[:300]}") from None
         files[rel] = text.encode()
         schema_rel = "_schemas/" + plan.module.replace(".", "/") + ".json"
-        files[schema_rel] = (json.dumps(plan.source.catalog, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+        files[schema_rel] = (
+            json.dumps(plan.source.catalog, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+        ).encode()
         if plan.model_id not in seen_ids:
             seen_ids.add(plan.model_id)
             registry.append((plan.model_id, plan.module, plan.handle))
@@ -556,9 +608,9 @@ def render_package(
         children = sorted(
             {p.module.split(".")[folder.count(".") + 1] for p in plans if p.module.startswith(folder + ".")}
         )
-        files[folder.replace(".", "/") + "/__init__.py"] = env.get_template("folder_init.py.jinja").render(
-            folder=folder, children=children
-        ).encode()
+        files[folder.replace(".", "/") + "/__init__.py"] = (
+            env.get_template("folder_init.py.jinja").render(folder=folder, children=children).encode()
+        )
     by_id = [p for p in plans if (p.model_id, p.module, p.handle) in registry]
     common = dict(package=package, plans=by_id, registry=registry)
     files["_registry.py"] = env.get_template("registry.py.jinja").render(**common).encode()

@@ -19,9 +19,9 @@ EVIL_TEXTS = [
     f"'''; {TOUCH}; '''",
     f'"\n{TOUCH}\n"',
     "trailing backslash \\",
-    f"\\\"; {TOUCH} #",
+    f'\\"; {TOUCH} #',
     f"line\r\nbreaks\u2028and\u2029separators\x85{TOUCH}",
-    f"nul \x00 byte and \x0b\x0c controls",
+    "nul \x00 byte and \x0b\x0c controls",
     JINJA,
     f"# -*- coding: latin-1 -*-\n{TOUCH}",
     "emoji 😀 and ünïcödé",
@@ -143,7 +143,11 @@ def hostile_documents() -> dict[str, dict[str, Any]]:
             "input": {
                 "oneOf": [
                     _obj({"prompt": {"type": "string"}}, ["prompt"], title=EVIL_TEXTS[0]),
-                    _obj({"messages": {"type": "array", "items": _obj({"role": {"type": "string"}})}}, ["messages"], title=JINJA),
+                    _obj(
+                        {"messages": {"type": "array", "items": _obj({"role": {"type": "string"}})}},
+                        ["messages"],
+                        title=JINJA,
+                    ),
                 ]
             },
             "output": _obj({"response": {"type": "string"}}, title=TOUCH),
@@ -153,9 +157,43 @@ def hostile_documents() -> dict[str, dict[str, Any]]:
         "name": "@cf/evil/names-2",
         "description": "",
         "task": {"name": "Translation"},
-        "schema": {"input": _obj({"text": {"type": "string"}}, ["text"]), "output": _obj({"translated_text": {"type": "string"}})},
+        "schema": {
+            "input": _obj({"text": {"type": "string"}}, ["text"]),
+            "output": _obj({"translated_text": {"type": "string"}}),
+        },
     }
     return docs
+
+
+def _deep(levels: int) -> dict[str, Any]:
+    node: dict[str, Any] = {"type": "string", "description": TOUCH}
+    for i in range(levels):
+        node = _obj({f"level_{i}": node})
+    return node
+
+
+def raw_documents() -> dict[str, str]:
+    """Files written as raw text: numbers JSON allows but Python and msgspec do not, deep nesting, odd ids."""
+    numbers = (
+        '{"name": "@cf/evil/numbers", "task": "Translation", "schema": {"input": {"type": "object", "properties": {'
+        '"a": {"type": "integer", "minimum": 1.0, "maximum": 1e400, "exclusiveMinimum": 0.5, "multipleOf": 0.5},'
+        '"b": {"type": "string", "minLength": 100000000000000000000, "maxLength": 9223372036854775808},'
+        '"c": {"type": "number", "default": 1e400, "enum": [1e400, 1.5], "maximum": 1e400},'
+        '"d": {"type": "integer", "maximum": 100000000000000000000000, "default": 100000000000000000000000},'
+        '"e": {"type": "string", "default": null}, "f": {"type": "boolean", "default": "yes"}'
+        '}}, "output": {"type": "object", "properties": {"x": {"type": "number", "minimum": -1e400}}}}}'
+    )
+    long_id = "@cf/evil/" + "very-long-model-name-" * 15
+    return {
+        "@cf/evil/numbers.json": numbers,
+        "@cf/evil/deep.json": json.dumps({"name": "@cf/evil/deep", "schema": {"input": _deep(90), "output": _deep(5)}}),
+        "@cf/evil/long.json": json.dumps(
+            {"name": long_id, "schema": {"input": _obj({"t": {"type": "string"}}), "output": _obj({})}}
+        ),
+        "@cf/evil/unicode.json": json.dumps(
+            {"name": "@cf/évil/模型-名前", "schema": {"input": _obj({"名前": {"type": "string"}}), "output": _obj({})}}
+        ),
+    }
 
 
 def write_hostile(folder: Path) -> list[Path]:
@@ -164,5 +202,10 @@ def write_hostile(folder: Path) -> list[Path]:
         path = folder / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+        paths.append(path)
+    for rel, text in raw_documents().items():
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
         paths.append(path)
     return paths

@@ -263,7 +263,7 @@ def test_a_failed_job_raises_batch_error_naming_the_request_id(server: ScriptedS
     with pytest.raises(BatchError) as info:
         job.wait()
     assert info.value.request_id == job.request_id
-    assert info.value.status == "failed"
+    assert info.value.state == "failed"
     assert job.request_id in str(info.value) and "3007: the batch timed out" in str(info.value)
 
 
@@ -314,7 +314,7 @@ def test_wait_stops_at_the_deadline_and_names_the_request_id(server: ScriptedSer
     assert sim.polls == 5  # and one more poll is made there
     err = info.value
     assert isinstance(err, TimeoutError)
-    assert err.request_id == job.request_id and err.status == "running"
+    assert err.request_id == job.request_id and err.state == "running"
     assert job.request_id in str(err) and "batch_job(" in str(err)
 
 

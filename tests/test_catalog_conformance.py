@@ -15,13 +15,13 @@ from typing import Any
 
 import msgspec
 import pytest
+from workers_ai.testing._synth import Synthesizer
 
 from codegen.cli import generate
 from codegen.load import load_schemas
 from codegen.plan import ModelPlan, plan_models, variant_schemas
 from tests._codegen_util import build, copy_catalog, importable, model_modules, mypy_strict
 from tests.conftest import catalog_dir
-from workers_ai.testing._synth import Synthesizer
 
 PACKAGE = "wai_catalog"
 

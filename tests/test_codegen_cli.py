@@ -39,17 +39,38 @@ BAD_FILES: dict[str, tuple[str, str, str]] = {
     "no-schema.json": (json.dumps({"name": "@cf/x/none", "description": "d"}), "/", "missing `schema`"),
     "empty-schema.json": (json.dumps({"name": "@cf/x/empty", "schema": {}}), "/schema", "no input/output schema"),
     "unknown-type.json": (
-        json.dumps({"name": "@cf/x/t", "schema": {"input": {"type": "object", "properties": {"a": {"type": "str"}}}, "output": {"type": "object"}}}),
+        json.dumps(
+            {
+                "name": "@cf/x/t",
+                "schema": {
+                    "input": {"type": "object", "properties": {"a": {"type": "str"}}},
+                    "output": {"type": "object"},
+                },
+            }
+        ),
         "/schema/input/properties/a/type",
         "unknown type 'str'",
     ),
     "dangling.json": (
-        json.dumps({"name": "@cf/x/d", "schema": {"input": {"type": "object", "properties": {"a": {"$ref": "#/$defs/Nope"}}}, "output": {"type": "object"}}}),
+        json.dumps(
+            {
+                "name": "@cf/x/d",
+                "schema": {
+                    "input": {"type": "object", "properties": {"a": {"$ref": "#/$defs/Nope"}}},
+                    "output": {"type": "object"},
+                },
+            }
+        ),
         "/schema/input/properties/a/$ref",
         "dangling $ref",
     ),
     "remote.json": (
-        json.dumps({"name": "@cf/x/r", "schema": {"input": {"$ref": "https://example.com/schema.json"}, "output": {"type": "object"}}}),
+        json.dumps(
+            {
+                "name": "@cf/x/r",
+                "schema": {"input": {"$ref": "https://example.com/schema.json"}, "output": {"type": "object"}},
+            }
+        ),
         "/schema/input/$ref",
         "remote $ref",
     ),
@@ -80,10 +101,11 @@ def test_bad_input_exits_2_one_line_per_problem_and_leaves_output_untouched(tmp_
 
 
 def test_output_is_byte_identical_across_runs_and_hash_seeds(tmp_path: Path) -> None:
-    # This process runs with pytest's random hash seed; the subprocess with a fixed one.
+    # This process runs with pytest's random hash seed, in-process; the subprocess with a fixed seed
+    # and two worker processes.
     a, b = tmp_path / "a", tmp_path / "b"
     build(SCHEMAS, a, "workers_ai")
-    proc = codegen_cli("--schemas", SCHEMAS, "--out", b, "-q", env={"PYTHONHASHSEED": "4242"})
+    proc = codegen_cli("--schemas", SCHEMAS, "--out", b, "-q", env={"PYTHONHASHSEED": "4242", "CODEGEN_JOBS": "2"})
     assert proc.returncode == 0, proc.stderr
     assert tree(a) == tree(b)
     # The committed package is exactly what the generator writes (what `--check` enforces in CI).
@@ -119,7 +141,9 @@ def test_one_changed_schema_rewrites_only_what_depends_on_it(tmp_path: Path) -> 
     assert result.code == 0
     assert result.changed == ["_schemas/models/cf/baai/bge_m3.json", "models/cf/baai/bge_m3.py"]
     assert result.added == [] and result.removed == []
-    touched = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and p.stat().st_mtime_ns != old)
+    touched = sorted(
+        p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and p.stat().st_mtime_ns != old
+    )
     assert touched == result.changed
     # A new model adds its files and changes only the registry, client and folder indexes.
     write_schema(schemas, "@cf/baai/new-model.json", _small("@cf/baai/new-model"))
@@ -182,3 +206,40 @@ def test_bad_package_name_is_refused(tmp_path: Path, package: str) -> None:
     result = generate(SCHEMAS, tmp_path / "out", package)
     assert result.code == 2 and "--package" in result.problems[0]
     assert not (tmp_path / "out").exists()
+
+
+def test_publishing_slips_are_repaired_with_a_warning(tmp_path: Path) -> None:
+    """Slips with one obvious reading generate (with a warning) instead of failing the whole run."""
+    schemas, out = tmp_path / "schemas", tmp_path / "out"
+    slips = {
+        "name": "@cf/x/slips",
+        "task": {"name": "Translation"},
+        "schema": {
+            "input": {
+                "type": "object",
+                "properties": {
+                    "text": {"type": "string", "required": True, "pattern": "^\\p{L}+$"},  # draft 3; ECMA regex
+                    "count": {"type": "integer", "minimum": 0, "exclusiveMinimum": True},  # draft 4
+                    "required": ["text"],  # the catalog's flux-2-dev slip
+                },
+            },
+            "output": {},  # published without an output schema: any JSON
+        },
+    }
+    write_schema(schemas, "slips.json", slips)
+    result = generate(schemas, out, "pkg_slips")
+    assert result.code == 0, result.problems
+    joined = "\n".join(result.warnings)
+    for words in ("boolean `required`", "draft 4", "not a regular expression Python can use", "inside `properties`"):
+        assert words in joined
+    assert "/schema/output: the `output` schema is empty" in joined
+    with importable(out, "pkg_slips"):
+        module = model_modules("pkg_slips")["@cf/x/slips"]
+        import msgspec
+
+        request = module.TextInput(text="abc", count=1)
+        assert msgspec.json.decode(msgspec.json.encode(request)) == {"text": "abc", "count": 1}
+        with pytest.raises(msgspec.ValidationError):
+            msgspec.convert({"text": "abc", "count": 0}, module.TextInput)  # exclusive minimum kept
+        with pytest.raises(msgspec.ValidationError):
+            msgspec.convert({"count": 3}, module.TextInput)  # `text` became required

@@ -13,18 +13,21 @@ from typing import Any
 
 import msgspec
 import pytest
+from workers_ai.testing._synth import Synthesizer
 
 from codegen.load import load_schemas
 from codegen.plan import plan_models, variant_schemas
 from tests._codegen_util import build, importable, mypy_strict, write_schema
 from tests._server import Reply, ScriptedServer, ok
 from tests.conftest import ACCOUNT, TOKEN
-from workers_ai.testing._synth import Synthesizer
 
 PACKAGE = "zoo_pkg"
 MODEL = "@cf/test/zoo"
 LONG_ENUM = [f"voice-{i:03d}" for i in range(300)]
-MANY = {f"knob_{i:03d}": {"type": "integer", "minimum": 0, "maximum": i + 1, "description": f"Knob {i}."} for i in range(250)}
+MANY = {
+    f"knob_{i:03d}": {"type": "integer", "minimum": 0, "maximum": i + 1, "description": f"Knob {i}."}
+    for i in range(250)
+}
 
 ZOO: dict[str, Any] = {
     "name": MODEL,
@@ -34,8 +37,18 @@ ZOO: dict[str, Any] = {
     "schema": {
         "input": {
             "$defs": {
-                "Point": {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "number"}}, "required": ["x", "y"]},
-                "Tree": {"type": "object", "properties": {"label": {"type": "string"}, "children": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}}},
+                "Point": {
+                    "type": "object",
+                    "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
+                    "required": ["x", "y"],
+                },
+                "Tree": {
+                    "type": "object",
+                    "properties": {
+                        "label": {"type": "string"},
+                        "children": {"type": "array", "items": {"$ref": "#/$defs/Tree"}},
+                    },
+                },
             },
             "definitions": {"Mode": {"type": "string", "enum": ["fast", "careful"]}},
             "oneOf": [
@@ -45,7 +58,11 @@ ZOO: dict[str, Any] = {
                     "type": "object",
                     "required": ["image", "class"],
                     "properties": {
-                        "image": {"type": "array", "items": {"type": "number"}, "description": "Image bytes as integers 0-255."},
+                        "image": {
+                            "type": "array",
+                            "items": {"type": "number"},
+                            "description": "Image bytes as integers 0-255.",
+                        },
                         "image_b64": {"type": "string", "description": "The image, base64-encoded."},
                         "class": {"type": "string", "description": "A keyword as a property name."},
                         "max-tokens": {"type": "integer", "default": 64},
@@ -60,18 +77,50 @@ ZOO: dict[str, Any] = {
                         "labels": {"type": "object", "additionalProperties": {"type": "number"}},
                         "extra": {"type": "object"},
                         "anything": {},
-                        "both": {"allOf": [{"$ref": "#/$defs/Point"}, {"type": "object", "properties": {"z": {"type": "number"}}}]},
+                        "both": {
+                            "allOf": [
+                                {"$ref": "#/$defs/Point"},
+                                {"type": "object", "properties": {"z": {"type": "number"}}},
+                            ]
+                        },
                         "content": {
                             "oneOf": [
                                 {"type": "string"},
-                                {"type": "array", "items": {"type": "object", "properties": {"type": {"type": "string", "enum": ["text"]}, "text": {"type": "string"}}}},
-                                {"type": "array", "items": {"type": "object", "properties": {"type": {"type": "string", "enum": ["image_url"]}, "image_url": {"type": "object", "properties": {"url": {"type": "string"}}}}}},
+                                {
+                                    "type": "array",
+                                    "items": {
+                                        "type": "object",
+                                        "properties": {
+                                            "type": {"type": "string", "enum": ["text"]},
+                                            "text": {"type": "string"},
+                                        },
+                                    },
+                                },
+                                {
+                                    "type": "array",
+                                    "items": {
+                                        "type": "object",
+                                        "properties": {
+                                            "type": {"type": "string", "enum": ["image_url"]},
+                                            "image_url": {"type": "object", "properties": {"url": {"type": "string"}}},
+                                        },
+                                    },
+                                },
                             ]
                         },
                         "tool": {
                             "anyOf": [
-                                {"type": "object", "properties": {"name": {"type": "string"}, "parameters": {"type": "object"}}},
-                                {"type": "object", "properties": {"type": {"const": "function"}, "function": {"type": "object", "properties": {"name": {"type": "string"}}}}},
+                                {
+                                    "type": "object",
+                                    "properties": {"name": {"type": "string"}, "parameters": {"type": "object"}},
+                                },
+                                {
+                                    "type": "object",
+                                    "properties": {
+                                        "type": {"const": "function"},
+                                        "function": {"type": "object", "properties": {"name": {"type": "string"}}},
+                                    },
+                                },
                             ]
                         },
                         **MANY,
@@ -94,7 +143,12 @@ ZOO: dict[str, Any] = {
                 },
                 {"type": "string", "format": "binary", "contentType": "image/png"},
             ],
-            "$defs": {"Box": {"type": "object", "properties": {"xmin": {"type": "number"}, "label": {"type": ["string", "null"]}}}},
+            "$defs": {
+                "Box": {
+                    "type": "object",
+                    "properties": {"xmin": {"type": "number"}, "label": {"type": ["string", "null"]}},
+                }
+            },
         },
     },
 }
@@ -151,39 +205,47 @@ def test_names_keywords_and_unions_map_to_python(zoo: tuple[Path, Any]) -> None:
     assert body == {"image": [1, 2], "class": "cat", "nullable": None, "labels": {"a": 1.0}, "2nd": True}
     # Alternatives msgspec could not tell apart are merged, so the nested unions still decode.
     value = msgspec.convert(
-        {"image": [], "class": "c", "content": [{"type": "image_url", "image_url": {"url": "u"}}], "tool": {"type": "function"}},
+        {
+            "image": [],
+            "class": "c",
+            "content": [{"type": "image_url", "image_url": {"url": "u"}}],
+            "tool": {"type": "function"},
+        },
         cls,
     )
     assert value.content[0].image_url.url == "u"
 
 
-def test_binary_goes_out_raw_or_encoded_and_comes_back_as_bytes(zoo: tuple[Path, Any], server: ScriptedServer, tmp_path: Path) -> None:
-    base, module = zoo
-    with importable(base / "out", PACKAGE):
-        client_module = importlib.import_module(PACKAGE)
-        ai = client_module.WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=server.base_url, max_retries=0)
-        zoo_model = ai.model(MODEL)
-        png = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
-        image = tmp_path / "cat.jpg"
-        image.write_bytes(b"\xff\xd8raw-jpeg")
-        server.script(
-            Reply(200, png, content_type="image/png"),
-            ok({"description": "a cat", "boxes": [{"xmin": 1.5, "label": None}]}),
-        )
-        out = zoo_model.describe(image)  # a path: the file's bytes are the raw body
-        assert bytes(out) == png and out.content_type == "image/png"
-        raw = server.requests[0]
-        assert raw.body == b"\xff\xd8raw-jpeg"
-        assert raw.headers["content-type"] == "application/octet-stream"
-        assert raw.path == f"/client/v4/accounts/{ACCOUNT}/ai/run/{MODEL}"
-        methods = [name for name in vars(type(zoo_model)) if not name.startswith("_") and callable(getattr(zoo_model, name))]
-        json_method = next(m for m in methods if m != "describe")
-        reply = getattr(zoo_model, json_method)(image=b"\x00\x01\xff", image_b64=b"hi!", class_="cat")
-        assert reply.description == "a cat" and reply.boxes[0].xmin == 1.5
-        sent = server.requests[1].json()
-        assert sent["image"] == [0, 1, 255]  # bytes for an integer-array field: one number per byte
-        assert sent["image_b64"] == base64.b64encode(b"hi!").decode()  # bytes for a base64 string field
-        assert sent["class"] == "cat"
+def test_binary_goes_out_raw_or_encoded_and_comes_back_as_bytes(
+    zoo: tuple[Path, Any], server: ScriptedServer, tmp_path: Path
+) -> None:
+    _ = zoo  # the generated package is importable while the fixture is active
+    client_module = importlib.import_module(PACKAGE)
+    ai = client_module.WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=server.base_url, max_retries=0)
+    zoo_model = ai.model(MODEL)
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
+    image = tmp_path / "cat.jpg"
+    image.write_bytes(b"\xff\xd8raw-jpeg")
+    server.script(
+        Reply(200, png, content_type="image/png"),
+        ok({"description": "a cat", "boxes": [{"xmin": 1.5, "label": None}]}),
+    )
+    out = zoo_model.describe(image)  # a path: the file's bytes are the raw body
+    assert bytes(out) == png and out.content_type == "image/png"
+    raw = server.requests[0]
+    assert raw.body == b"\xff\xd8raw-jpeg"
+    assert raw.headers["content-type"] == "application/octet-stream"
+    assert raw.path == f"/client/v4/accounts/{ACCOUNT}/ai/run/{MODEL}"
+    methods = [
+        name for name in vars(type(zoo_model)) if not name.startswith("_") and callable(getattr(zoo_model, name))
+    ]
+    json_method = next(m for m in methods if m != "describe")
+    reply = getattr(zoo_model, json_method)(image=b"\x00\x01\xff", image_b64=b"hi!", class_="cat")
+    assert reply.description == "a cat" and reply.boxes[0].xmin == 1.5
+    sent = server.requests[1].json()
+    assert sent["image"] == [0, 1, 255]  # bytes for an integer-array field: one number per byte
+    assert sent["image_b64"] == base64.b64encode(b"hi!").decode()  # bytes for a base64 string field
+    assert sent["class"] == "cat"
 
 
 def test_generated_feature_package_passes_mypy_strict(zoo: tuple[Path, Any], tmp_path: Path) -> None:

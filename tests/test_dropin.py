@@ -22,7 +22,9 @@ NEW_SCHEMA: dict[str, Any] = {
     "name": MODEL,
     "description": "Tells whether a short text sounds friendly, neutral or hostile.",
     "task": {"name": "Text Classification", "description": "Sorts text into categories."},
-    "properties": [{"property_id": "price", "value": [{"unit": "per M input tokens", "price": 0.02, "currency": "USD"}]}],
+    "properties": [
+        {"property_id": "price", "value": [{"unit": "per M input tokens", "price": 0.02, "currency": "USD"}]}
+    ],
     "schema": {
         "input": {
             "type": "object",

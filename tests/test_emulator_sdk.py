@@ -221,9 +221,16 @@ def test_server_side_validation_error_reaches_the_sdk(workers_ai_emulator: Emula
 # --------------------------------------------------------------------------- retries and faults
 
 
-@pytest.mark.parametrize(
-    ("fault", "status"), [("rate_limit", 429), ("daily_limit", 429), ("capacity", 429), ("unavailable", 503)]
-)
+def test_daily_quota_is_not_retried(workers_ai_emulator: Emulator) -> None:
+    emu = workers_ai_emulator
+    emu.inject("daily_limit", times=2, retry_after=0)
+    with pytest.raises(errors.QuotaExceededError) as exc:
+        _client(emu, max_retries=2).model(BGE).embed(text="quota")
+    assert isinstance(exc.value, errors.RateLimitError) and exc.value.code == 3036
+    assert [r.status for r in emu.requests] == [429]
+
+
+@pytest.mark.parametrize(("fault", "status"), [("rate_limit", 429), ("capacity", 429), ("unavailable", 503)])
 def test_retries_happen_on_429_and_503(workers_ai_emulator: Emulator, fault: str, status: int) -> None:
     emu = workers_ai_emulator
     emu.inject(fault, times=2, retry_after=0)

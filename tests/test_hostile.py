@@ -19,7 +19,16 @@ from pathlib import Path
 import pytest
 
 from tests._codegen_util import ROOT, codegen_cli, tree
-from tests._hostile import CANARY, EVIL_TEXTS, JINJA, PWNED_MODULE, TOUCH, hostile_documents, write_hostile
+from tests._hostile import (
+    CANARY,
+    EVIL_TEXTS,
+    JINJA,
+    PWNED_MODULE,
+    TOUCH,
+    hostile_documents,
+    raw_documents,
+    write_hostile,
+)
 
 PACKAGE = "evil_pkg"
 
@@ -68,13 +77,27 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, sub
     # A file name that tries to end the header comment and declare a source encoding.
     odd = schemas / "@cf" / "evil" / f"x\nimport os # -*- coding: latin-1 -*-\n{TOUCH}.json"
     odd.write_text(
-        json.dumps({"name": "@cf/evil/filename", "task": "Translation", "schema": {"input": {"type": "object", "properties": {"text": {"type": "string"}}}, "output": {"type": "object"}}}),
+        json.dumps(
+            {
+                "name": "@cf/evil/filename",
+                "task": "Translation",
+                "schema": {
+                    "input": {"type": "object", "properties": {"text": {"type": "string"}}},
+                    "output": {"type": "object"},
+                },
+            }
+        ),
         encoding="utf-8",
     )
     work.mkdir()
     (work / "pwned_module.py").write_text(PWNED_MODULE, encoding="utf-8")
     proc = codegen_cli(
-        "--schemas", schemas, "--out", out, "--package", PACKAGE,
+        "--schemas",
+        schemas,
+        "--out",
+        out,
+        "--package",
+        PACKAGE,
         cwd=work,
         env={"PYTHONPATH": os.pathsep.join([str(ROOT), str(work)])},
     )
@@ -82,7 +105,7 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, sub
 
 
 def test_hostile_schemas_generate(generated: tuple[Path, Path, subprocess.CompletedProcess[str]]) -> None:
-    out, work, proc = generated
+    _out, work, proc = generated
     assert proc.returncode == 0, proc.stderr
     assert not (work / CANARY).exists()
     # Names msgspec cannot carry (quotes, backslashes, control characters) are left out, with a warning.
@@ -91,7 +114,9 @@ def test_hostile_schemas_generate(generated: tuple[Path, Path, subprocess.Comple
     assert "have the same module name" in proc.stderr
 
 
-def test_generated_code_compiles_and_holds_no_evaluated_template(generated: tuple[Path, Path, subprocess.CompletedProcess[str]]) -> None:
+def test_generated_code_compiles_and_holds_no_evaluated_template(
+    generated: tuple[Path, Path, subprocess.CompletedProcess[str]],
+) -> None:
     out, _work, _proc = generated
     files = tree(out / PACKAGE)
     for rel, data in files.items():
@@ -106,10 +131,14 @@ def test_generated_code_compiles_and_holds_no_evaluated_template(generated: tupl
                 assert not any(re.search(r"coding[:=]", line) for line in header), f"{rel}: {header!r}"
 
 
-def test_importing_and_using_hostile_models_runs_nothing(generated: tuple[Path, Path, subprocess.CompletedProcess[str]]) -> None:
+def test_importing_and_using_hostile_models_runs_nothing(
+    generated: tuple[Path, Path, subprocess.CompletedProcess[str]],
+) -> None:
     out, work, _proc = generated
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(out), str(work)])}
-    proc = subprocess.run([sys.executable, "-c", _EXERCISE], cwd=work, env=env, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", _EXERCISE], cwd=work, env=env, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     assert not (work / CANARY).exists(), "hostile schema text was executed"
     report = json.loads(proc.stdout)
@@ -120,6 +149,12 @@ def test_importing_and_using_hostile_models_runs_nothing(generated: tuple[Path, 
     assert texts["task"] == EVIL_TEXTS[0]
     assert texts["price"][0]["currency"] == JINJA
     assert texts["properties"][EVIL_TEXTS[1]] == EVIL_TEXTS[2]
+    # Numbers msgspec cannot take, 90 levels of nesting, a 300-character id and a non-ASCII id all
+    # generate, import and build their decoders.
+    raw_ids = {
+        json.loads(text)["name"] if "1e400" not in text else "@cf/evil/numbers" for text in raw_documents().values()
+    }
+    assert raw_ids <= set(report["models"])
     names_id = docs["@cf/evil/names.json"]["name"]
     assert names_id in report["models"], "a model id with quotes and code in it must stay an inert literal"
     # Docstrings keep the text readable but can never close the docstring.
@@ -134,7 +169,9 @@ def test_importing_and_using_hostile_models_runs_nothing(generated: tuple[Path, 
     assert ("Usage_", "Usage") in pairs
 
 
-def test_hostile_package_passes_mypy_strict(generated: tuple[Path, Path, subprocess.CompletedProcess[str]], tmp_path: Path) -> None:
+def test_hostile_package_passes_mypy_strict(
+    generated: tuple[Path, Path, subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
     from tests._codegen_util import mypy_strict
 
     out, _work, _proc = generated

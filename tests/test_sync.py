@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from tests._codegen_util import importable, write_schema
 from workers_ai._cli import main as cli
 from workers_ai.testing import Emulator
+
+from tests._codegen_util import importable, write_schema
 
 LISTED = ["@cf/baai/bge-m3", "@cf/meta/m2m100-1.2b", "@cf/openai/whisper", "@cf/facebook/bart-large-cnn"]
 OLD_ONLY = "@cf/retired/old-model"
@@ -45,14 +45,35 @@ def emulator(monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
 
 def _sync(emu: Emulator, schemas: Path, out: Path, *extra: str) -> int:
     return cli(
-        ["sync", "--schemas", str(schemas), "--out", str(out), "--package", "synced_pkg", "--base-url", emu.base_url, "--per-page", "2", *extra]
+        [
+            "sync",
+            "--schemas",
+            str(schemas),
+            "--out",
+            str(out),
+            "--package",
+            "synced_pkg",
+            "--base-url",
+            emu.base_url,
+            "--per-page",
+            "2",
+            *extra,
+        ]
     )
 
 
-def test_sync_writes_every_listed_model_and_regenerates(emulator: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_sync_writes_every_listed_model_and_regenerates(
+    emulator: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     schemas, out = tmp_path / "schemas", tmp_path / "out"
-    write_schema(schemas, "@cf/retired/old-model.json", {"name": OLD_ONLY, "schema": {"input": {"type": "object"}, "output": {"type": "object"}}})
-    stale = json.loads((Path(__file__).parent.parent / "schemas" / "@cf" / "baai" / "bge-m3.json").read_text(encoding="utf-8"))
+    write_schema(
+        schemas,
+        "@cf/retired/old-model.json",
+        {"name": OLD_ONLY, "schema": {"input": {"type": "object"}, "output": {"type": "object"}}},
+    )
+    stale = json.loads(
+        (Path(__file__).parent.parent / "schemas" / "@cf" / "baai" / "bge-m3.json").read_text(encoding="utf-8")
+    )
     stale["description"] = "An older description."
     write_schema(schemas, "@cf/baai/bge-m3.json", stale)
 
@@ -86,9 +107,13 @@ def test_sync_writes_every_listed_model_and_regenerates(emulator: Emulator, tmp_
         assert module.INFO.properties == {"planned_deprecation_date": "2026-05-30"}
 
 
-def test_second_sync_is_clean_and_prune_deletes(emulator: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_second_sync_is_clean_and_prune_deletes(
+    emulator: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     schemas, out = tmp_path / "schemas", tmp_path / "out"
-    write_schema(schemas, "old.json", {"name": OLD_ONLY, "schema": {"input": {"type": "object"}, "output": {"type": "object"}}})
+    write_schema(
+        schemas, "old.json", {"name": OLD_ONLY, "schema": {"input": {"type": "object"}, "output": {"type": "object"}}}
+    )
     assert _sync(emulator, schemas, out, "--no-generate") == 0
     capsys.readouterr()
     before = {p: p.stat().st_mtime_ns for p in schemas.rglob("*.json")}

@@ -47,7 +47,9 @@ def vendored(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_vendored_copy_is_self_contained(vendored: Path) -> None:
     out = vendored
     root = out / "myapp" / "_vendor" / "workers_ai"
-    models = sorted(p.relative_to(root / "models").as_posix() for p in (root / "models").rglob("*.py") if p.name != "__init__.py")
+    models = sorted(
+        p.relative_to(root / "models").as_posix() for p in (root / "models").rglob("*.py") if p.name != "__init__.py"
+    )
     assert models and all(m.startswith("cf/baai/") for m in models), models
     # Relative imports only, and nothing at run time beyond the standard library, msgspec and urllib3
     # (the optional testing/ subpackage may use jsonschema and pytest).
@@ -64,7 +66,9 @@ def test_vendored_copy_is_self_contained(vendored: Path) -> None:
                 top = name.split(".")[0]
                 assert top not in ("workers_ai", "codegen", "myapp"), f"{rel}: absolute import of {name}"
                 if top not in allowed and top not in sys.stdlib_module_names:
-                    assert rel.startswith("testing/") or (rel == "_sync.py" and top == "codegen"), f"{rel}: imports {name}"
+                    assert rel.startswith("testing/") or (rel == "_sync.py" and top == "codegen"), (
+                        f"{rel}: imports {name}"
+                    )
     assert (root / "py.typed").exists() and (root / "_schemas").is_dir()
 
 
@@ -76,7 +80,19 @@ def test_vendored_copy_runs_in_a_bare_virtualenv(vendored: Path, tmp_path: Path,
     wheels = os.environ.get("WORKERS_AI_WHEELHOUSE")
     source = ["--no-index", "--find-links", wheels] if wheels else []
     pip = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--disable-pip-version-check", *source, "msgspec", "urllib3"],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            *source,
+            "msgspec",
+            "urllib3",
+        ],
         capture_output=True,
         text=True,
         timeout=600,

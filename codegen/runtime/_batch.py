@@ -20,7 +20,6 @@ import types
 import typing
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar, cast
 
 import msgspec
@@ -63,8 +62,7 @@ class BatchStatusWarning(UserWarning):
     """The API reported a batch status this SDK does not know; ``wait()`` keeps polling."""
 
 
-@dataclass(frozen=True)
-class BatchRequest(Generic[T_co]):
+class BatchRequest(msgspec.Struct, Generic[T_co], frozen=True):
     """One request of a batch plus the ``external_reference`` the API echoes back on its result.
 
     Plain request structs and mappings are accepted in a batch too; this wrapper only adds the label.
@@ -252,7 +250,7 @@ class BatchJob(Generic[OutT]):
                 raise BatchError(
                     f"batch {self.request_id} for {self.model} failed{_failure_text(st.raw)}",
                     request_id=self.request_id,
-                    status=st.state,
+                    state=st.state,
                 )
             if st.state == "done":
                 raise ResponseDecodeError(
@@ -272,7 +270,7 @@ class BatchJob(Generic[OutT]):
                     f"batch {self.request_id} for {self.model} is still {st.state} after {now - started:.1f}s "
                     f"(timeout {timeout:g}s); resume it later with batch_job({self.model!r}, {self.request_id!r})",
                     request_id=self.request_id,
-                    status=st.state,
+                    state=st.state,
                 )
             sleep(min(interval, remaining))
             interval = min(max_interval, max(interval * 1.5, 0.05))

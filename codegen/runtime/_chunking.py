@@ -190,7 +190,7 @@ def embed_many(
             if result is None:
                 if st.state == "failed":
                     raise BatchError(
-                        f"{handle.model_id}: batch {job.request_id} failed", request_id=job.request_id, status="failed"
+                        f"{handle.model_id}: batch {job.request_id} failed", request_id=job.request_id, state="failed"
                     )
                 still.append((job, batch))
                 continue
@@ -223,7 +223,7 @@ def embed_many(
                 f"{handle.model_id}: {len(pending)} of {len(jobs)} batches unfinished after {timeout:g}s: {ids}; "
                 f"resume each with batch_job({handle.model_id!r}, request_id)",
                 request_id=pending[0][0].request_id,
-                status=states[pending[0][0].request_id],
+                state=states[pending[0][0].request_id],
             )
         sleep(min(interval, deadline - now))
         interval = min(max_interval, max(interval * 1.5, 0.05))

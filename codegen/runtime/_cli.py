@@ -163,7 +163,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_sync.add_argument("--base-url", default=None)
     p_sync.add_argument("--exit-code", action="store_true", help="exit 1 when anything changed")
     p_sync.add_argument("--no-generate", action="store_true", help="write schemas only")
-    p_sync.add_argument("--prune", action="store_true", help="delete schema files of models the account no longer lists")
+    p_sync.add_argument(
+        "--prune", action="store_true", help="delete schema files of models the account no longer lists"
+    )
     p_sync.add_argument("--per-page", type=int, default=50, help="page size for models/search")
     p_sync.set_defaults(func=_cmd_sync)
     args = parser.parse_args(argv)

@@ -22,10 +22,12 @@ from urllib3.exceptions import (
     NewConnectionError,
     ProtocolError,
     ReadTimeoutError,
+    SSLError,
 )
 
 from . import _registry
 from ._gateway import Gateway
+from ._envelope import unwrap
 from ._json import as_list, as_object
 from ._retry import MAX_RETRY_AFTER, RETRYABLE_STATUS, SAFE_FOR_QUEUE, backoff, retry_after
 from ._transport import Transport, Urllib3Transport
@@ -36,7 +38,9 @@ from .errors import (
     ConfigurationError,
     ErrorDetail,
     ResponseDecodeError,
+    details_from,
     error_for,
+    format_details,
 )
 
 if TYPE_CHECKING:
@@ -49,6 +53,7 @@ DEFAULT_BASE_URL = "https://api.cloudflare.com/client/v4"
 _USER_AGENT = "workers-ai-python/0.1"
 _MODEL_ID = re.compile(r"^[A-Za-z0-9@][A-Za-z0-9@._+-]*(/[A-Za-z0-9@._+-]+)*$")
 _Client = TypeVar("_Client", bound="BaseClient")
+QUOTA_CODES = frozenset({3036, 4006})
 
 
 class ResponseInfo(msgspec.Struct, frozen=True):
@@ -85,13 +90,20 @@ class BaseClient:
             raise ConfigurationError("timeout must be a positive number of seconds; there is no 'no timeout'")
         if max_retries < 0:
             raise ConfigurationError("max_retries must be >= 0")
+        if api_token != api_token.strip() or any(c in api_token for c in "\r\n\0"):
+            # Never echo it: a token pasted from a file often carries a newline.
+            raise ConfigurationError("the API token has surrounding whitespace or a line break; strip it first")
         self.account_id = account_id
         self.__token = api_token
         self.base_url = (base_url or os.environ.get("CLOUDFLARE_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self.gateway = Gateway.parse(gateway) if gateway is not None else None
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
-        self._extra_headers = dict(headers or {})
+        # Built once: the per-call path only copies it.
+        self._base_headers = {"Authorization": f"Bearer {self.__token}", "User-Agent": _USER_AGENT, "Accept": "*/*"}
+        if self.gateway is not None:
+            self._base_headers.update(self.gateway.headers())
+        self._base_headers.update(headers or {})
         self._transport: Transport = transport or Urllib3Transport()
         self._handles: dict[str, ModelHandle[Any, Any]] = {}
         self._local = threading.local()
@@ -186,12 +198,9 @@ class BaseClient:
         return url
 
     def _headers(self, content_type: str | None, extra: Mapping[str, str] | None) -> dict[str, str]:
-        headers = {"Authorization": f"Bearer {self.__token}", "User-Agent": _USER_AGENT, "Accept": "*/*"}
+        headers = self._base_headers.copy()
         if content_type:
             headers["Content-Type"] = content_type
-        if self.gateway is not None:
-            headers.update(self.gateway.headers())
-        headers.update(self._extra_headers)
         if extra:
             headers.update(extra)
         return headers
@@ -222,27 +231,35 @@ class BaseClient:
             try:
                 resp = self._transport.send(method, url, all_headers, body, timeout=self.timeout, stream=stream)
             except (ConnectTimeoutError, NewConnectionError) as exc:
+                # Nothing reached the server: always safe to try again, even for a batch submission.
                 if attempt < self.max_retries:
                     self._sleep(backoff(attempt))
                     attempt += 1
                     continue
                 timed_out = type(exc) is ConnectTimeoutError
                 kind: type[APIConnectionError] = APITimeoutError if timed_out else APIConnectionError
-                raise kind(f"could not connect to {_host(url)}: {type(exc).__name__}") from None
+                raise kind(f"could not connect to {_host(url)}: {_reason(exc)}") from None
+            except SSLError as exc:
+                raise APIConnectionError(f"{method} {_host(url)}: TLS failed: {_reason(exc)}") from None
             except (ReadTimeoutError, ProtocolError, HTTPError, OSError) as exc:
                 timed_out = isinstance(exc, ReadTimeoutError) or "timed out" in str(exc).lower()
                 if attempt < self.max_retries and not queued:
                     self._sleep(backoff(attempt))
                     attempt += 1
                     continue
-                what = f"no reply within {self.timeout:g}s" if timed_out else f"connection failed ({type(exc).__name__})"
+                what = f"no reply within {self.timeout:g}s" if timed_out else f"connection failed: {_reason(exc)}"
                 note = "; the batch may have been queued, so it was not re-sent" if queued else ""
                 kind = APITimeoutError if timed_out else APIConnectionError
                 raise kind(f"{method} {_host(url)}: {what}{note}") from None
+            except ValueError:
+                # http.client rejects header values with control characters and quotes the value: keep it out.
+                raise ConfigurationError("a request header value is not valid HTTP (check extra headers)") from None
             if resp.status < 300:
                 return resp
             retryable = resp.status in RETRYABLE_STATUS and (not queued or resp.status in SAFE_FOR_QUEUE)
             data = _drain(resp)
+            if resp.status == 429 and retryable and _is_quota(data):
+                retryable = False  # the daily allocation resets at midnight UTC: retrying cannot help
             wait = retry_after(resp.headers)
             if retryable and attempt < self.max_retries and (wait is None or wait <= MAX_RETRY_AFTER):
                 self._sleep(backoff(attempt) if wait is None else wait)
@@ -264,7 +281,6 @@ class BaseClient:
         errors: list[ErrorDetail] = []
         messages: list[Any] = []
         content_type = headers.get("content-type", "")
-        message = ""
         parsed: dict[str, Any] | None = None
         if data:
             try:
@@ -272,15 +288,18 @@ class BaseClient:
             except msgspec.DecodeError:
                 parsed = None
         if parsed is not None:
-            errors = _error_details(parsed.get("errors"))
+            errors = details_from(parsed.get("errors"))
             messages = as_list(parsed.get("messages")) or []
-            message = "; ".join(f"{e.code}: {e.message}" if e.code is not None else e.message for e in errors)
-            if not message and isinstance(parsed.get("error"), str):
-                message = str(parsed["error"])
+            message = format_details(errors)
+            if not message and parsed.get("error") is not None:
+                errors = details_from(parsed.get("error"))
+                message = format_details(errors)
+            if not message:
+                message = f"HTTP {status} reply with no error details"
         elif data:
             snippet = _text_snippet(data, content_type)
             message = f"non-JSON {content_type or 'reply'}: {snippet}" if snippet else f"non-JSON {content_type}"
-        if not message:
+        else:
             message = f"HTTP {status} with an empty body"
         where = f"{model_id}: " if model_id else ""
         cls = error_for(status, [e.code for e in errors if e.code is not None])
@@ -302,15 +321,9 @@ class BaseClient:
         self._local.last = (resp.status, messages, resp.headers)
 
     def get_json(self, path: str, query: Mapping[str, Any] | None = None) -> Any:
-        """GET an account API path and return the whole envelope as plain data (for search, schema)."""
+        """GET an account API path and return its ``result`` (for models/search and models/schema)."""
         resp = self.request("GET", self.api_url(path, query), content_type=None)
-        try:
-            env = as_object(msgspec.json.decode(resp.data))
-        except msgspec.DecodeError:
-            raise self.error_from(resp.status, resp.headers, resp.data, model_id=None) from None
-        if env is None or env.get("success") is False:
-            raise self.error_from(resp.status, resp.headers, resp.data, model_id=None)
-        return env
+        return unwrap(self, resp, resp.data, model_id=None)
 
 
 def _drain(resp: urllib3.BaseHTTPResponse) -> bytes:
@@ -322,18 +335,19 @@ def _drain(resp: urllib3.BaseHTTPResponse) -> bytes:
     return data
 
 
-def _error_details(raw: Any) -> list[ErrorDetail]:
-    out: list[ErrorDetail] = []
-    for item in as_list(raw) or []:
-        entry = as_object(item)
-        if entry is not None:
-            code = entry.get("code")
-            if isinstance(code, str) and code.isdigit():
-                code = int(code)
-            out.append(ErrorDetail(code if isinstance(code, int) else None, str(entry.get("message", ""))))
-        elif isinstance(item, str):
-            out.append(ErrorDetail(None, item))
-    return out
+def _is_quota(data: bytes) -> bool:
+    try:
+        env = as_object(msgspec.json.decode(data))
+    except msgspec.DecodeError:
+        return False
+    return env is not None and any(d.code in QUOTA_CODES for d in details_from(env.get("errors")))
+
+
+def _reason(exc: BaseException) -> str:
+    """urllib3's reason for a failure (it names host and cause, never request headers)."""
+    reason = getattr(exc, "reason", None) or exc
+    text = " ".join(str(reason).split())
+    return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
 
 
 def _text_snippet(data: bytes, content_type: str) -> str:

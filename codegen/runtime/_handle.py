@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 import msgspec
 
 from ._binary import BinaryInput, BinaryOutput, read_binary
+from ._envelope import content_type_of, unwrap
 from ._json import as_list, as_object
 from .errors import InputValidationError, ResponseDecodeError, StreamError
 
@@ -40,19 +41,13 @@ class ModelInfo(msgspec.Struct, frozen=True):
     schema: str = ""
 
 
-class _ErrorItem(msgspec.Struct):
-    code: int | str | None = None
-    message: str = ""
-
-
 class _Envelope(msgspec.Struct, Generic[T]):
     result: T | None = None
     success: bool = True
-    errors: list[_ErrorItem] = []
-    messages: list[Any] = []
+    errors: Any = None
+    messages: Any = None
 
 
-_ANY_ENVELOPE = msgspec.json.Decoder(_Envelope[Any])
 _DECODERS: dict[Any, msgspec.json.Decoder[Any]] = {}
 _VALIDATORS: dict[type[Any], msgspec.json.Decoder[Any] | None] = {}
 _ENCODER = msgspec.json.Encoder()
@@ -220,6 +215,7 @@ class ModelHandle(Generic[InT, OutT]):
     def __init__(self, client: BaseClient, model_id: str | None = None) -> None:
         self.client = client
         self.model_id = model_id or self.info.model_id
+        self._url: str | None = None
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.model_id}>"
@@ -355,9 +351,11 @@ class ModelHandle(Generic[InT, OutT]):
         self, body: bytes, *, content_type: str = _JSON, stream: bool = False, headers: Mapping[str, str] | None = None
     ) -> urllib3.BaseHTTPResponse:
         client = self.client
+        if self._url is None:
+            self._url = client.run_url(self.model_id)
         return client.request(
             "POST",
-            client.run_url(self.model_id),
+            self._url,
             body,
             content_type=content_type,
             headers=headers,
@@ -390,7 +388,7 @@ class ModelHandle(Generic[InT, OutT]):
     # ------------------------------------------------------------------ decoding
 
     def _decode(self, resp: urllib3.BaseHTTPResponse, expect: type[T] | None) -> T:
-        content_type = (resp.headers.get("content-type") or _JSON).split(";")[0].strip().lower()
+        content_type = content_type_of(resp)
         if content_type == _SSE:
             resp.release_conn()
             raise StreamError(
@@ -402,51 +400,35 @@ class ModelHandle(Generic[InT, OutT]):
         if not (content_type == _JSON or content_type.endswith("+json")):
             if content_type.startswith("text/") and data[:1] in (b"{", b"["):
                 pass  # some proxies mislabel JSON; read it as JSON
-            else:
+            elif self._binary_ok(content_type):
                 self.client.remember(resp, [])
                 out: Any = BinaryOutput(data, content_type)
                 return out  # type: ignore[no-any-return]
+            else:
+                # A 200 HTML page (a proxy or challenge page) is not this model's answer.
+                raise self.client.error_from(resp.status, resp.headers, data, model_id=self.model_id)
         return self.decode_envelope(resp, data, expect)
+
+    def _binary_ok(self, content_type: str) -> bool:
+        """Bytes are an answer only from models that declare a binary output (or unknown models)."""
+        if not self.info.model_id:
+            return True
+        return bool(self.decoder.binary_types) and content_type not in ("text/html", "text/plain")
 
     def decode_envelope(self, resp: urllib3.BaseHTTPResponse, data: bytes, expect: type[T] | None) -> T:
         """Unwrap ``{result, success, errors, messages}``; ``success: false`` raises even on HTTP 200."""
         if expect is not None:
+            # Fast path: one pass straight into the expected struct.
             try:
                 env = _envelope_decoder(expect).decode(data)
             except (msgspec.ValidationError, msgspec.DecodeError):
                 pass
             else:
                 if env.success and env.result is not None:
-                    self.client.remember(resp, env.messages)
+                    self.client.remember(resp, as_list(env.messages) or [])
                     result: T = env.result
                     return result
-        try:
-            raw = _ANY_ENVELOPE.decode(data)
-        except msgspec.ValidationError:
-            raw = None
-        except msgspec.DecodeError:
-            raise ResponseDecodeError(
-                f"{self.model_id}: the reply is not valid JSON (truncated or malformed, {len(data)} bytes)",
-                status=resp.status,
-                cf_ray=resp.headers.get("cf-ray"),
-                model_id=self.model_id,
-                body=data,
-            ) from None
-        if raw is None or not raw.success:
-            raise self.client.error_from(
-                resp.status,
-                resp.headers,
-                data,
-                model_id=self.model_id,
-            ) if raw is not None else ResponseDecodeError(
-                f"{self.model_id}: the reply is JSON but not a Cloudflare envelope",
-                status=resp.status,
-                cf_ray=resp.headers.get("cf-ray"),
-                model_id=self.model_id,
-                body=data,
-            )
-        self.client.remember(resp, raw.messages)
-        value = raw.result
+        value = unwrap(self.client, resp, data, model_id=self.model_id)
         if expect is None:
             return self.decoder.decode(value, self.model_id)  # type: ignore[no-any-return]
         try:

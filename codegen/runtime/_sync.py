@@ -39,14 +39,14 @@ class SyncReport:
     """What a sync found; each list holds model ids, sorted."""
 
     listed: int = 0
-    added: list[str] = field(default_factory=list)
-    changed: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    pruned: list[str] = field(default_factory=list)
-    deprecated: dict[str, str] = field(default_factory=dict)
-    no_schema: dict[str, str] = field(default_factory=dict)
-    refused: dict[str, str] = field(default_factory=dict)
+    added: list[str] = field(default_factory=list[str])
+    changed: list[str] = field(default_factory=list[str])
+    unchanged: list[str] = field(default_factory=list[str])
+    removed: list[str] = field(default_factory=list[str])
+    pruned: list[str] = field(default_factory=list[str])
+    deprecated: dict[str, str] = field(default_factory=dict[str, str])
+    no_schema: dict[str, str] = field(default_factory=dict[str, str])
+    refused: dict[str, str] = field(default_factory=dict[str, str])
     generate_code: int | None = None
 
     @property

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 import msgspec
 
@@ -14,8 +13,7 @@ __all__ = ["Gateway"]
 DEFAULT_GATEWAY_URL = "https://gateway.ai.cloudflare.com/v1"
 
 
-@dataclass(frozen=True)
-class Gateway:
+class Gateway(msgspec.Struct, frozen=True):
     """An AI Gateway to send model calls through.
 
     ``WorkersAI(gateway="<account>/<gateway>")`` is the short form; this class adds the gateway options,
@@ -35,7 +33,14 @@ class Gateway:
     retry_delay_ms: int | None = None
     backoff: str | None = None
     collect_log: bool | None = None
-    token: str | None = field(default=None, repr=False)
+    token: str | None = None
+
+    def __repr__(self) -> str:
+        # A msgspec Struct rather than a dataclass: `dataclasses` pulls in `inspect`, ~5% of a cold start.
+        shown = ", ".join(
+            f"{name}={getattr(self, name)!r}" for name in self.__struct_fields__ if name != "token"
+        )
+        return f"Gateway({shown})"
 
     @classmethod
     def parse(cls, value: str | Gateway) -> Gateway:

@@ -7,7 +7,7 @@ API errors carry the HTTP status, the envelope's ``errors`` (code, message), its
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 __all__ = [
     "APIConnectionError",
@@ -26,13 +26,16 @@ __all__ = [
     "InvalidInputError",
     "ModelNotFoundError",
     "PermissionDeniedError",
+    "QuotaExceededError",
     "RateLimitError",
     "RequestTooLargeError",
     "ResponseDecodeError",
     "ServerTimeoutError",
     "StreamError",
     "WorkersAIError",
+    "details_from",
     "error_for",
+    "format_details",
 ]
 
 
@@ -65,6 +68,9 @@ class ErrorDetail:
 
     def __repr__(self) -> str:
         return f"ErrorDetail(code={self.code!r}, message={self.message!r})"
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}" if self.code is not None else self.message
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ErrorDetail) and (self.code, self.message) == (other.code, other.message)
@@ -135,6 +141,11 @@ class RateLimitError(APIError):
     """Too many requests or the daily allocation is used up (HTTP 429, codes 3021, 3036, 4006)."""
 
 
+class QuotaExceededError(RateLimitError):
+    """The account's daily allocation is used up (codes 3036, 4006); it resets at midnight UTC, so it is
+    not retried."""
+
+
 class CapacityError(RateLimitError):
     """No capacity for the model right now (code 3040); retried like a rate limit."""
 
@@ -160,11 +171,11 @@ class StreamError(APIError):
 
 
 class BatchError(WorkersAIError):
-    """An async batch job failed as a whole, or reported a status this SDK does not know."""
+    """An async batch job failed as a whole; ``state`` is the job's last status (queued, running, ...)."""
 
-    def __init__(self, message: str, *, request_id: str, status: str | None = None) -> None:
+    def __init__(self, message: str, *, request_id: str, state: str | None = None) -> None:
         self.request_id = request_id
-        self.status = status
+        self.state = state
         super().__init__(message)
 
 
@@ -181,7 +192,7 @@ class BatchItemsError(BatchError):
     def __init__(self, message: str, *, request_id: str, results: Sequence[Any], failures: Mapping[int, str]) -> None:
         self.results = list(results)
         self.failures = dict(failures)
-        super().__init__(message, request_id=request_id, status="done")
+        super().__init__(message, request_id=request_id, state="done")
 
 
 class APIConnectionError(WorkersAIError):
@@ -201,13 +212,61 @@ _BY_CODE: dict[int, type[APIError]] = {
     5006: InvalidInputError,
     10000: AuthenticationError,
     3021: RateLimitError,
-    3036: RateLimitError,
-    4006: RateLimitError,
+    3036: QuotaExceededError,
+    4006: QuotaExceededError,
     3040: CapacityError,
     3007: ServerTimeoutError,
     3008: ServerTimeoutError,
     3006: RequestTooLargeError,
 }
+
+
+_BY_STATUS: Mapping[int, type[APIError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: ModelNotFoundError,
+    408: ServerTimeoutError,
+    413: RequestTooLargeError,
+    422: InvalidInputError,
+    429: RateLimitError,
+}
+
+
+def _code(value: object) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def _detail(item: object) -> ErrorDetail:
+    if isinstance(item, dict):
+        entry = cast("dict[str, Any]", item)
+        message = entry.get("message")
+        return ErrorDetail(_code(entry.get("code")), "" if message is None else str(message))
+    text = str(item)
+    # Binding-style errors read "3040: Capacity temporarily exceeded".
+    head, sep, tail = text.partition(":")
+    code = _code(head) if sep else None
+    return ErrorDetail(code, tail.strip() if code is not None else text)
+
+
+def details_from(raw: object) -> list[ErrorDetail]:
+    """The ``{code, message}`` entries of an ``errors`` value (a list, one object, or strings), leniently:
+    codes sent as strings become ints, a null message becomes empty."""
+    if raw is None:
+        return []
+    items: list[object] = cast("list[object]", raw) if isinstance(raw, list) else [raw]
+    return [_detail(item) for item in items if item is not None]
+
+
+def format_details(details: Sequence[ErrorDetail]) -> str:
+    """``"5007: No such model; ..."`` for messages and logs."""
+    return "; ".join(str(d) for d in details)
 
 
 def error_for(status: int | None, codes: Sequence[int]) -> type[APIError]:
@@ -217,18 +276,8 @@ def error_for(status: int | None, codes: Sequence[int]) -> type[APIError]:
             return _BY_CODE[code]
     if status is None:
         return APIError
-    by_status: Mapping[int, type[APIError]] = {
-        400: BadRequestError,
-        401: AuthenticationError,
-        403: PermissionDeniedError,
-        404: ModelNotFoundError,
-        408: ServerTimeoutError,
-        413: RequestTooLargeError,
-        422: InvalidInputError,
-        429: RateLimitError,
-    }
-    if status in by_status:
-        return by_status[status]
+    if status in _BY_STATUS:
+        return _BY_STATUS[status]
     if status >= 500:
         return InternalServerError
     if 400 <= status < 500:
