@@ -27,7 +27,7 @@ from urllib3.exceptions import (
 
 from . import _registry
 from ._gateway import Gateway
-from ._envelope import unwrap
+from ._envelope import checked
 from ._json import as_list, as_object
 from ._retry import MAX_RETRY_AFTER, RETRYABLE_STATUS, SAFE_FOR_QUEUE, backoff, retry_after
 from ._transport import Transport, Urllib3Transport
@@ -320,10 +320,10 @@ class BaseClient:
         # Kept raw: ``last_response`` builds the ResponseInfo only when someone asks (it is on every call's path).
         self._local.last = (resp.status, messages, resp.headers)
 
-    def get_json(self, path: str, query: Mapping[str, Any] | None = None) -> Any:
-        """GET an account API path and return its ``result`` (for models/search and models/schema)."""
+    def get_json(self, path: str, query: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """GET an account API path; the checked envelope (``result``, ``result_info``, ...)."""
         resp = self.request("GET", self.api_url(path, query), content_type=None)
-        return unwrap(self, resp, resp.data, model_id=None)
+        return checked(self, resp, resp.data, model_id=None)
 
 
 def _drain(resp: urllib3.BaseHTTPResponse) -> bytes:

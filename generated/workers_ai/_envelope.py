@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     from ._core import BaseClient
 
-__all__ = ["content_type_of", "unwrap"]
+__all__ = ["checked", "content_type_of", "unwrap"]
 
 _ANY = msgspec.json.Decoder()
 
@@ -27,7 +27,14 @@ def content_type_of(resp: urllib3.BaseHTTPResponse, default: str = "application/
 def unwrap(
     client: BaseClient, resp: urllib3.BaseHTTPResponse, data: bytes, *, model_id: str | None, what: str = "reply"
 ) -> Any:
-    """The ``result`` of an enveloped reply; ``success: false`` (even on HTTP 200) raises the mapped error.
+    """The ``result`` of an enveloped reply (see :func:`checked`)."""
+    return checked(client, resp, data, model_id=model_id, what=what).get("result")
+
+
+def checked(
+    client: BaseClient, resp: urllib3.BaseHTTPResponse, data: bytes, *, model_id: str | None, what: str = "reply"
+) -> dict[str, Any]:
+    """The whole envelope of a reply; ``success: false`` (even on HTTP 200) raises the mapped error.
 
     Lenient about the rest: ``errors``/``messages`` may be null or missing. The envelope's ``messages``
     and the ``cf-ray`` are kept on ``client.last_response``.
@@ -55,4 +62,4 @@ def unwrap(
     if env.get("success") is False or resp.status >= 300:
         raise client.error_from(resp.status, resp.headers, data, model_id=model_id)
     client.remember(resp, as_list(env.get("messages")) or [])
-    return env.get("result")
+    return env
