@@ -120,7 +120,8 @@ def child_env() -> dict[str, str]:
 def run(cmd: list[str], *, timeout: float = 600, cwd: Path | None = None, check: bool = True) -> str:
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd, env=child_env(), check=False)
     if check and proc.returncode != 0:
-        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-8:])
+        lines = [line for line in (proc.stderr or proc.stdout).strip().splitlines() if not line.startswith("WARNING:")]
+        tail = " / ".join(line.strip() for line in lines[-4:])
         raise RuntimeError(f"{' '.join(cmd[:4])} ... exited {proc.returncode}: {tail}")
     return proc.stdout
 
@@ -320,24 +321,31 @@ def bench_cold(envs: Envs, repeats: int, work: Path) -> dict[str, Any]:
         out = run([str(python), "-c", f"{code}\nimport sys; print(len(sys.modules))"], cwd=cwd)
         modules[name] = int(out.strip().splitlines()[-1])
     times: dict[str, list[float]] = {name: [] for name in cases}
-    env = child_env()
+    cpu: dict[str, list[float]] = {name: [] for name in cases}
     for _ in range(repeats):
         for name, (python, code) in cases.items():
-            t0 = time.perf_counter()
-            subprocess.run([str(python), "-c", code], cwd=cwd, env=env, check=True)
-            times[name].append(time.perf_counter() - t0)
+            child = _measure_child([str(python), "-c", code], cwd)
+            if child.code != 0:
+                raise RuntimeError(f"{name}: exited {child.code}: {_last_line(child.output)}")
+            times[name].append(child.wall)
+            cpu[name].append(child.cpu)
     rows: dict[str, Any] = {}
     for name, values in times.items():
         rows[name] = {
             "ms": round(median(values) * 1000, 1),
+            "min_ms": round(min(values) * 1000, 1),
+            "cpu_ms": round(median(cpu[name]) * 1000, 1),
             "modules": modules[name],
             "samples_ms": [round(v * 1000, 1) for v in values],
+            "cpu_samples_ms": [round(v * 1000, 1) for v in cpu[name]],
         }
-    for name, values in times.items():
         # Paired per-round ratios: the samples of one round were taken back to back.
         for ref, key in (("floor", "vs_floor"), ("cloudflare", "vs_official")):
             if ref in times:
                 rows[name][key] = round(median([v / r for v, r in zip(values, times[ref], strict=True)]), 3)
+                rows[name][key + "_cpu"] = round(
+                    median([v / r for v, r in zip(cpu[name], cpu[ref], strict=True) if r > 0]), 3
+                )
     for name, why in skipped.items():
         rows[name] = {"error": why}
     return {
@@ -752,7 +760,9 @@ def render_markdown(results: dict[str, Any]) -> str:
     w("")
     w(
         f"Measured {meta['date']} on {meta['machine']} ({meta['cores']} cores), Python {meta['python']}; "
-        f"total run {meta['total_s']:.0f} s. Produced by `make bench` (bench/run.py); raw numbers in "
+        f"total run {meta['total_s']:.0f} s; 1-minute load average {meta['load_average'][0]} at the start and "
+        f"{meta['load_average'][1]} at the end (other work on the machine makes single samples noisy, hence "
+        "interleaved rounds and paired ratios). Produced by `make bench` (bench/run.py); raw numbers in "
         "`latest.json`. Client CPU is `time.process_time()` in the client process; the server always runs "
         "in another process. Medians throughout."
     )
@@ -772,8 +782,9 @@ def render_markdown(results: dict[str, Any]) -> str:
         w("## Cold start")
         w("")
         w(
-            f"A fresh `python -c` per sample (wall time of the whole process), {cold['repeats']} rounds with one "
-            "sample per case each; ratios are medians of the per-round ratios. Ours: "
+            f"A fresh `python -c` per sample, {cold['repeats']} rounds with one sample per case each; wall time "
+            "of the whole process and its CPU time (user + system, from `wait4`); ratios are medians of the "
+            "per-round ratios. Ours: "
             f"`{OURS_COLD}`, installed as {cold['ours_env']}. Official SDK: `Cloudflare(...)` and "
             "`c.ai.run` resolved; openai: `OpenAI(...)` and `c.embeddings.create` resolved."
         )
@@ -783,19 +794,23 @@ def render_markdown(results: dict[str, Any]) -> str:
             top = ", ".join(f"`{r['module']}` {r['self_us'] / 1000:.1f}" for r in beyond[:6])
             w(f"What ours imports beyond the floor, largest self time first (`-X importtime`, ms, one run): {top}.")
             w("")
-        w("| Case | Median ms | Modules loaded | vs floor | vs official SDK |")
-        w("|---|---|---|---|---|")
+        w(
+            "| Case | Wall ms (median) | Wall ms (min) | CPU ms (median) | Modules loaded | vs floor (wall) | "
+            "vs floor (CPU) | vs official SDK (wall) |"
+        )
+        w("|---|---|---|---|---|---|---|---|")
         for impl in ["python", "python (peers venv)", "floor", "ours", "cloudflare", "openai"]:
             row = rows.get(impl)
             if row is None:
                 continue
             if "error" in row:
-                w(f"| {_label(impl, meta)} | not run: {row['error']} | | | |")
+                w(f"| {_label(impl, meta)} | not run: {row['error']} | | | | | | |")
                 continue
             vs_floor = row.get("vs_floor")
             vs_cf = row.get("vs_official")
             w(
-                f"| {_label(impl, meta)} | {row['ms']:.1f} | {row['modules']} | {_fmt(vs_floor, '{:.2f}x')} | "
+                f"| {_label(impl, meta)} | {row['ms']:.1f} | {row['min_ms']:.1f} | {row['cpu_ms']:.1f} | "
+                f"{row['modules']} | {_fmt(vs_floor, '{:.2f}x')} | {_fmt(row.get('vs_floor_cpu'), '{:.2f}x')} | "
                 f"{_fmt(vs_cf, '{:.2f}x')} |"
             )
         w("")
@@ -1006,6 +1021,7 @@ def main(argv: list[str] | None = None) -> int:
     wanted = args.only or SECTIONS
     quick = args.quick
     started = time.perf_counter()
+    load_start = os.getloadavg()[0]
     results: dict[str, Any] = {}
     errors: dict[str, str] = {}
     envs = Envs()
@@ -1016,7 +1032,7 @@ def main(argv: list[str] | None = None) -> int:
         wheel_info = setup_wheel(envs, work)
         log(f"ours: {envs.ours_kind}; peers: {envs.peer_ok or envs.peer_error}")
         steps: list[tuple[str, Callable[[], dict[str, Any]]]] = [
-            ("cold", lambda: bench_cold(envs, 5 if quick else 20, work)),
+            ("cold", lambda: bench_cold(envs, 5 if quick else 30, work)),
             ("calls", lambda: bench_calls(envs, 1 if quick else 2, 5 if quick else 20)),
             ("batch", lambda: bench_batch(1000 if quick else 10_000)),
             ("sse", lambda: bench_sse(2.0 if quick else 10.0, 2 if quick else 5)),
@@ -1048,6 +1064,7 @@ def main(argv: list[str] | None = None) -> int:
         "quick": quick,
         "sections": wanted,
         "total_s": time.perf_counter() - started,
+        "load_average": [round(load_start, 2), round(os.getloadavg()[0], 2)],
     }
     results["goals"] = goals(results)
     if errors:

@@ -24,6 +24,7 @@ from workers_ai.errors import (
     InputValidationError,
     InternalServerError,
     ModelNotFoundError,
+    ResponseDecodeError,
 )
 from workers_ai.models.cf.baai import bge_base_en_v1_5 as bge_base
 from workers_ai.models.cf.baai import bge_m3
@@ -325,12 +326,15 @@ def test_polling_an_unknown_request_id_raises_the_api_error(server: ScriptedServ
     assert info.value.code == 5007
 
 
-def test_bare_replies_without_the_envelope_are_accepted(server: ScriptedServer) -> None:
-    server.script(QueueSim(states=["running", "done"], envelope=False))
-    job = client(server).run(BASE, {"requests": [{"text": ["t 1", "t 2"]}]}, queue_request=True)
-    result = job.wait()
-    first = result.items[0].result
-    assert isinstance(first, bge_base.TextEmbeddingsOutput) and first.data == [[1.0, 3.0], [2.0, 3.0]]
+def test_bare_replies_without_the_envelope_are_refused_like_any_other_reply(server: ScriptedServer) -> None:
+    # One envelope reader for every JSON reply (_envelope.checked): a bare object is not an answer.
+    sim = QueueSim(states=["running", "done"], envelope=False)
+    server.script(sim)
+    with pytest.raises(ResponseDecodeError, match="not a Cloudflare envelope.*may have been queued anyway") as info:
+        client(server).run(BASE, {"requests": [{"text": ["t 1", "t 2"]}]}, queue_request=True)
+    assert info.value.status == 200 and sim.submits == 1
+    with pytest.raises(ResponseDecodeError, match="batch status reply is JSON but not a Cloudflare envelope"):
+        client(server).batch_job(BASE, next(iter(sim.jobs))).status()
 
 
 # ---------------------------------------------------------------------------------------------- resume
@@ -441,8 +445,12 @@ def test_polling_is_retried_like_any_read(server: ScriptedServer) -> None:
     assert len(server.requests) == 3
 
 
-def test_the_submit_docstrings_state_the_resend_rule() -> None:
-    for doc in (submit.__doc__, bge_m3.BgeM3.batch.__doc__, WorkersAI.request.__doc__):
-        assert doc is not None
-        text = " ".join(doc.split())
-        assert "429" in text and "503" in text and "queued" in text
+def test_the_typed_batch_method_follows_the_same_resend_rule(server: ScriptedServer) -> None:
+    server.script(fail(500, 0, "upstream trouble"), QUEUED)
+    with pytest.raises(InternalServerError):
+        client(server, max_retries=3).model(M3).batch([bge_m3.EmbeddingInput(text="a")])
+    assert len(server.requests) == 1  # may be queued: not re-sent
+    server.script(fail(503, 7009, "Upstream service unavailable", retry_after="0"), QUEUED)
+    job = client(server, max_retries=3).model(M3).batch([bge_m3.EmbeddingInput(text="a")])
+    assert job.request_id == "r-ok"
+    assert len(server.requests) == 3 and server.requests[1].body == server.requests[2].body

@@ -10,7 +10,7 @@ import pytest
 from workers_ai import WorkersAI
 from workers_ai._chunking import BatchProgress, plan_batches, text_batch_limit
 from workers_ai.errors import BatchItemsError, BatchTimeoutError, ConfigurationError, InputValidationError
-from workers_ai.models.cf.baai import bge_base_en_v1_5 as bge_base
+from workers_ai.models.cf.baai import bge_m3
 
 from tests._queue import QueueSim, embed_vectors
 from tests._server import ScriptedServer, fail
@@ -99,6 +99,26 @@ def test_batch_size_and_options_shape_each_request(server: ScriptedServer) -> No
     (job,) = sim.jobs.values()
     assert [r["text"] for r in job["requests"]] == [["t 0", "t 1", "t 2"], ["t 3", "t 4", "t 5"], ["t 6"]]
     assert all(r["pooling"] == "cls" for r in job["requests"])
+
+
+def test_each_request_goes_on_the_wire_exactly_as_planned(server: ScriptedServer) -> None:
+    sim = QueueSim(states=["done"])
+    server.script(sim)
+    texts = [f"t {i}" for i in range(7)]
+    client(server).model(BASE).embed_many(texts, batch_size=3, options={"pooling": "cls"})
+    (plan,) = plan_batches(texts, per_request=3, extra={"pooling": "cls"}, max_bytes=10_000_000, model_id=BASE)
+    # Encoded once by the planner, then sent byte for byte (no decode and re-encode on the way).
+    assert sim.batch_bodies == [b'{"requests":[' + b",".join(body for _, _, body in plan) + b"]}"]
+
+
+@pytest.mark.parametrize(
+    ("options", "path"), [({"pooling": "max"}, "$.options.pooling"), ({"pooling": 3}, "$.options.pooling")]
+)
+def test_bad_options_are_refused_before_sending(server: ScriptedServer, options: Any, path: str) -> None:
+    with pytest.raises(InputValidationError) as info:
+        client(server).model(BASE).embed_many(["a", "b"], options=options)
+    assert info.value.path == path and info.value.model_id == BASE
+    assert server.requests == []
 
 
 def test_batch_size_above_the_schema_limit_is_refused(server: ScriptedServer) -> None:
@@ -208,6 +228,11 @@ def test_a_failed_later_submission_reports_the_batches_already_queued(server: Sc
 
 def test_typed_struct_results_feed_embed_many_on_bge_m3(server: ScriptedServer) -> None:
     server.script(QueueSim(states=["done"]))
-    vectors = client(server).model(M3).embed_many(["t 1", "t 2"])
+    ai = client(server)
+    vectors = ai.model(M3).embed_many(["t 1", "t 2"])
     assert vectors == [[1.0, 3.0], [2.0, 3.0]]
-    assert bge_base.TextEmbeddingsOutput  # the struct the bge-base decoder produces for each item
+    # The same reply through the batch API: each item decodes to a struct (not a dict), which is what
+    # embed_many read the vectors from.
+    item = ai.model(M3).batch([{"text": ["t 1", "t 2"]}]).wait().items[0]
+    assert isinstance(item.result, bge_m3.EmbeddingOutput)
+    assert item.result.data == [[1.0, 3.0], [2.0, 3.0]]

@@ -143,3 +143,43 @@ def _module_for(built: Built, plan: ModelPlan) -> Any:
 def test_generated_catalog_package_passes_mypy_strict(built: Built, tmp_path: Path) -> None:
     errors = mypy_strict(built.out, PACKAGE, tmp_path / "mypy-cache")
     assert errors == [], "\n".join(errors[:40])
+
+
+def test_generated_catalog_package_passes_pyright_strict(built: Built, tmp_path: Path) -> None:
+    """Slower (pyright starts node); runs when WORKERS_AI_FULL=1. The project's own package is always checked."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import env_flag
+
+    if not env_flag("WORKERS_AI_FULL"):
+        pytest.skip("set WORKERS_AI_FULL=1 to run pyright strict on the generated catalog package")
+    config = built.out / "pyrightconfig.json"
+    config.write_text(
+        json.dumps(
+            {
+                "include": [f"{PACKAGE}/models", f"{PACKAGE}/_client.py"],
+                "venvPath": str(Path(sys.prefix).parent),
+                "venv": Path(sys.prefix).name,
+                "typeCheckingMode": "strict",
+                "pythonVersion": "3.10",
+                "reportMissingTypeStubs": False,
+                "reportUnnecessaryTypeIgnoreComment": False,
+            }
+        ),
+        encoding="utf-8",
+    )
+    pyright = Path(sys.executable).parent / "pyright"
+    proc = subprocess.run(
+        [str(pyright), "-p", str(config), "--outputjson"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ),
+    )
+    report = json.loads(proc.stdout)
+    assert report["summary"]["filesAnalyzed"] > 50, report["summary"]
+    errors = [d for d in report["generalDiagnostics"] if d["severity"] == "error"]
+    assert errors == [], errors[:20]

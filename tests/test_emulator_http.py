@@ -35,11 +35,22 @@ def _auth(emu: Emulator, **extra: str) -> dict[str, str]:
 
 
 def _post(
-    http: urllib3.PoolManager, emu: Emulator, model: str, body: Any, *, raw: bytes | None = None, **headers: str
+    http: urllib3.PoolManager,
+    emu: Emulator,
+    model: str,
+    body: Any,
+    *,
+    raw: bytes | None = None,
+    query: str = "",
+    timeout: urllib3.Timeout | None = None,
+    **headers: str,
 ) -> urllib3.BaseHTTPResponse:
     data = raw if raw is not None else json.dumps(body).encode()
     hdrs = _auth(emu, **({"Content-Type": "application/json"} if raw is None else {}), **headers)
-    return http.request("POST", f"{emu.base_url}/accounts/{emu.account_id}/ai/run/{model}", body=data, headers=hdrs)
+    url = f"{emu.base_url}/accounts/{emu.account_id}/ai/run/{model}{query}"
+    if timeout is not None:
+        return http.request("POST", url, body=data, headers=hdrs, timeout=timeout)
+    return http.request("POST", url, body=data, headers=hdrs)
 
 
 def _errors(resp: urllib3.BaseHTTPResponse) -> list[dict[str, Any]]:
@@ -295,6 +306,54 @@ def test_fault_header_and_injected_faults(workers_ai_emulator: Emulator, http: u
     assert statuses == [429, 429, 200] and fault.hits == 2 and other.status == 200
     with pytest.raises(ValueError, match="unknown fault"):
         emu.inject("meltdown")
+
+
+def test_a_match_predicate_may_call_back_into_the_emulator(http: urllib3.PoolManager) -> None:
+    emu = Emulator()
+    try:
+        # The predicate reads the emulator's own records: it must not run under the emulator's lock.
+        fault = emu.inject("capacity", match=lambda r: len(emu.requests_for(BGE)) > 1)
+        timeout = urllib3.Timeout(connect=5, read=10)
+        statuses = [_post(http, emu, BGE, {"text": "a"}, timeout=timeout).status for _ in range(3)]
+        assert statuses == [200, 429, 200] and fault.hits == 1
+        assert [r.fault for r in emu.requests] == [None, "capacity", None]
+    finally:
+        closer = threading.Thread(target=emu.close, daemon=True)
+        closer.start()
+        closer.join(30)
+    assert not closer.is_alive(), "Emulator.close() hung"
+
+
+def test_recorded_requests_never_show_the_token(http: urllib3.PoolManager) -> None:
+    with Emulator(api_token="s3cr3t-token-value") as emu:
+        _post(http, emu, BGE, {"text": "a"}, **{"cf-aig-authorization": "Bearer gw-s3cr3t"})
+        (rec,) = emu.requests
+    assert rec.headers["authorization"] == "Bearer s3cr3t-token-value"  # kept for tests that check it
+    text = repr(rec)
+    assert "s3cr3t" not in text and "'authorization': 'Bearer ***'" in text
+    assert "'cf-aig-authorization': 'Bearer ***'" in text and "bge-m3" in text
+
+
+def test_finished_batch_jobs_are_dropped_beyond_keep_jobs(http: urllib3.PoolManager) -> None:
+    with Emulator(keep_jobs=2, batch_polls=(0, 0)) as emu:
+
+        def submit() -> str:
+            resp = _post(http, emu, BGE, {"requests": [{"text": "a"}]}, query="?queueRequest=true")
+            request_id: str = json.loads(resp.data)["result"]["request_id"]
+            return request_id
+
+        def poll(request_id: str) -> urllib3.BaseHTTPResponse:
+            return _post(http, emu, BGE, {"request_id": request_id})
+
+        first = submit()
+        assert poll(first).status == 200  # finished
+        second, third = submit(), submit()  # three jobs, two kept: the finished one goes
+        gone = poll(first)
+        assert gone.status == 400 and "unknown or expired" in _errors(gone)[0]["message"]
+        assert poll(second).status == 200 and poll(third).status == 200
+        fourth = submit()  # all finished now: the oldest goes
+        assert poll(second).status == 400
+        assert poll(third).status == 200 and poll(fourth).status == 200
 
 
 def test_truncated_reply_breaks_the_read(workers_ai_emulator: Emulator, http: urllib3.PoolManager) -> None:

@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import msgspec
 import pytest
 import urllib3
 from workers_ai import BinaryOutput, WorkersAI, _registry
@@ -44,6 +45,17 @@ def _check_json(spec: ModelSpec, value: Any) -> None:
     assert problem is None, f"{spec.model_id}: {problem}"
 
 
+def _check_decoded(ai: WorkersAI, spec: ModelSpec, decoded: Any, result: Any) -> None:
+    """``decoded`` is the output variant the reply's shape names (a struct for an object), and holds the whole reply."""
+    variant = ai.model(spec.model_id).decoder.pick(result)
+    assert variant is not None, f"{spec.model_id}: no output variant fits {result!r:.200}"
+    expected = msgspec.convert(result, variant)
+    assert type(decoded) is type(expected) and decoded == expected
+    if isinstance(result, dict):
+        assert isinstance(decoded, msgspec.Struct), f"{spec.model_id}: not decoded to a struct"
+    assert msgspec.to_builtins(decoded) == result, f"{spec.model_id}: the decoded value lost or changed fields"
+
+
 def _examples(spec: ModelSpec) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
     for label, schema in input_variants(spec.inputs):
@@ -68,8 +80,9 @@ def test_every_variant_round_trips_through_http_and_the_sdk(
         if label == "binary":
             resp = _post(http, emu, model_id, b"\x00\x10" * 512, **{"Content-Type": "application/octet-stream"})
             assert resp.status == 200, resp.data[:300]
-            _check_json(spec, json.loads(resp.data)["result"])
-            assert not isinstance(ai.model(model_id).run(b"\x00\x10" * 512), dict)
+            result = json.loads(resp.data)["result"]
+            _check_json(spec, result)
+            _check_decoded(ai, spec, ai.model(model_id).run(b"\x00\x10" * 512), result)
             checked += 1
             continue
         assert spec.inputs.validator.first_error(example) is None
@@ -80,15 +93,15 @@ def test_every_variant_round_trips_through_http_and_the_sdk(
         resp = _post(http, emu, model_id, json.dumps(example).encode(), **{"Content-Type": "application/json"})
         assert resp.status == 200, resp.data[:300]
         content_type = resp.headers["content-type"]
-        if content_type == "application/json":
-            _check_json(spec, json.loads(resp.data)["result"])
-        else:
-            assert content_type in declared and resp.data
         decoded = ai.run(model_id, example)
         if content_type == "application/json":
-            assert not isinstance(decoded, (dict, BinaryOutput)), f"{model_id} {label}: not decoded to a struct"
+            result = json.loads(resp.data)["result"]
+            _check_json(spec, result)
+            _check_decoded(ai, spec, decoded, result)
         else:
+            assert content_type in declared and resp.data
             assert isinstance(decoded, BinaryOutput) and decoded.content_type == content_type
+            assert bytes(decoded) == resp.data  # the emulator answers the same input the same way
         if streams and isinstance(example, dict):
             with ai.run(model_id, example, stream=True) as events:
                 collected = events.collect()

@@ -161,15 +161,24 @@ def test_batch_failed_and_unknown_request_id(workers_ai_emulator: Emulator) -> N
         ai.batch_job(BGE, "00000000-0000-4000-8000-000000000000").status()
 
 
-def test_time_based_batches() -> None:
-    emu = Emulator(batch_delay=(0.05, 0.05))
-    try:
+@pytest.mark.parametrize(
+    ("delay", "state"), [((3600.0, 0.0), "queued"), ((0.0, 3600.0), "running"), ((0.0, 0.0), "done")]
+)
+def test_time_based_batches(delay: tuple[float, float], state: str) -> None:
+    # Deterministic on any machine: an hour-long phase cannot end during the test, a zero-length one has.
+    with Emulator(batch_delay=delay) as emu:
         job = _client(emu).model(BGE).batch([{"text": "a"}])
-        assert job.status().state == "queued"
-        result = job.wait(poll_interval=0.02)
-        assert result.items[0].success
-    finally:
-        emu.close()
+        assert [job.status().state for _ in range(3)] == [state] * 3  # polling does not move it on; time does
+        assert (job.result is not None) == (state == "done")
+        if job.result is not None:
+            assert job.result.items[0].success
+
+
+def test_poll_based_batches_move_on_with_each_poll() -> None:
+    with Emulator(batch_polls=(2, 1)) as emu:
+        job = _client(emu).model(BGE).batch([{"text": "a"}])
+        assert [job.status().state for _ in range(4)] == ["queued", "queued", "running", "done"]
+        assert job.result is not None and job.result.items[0].success
 
 
 def test_batch_submission_is_not_resent_after_a_5xx(workers_ai_emulator: Emulator) -> None:
@@ -269,16 +278,22 @@ def test_truncated_json_and_html_502(workers_ai_emulator: Emulator) -> None:
 
 def test_body_shorter_than_content_length_and_reset(workers_ai_emulator: Emulator) -> None:
     emu = workers_ai_emulator
+    waits: list[float] = []
     for fault in ("truncated", "reset"):
         emu.reset()
         emu.inject(fault, times=None)
-        with pytest.raises((errors.APIConnectionError, errors.ResponseDecodeError)):
-            _client(emu, max_retries=1).model(BGE).embed(text="a")
-        assert [r.fault for r in emu.requests] == [fault] * len(emu.requests) and emu.requests
+        ai = _client(emu, max_retries=1)
+        ai._sleep = waits.append  # record the backoff instead of spending it
+        with pytest.raises(errors.APIConnectionError, match="connection failed"):
+            ai.model(BGE).embed(text="a")
+        assert [r.fault for r in emu.requests] == [fault, fault]  # sent, retried once, given up
+    assert len(waits) == 2
     emu.reset()
     emu.inject("reset", times=1)
-    assert _client(emu, max_retries=1).model(BGE).embed(text="a").shape == [1, 1024]  # retried once
-    assert len(emu.requests) == 2
+    ai = _client(emu, max_retries=1)
+    ai._sleep = waits.append
+    assert ai.model(BGE).embed(text="a").shape == [1, 1024]  # retried once
+    assert len(emu.requests) == 2 and len(waits) == 3
 
 
 def test_success_false_on_http_200(workers_ai_emulator: Emulator) -> None:

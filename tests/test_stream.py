@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import random
 import socket
 import threading
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,7 +22,7 @@ from workers_ai.errors import (
     StreamError,
 )
 
-from tests._server import Reply, Request, ScriptedServer, fail, ok
+from tests._server import Reply, ScriptedServer, fail, ok
 from tests.conftest import ACCOUNT, TOKEN
 
 LLAMA = "@cf/meta/llama-3-8b-instruct"
@@ -293,17 +295,11 @@ def test_a_binary_reply_to_a_stream_request_is_refused(server: ScriptedServer) -
 
 
 def test_a_finished_stream_gives_its_connection_back_to_the_pool(server: ScriptedServer) -> None:
-    threads: list[int] = []
-
-    def reply(req: Request) -> Reply:
-        threads.append(threading.get_ident())  # one server thread per TCP connection
-        return stream_reply(LEGACY, 100)
-
-    server.script(reply)
+    server.script(stream_reply(LEGACY, 100))
     ai = client(server)
     assert ai.run(LLAMA, {"prompt": "a"}, stream=True).text() == "".join(TOKENS)
     assert ai.run(LLAMA, {"prompt": "b"}, stream=True).text() == "".join(TOKENS)
-    assert len(threads) == 2 and threads[0] == threads[1]
+    assert len(server.requests) == 2 and server.connections == 1
 
 
 def test_ten_megabyte_stream_end_to_end(server: ScriptedServer) -> None:
@@ -377,3 +373,81 @@ def test_leaving_a_with_block_early_closes_the_connection(endless: EndlessStream
     assert endless.sent < endless.limit
     assert events.bytes_read < endless.sent
     assert list(events) == []  # nothing more comes out of a closed stream
+
+
+def test_a_stream_dropped_unread_gives_its_connection_back(endless: EndlessStream) -> None:
+    ai = client(endless.url)
+    pool = ai._transport._pool.connection_from_url(endless.url)  # type: ignore[attr-defined]
+    free = pool.pool.qsize()
+    events = ai.run(LLAMA, {"prompt": "x"}, stream=True)
+    assert pool.pool.qsize() == free - 1  # the stream holds a pooled connection
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        del events
+        gc.collect()
+    assert pool.pool.qsize() == free  # given back when the stream went away...
+    assert endless.peer_closed.wait(30)  # ...closed, since the stream was not finished
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
+
+
+class DoneThenHold:
+    """A raw server that sends one event and ``[DONE]``, then keeps the chunked body open until released."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(4)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/client/v4"
+        self.release = threading.Event()
+        self.client_closed = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        conn, _ = self.sock.accept()
+        buf = b""
+        while b"\r\n\r\n" not in buf:
+            buf += conn.recv(65536)
+        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
+        event = b'data: {"response":"all"}\n\ndata: [DONE]\n\n'
+        conn.sendall(f"{len(event):x}\r\n".encode() + event + b"\r\n")  # no terminating 0-size chunk
+        conn.settimeout(0.05)
+        try:
+            while not self.release.is_set():
+                try:
+                    if conn.recv(1) == b"":
+                        self.client_closed.set()
+                        return
+                except TimeoutError:
+                    continue
+        except OSError:
+            self.client_closed.set()
+        finally:
+            conn.close()
+
+    def close(self) -> None:
+        self.release.set()
+        self.sock.close()
+
+
+def test_a_server_holding_the_body_open_after_done_does_not_block_the_stream() -> None:
+    srv = DoneThenHold()
+    results: list[Any] = []
+    try:
+        ai = client(srv.url, timeout=30, max_retries=0)
+
+        def read() -> None:
+            try:
+                results.append(ai.run(LLAMA, {"prompt": "x"}, stream=True).collect())
+            except Exception as exc:  # reported by the assertion below
+                results.append(exc)
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(20)  # a hang guard, well under the 30 s read timeout the drain used to wait for
+        assert not reader.is_alive(), "collect() waited for the body to end after [DONE]"
+        (result,) = results
+        assert isinstance(result, StreamResult) and result.text == "all"
+        # The unfinished body could not be drained, so the connection was closed, not pooled.
+        assert srv.client_closed.wait(10)
+    finally:
+        srv.close()

@@ -24,14 +24,25 @@ from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar, cast
 
 import msgspec
 
+from ._envelope import checked
+from ._handle import _split_error  # pyright: ignore[reportPrivateUsage]
 from ._json import as_list, as_object
 from ._stream import error_details
 from ._usage import Usage, usage_from
-from .errors import BatchError, BatchTimeoutError, ErrorDetail, InputValidationError, ResponseDecodeError
+from .errors import (
+    BatchError,
+    BatchTimeoutError,
+    ErrorDetail,
+    InputValidationError,
+    ResponseDecodeError,
+    _code,  # pyright: ignore[reportPrivateUsage]
+    format_details,
+)
 
 if TYPE_CHECKING:
     import urllib3
 
+    from ._core import BaseClient
     from ._handle import ModelHandle
 
 __all__ = [
@@ -42,11 +53,13 @@ __all__ = [
     "BatchResult",
     "BatchStatus",
     "BatchStatusWarning",
+    "PollSchedule",
     "batch_item_types",
-    "strip_annotated",
-    "union_members",
     "encode_requests",
+    "strip_annotated",
     "submit",
+    "submit_encoded",
+    "union_members",
 ]
 
 T_co = TypeVar("T_co", covariant=True)
@@ -110,8 +123,7 @@ class BatchItem(msgspec.Struct, Generic[OutT]):
         """The errors as one line, or None for a successful item."""
         if self.success:
             return None
-        text = "; ".join(f"{e.code}: {e.message}" if e.code is not None else e.message for e in self.errors)
-        return text or "failed without an error message"
+        return format_details(self.errors) or "failed without an error message"
 
 
 class BatchResult(msgspec.Struct, Generic[OutT]):
@@ -147,12 +159,32 @@ class BatchResult(msgspec.Struct, Generic[OutT]):
         return [i.result for i in self.items]
 
 
-def _int(value: Any) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
-    return None
+class PollSchedule:
+    """The waits between polls of one or more batches, until a deadline.
+
+    The first wait is ``poll_interval`` seconds and each next one is 1.5 times longer (at least 0.05 s),
+    up to ``max_interval``; the last wait is cut to end at the deadline, where one more poll is made.
+    """
+
+    def __init__(
+        self, timeout: float, poll_interval: float, max_interval: float, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        if timeout < 0 or poll_interval < 0 or max_interval < 0:
+            raise ValueError("timeout, poll_interval and max_interval must not be negative")
+        self.clock = clock
+        self.started = clock()
+        self.deadline = self.started + timeout
+        self._interval = poll_interval
+        self._max = max_interval
+
+    def next_wait(self, now: float) -> float | None:
+        """Seconds to sleep before the next poll, or None once ``now`` is at or past the deadline."""
+        remaining = self.deadline - now
+        if remaining <= 0:
+            return None
+        wait = min(self._interval, remaining)
+        self._interval = min(self._max, max(self._interval * 1.5, 0.05))
+        return wait
 
 
 class BatchJob(Generic[OutT]):
@@ -197,7 +229,7 @@ class BatchJob(Generic[OutT]):
         client = self.handle.client
         body = msgspec.json.encode({"request_id": self.request_id})
         resp = client.request("POST", client.run_url(self.model) + "?queueRequest=true", body, model_id=self.model)
-        data = _reply_object(client, resp, self.model, "batch status")
+        data = _result_object(client, resp, self.model, "batch status")
         if "responses" in data:
             self._result = self._decode_result(data)
             state = data.get("status")
@@ -231,19 +263,14 @@ class BatchJob(Generic[OutT]):
         """
         if self._result is not None:
             return self._result
-        if timeout < 0 or poll_interval < 0 or max_interval < 0:
-            raise ValueError("timeout, poll_interval and max_interval must not be negative")
+        schedule = PollSchedule(timeout, poll_interval, max_interval, self._clock)
         sleep = self.handle.client._sleep  # pyright: ignore[reportPrivateUsage]
-        clock = self._clock
-        started = clock()
-        deadline = started + timeout
-        interval = poll_interval
         warned: set[str] = set()
         while True:
             st = self.status()
-            now = clock()
+            now = schedule.clock()
             if on_progress is not None:
-                on_progress(st, now - started)
+                on_progress(st, now - schedule.started)
             if self._result is not None:
                 return self._result
             if st.state == "failed":
@@ -264,16 +291,16 @@ class BatchJob(Generic[OutT]):
                     BatchStatusWarning,
                     stacklevel=2,
                 )
-            remaining = deadline - now
-            if remaining <= 0:
+            wait = schedule.next_wait(now)
+            if wait is None:
                 raise BatchTimeoutError(
-                    f"batch {self.request_id} for {self.model} is still {st.state} after {now - started:.1f}s "
-                    f"(timeout {timeout:g}s); resume it later with batch_job({self.model!r}, {self.request_id!r})",
+                    f"batch {self.request_id} for {self.model} is still {st.state} after "
+                    f"{now - schedule.started:.1f}s (timeout {timeout:g}s); resume it later with "
+                    f"batch_job({self.model!r}, {self.request_id!r})",
                     request_id=self.request_id,
                     state=st.state,
                 )
-            sleep(min(interval, remaining))
-            interval = min(max_interval, max(interval * 1.5, 0.05))
+            sleep(wait)
 
     # ------------------------------------------------------------------ results
 
@@ -287,7 +314,7 @@ class BatchJob(Generic[OutT]):
             if entry is None:
                 unmatched.append(raw)
                 continue
-            item_id = _int(entry.get("id")) if "id" in entry else pos
+            item_id = _code(entry.get("id")) if "id" in entry else pos
             if item_id is None or item_id in by_id or (self.size is not None and not 0 <= item_id < self.size):
                 unmatched.append(raw)
                 continue
@@ -330,28 +357,13 @@ def _failure_text(raw: Any) -> str:
     obj = as_object(raw)
     if not details and obj is not None and isinstance(obj.get("message"), str):
         details = [ErrorDetail(None, obj["message"])]
-    if not details:
-        return ""
-    return ": " + "; ".join(f"{d.code}: {d.message}" if d.code is not None else d.message for d in details)
+    return ": " + format_details(details) if details else ""
 
 
-def _reply_object(client: Any, resp: urllib3.BaseHTTPResponse, model: str, what: str) -> dict[str, Any]:
-    """The ``result`` object of an enveloped reply (or the bare object a gateway may send)."""
+def _result_object(client: BaseClient, resp: urllib3.BaseHTTPResponse, model: str, what: str) -> dict[str, Any]:
+    """The ``result`` object of an enveloped reply (the envelope is checked by ``_envelope.checked``)."""
     data = resp.data
-    try:
-        env: Any = msgspec.json.decode(data)
-    except msgspec.DecodeError:
-        raise ResponseDecodeError(
-            f"{model}: the {what} reply is not valid JSON", status=resp.status, model_id=model, body=data
-        ) from None
-    obj = as_object(env)
-    if obj is None:
-        raise ResponseDecodeError(f"{model}: the {what} reply is not a JSON object", status=resp.status, model_id=model)
-    if obj.get("success") is False:
-        raise client.error_from(resp.status, resp.headers, data, model_id=model)
-    messages = obj.get("messages")
-    client.remember(resp, as_list(messages) or [])
-    result = as_object(obj.get("result")) if "success" in obj or "result" in obj else obj
+    result = as_object(checked(client, resp, data, model_id=model, what=f"{what} reply").get("result"))
     if result is None:
         raise ResponseDecodeError(
             f"{model}: the {what} reply has no result object", status=resp.status, model_id=model, body=data
@@ -404,13 +416,6 @@ def batch_item_types(handle: ModelHandle[Any, Any]) -> tuple[type[Any], ...]:
     return found
 
 
-def _required(cls: type[Any]) -> set[str]:
-    try:
-        return {f.encode_name for f in msgspec.structs.fields(cls) if f.required}
-    except TypeError:
-        return set()
-
-
 def _check_item(handle: ModelHandle[Any, Any], data: Mapping[str, Any], kinds: Sequence[type[Any]], where: str) -> None:
     """Raise when ``data`` fits none of ``kinds``; the error shown is the closest candidate's."""
     best: tuple[int, InputValidationError] | None = None
@@ -421,12 +426,9 @@ def _check_item(handle: ModelHandle[Any, Any], data: Mapping[str, Any], kinds: S
         except TypeError:
             return  # a union msgspec cannot check; the server will
         except msgspec.ValidationError as exc:
-            text = str(exc)
-            message, _, path = text.rpartition(" - at `")
-            if not message:
-                message, path = text, "$`"
-            missing = len(_required(cls) - set(data))
-            err = InputValidationError(handle.model_id, where + path.rstrip("`")[1:], message)
+            path, message = _split_error(exc)
+            missing = len(handle.decoder._required(cls) - set(data))  # pyright: ignore[reportPrivateUsage]
+            err = InputValidationError(handle.model_id, where + path[1:], message)
             if best is None or missing < best[0]:
                 best = (missing, err)
     if best is not None:
@@ -491,7 +493,30 @@ def submit(
     failure that proves the server did not take it (connection never opened, 429, 503); after a read
     timeout, a dropped connection or 500/502/504 the error is raised, because the batch may be queued.
     """
-    body = encode_requests(handle, requests)
+    return _submit_body(handle, encode_requests(handle, requests), len(requests), headers, max_bytes)
+
+
+def submit_encoded(
+    handle: ModelHandle[Any, OutT],
+    requests: Sequence[bytes],
+    *,
+    headers: Mapping[str, str] | None = None,
+    max_bytes: int = MAX_BATCH_BYTES,
+) -> BatchJob[OutT]:
+    """:func:`submit` for requests already validated and encoded, one JSON object each; they are sent as they are."""
+    if not requests:
+        raise InputValidationError(handle.model_id, "$.requests", "a batch needs at least one request")
+    body = b'{"requests":[' + b",".join(requests) + b"]}"
+    return _submit_body(handle, body, len(requests), headers, max_bytes)
+
+
+def _submit_body(
+    handle: ModelHandle[Any, OutT],
+    body: bytes,
+    size: int,
+    headers: Mapping[str, str] | None,
+    max_bytes: int,
+) -> BatchJob[OutT]:
     if len(body) >= max_bytes:
         raise InputValidationError(
             handle.model_id,
@@ -509,11 +534,13 @@ def submit(
         model_id=handle.model_id,
     )
     try:
-        data = _reply_object(client, resp, handle.model_id, "batch submission")
+        data = _result_object(client, resp, handle.model_id, "batch submission")
     except ResponseDecodeError as exc:
-        raise ResponseDecodeError(
-            f"{exc}; the batch may have been queued anyway", status=resp.status, model_id=handle.model_id
-        ) from None
+        err = ResponseDecodeError(
+            f"{exc}; the batch may have been queued anyway", cf_ray=exc.cf_ray, model_id=handle.model_id, body=exc.body
+        )
+        err.status = exc.status  # kept out of the message, which already names it
+        raise err from None
     request_id = data.get("request_id")
     if not isinstance(request_id, str) or not request_id:
         raise ResponseDecodeError(
@@ -521,4 +548,4 @@ def submit(
             status=resp.status,
             model_id=handle.model_id,
         )
-    return BatchJob(handle, request_id, submitted_at=submitted, size=len(requests))
+    return BatchJob(handle, request_id, submitted_at=submitted, size=size)

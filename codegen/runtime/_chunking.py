@@ -15,14 +15,22 @@ models). The pieces:
 
 from __future__ import annotations
 
-import time
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
-from ._batch import MAX_BATCH_BYTES, BatchJob, batch_item_types, strip_annotated, submit, union_members
+from ._batch import (
+    MAX_BATCH_BYTES,
+    BatchJob,
+    PollSchedule,
+    batch_item_types,
+    strip_annotated,
+    submit_encoded,
+    union_members,
+)
+from ._handle import _split_error, _validator  # pyright: ignore[reportPrivateUsage]
 from ._json import as_object
 from .errors import BatchError, BatchItemsError, BatchTimeoutError, ConfigurationError, InputValidationError
 
@@ -145,7 +153,7 @@ def embed_many(
             raise InputValidationError(handle.model_id, f"$.texts[{i}]", "expected a non-empty string")
     if not texts:
         return []
-    _, limit = text_batch_limit(handle)
+    cls, limit = text_batch_limit(handle)
     per_request = batch_size or limit or len(texts)
     if per_request < 1 or (limit is not None and per_request > limit):
         raise InputValidationError(
@@ -153,13 +161,19 @@ def embed_many(
         )
     extra = dict(options or {})
     extra.pop("text", None)
+    schedule = PollSchedule(timeout, poll_interval, max_interval)
     plan = plan_batches(texts, per_request=per_request, extra=extra, max_bytes=max_bytes, model_id=handle.model_id)
+    checker = _validator(cls)
+    if checker is not None:
+        for batch in plan:
+            for start, _, body in batch:
+                _check_request(handle.model_id, checker, body, start)
 
     jobs: list[tuple[BatchJob[Any], list[tuple[int, int, bytes]]]] = []
     for batch in plan:
-        requests = [msgspec.json.decode(body) for _, _, body in batch]
         try:
-            job = submit(handle, requests, max_bytes=max_bytes)
+            # Each request was encoded once, by plan_batches, and checked above: it is sent as it is.
+            job = submit_encoded(handle, [body for _, _, body in batch], max_bytes=max_bytes)
         except Exception as exc:
             if not jobs:
                 raise
@@ -174,10 +188,6 @@ def embed_many(
     vectors: list[list[float] | None] = [None] * len(texts)
     failures: dict[int, str] = {}
     sleep = handle.client._sleep  # pyright: ignore[reportPrivateUsage]
-    clock = time.monotonic
-    started = clock()
-    deadline = started + timeout
-    interval = poll_interval
     pending = list(jobs)
     states: dict[str, str] = {job.request_id: "queued" for job, _ in jobs}
     done_texts = 0
@@ -210,14 +220,14 @@ def embed_many(
                     else:
                         vectors[start + k] = data[k]
         pending = still
-        now = clock()
+        now = schedule.clock()
         if on_progress is not None:
-            on_progress(
-                BatchProgress(done_texts, len(texts), len(jobs) - len(pending), len(jobs), now - started, dict(states))
-            )
+            elapsed = now - schedule.started
+            on_progress(BatchProgress(done_texts, len(texts), len(jobs) - len(pending), len(jobs), elapsed, dict(states)))
         if not pending:
             break
-        if now >= deadline:
+        wait = schedule.next_wait(now)
+        if wait is None:
             ids = ", ".join(j.request_id for j, _ in pending)
             raise BatchTimeoutError(
                 f"{handle.model_id}: {len(pending)} of {len(jobs)} batches unfinished after {timeout:g}s: {ids}; "
@@ -225,8 +235,7 @@ def embed_many(
                 request_id=pending[0][0].request_id,
                 state=states[pending[0][0].request_id],
             )
-        sleep(min(interval, deadline - now))
-        interval = min(max_interval, max(interval * 1.5, 0.05))
+        sleep(wait)
     if failures:
         first = min(failures)
         raise BatchItemsError(
@@ -237,6 +246,22 @@ def embed_many(
             failures=failures,
         )
     return cast("list[list[float]]", vectors)
+
+
+def _check_request(model_id: str, checker: msgspec.json.Decoder[Any], body: bytes, start: int) -> None:
+    """Check one encoded request against the batch request struct; errors name the text or the option."""
+    try:
+        checker.decode(body)
+    except msgspec.ValidationError as exc:
+        path, message = _split_error(exc)
+        if path.startswith("$.text["):
+            index, _, rest = path[len("$.text[") :].partition("]")
+            path = f"$.texts[{start + int(index)}]{rest}" if index.isdigit() else "$.texts"
+        elif path == "$.text" or path.startswith("$.text."):
+            path = "$.texts"
+        else:
+            path = "$.options" + path[1:]
+        raise InputValidationError(model_id, path, message) from None
 
 
 def _vectors(result: Any) -> list[list[float]] | None:

@@ -9,7 +9,8 @@ and then ``data: [DONE]``.
 
 from __future__ import annotations
 
-import re
+import socket
+import time
 from collections.abc import Iterator, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 import msgspec
 from urllib3.exceptions import HTTPError, ProtocolError, ReadTimeoutError
 
+from ._envelope import content_type_of, unwrap
 from ._json import as_list, as_object
 from ._sse import ServerSentEvent, SSEDecoder
 from ._usage import Usage, usage_from
@@ -27,7 +29,9 @@ from .errors import (
     ErrorDetail,
     ResponseDecodeError,
     StreamError,
+    details_from,
     error_for,
+    format_details,
 )
 
 if TYPE_CHECKING:
@@ -39,8 +43,8 @@ __all__ = ["EventStream", "StreamEvent", "StreamResult", "ToolCall", "ToolCallMe
 
 _READ_SIZE = 64 * 1024
 _DRAIN_LIMIT = 1 << 20  # after [DONE], read at most this much to put the connection back in the pool
+_DRAIN_SECONDS = 0.25  # ... and wait at most this long for it; a server that keeps the body open loses the connection
 _decode = msgspec.json.Decoder().decode
-_CODE_PREFIX = re.compile(r"^\s*(\d{3,5})\s*:\s*(.*)$", re.S)
 
 
 class ToolCall(msgspec.Struct):
@@ -196,45 +200,28 @@ class ToolCallMerger:
             call.arguments = args
 
 
-def _code(value: Any) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    return None
-
-
-def _detail(item: Any) -> ErrorDetail:
-    obj = as_object(item)
-    if obj is not None:
-        code = _code(obj.get("code"))
-        if code is None:
-            code = _code(obj.get("internalCode"))
-        message = obj.get("message") or obj.get("description") or obj.get("error") or ""
-        return ErrorDetail(code, message if isinstance(message, str) else str(message))
-    text = str(item)
-    match = _CODE_PREFIX.match(text)
-    if match:
-        return ErrorDetail(int(match.group(1)), match.group(2))
-    return ErrorDetail(None, text)
-
-
 def error_details(data: Any) -> list[ErrorDetail] | None:
     """The errors an error object carries, or None when ``data`` is not an error object.
 
-    An error object has a non-empty ``errors`` list, a truthy ``error`` or ``success: false``.
+    An error object has a non-empty ``errors``, a truthy ``error`` or ``success: false``; the entries
+    are read by :func:`~workers_ai.errors.details_from`.
     """
     obj = as_object(data)
     if obj is None:
         return None
-    errors = as_list(obj.get("errors"))
-    error = obj.get("error")
+    errors, error = obj.get("errors"), obj.get("error")
     if not errors and not error and obj.get("success") is not False:
         return None
-    details = [_detail(e) for e in errors or []]
-    if error:
-        details.extend(_detail(e) for e in (as_list(error) or [error]))
-    return details
+    return details_from(errors) + (details_from(error) if error else [])
+
+
+def _socket_of(resp: Any) -> socket.socket | None:
+    """The socket under a urllib3 response, when it still holds its connection."""
+    try:
+        sock = getattr(getattr(resp, "connection", None), "sock", None)
+    except Exception:  # a response type that does not implement ``connection``
+        return None
+    return sock if isinstance(sock, socket.socket) else None
 
 
 class EventStream:
@@ -247,8 +234,13 @@ class EventStream:
       raises the error class its Workers AI code maps to (e.g. ``CapacityError`` for 3040), otherwise
       ``StreamError``; ``.code`` and ``.errors`` carry the details.
     - Leaving a ``with`` block (or calling :meth:`close`) before the end closes the socket, so the
-      rest of the reply is never read.
-    - A server that answers a stream request with plain JSON instead gives one event holding it.
+      rest of the reply is never read. A stream that is neither read to the end nor closed holds its
+      pooled connection until it is garbage-collected, when it is closed the same way; use ``with``
+      (or :meth:`close`) to give the connection back at a known point.
+    - After ``[DONE]`` the end of the body is read for at most a fraction of a second so the connection
+      can be reused; a server that keeps the body open longer gets the connection closed instead.
+    - A server that answers a stream request with a JSON envelope instead gives one event holding its
+      ``result``.
     """
 
     def __init__(self, response: urllib3.BaseHTTPResponse, *, model_id: str, client: BaseClient | None = None) -> None:
@@ -278,6 +270,15 @@ class EventStream:
     ) -> None:
         self.close()
 
+    def __del__(self) -> None:
+        # Never iterated and not closed: give the connection back instead of holding it until the
+        # response object itself is collected. Guarded: this may run half-built or at shutdown.
+        try:
+            if not getattr(self, "closed", True):
+                self.close()
+        except Exception:
+            pass
+
     def close(self) -> None:
         """Stop reading. An unfinished stream's socket is closed; a finished one's connection is reused."""
         if self.closed:
@@ -293,11 +294,21 @@ class EventStream:
             resp.release_conn()  # the pool gets the closed connection back and reconnects when it is next used
 
     def _drain(self) -> bool:
-        """Read what follows ``[DONE]`` (normally only the end of the chunked body); True when the body ended."""
+        """Read what follows ``[DONE]`` (normally only the end of the chunked body) within a short time
+        bound; True when the body ended, so the connection can go back to the pool."""
         resp = self._resp
+        sock = _socket_of(resp)
+        if sock is None:
+            return False  # no way to bound the wait (or the body already ended and the connection went back)
+        deadline = time.monotonic() + _DRAIN_SECONDS
         left = _DRAIN_LIMIT
         try:
             while left > 0:
+                wait = deadline - time.monotonic()
+                if wait <= 0:
+                    return False
+                # urllib3 sets the socket timeout again whenever it reuses the connection.
+                sock.settimeout(wait)
                 chunk = resp.read1(_READ_SIZE)
                 if not chunk:
                     return True
@@ -315,9 +326,6 @@ class EventStream:
         return next(iter(self))
 
     # ------------------------------------------------------------------ reading
-
-    def _content_type(self) -> str:
-        return (self._resp.headers.get("content-type") or "").split(";")[0].strip().lower()
 
     def _chunks(self) -> Iterator[bytes]:
         resp = self._resp
@@ -339,7 +347,7 @@ class EventStream:
 
     def _events(self) -> Iterator[StreamEvent]:
         try:
-            kind = self._content_type()
+            kind = content_type_of(self._resp, default="")
             if kind == "application/json" or kind.endswith("+json"):
                 yield self._json_reply()
                 return
@@ -382,8 +390,12 @@ class EventStream:
         body = self._resp.data
         self.bytes_read += len(body)
         self.done = True
+        if self._client is not None:
+            what = "reply to a stream request"
+            return event_from(unwrap(self._client, self._resp, body, model_id=self.model_id, what=what))
+        # A bare EventStream (no client): no envelope checks to share, so read it leniently.
         try:
-            env: Any = msgspec.json.decode(body)
+            env: Any = _decode(body)
         except msgspec.DecodeError:
             raise ResponseDecodeError(
                 f"{self.model_id}: the reply to a stream request is not valid JSON",
@@ -394,14 +406,8 @@ class EventStream:
             ) from None
         obj = as_object(env)
         if obj is not None and error_details(obj) is not None:
-            raise self._raise_for(obj, body)
-        result = obj.get("result") if obj is not None and "result" in obj else env
-        return event_from(result)
-
-    def _raise_for(self, obj: dict[str, Any], body: bytes) -> APIError:
-        if self._client is not None:
-            return self._client.error_from(self.status, self.headers, body, model_id=self.model_id)
-        return self._error(obj)
+            raise self._error(obj)
+        return event_from(obj.get("result") if obj is not None and "result" in obj else env)
 
     def _event(self, sse: ServerSentEvent) -> StreamEvent | None:
         self.last_event_id = sse.id
@@ -422,14 +428,15 @@ class EventStream:
         return event_from(data, event=sse.event, id=sse.id)
 
     def _error(self, data: Any) -> APIError:
-        details = error_details(data) or ([_detail(data)] if data not in (None, "") else [])
-        message = "; ".join(f"{d.code}: {d.message}" if d.code is not None else d.message for d in details)
+        details = error_details(data)
+        if details is None:
+            details = details_from(data) if data not in (None, "") else []
         codes = [d.code for d in details if d.code is not None]
         cls = error_for(None, codes) if codes else StreamError
         if cls is APIError:
             cls = StreamError
         return cls(
-            f"{self.model_id}: error in the stream: {message or 'no details'}",
+            f"{self.model_id}: error in the stream: {format_details(details) or 'no details'}",
             status=self.status,
             errors=details,
             cf_ray=self.cf_ray,

@@ -220,16 +220,19 @@ def sync(
 def regenerate(schemas: Path, out: Path, package: str) -> int:
     """Run the generator: in this process when ``codegen`` imports, else ``python -m codegen``."""
     argv = ["--schemas", str(schemas), "--out", str(out), "--package", package]
+    generate: Callable[[list[str]], int] | None = None
     try:
         module = importlib.import_module("codegen.cli")
+        generate = getattr(module, "main", None)
     except ImportError:
-        try:
-            return subprocess.call([sys.executable, "-m", "codegen", *argv])
-        except OSError as exc:
-            print(f"sync: cannot run the generator ({exc}); regenerate with `python -m codegen`", file=sys.stderr)
-            return 2
-    generate: Callable[[list[str]], int] = module.main
-    return generate(argv)
+        pass
+    if callable(generate):
+        return generate(argv)
+    try:
+        return subprocess.call([sys.executable, "-m", "codegen", *argv])
+    except OSError as exc:
+        print(f"sync: cannot run the generator ({exc}); regenerate with `python -m codegen`", file=sys.stderr)
+        return 2
 
 
 def main(args: argparse.Namespace) -> int:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import _registry
-from ._json import as_list, as_obj
+from .._json import as_list, as_object
 from ._synth import Synthesizer
 from ._validate import Validator
 
@@ -30,7 +30,6 @@ _NAMESPACE = uuid.UUID("7f1c0c5e-8a0e-4d0b-9a57-0d1c2d3e4f50")
 Loader = Callable[[], Mapping[str, Any]]
 
 
-_obj = as_obj
 
 
 def stable_id(name: str) -> str:
@@ -44,7 +43,7 @@ class ModelSpec:
     def __init__(self, model_id: str, doc: Mapping[str, Any]) -> None:
         self.model_id = model_id
         self.doc: dict[str, Any] = dict(doc)
-        schema = _obj(self.doc.get("schema"))
+        schema = as_object(self.doc.get("schema"))
         if schema is None and "input" in self.doc and "output" in self.doc:
             schema = {"input": self.doc["input"], "output": self.doc["output"]}  # bare models/schema form
         self.input_schema: Any = (schema or {}).get("input") or {}
@@ -59,7 +58,7 @@ class ModelSpec:
     @property
     def task(self) -> dict[str, Any]:
         raw = self.doc.get("task")
-        task = _obj(raw)
+        task = as_object(raw)
         if task is not None:
             return task
         return {"name": raw} if isinstance(raw, str) else {}
@@ -75,7 +74,7 @@ class ModelSpec:
         out: dict[str, Any] = {}
         raw = self.doc.get("properties")
         for entry in as_list(raw) or []:
-            e = _obj(entry)
+            e = as_object(entry)
             if e is not None and isinstance(e.get("property_id"), str):
                 out[cast(str, e["property_id"])] = e.get("value")
         return out
@@ -103,7 +102,7 @@ class ModelSpec:
 
 
 def _has_binary_branch(schema: Any) -> bool:
-    obj = _obj(schema)
+    obj = as_object(schema)
     if obj is None:
         return False
     if obj.get("type") == "string" and obj.get("format") == "binary":
@@ -122,7 +121,7 @@ def model_object(spec: ModelSpec) -> dict[str, Any]:
     props: list[dict[str, Any]] = []
     raw = spec.doc.get("properties")
     for entry in as_list(raw) or []:
-        e = _obj(entry)
+        e = as_object(entry)
         if e is not None:
             props.append(e)
     tags = spec.doc.get("tags")
@@ -147,7 +146,7 @@ def _read_json(read: Callable[[], str], where: str) -> dict[str, Any]:
         data = json.loads(read())
     except (OSError, ValueError) as exc:
         raise ValueError(f"{where}: cannot read model schema: {exc}") from None
-    obj = _obj(data)
+    obj = as_object(data)
     if obj is None:
         raise ValueError(f"{where}: a model schema file must hold a JSON object")
     return obj
@@ -205,7 +204,7 @@ class Catalog:
             doc = _read_json(path.read_text, str(path))
             name = doc.get("name")
             model_id = name if isinstance(name, str) and name else path.relative_to(root).with_suffix("").as_posix()
-            if not (_obj(doc.get("schema")) or ("input" in doc and "output" in doc)):
+            if not (as_object(doc.get("schema")) or ("input" in doc and "output" in doc)):
                 continue
             self.add(model_id, doc)
             added.append(model_id)

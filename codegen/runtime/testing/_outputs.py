@@ -20,7 +20,7 @@ from typing import Any, Literal, cast
 import msgspec
 
 from ._catalog import ModelSpec
-from ._json import as_list, as_obj
+from .._json import as_list, as_object
 from ._media import media_for, mp3, png
 from ._synth import MISSING, Synthesizer, Unsatisfiable, merge_schemas
 from ._validate import SchemaError
@@ -71,8 +71,6 @@ class Branch:
     kind: Literal["json", "binary", "stream", "async"]
 
 
-_obj = as_obj
-_arr = as_list
 
 
 def seed_for(model_id: str, payload: Any) -> str:
@@ -81,7 +79,7 @@ def seed_for(model_id: str, payload: Any) -> str:
     if isinstance(payload, (bytes, bytearray)):
         h.update(b"\x00raw\x00" + bytes(payload))
     else:
-        data = _obj(payload)
+        data = as_object(payload)
         if data is not None:
             payload = {k: v for k, v in data.items() if k != "stream"}
         try:
@@ -93,19 +91,19 @@ def seed_for(model_id: str, payload: Any) -> str:
 
 def branches(spec: ModelSpec) -> list[Branch]:
     """The output schema's top-level alternatives, classified."""
-    root = _obj(spec.outputs.root) or {}
-    alts = _arr(root.get("anyOf"))
+    root = as_object(spec.outputs.root) or {}
+    alts = as_list(root.get("anyOf"))
     if alts is None:
         parts = [root]
     else:
         base = {k: v for k, v in root.items() if k not in ("anyOf", "title", "description")}
-        parts = [merge_schemas(base, b) for b in (_obj(a) for a in alts) if b is not None]
+        parts = [merge_schemas(base, b) for b in (as_object(a) for a in alts) if b is not None]
     out: list[Branch] = []
     for part in parts:
         ct = part.get("contentType")
         binary = part.get("type") == "string" and part.get("format") == "binary"
         content_type = ct if isinstance(ct, str) else ("application/octet-stream" if binary else _JSON)
-        props = _obj(part.get("properties"))
+        props = as_object(part.get("properties"))
         kind: Literal["json", "binary", "stream", "async"]
         if content_type.split(";")[0].strip().lower() == _SSE:
             kind = "stream"
@@ -134,8 +132,8 @@ def _content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     parts: list[str] = []
-    for part in _arr(content) or []:
-        p = _obj(part)
+    for part in as_list(content) or []:
+        p = as_object(part)
         if p is not None and isinstance(p.get("text"), str):
             parts.append(cast(str, p["text"]))
         elif isinstance(part, str):
@@ -148,17 +146,17 @@ def _conversation(p: Mapping[str, Any]) -> tuple[str, str, int]:
     prompt = p.get("prompt")
     if isinstance(prompt, str):
         return prompt, prompt, 1
-    messages = _arr(p.get("messages"))
+    messages = as_list(p.get("messages"))
     if messages is None:
         raw_input = p.get("input")
         if isinstance(raw_input, str):
             return raw_input, raw_input, 1
-        messages = _arr(raw_input)
+        messages = as_list(raw_input)
     if messages is not None:
         texts: list[str] = []
         last = ""
         for m in messages:
-            msg = _obj(m)
+            msg = as_object(m)
             if msg is None:
                 continue
             text = _content_text(msg.get("content"))
@@ -200,17 +198,17 @@ def _reply(question: str, seed: str, limit: int | None) -> tuple[str, bool]:
 def _tool_call(p: Mapping[str, Any], question: str, seed: str) -> tuple[str, Any] | None:
     """The first tool whose name the question mentions, with arguments built from its parameters."""
     lowered = question.lower()
-    for raw in _arr(p.get("tools")) or []:
-        tool = _obj(raw)
+    for raw in as_list(p.get("tools")) or []:
+        tool = as_object(raw)
         if tool is None:
             continue
-        fn = _obj(tool.get("function")) or tool
+        fn = as_object(tool.get("function")) or tool
         name = fn.get("name")
         if not isinstance(name, str) or not name or name.lower() not in lowered:
             continue
         params = fn.get("parameters")
         args: Any = {}
-        if _obj(params) is not None:
+        if as_object(params) is not None:
             try:
                 args = Synthesizer(params).generate(seed=seed, optional=0.0)
             except (SchemaError, Unsatisfiable):
@@ -220,15 +218,15 @@ def _tool_call(p: Mapping[str, Any], question: str, seed: str) -> tuple[str, Any
 
 
 def _json_mode(p: Mapping[str, Any], text: str, seed: str) -> Any:
-    fmt = _obj(p.get("response_format"))
+    fmt = as_object(p.get("response_format"))
     if fmt is None:
         return MISSING
     if fmt.get("type") == "json_schema":
         schema = fmt.get("json_schema")
-        inner = _obj(schema)
-        if inner is not None and _obj(inner.get("schema")) is not None and "type" not in inner:
+        inner = as_object(schema)
+        if inner is not None and as_object(inner.get("schema")) is not None and "type" not in inner:
             schema = inner["schema"]  # OpenAI's {name, schema} wrapper
-        if _obj(schema) is not None:
+        if as_object(schema) is not None:
             try:
                 return Synthesizer(schema).generate(seed=seed, optional=1.0)
             except (SchemaError, Unsatisfiable):
@@ -241,7 +239,7 @@ def _json_mode(p: Mapping[str, Any], text: str, seed: str) -> Any:
 
 def _chat_shaped(out: list[Branch]) -> bool:
     for b in out:
-        props = _obj(_obj(b.schema) and cast("dict[str, Any]", b.schema).get("properties"))
+        props = as_object(as_object(b.schema) and cast("dict[str, Any]", b.schema).get("properties"))
         if b.kind == "json" and props is not None and "choices" in props and "response" not in props:
             return True
     return False
@@ -249,7 +247,7 @@ def _chat_shaped(out: list[Branch]) -> bool:
 
 def _text_completion_branch(out: list[Branch]) -> bool:
     for b in out:
-        s = _obj(b.schema) or {}
+        s = as_object(b.schema) or {}
         title = s.get("title")
         if b.kind == "json" and isinstance(title, str) and "text completion" in title.lower():
             return True
@@ -294,13 +292,13 @@ def _cosine(a: list[float], b: list[float]) -> float:
 def _texts(value: Any) -> list[str]:
     if isinstance(value, str):
         return [value]
-    return [v for v in _arr(value) or [] if isinstance(v, str)]
+    return [v for v in as_list(value) or [] if isinstance(v, str)]
 
 
 def _contexts(p: Mapping[str, Any]) -> list[str]:
     out: list[str] = []
-    for c in _arr(p.get("contexts")) or []:
-        ctx = _obj(c)
+    for c in as_list(p.get("contexts")) or []:
+        ctx = as_object(c)
         if ctx is not None and isinstance(ctx.get("text"), str):
             out.append(cast(str, ctx["text"]))
         elif isinstance(c, str):
@@ -341,7 +339,7 @@ def _binary_input(p: Mapping[str, Any] | None, raw: bytes | None, *keys: str) ->
                 return base64.b64decode(value.split(",", 1)[-1], validate=False)
             except ValueError:
                 return value.encode()
-        arr = _arr(value)
+        arr = as_list(value)
         if arr is not None:
             return bytes(v & 0xFF for v in arr if isinstance(v, int) and not isinstance(v, bool))
     return b""
@@ -436,7 +434,7 @@ def _task_hint(spec: ModelSpec, p: Mapping[str, Any] | None, raw: bytes | None, 
     data = p or {}
     json_props: set[str] = set()
     for b in out:
-        props = _obj((_obj(b.schema) or {}).get("properties"))
+        props = as_object((as_object(b.schema) or {}).get("properties"))
         if b.kind == "json" and props is not None:
             json_props |= set(props)
     if "query" in data and "contexts" in data:
@@ -642,7 +640,7 @@ def run_model(
     ``allow_stream=False`` (batch items) never streams. ``check`` validates JSON results against the
     output schema and raises ``ValueError`` on a mismatch (a bug in the emulator, never in the caller).
     """
-    p = _obj(payload)
+    p = as_object(payload)
     seed = seed_for(spec.model_id, raw if raw is not None else payload)
     out = branches(spec)
     kinds = {b.kind for b in out}
@@ -668,7 +666,7 @@ def run_model(
             problem = synth.validator.first_error(value)
             if problem is not None:
                 raise ValueError(f"{spec.model_id}: emulated output does not fit the output schema at {problem}")
-        usage = _obj(_obj(value) and cast("dict[str, Any]", value).get("usage"))
+        usage = as_object(as_object(value) and cast("dict[str, Any]", value).get("usage"))
         return Result("json", value=value, usage=_int_usage(usage) if usage is not None else _input_usage(p))
     binary = [b for b in out if b.kind == "binary"]
     if binary:
@@ -676,7 +674,7 @@ def run_model(
         width, height = _size(p)
         data = media_for(ct, seed=seed, width=width, height=height, seconds=_speech_seconds(p))
         return Result("binary", data=data, content_type=ct)
-    if _obj(spec.output_schema) or spec.output_schema is True:
+    if as_object(spec.output_schema) or spec.output_schema is True:
         value = synth.generate(seed=seed, hint=hint, optional=0.5)
     else:
         value = {} if hint is MISSING else hint

@@ -29,7 +29,7 @@ import msgspec
 
 from ._catalog import Catalog, ModelSpec, model_object, stable_id
 from ._faults import Fault, FaultKind, parse_fault_header
-from ._json import as_list, as_obj
+from .._json import as_list, as_object
 from ._outputs import Result, run_model, seed_for
 from ._synth import input_variants
 
@@ -47,14 +47,24 @@ _HTML_502 = (
     "<body><h1>Bad gateway</h1><p>Error code 502</p><p>The web server reported a bad gateway error.</p>"
     "<p>Ray ID: {ray} &bull; emulated</p></body></html>\n"
 )
+_SECRET_HEADERS = frozenset({"authorization", "cf-aig-authorization"})
 
 
-_obj = as_obj
+def _mask(value: str) -> str:
+    """``Bearer ***``: the scheme stays visible, the credential does not."""
+    scheme, sep, _ = value.partition(" ")
+    return f"{scheme} ***" if sep else "***"
+
+
 
 
 @dataclass
 class RecordedRequest:
-    """One request the emulator received (kept in :attr:`Emulator.requests`)."""
+    """One request the emulator received (kept in :attr:`Emulator.requests`).
+
+    ``headers`` are kept whole (lower-case names), but the repr masks the ``authorization`` value, so
+    a failing test's output never shows the token.
+    """
 
     method: str
     path: str
@@ -65,6 +75,14 @@ class RecordedRequest:
     fault: str | None = None
     status: int | None = None
     at: float = field(default_factory=time.time)
+
+    def __repr__(self) -> str:
+        headers = {k: (_mask(v) if k.lower() in _SECRET_HEADERS else v) for k, v in self.headers.items()}
+        return (
+            f"RecordedRequest(method={self.method!r}, path={self.path!r}, query={self.query!r}, "
+            f"headers={headers!r}, body={self.body!r}, model={self.model!r}, fault={self.fault!r}, "
+            f"status={self.status!r}, at={self.at!r})"
+        )
 
     @property
     def target(self) -> str:
@@ -106,6 +124,7 @@ class _Job:
     fail_items: dict[int, tuple[int, str]] = field(default_factory=lambda: {})
     failed: str | None = None
     done: dict[str, Any] | None = None
+    finished: bool = False  # a poll has answered with the results or the failure
 
 
 class _APIError(Exception):
@@ -130,7 +149,9 @@ class Emulator:
     ``batch_polls=(q, r)``: a queued batch answers ``queued`` to its first ``q`` polls, ``running`` to
     the next ``r``, then its results. ``batch_delay=(q_seconds, r_seconds)`` uses time instead.
     ``check_outputs`` validates every JSON reply against the output schema (a 500 if it does not fit).
-    ``keep_requests`` bounds :attr:`requests` (the oldest are dropped) for long-running servers.
+    ``keep_requests`` bounds :attr:`requests` (the oldest are dropped) and ``keep_jobs`` the batch jobs
+    kept (the oldest finished ones go first; polling a dropped job answers "unknown or expired"), for
+    long-running servers.
     """
 
     def __init__(
@@ -149,6 +170,7 @@ class Emulator:
         check_outputs: bool = False,
         log: IO[str] | None = None,
         keep_requests: int = 10_000,
+        keep_jobs: int = 10_000,
         start: bool = True,
     ) -> None:
         if min(batch_polls) < 0:
@@ -165,6 +187,7 @@ class Emulator:
         self.check_outputs = check_outputs
         self.log = log
         self.keep_requests = keep_requests
+        self.keep_jobs = max(1, keep_jobs)
         self._host = host
         self._port = port
         self._lock = threading.Lock()
@@ -435,8 +458,14 @@ class Emulator:
             rec.fault = header.name
             return header
         with self._lock:
-            for f in self._faults:
-                if f.applies(rec, kind):
+            candidates = list(self._faults)
+        # A fault's `match` predicate is the caller's code and may well call back into the emulator (for
+        # example `emu.requests_for(...)`), so it runs without the lock; the claim is checked again under it.
+        for f in candidates:
+            if not f.applies(rec, kind):
+                continue
+            with self._lock:
+                if f.active and any(g is f for g in self._faults):
                     f.hits += 1
                     rec.fault = f.name
                     return f
@@ -602,7 +631,7 @@ class Emulator:
                     400, 5006, f"AiError: Bad input: /: the body is not JSON, and {spec.model_id} takes no binary input"
                 )
             raw = rec.body
-        data = _obj(payload)
+        data = as_object(payload)
         if raw is None and data is not None:
             if "request_id" in data and "requests" not in data and (queue or set(data) == {"request_id"}):
                 return self._poll(spec, data)
@@ -650,7 +679,7 @@ class Emulator:
         items: list[Any] = []
         refs: list[Any] = []
         for entry in as_list(requests) or []:
-            item = _obj(entry)
+            item = as_object(entry)
             if item is not None and "external_reference" in item:
                 item = {k: v for k, v in item.items() if k != "external_reference"}
                 refs.append(cast("dict[str, Any]", entry)["external_reference"])
@@ -666,7 +695,19 @@ class Emulator:
                 job.fail_items[fault.item] = (fault.code or 3040, fault.message or "")
         with self._lock:
             self._jobs[job.request_id] = job
+            self._expire_jobs()
         return self._json({"status": "queued", "request_id": job.request_id, "model": spec.model_id})
+
+    def _expire_jobs(self) -> None:
+        """Keep at most ``keep_jobs`` jobs: drop the oldest finished ones, then the oldest of all (lock held)."""
+        excess = len(self._jobs) - self.keep_jobs
+        if excess <= 0:
+            return
+        finished = [rid for rid, job in self._jobs.items() if job.finished][:excess]
+        for rid in finished:
+            del self._jobs[rid]
+        for rid in list(self._jobs)[: excess - len(finished)]:
+            del self._jobs[rid]
 
     def _poll(self, spec: ModelSpec, data: dict[str, Any]) -> Reply:
         request_id = data.get("request_id")
@@ -681,6 +722,7 @@ class Emulator:
         state = self._state(job)
         if state != "done":
             return self._json({"status": state, "request_id": job.request_id, "model": job.model_id})
+        job.finished = True
         if job.failed is not None:
             return self._json(
                 {"status": "failed", "request_id": job.request_id, "model": job.model_id, "error": job.failed}
@@ -732,7 +774,7 @@ class Emulator:
 
 
 def _requires_requests(schema: Any) -> bool:
-    obj = _obj(schema) or {}
+    obj = as_object(schema) or {}
     req = obj.get("required")
     return "requests" in (as_list(req) or [])
 
@@ -742,8 +784,8 @@ def _batch_item_schema(spec: ModelSpec) -> Any:
     for label, schema in input_variants(spec.inputs):
         if label == "binary" or not _requires_requests(schema):
             continue
-        props = _obj(_obj(schema) and cast("dict[str, Any]", schema).get("properties")) or {}
-        requests = _obj(props.get("requests")) or {}
+        props = as_object(as_object(schema) and cast("dict[str, Any]", schema).get("properties")) or {}
+        requests = as_object(props.get("requests")) or {}
         items = requests.get("items")
         if items is not None:
             return items

@@ -23,7 +23,7 @@ import re
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any, cast
 
-from ._json import as_list, as_obj
+from .._json import as_list, as_object
 from ._validate import Validator
 
 __all__ = ["MISSING", "Synthesizer", "Unsatisfiable", "input_variants", "merge_schemas", "regex_example"]
@@ -75,8 +75,6 @@ _FORMATS = {
 }
 
 
-_obj = as_obj
-_arr = as_list
 
 
 def _json_type(value: Any) -> str:
@@ -108,7 +106,7 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _is_binary_branch(schema: Any) -> bool:
-    obj = _obj(schema)
+    obj = as_object(schema)
     return obj is not None and obj.get("type") == "string" and obj.get("format") == "binary"
 
 
@@ -118,10 +116,10 @@ def _agreement(hint: Any, value: Any) -> int:
         return 0
     if _same(hint, value):
         return 1 + (len(cast("Collection[Any]", hint)) if isinstance(hint, (dict, list)) else 0)
-    h, v = _obj(hint), _obj(value)
+    h, v = as_object(hint), as_object(value)
     if h is not None and v is not None:
         return sum(_agreement(x, v[k]) for k, x in h.items() if k in v)
-    hl, vl = _arr(hint), _arr(value)
+    hl, vl = as_list(hint), as_list(value)
     if hl is not None and vl is not None:
         return sum(_agreement(x, y) for x, y in zip(hl, vl, strict=False))
     return 0
@@ -347,13 +345,13 @@ class _Run:
             target: Any = self.s.root
             for part in ref[1:].split("/")[1:]:
                 part = part.replace("~1", "/").replace("~0", "~")
-                t = _obj(target)
+                t = as_object(target)
                 if t is None or part not in t:
                     raise Unsatisfiable(f"dangling $ref {ref!r}")
                 target = t[part]
             if target is True:
                 return {}
-            nxt = _obj(target)
+            nxt = as_object(target)
             if nxt is None:
                 raise Unsatisfiable(f"$ref {ref!r} is not a schema")
             obj = nxt
@@ -364,10 +362,10 @@ class _Run:
 
     def merge_all(self, obj: dict[str, Any]) -> dict[str, Any]:
         merged = {k: v for k, v in obj.items() if k != "allOf"}
-        for part in _arr(obj.get("allOf")) or []:
+        for part in as_list(obj.get("allOf")) or []:
             if part is True:
                 continue
-            p = _obj(part)
+            p = as_object(part)
             if p is None:
                 raise Unsatisfiable("allOf with a false branch")
             p = self.resolve(p)
@@ -390,7 +388,7 @@ class _Run:
             return self.free(hint)
         if schema is False:
             raise Unsatisfiable("false schema")
-        obj = _obj(schema)
+        obj = as_object(schema)
         if obj is None:
             return self.free(hint)
         obj = self.resolve(obj)
@@ -407,7 +405,7 @@ class _Run:
             return obj["const"]
         if "enum" in obj:
             return self.enum(obj, hint)
-        branches = _arr(obj.get("anyOf"))
+        branches = as_list(obj.get("anyOf"))
         if branches is not None:
             return self.any_of(obj, branches, depth, hint)
         kind = self.pick_type(obj, hint)
@@ -459,7 +457,7 @@ class _Run:
     # ---------------------------------------------------------------- kinds
 
     def enum(self, obj: dict[str, Any], hint: Any) -> Any:
-        values = _arr(obj.get("enum")) or []
+        values = as_list(obj.get("enum")) or []
         if hint is not MISSING and any(_same(hint, v) for v in values):
             return hint
         kinds = obj.get("type")
@@ -482,12 +480,12 @@ class _Run:
 
         def rank(i: int) -> tuple[int, int, int]:
             b = branches[i]
-            resolved = self.resolve(_obj(b) or {}) if _obj(b) is not None else {}
+            resolved = self.resolve(as_object(b) or {}) if as_object(b) is not None else {}
             binary_last = 1 if (_is_binary_branch(resolved) and not self.binary) else 0
             null_last = 1 if resolved.get("type") == "null" else 0
             cover = 0
-            h = _obj(hint)
-            props = _obj(resolved.get("properties"))
+            h = as_object(hint)
+            props = as_object(resolved.get("properties"))
             if h is not None and props is not None:
                 cover = -sum(1 for k in h if k in props)
             return (binary_last + null_last, cover, i)
@@ -498,7 +496,7 @@ class _Run:
         last_error: Unsatisfiable | None = None
         for i in order:
             branch = branches[i]
-            b = _obj(branch)
+            b = as_object(branch)
             if b is None:
                 if branch is True:
                     return self.free(hint)
@@ -526,12 +524,12 @@ class _Run:
         return best
 
     def object(self, obj: dict[str, Any], depth: int, hint: Any) -> dict[str, Any]:
-        props = _obj(obj.get("properties")) or {}
-        required = [r for r in _arr(obj.get("required")) or [] if isinstance(r, str)]
+        props = as_object(obj.get("properties")) or {}
+        required = [r for r in as_list(obj.get("required")) or [] if isinstance(r, str)]
         addl = obj.get("additionalProperties", True)
-        addl_schema = _obj(addl)
-        patterns = _obj(obj.get("patternProperties")) or {}
-        h = _obj(hint)
+        addl_schema = as_object(addl)
+        patterns = as_object(obj.get("patternProperties")) or {}
+        h = as_object(hint)
         out: dict[str, Any] = {}
         for name in dict.fromkeys(required):
             sub: Any = props.get(name, addl_schema if addl_schema is not None else {})
@@ -593,8 +591,8 @@ class _Run:
         high = obj.get("maxItems")
         lo = int(low) if isinstance(low, int) else 0
         hi = int(high) if isinstance(high, int) else None
-        h = _arr(hint)
-        tuple_items = _arr(items)
+        h = as_list(hint)
+        tuple_items = as_list(items)
         if tuple_items is not None:
             extra: Any = obj.get("additionalItems", {})
             count = max(lo, len(tuple_items)) if h is None else max(lo, len(h))
@@ -636,7 +634,7 @@ class _Run:
 
     def scalar_list(self, items: Any, values: list[Any]) -> list[Any] | None:
         """Fast path for long lists of plain numbers or strings (embedding vectors): check, don't rebuild."""
-        obj = _obj(items)
+        obj = as_object(items)
         if obj is None or not set(obj) <= _SIMPLE_SCALAR:
             return None
         kind = obj.get("type")
@@ -786,17 +784,17 @@ class _Run:
 
 
 def _flatten(schema: Any, synth: Synthesizer, base: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
-    obj = _obj(schema)
+    obj = as_object(schema)
     if obj is None:
         return
-    branches = _arr(obj.get("anyOf"))
+    branches = as_list(obj.get("anyOf"))
     if branches is None:
         merged = merge_schemas(base, obj)
         title = obj.get("title")
         if _is_binary_branch(merged):
             yield "binary", merged
             return
-        req = [r for r in _arr(merged.get("required")) or [] if isinstance(r, str)]
+        req = [r for r in as_list(merged.get("required")) or [] if isinstance(r, str)]
         label = title if isinstance(title, str) else ("+".join(req) if req else "input")
         yield label, merged
         return

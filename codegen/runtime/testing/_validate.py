@@ -12,7 +12,7 @@ import copy
 from collections.abc import Iterable
 from typing import Any, cast
 
-from ._json import as_list, as_obj
+from .._json import as_list, as_object
 
 try:
     import jsonschema
@@ -33,7 +33,6 @@ class SchemaError(ValueError):
     """A schema the validator cannot use."""
 
 
-_as_obj = as_obj
 
 
 def sanitize(schema: Any) -> Any:
@@ -43,14 +42,14 @@ def sanitize(schema: Any) -> Any:
       object's own ``required`` list.
     - ``properties`` entries that are not schemas are dropped.
     """
-    obj = _as_obj(schema)
+    obj = as_object(schema)
     if obj is None:
         if isinstance(schema, list):
             return [sanitize(v) for v in as_list(schema) or []]
         return schema
     out: dict[str, Any] = {}
     for key, value in obj.items():
-        sub = _as_obj(value)
+        sub = as_object(value)
         if key in _SCHEMA_MAPS and sub is not None:
             entries: dict[str, Any] = {}
             for name, item in sub.items():
@@ -72,14 +71,14 @@ def sanitize(schema: Any) -> Any:
 
 def relax(schema: Any) -> Any:
     """A copy of ``schema`` with every ``oneOf`` turned into ``anyOf`` (both present: an ``allOf`` of the two)."""
-    obj = _as_obj(schema)
+    obj = as_object(schema)
     if obj is None:
         if isinstance(schema, list):
             return [relax(v) for v in as_list(schema) or []]
         return schema
     out: dict[str, Any] = {}
     for key, value in obj.items():
-        sub = _as_obj(value)
+        sub = as_object(value)
         if key in _SCHEMA_MAPS and sub is not None:
             out[key] = {name: relax(item) for name, item in sub.items()}
         elif key in _DATA:
@@ -108,7 +107,7 @@ def _pointer(path: Iterable[Any]) -> str:
 
 
 def _required(branch: Any) -> list[str]:
-    obj = _as_obj(branch)
+    obj = as_object(branch)
     if obj is None:
         return []
     req = obj.get("required")
@@ -116,7 +115,7 @@ def _required(branch: Any) -> list[str]:
 
 
 def _admits_object(branch: Any) -> bool:
-    obj = _as_obj(branch)
+    obj = as_object(branch)
     if obj is None:
         return branch is not False
     kind = obj.get("type")
@@ -126,7 +125,7 @@ def _admits_object(branch: Any) -> bool:
 
 
 def _declared(branch: Any) -> frozenset[str]:
-    props = as_obj((as_obj(branch) or {}).get("properties"))
+    props = as_object((as_object(branch) or {}).get("properties"))
     return frozenset(props) if props is not None else frozenset()
 
 
@@ -146,7 +145,7 @@ class Validator:
         except jsonschema.SchemaError as exc:
             raise SchemaError(f"not a usable JSON Schema: {exc.message} at {_pointer(exc.absolute_path)}") from None
         self._impl: Any = jsonschema.Draft7Validator(self.schema)
-        root = _as_obj(self.schema) or {}
+        root = as_object(self.schema) or {}
         self._branches: list[Any] = as_list(root.get("anyOf")) or []
         base = {k: v for k, v in root.items() if k != "anyOf"}
         extra = as_list(base.get("allOf")) or []
@@ -165,7 +164,7 @@ class Validator:
 
     def _candidates(self, instance: Any) -> list[int] | None:
         """Indexes of the root branches ``instance`` is checked against; None when all of them apply."""
-        data = _as_obj(instance)
+        data = as_object(instance)
         if data is None or not self._branches:
             return None
         objects = [i for i, b in enumerate(self._branches) if _admits_object(b)]
