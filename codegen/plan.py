@@ -223,7 +223,12 @@ def _title_words(title: str, model_id: str) -> set[str]:
     noise = {w.lower() for w in _WORD.findall(model_id.split("/")[-1])}
     noise |= {"input", "output", "ouput", "the", "a", "an", "and", "for", "of", "schema", "request", "response"}
     words = {w.lower() for w in _WORD.findall(title)} - noise
-    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words}
+    words = {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words}
+    # A conversation is a chat; a bare prompt is plain text (OpenAI-shaped models title their outputs so).
+    return words | {_TITLE_ALIASES[w] for w in words if w in _TITLE_ALIASES}
+
+
+_TITLE_ALIASES = {"message": "chat", "prompt": "text"}
 
 
 def _clean_title(title: str, model_id: str) -> str:
@@ -450,7 +455,8 @@ def _pair(inputs: list[InputVariant], outputs: list[OutputVariant]) -> None:
 
     Rule: batch (`requests`) variants return a batch job. Otherwise, if the model has exactly one
     synchronous JSON output variant, that is the answer. Otherwise the variant titles are compared
-    (words shared, Jaccard), and a unique best match wins. Anything else returns the output union.
+    (words shared, Jaccard, plurals folded, "messages" also read as "chat" and "prompt" as "text"), and
+    a unique best match wins. Anything else returns the output union.
     """
     sync_json = [o for o in outputs if o.kind == "json" and not o.is_async]
     binaries = [o for o in outputs if o.kind == "binary"]

@@ -330,7 +330,7 @@ def test_bare_replies_without_the_envelope_are_refused_like_any_other_reply(serv
     # One envelope reader for every JSON reply (_envelope.checked): a bare object is not an answer.
     sim = QueueSim(states=["running", "done"], envelope=False)
     server.script(sim)
-    with pytest.raises(ResponseDecodeError, match="not a Cloudflare envelope.*may have been queued anyway") as info:
+    with pytest.raises(ResponseDecodeError, match=r"not a Cloudflare envelope.*may have been queued anyway") as info:
         client(server).run(BASE, {"requests": [{"text": ["t 1", "t 2"]}]}, queue_request=True)
     assert info.value.status == 200 and sim.submits == 1
     with pytest.raises(ResponseDecodeError, match="batch status reply is JSON but not a Cloudflare envelope"):

@@ -223,7 +223,9 @@ def embed_many(
         now = schedule.clock()
         if on_progress is not None:
             elapsed = now - schedule.started
-            on_progress(BatchProgress(done_texts, len(texts), len(jobs) - len(pending), len(jobs), elapsed, dict(states)))
+            on_progress(
+                BatchProgress(done_texts, len(texts), len(jobs) - len(pending), len(jobs), elapsed, dict(states))
+            )
         if not pending:
             break
         wait = schedule.next_wait(now)

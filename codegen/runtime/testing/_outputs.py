@@ -19,8 +19,8 @@ from typing import Any, Literal, cast
 
 import msgspec
 
-from ._catalog import ModelSpec
 from .._json import as_list, as_object
+from ._catalog import ModelSpec
 from ._media import media_for, mp3, png
 from ._synth import MISSING, Synthesizer, Unsatisfiable, merge_schemas
 from ._validate import SchemaError
@@ -69,8 +69,6 @@ class Branch:
     schema: Any
     content_type: str
     kind: Literal["json", "binary", "stream", "async"]
-
-
 
 
 def seed_for(model_id: str, payload: Any) -> str:

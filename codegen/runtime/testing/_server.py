@@ -27,9 +27,9 @@ from urllib.parse import parse_qs, unquote
 
 import msgspec
 
+from .._json import as_list, as_object
 from ._catalog import Catalog, ModelSpec, model_object, stable_id
 from ._faults import Fault, FaultKind, parse_fault_header
-from .._json import as_list, as_object
 from ._outputs import Result, run_model, seed_for
 from ._synth import input_variants
 
@@ -54,8 +54,6 @@ def _mask(value: str) -> str:
     """``Bearer ***``: the scheme stays visible, the credential does not."""
     scheme, sep, _ = value.partition(" ")
     return f"{scheme} ***" if sep else "***"
-
-
 
 
 @dataclass
@@ -671,14 +669,14 @@ class Emulator:
     # ------------------------------------------------------------------ async batches
 
     def _submit(self, rec: RecordedRequest, spec: ModelSpec, data: dict[str, Any], header_fault: Fault | None) -> Reply:
-        requests = data.get("requests")
-        if not isinstance(requests, list) or not requests:
+        requests = as_list(data.get("requests"))
+        if not requests:
             raise _APIError(400, 5006, "AiError: Bad input: /requests: a batch needs a non-empty list of requests")
         if not any(label != "binary" and _requires_requests(s) for label, s in input_variants(spec.inputs)):
             raise _APIError(400, 5006, f"AiError: Bad input: /requests: {spec.model_id} does not take async batches")
         items: list[Any] = []
         refs: list[Any] = []
-        for entry in as_list(requests) or []:
+        for entry in requests:
             item = as_object(entry)
             if item is not None and "external_reference" in item:
                 item = {k: v for k, v in item.items() if k != "external_reference"}

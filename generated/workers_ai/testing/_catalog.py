@@ -30,8 +30,6 @@ _NAMESPACE = uuid.UUID("7f1c0c5e-8a0e-4d0b-9a57-0d1c2d3e4f50")
 Loader = Callable[[], Mapping[str, Any]]
 
 
-
-
 def stable_id(name: str) -> str:
     """A uuid5 that stays the same for the same name, like the catalog's model and task ids."""
     return str(uuid.uuid5(_NAMESPACE, name))

@@ -27,9 +27,9 @@ from urllib.parse import parse_qs, unquote
 
 import msgspec
 
+from .._json import as_list, as_object
 from ._catalog import Catalog, ModelSpec, model_object, stable_id
 from ._faults import Fault, FaultKind, parse_fault_header
-from .._json import as_list, as_object
 from ._outputs import Result, run_model, seed_for
 from ._synth import input_variants
 
@@ -54,8 +54,6 @@ def _mask(value: str) -> str:
     """``Bearer ***``: the scheme stays visible, the credential does not."""
     scheme, sep, _ = value.partition(" ")
     return f"{scheme} ***" if sep else "***"
-
-
 
 
 @dataclass

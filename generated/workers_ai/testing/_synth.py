@@ -75,8 +75,6 @@ _FORMATS = {
 }
 
 
-
-
 def _json_type(value: Any) -> str:
     if value is None:
         return "null"

@@ -33,8 +33,6 @@ class SchemaError(ValueError):
     """A schema the validator cannot use."""
 
 
-
-
 def sanitize(schema: Any) -> Any:
     """A copy with upstream slips repaired, so a careful user's reading of the schema is what is checked.
 
