@@ -669,14 +669,14 @@ class Emulator:
     # ------------------------------------------------------------------ async batches
 
     def _submit(self, rec: RecordedRequest, spec: ModelSpec, data: dict[str, Any], header_fault: Fault | None) -> Reply:
-        requests = data.get("requests")
-        if not isinstance(requests, list) or not requests:
+        requests = as_list(data.get("requests"))
+        if not requests:
             raise _APIError(400, 5006, "AiError: Bad input: /requests: a batch needs a non-empty list of requests")
         if not any(label != "binary" and _requires_requests(s) for label, s in input_variants(spec.inputs)):
             raise _APIError(400, 5006, f"AiError: Bad input: /requests: {spec.model_id} does not take async batches")
         items: list[Any] = []
         refs: list[Any] = []
-        for entry in as_list(requests) or []:
+        for entry in requests:
             item = as_object(entry)
             if item is not None and "external_reference" in item:
                 item = {k: v for k, v in item.items() if k != "external_reference"}

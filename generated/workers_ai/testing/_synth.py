@@ -429,10 +429,8 @@ class _Run:
         kinds: list[str]
         if isinstance(declared, str):
             kinds = [declared]
-        elif isinstance(declared, list):
-            kinds = [k for k in as_list(declared) or [] if isinstance(k, str)]
         else:
-            kinds = []
+            kinds = [k for k in as_list(declared) or [] if isinstance(k, str)]
         if kinds and obj.get("nullable") is True and "null" not in kinds:
             kinds.append("null")
         if not kinds:

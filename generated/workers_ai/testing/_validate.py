@@ -42,17 +42,17 @@ def sanitize(schema: Any) -> Any:
     """
     obj = as_object(schema)
     if obj is None:
-        if isinstance(schema, list):
-            return [sanitize(v) for v in as_list(schema) or []]
-        return schema
+        items = as_list(schema)
+        return schema if items is None else [sanitize(v) for v in items]
     out: dict[str, Any] = {}
     for key, value in obj.items():
         sub = as_object(value)
         if key in _SCHEMA_MAPS and sub is not None:
             entries: dict[str, Any] = {}
             for name, item in sub.items():
-                if key == "properties" and name == "required" and isinstance(item, list):
-                    names = [n for n in as_list(item) or [] if isinstance(n, str)]
+                listed = as_list(item)
+                if key == "properties" and name == "required" and listed is not None:
+                    names = [n for n in listed if isinstance(n, str)]
                     out["required"] = sorted(set(cast("list[str]", obj.get("required") or [])) | set(names))
                     continue
                 if isinstance(item, (dict, bool)) or (key == "dependencies" and isinstance(item, list)):
@@ -71,9 +71,8 @@ def relax(schema: Any) -> Any:
     """A copy of ``schema`` with every ``oneOf`` turned into ``anyOf`` (both present: an ``allOf`` of the two)."""
     obj = as_object(schema)
     if obj is None:
-        if isinstance(schema, list):
-            return [relax(v) for v in as_list(schema) or []]
-        return schema
+        items = as_list(schema)
+        return schema if items is None else [relax(v) for v in items]
     out: dict[str, Any] = {}
     for key, value in obj.items():
         sub = as_object(value)
@@ -85,9 +84,9 @@ def relax(schema: Any) -> Any:
             continue
         else:
             out[key] = relax(value)
-    one = obj.get("oneOf")
-    if isinstance(one, list):
-        branches = [relax(b) for b in as_list(one) or []]
+    one = as_list(obj.get("oneOf"))
+    if one is not None:
+        branches = [relax(b) for b in one]
         if "anyOf" in out:
             out["allOf"] = [
                 *cast("list[Any]", out.get("allOf") or []),
