@@ -151,6 +151,7 @@ def test_generated_catalog_package_passes_pyright_strict(built: Built, tmp_path:
     import os
     import subprocess
     import sys
+
     config = built.out / "pyrightconfig.json"
     config.write_text(
         json.dumps(

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar, cast
 import msgspec
 
 from ._envelope import checked
-from ._handle import _split_error  # pyright: ignore[reportPrivateUsage]
+from ._handle import split_error
 from ._json import as_list, as_object
 from ._stream import error_details
 from ._usage import Usage, usage_from
@@ -35,7 +35,7 @@ from .errors import (
     ErrorDetail,
     InputValidationError,
     ResponseDecodeError,
-    _code,  # pyright: ignore[reportPrivateUsage]
+    code_of,
     format_details,
 )
 
@@ -314,7 +314,7 @@ class BatchJob(Generic[OutT]):
             if entry is None:
                 unmatched.append(raw)
                 continue
-            item_id = _code(entry.get("id")) if "id" in entry else pos
+            item_id = code_of(entry.get("id")) if "id" in entry else pos
             if item_id is None or item_id in by_id or (self.size is not None and not 0 <= item_id < self.size):
                 unmatched.append(raw)
                 continue
@@ -426,8 +426,8 @@ def _check_item(handle: ModelHandle[Any, Any], data: Mapping[str, Any], kinds: S
         except TypeError:
             return  # a union msgspec cannot check; the server will
         except msgspec.ValidationError as exc:
-            path, message = _split_error(exc)
-            missing = len(handle.decoder._required(cls) - set(data))  # pyright: ignore[reportPrivateUsage]
+            path, message = split_error(exc)
+            missing = len(handle.decoder.required_keys(cls) - set(data))
             err = InputValidationError(handle.model_id, where + path[1:], message)
             if best is None or missing < best[0]:
                 best = (missing, err)

@@ -30,7 +30,7 @@ from ._batch import (
     submit_encoded,
     union_members,
 )
-from ._handle import _split_error, _validator  # pyright: ignore[reportPrivateUsage]
+from ._handle import split_error, validator_for
 from ._json import as_object
 from .errors import BatchError, BatchItemsError, BatchTimeoutError, ConfigurationError, InputValidationError
 
@@ -144,7 +144,10 @@ def embed_many(
 
     See ``ModelHandle.embed_many`` for the parameters. Raises ``BatchItemsError`` (carrying the
     vectors that did arrive) when some requests failed, ``BatchTimeoutError`` (naming every unfinished
-    request id) at the deadline, and ``BatchError`` when a whole batch failed.
+    request id) at the deadline (``timeout`` seconds after the call, submissions included), and
+    ``BatchError`` when a whole batch failed. Every request is encoded once, by :func:`plan_batches`,
+    checked against the batch request struct (errors name ``$.texts[i]`` or ``$.options.<field>``)
+    and sent as those bytes.
     """
     if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise InputValidationError(handle.model_id, "$.texts", "expected a list of strings")
@@ -163,7 +166,7 @@ def embed_many(
     extra.pop("text", None)
     schedule = PollSchedule(timeout, poll_interval, max_interval)
     plan = plan_batches(texts, per_request=per_request, extra=extra, max_bytes=max_bytes, model_id=handle.model_id)
-    checker = _validator(cls)
+    checker = validator_for(cls)
     if checker is not None:
         for batch in plan:
             for start, _, body in batch:
@@ -255,7 +258,7 @@ def _check_request(model_id: str, checker: msgspec.json.Decoder[Any], body: byte
     try:
         checker.decode(body)
     except msgspec.ValidationError as exc:
-        path, message = _split_error(exc)
+        path, message = split_error(exc)
         if path.startswith("$.text["):
             index, _, rest = path[len("$.text[") :].partition("]")
             path = f"$.texts[{start + int(index)}]{rest}" if index.isdigit() else "$.texts"

@@ -33,6 +33,7 @@ __all__ = [
     "ServerTimeoutError",
     "StreamError",
     "WorkersAIError",
+    "code_of",
     "details_from",
     "error_for",
     "format_details",
@@ -233,7 +234,7 @@ _BY_STATUS: Mapping[int, type[APIError]] = {
 }
 
 
-def _code(value: object) -> int | None:
+def code_of(value: object) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -247,11 +248,11 @@ def _detail(item: object) -> ErrorDetail:
     if isinstance(item, dict):
         entry = cast("dict[str, Any]", item)
         message = entry.get("message")
-        return ErrorDetail(_code(entry.get("code")), "" if message is None else str(message))
+        return ErrorDetail(code_of(entry.get("code")), "" if message is None else str(message))
     text = str(item)
     # Binding-style errors read "3040: Capacity temporarily exceeded".
     head, sep, tail = text.partition(":")
-    code = _code(head) if sep else None
+    code = code_of(head) if sep else None
     return ErrorDetail(code, tail.strip() if code is not None else text)
 
 

@@ -26,8 +26,8 @@ from urllib3.exceptions import (
 )
 
 from . import _registry
-from ._gateway import Gateway
 from ._envelope import checked
+from ._gateway import Gateway
 from ._json import as_list, as_object
 from ._retry import MAX_RETRY_AFTER, RETRYABLE_STATUS, SAFE_FOR_QUEUE, backoff, retry_after
 from ._transport import Transport, Urllib3Transport

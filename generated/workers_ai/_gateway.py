@@ -37,9 +37,7 @@ class Gateway(msgspec.Struct, frozen=True):
 
     def __repr__(self) -> str:
         # A msgspec Struct rather than a dataclass: `dataclasses` pulls in `inspect`, ~5% of a cold start.
-        shown = ", ".join(
-            f"{name}={getattr(self, name)!r}" for name in self.__struct_fields__ if name != "token"
-        )
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__struct_fields__ if name != "token")
         return f"Gateway({shown})"
 
     @classmethod

@@ -60,7 +60,7 @@ def _envelope_decoder(tp: Any) -> msgspec.json.Decoder[Any]:
     return dec
 
 
-def _validator(tp: type[Any]) -> msgspec.json.Decoder[Any] | None:
+def validator_for(tp: type[Any]) -> msgspec.json.Decoder[Any] | None:
     if tp not in _VALIDATORS:
         try:
             _VALIDATORS[tp] = msgspec.json.Decoder(tp)
@@ -69,7 +69,7 @@ def _validator(tp: type[Any]) -> msgspec.json.Decoder[Any] | None:
     return _VALIDATORS[tp]
 
 
-def _split_error(exc: Exception) -> tuple[str, str]:
+def split_error(exc: Exception) -> tuple[str, str]:
     text = str(exc)
     if " - at `" in text:
         message, _, path = text.rpartition(" - at `")
@@ -115,7 +115,7 @@ class OutputDecoder:
         streams: bool = False,
         name: str = "Output",
     ) -> None:
-        by_index = dict(zip(indexes, variants))
+        by_index = dict(zip(indexes, variants, strict=True))
         self.variants = tuple(variants)
         self.binary_types = tuple(binary_types)
         self.streams = streams
@@ -139,7 +139,7 @@ class OutputDecoder:
             self._keys[cls] = keys
         return keys
 
-    def _required(self, cls: type[Any]) -> frozenset[str]:
+    def required_keys(self, cls: type[Any]) -> frozenset[str]:
         keys = self._needs.get(cls)
         if keys is None:
             try:
@@ -163,8 +163,10 @@ class OutputDecoder:
                 for key, want in checks:
                     if key in value:
                         got = _json_shape(value[key])
-                        if got != want and got not in ("null", "array") and not (
-                            got == "array" and want.startswith("array")
+                        if (
+                            got != want
+                            and got not in ("null", "array")
+                            and not (got == "array" and want.startswith("array"))
                         ):
                             ok = False
                             break
@@ -175,7 +177,7 @@ class OutputDecoder:
                 share = (sum(1 for k in value if k in declared) / len(value)) if value else 0.0
                 tagged = any(k in value and value[k] in allowed for k, allowed in tags)
                 score = (4.0 if tagged else 0.0) + (2.0 if has_unique else 0.0) + share
-                if any(k not in value for k in self._required(cls)):
+                if any(k not in value for k in self.required_keys(cls)):
                     score -= 8.0  # it would not decode; only a last resort
             else:
                 score = 1.0
@@ -195,7 +197,7 @@ class OutputDecoder:
         try:
             return msgspec.convert(value, cls)
         except msgspec.ValidationError as exc:
-            path, message = _split_error(exc)
+            path, message = split_error(exc)
             raise ResponseDecodeError(
                 f"{model_id}: result does not fit {cls.__name__} at {path}: {message}", model_id=model_id
             ) from None
@@ -299,12 +301,12 @@ class ModelHandle(Generic[InT, OutT]):
     def validate(self, request: msgspec.Struct) -> bytes:
         """Encode ``request`` and check it against the schema constraints; returns the JSON body."""
         body = _ENCODER.encode(request)
-        checker = _validator(type(request))
+        checker = validator_for(type(request))
         if checker is not None:
             try:
                 checker.decode(body)
             except msgspec.ValidationError as exc:
-                path, message = _split_error(exc)
+                path, message = split_error(exc)
                 raise InputValidationError(self.model_id, path, message) from None
         return body
 
@@ -313,7 +315,9 @@ class ModelHandle(Generic[InT, OutT]):
         if isinstance(payload, msgspec.Struct):
             return self.validate(payload)
         if not isinstance(payload, Mapping):
-            raise InputValidationError(self.model_id, "$", f"expected a mapping or request struct, got {type(payload).__name__}")
+            raise InputValidationError(
+                self.model_id, "$", f"expected a mapping or request struct, got {type(payload).__name__}"
+            )
         data: Mapping[str, Any] = payload  # pyright: ignore[reportUnknownVariableType]
         if self.input_types:
             self._check_mapping(data)
@@ -329,16 +333,14 @@ class ModelHandle(Generic[InT, OutT]):
             gaps: list[list[str]] = [[k for k in req if k not in data] for _, req in self.input_types]
             missing: list[str] = min(gaps, key=len) if gaps else []
             path = f"$.{missing[0]}" if missing else "$"
-            raise InputValidationError(
-                self.model_id, path, f"missing required field for every input variant ({wants})"
-            )
+            raise InputValidationError(self.model_id, path, f"missing required field for every input variant ({wants})")
         first_error: InputValidationError | None = None
         for cls, _ in sorted(matching, key=lambda m: -len(m[1])):
             try:
                 msgspec.convert(data, cls)
                 return cls
             except msgspec.ValidationError as exc:
-                path, message = _split_error(exc)
+                path, message = split_error(exc)
                 first_error = first_error or InputValidationError(self.model_id, path, message)
             except TypeError:
                 return cls
@@ -434,15 +436,12 @@ class ModelHandle(Generic[InT, OutT]):
         try:
             return msgspec.convert(value, expect)
         except msgspec.ValidationError as exc:
-            path, message = _split_error(exc)
+            path, message = split_error(exc)
             actual = self.decoder.pick(value) if self.decoder.variants else None
-            hint = (
-                f"; it looks like {actual.__name__}"
-                if actual is not None and actual is not expect
-                else ""
-            )
+            hint = f"; it looks like {actual.__name__}" if actual is not None and actual is not expect else ""
+            wanted = getattr(expect, "__name__", expect)
             raise ResponseDecodeError(
-                f"{self.model_id}: result does not fit {getattr(expect, '__name__', expect)} at {path}: {message}{hint}",
+                f"{self.model_id}: result does not fit {wanted} at {path}: {message}{hint}",
                 status=resp.status,
                 cf_ray=resp.headers.get("cf-ray"),
                 model_id=self.model_id,

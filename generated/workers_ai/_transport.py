@@ -51,7 +51,9 @@ class Urllib3Transport:
     ) -> urllib3.BaseHTTPResponse:
         limits = self._timeouts.get(timeout)
         if limits is None:
-            limits = self._timeouts[timeout] = urllib3.Timeout(connect=min(self._connect_timeout, timeout), read=timeout)
+            limits = self._timeouts[timeout] = urllib3.Timeout(
+                connect=min(self._connect_timeout, timeout), read=timeout
+            )
         # urlopen rather than request(): the body is already bytes and the headers a fresh dict, so
         # request()'s body encoding and header copy would only cost time on every call.
         return self._pool.urlopen(
