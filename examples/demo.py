@@ -71,11 +71,14 @@ def main() -> int:
 
         print("\n4. Streaming: llama.generate_stream(prompt=...)")
         print("   ", end="")
+        usage = None
+        count = 0
         with llama.generate_stream(prompt="Write a haiku about clouds") as events:
-            result = events.collect()
-        print(result.text)
-        print(f"   {result.events} events, usage {result.usage}")
-
+            for event in events:  # typed StreamEvents, printed as they arrive
+                print(event.text, end="", flush=True)
+                usage = event.usage or usage
+                count += 1
+        print(f"\n   {count} events, final usage {usage}")
         print("\n5. Async batch: bge.batch([...]).wait()")
         from workers_ai.models.cf.baai.bge_m3 import EmbeddingInput
 
