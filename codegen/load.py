@@ -11,7 +11,7 @@ import fnmatch
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -47,7 +47,12 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.file}: {self.pointer or '/'}: {self.message}"
+        return one_line(f"{self.file}: {self.pointer or '/'}: {self.message}")
+
+
+def one_line(text: str) -> str:
+    """``text`` with control characters escaped (``\\n``, ``\\x1b``...), so one problem stays one line."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
 
 
 @dataclass
@@ -60,7 +65,6 @@ class ModelSource:
     model_id: str
     description: str
     task: str
-    task_description: str
     properties: dict[str, Any]
     input: dict[str, Any]
     output: dict[str, Any]
@@ -96,7 +100,15 @@ def load_schemas(schemas_dir: Path, patterns: Iterable[str] = ()) -> LoadResult:
 
 
 def _load_file(path: Path, rel: str, display: str, result: LoadResult) -> ModelSource | None:
-    raw = path.read_bytes()
+    if not path.is_file():
+        what = "a dangling symbolic link" if path.is_symlink() and not path.exists() else "not a regular file"
+        result.problems.append(Problem(display, "", f"cannot be read: {what}"))
+        return None
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        result.problems.append(Problem(display, "", f"cannot be read: {exc.strerror or exc}"))
+        return None
     try:
         parsed: Any = json.loads(raw.decode("utf-8-sig"), parse_constant=_no_constant)
     except (UnicodeDecodeError, ValueError) as exc:
@@ -115,6 +127,10 @@ def _load_file(path: Path, rel: str, display: str, result: LoadResult) -> ModelS
     deep = _too_deep(doc, "", 0)
     if deep is not None:
         result.problems.append(Problem(display, deep, f"nested more than {_MAX_DEPTH} levels deep"))
+        return None
+    deep = _schema_too_deep(doc)
+    if deep is not None:
+        result.problems.append(Problem(display, deep, f"schemas nested more than {_MAX_SCHEMA_DEPTH} levels deep"))
         return None
     if _has_surrogates(doc):
         doc = as_obj(_replace_surrogates(doc)) or {}
@@ -194,7 +210,6 @@ def _load_file(path: Path, rel: str, display: str, result: LoadResult) -> ModelS
         model_id=model_id,
         description=description,
         task=task_name,
-        task_description=task_desc,
         properties=props,
         input=inp,
         output=out,
@@ -215,7 +230,8 @@ def _check_model_id(model_id: str) -> str | None:
     return None
 
 
-_MAX_DEPTH = 200
+_MAX_DEPTH = 200  # JSON nesting of the whole file
+_MAX_SCHEMA_DEPTH = 100  # schemas inside schemas (the validator recurses several frames per level)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
@@ -233,6 +249,17 @@ def _too_deep(node: Any, pointer: str, depth: int) -> str | None:
             hit = _too_deep(value, f"{pointer}/{_escape(key)}", depth + 1)
             if hit is not None:
                 return hit
+    return None
+
+
+def _schema_too_deep(doc: dict[str, Any]) -> str | None:
+    """The pointer of the first schema nested more than ``_MAX_SCHEMA_DEPTH`` subschemas deep."""
+    schema = as_obj(doc.get("schema")) if "schema" in doc else doc
+    for key in ("input", "output"):
+        base = f"/schema/{key}" if "schema" in doc else f"/{key}"
+        for _node, where, depth in _walk_depth((schema or {}).get(key), base, 0):
+            if depth > _MAX_SCHEMA_DEPTH:
+                return where
     return None
 
 
@@ -258,25 +285,31 @@ def _replace_surrogates(node: Any) -> Any:
 
 def _walk(node: Any, pointer: str) -> Iterator[tuple[dict[str, Any], str]]:
     """Yield every schema object below ``node`` (not the values of ``properties`` maps themselves)."""
+    for obj, where, _depth in _walk_depth(node, pointer, 0):
+        yield obj, where
+
+
+def _walk_depth(node: Any, pointer: str, depth: int) -> Iterator[tuple[dict[str, Any], str, int]]:
+    """``_walk`` with how many subschemas deep each schema sits."""
     obj = as_obj(node)
     if obj is None:
         return
-    yield obj, pointer
+    yield obj, pointer, depth
     for key, value in obj.items():
         child = f"{pointer}/{_escape(key)}"
         if key in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas"):
             for name, sub in (as_obj(value) or {}).items():
-                yield from _walk(sub, f"{child}/{_escape(name)}")
+                yield from _walk_depth(sub, f"{child}/{_escape(name)}", depth + 1)
         elif key in ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames"):
             subs = as_arr(value)
             if subs is not None:
                 for i, sub in enumerate(subs):
-                    yield from _walk(sub, f"{child}/{i}")
+                    yield from _walk_depth(sub, f"{child}/{i}", depth + 1)
             else:
-                yield from _walk(value, child)
+                yield from _walk_depth(value, child, depth + 1)
         elif key in ("oneOf", "anyOf", "allOf", "prefixItems"):
             for i, sub in enumerate(as_arr(value) or []):
-                yield from _walk(sub, f"{child}/{i}")
+                yield from _walk_depth(sub, f"{child}/{i}", depth + 1)
 
 
 def _escape(key: str) -> str:
@@ -333,9 +366,12 @@ def _check_schema(schema: dict[str, Any], pointer: str, display: str) -> list[Pr
     problems: list[Problem] = []
     for node, where in _walk(schema, pointer):
         kind: Any = node.get("type")
-        kinds: list[Any] = as_arr(kind) or ([kind] if kind is not None else [])
+        listed = as_arr(kind)
+        kinds: list[Any] = listed if listed is not None else ([kind] if kind is not None else [])
+        if listed is not None and not listed:
+            problems.append(Problem(display, f"{where}/type", "`type` is an empty list"))
         for k in kinds:
-            if k not in _SCHEMA_TYPES:
+            if not isinstance(k, str) or k not in _SCHEMA_TYPES:
                 problems.append(Problem(display, f"{where}/type", f"unknown type {k!r}"))
         ref = node.get("$ref")
         if ref is not None:
@@ -358,6 +394,8 @@ def _check_schema(schema: dict[str, Any], pointer: str, display: str) -> list[Pr
         return problems
     try:
         Draft7Validator.check_schema(schema)
+    except RecursionError:
+        problems.append(Problem(display, pointer, "not usable: the schema is nested too deeply to check"))
     except SchemaError as exc:
         path = "".join(f"/{_escape(str(p))}" for p in exc.absolute_path)
         problems.append(Problem(display, f"{pointer}{path}", f"not a valid JSON Schema: {exc.message[:200]}"))
@@ -420,7 +458,8 @@ def _localise_refs(schema: dict[str, Any], half: str, definitions: dict[str, Any
             if ref in ("#", "#/"):
                 raise _RefError(f"{where}/$ref", "recursive reference to the schema root is not supported")
             target = resolve(ref, where)
-            siblings = {k: v for k, v in obj.items() if k != "$ref"}
+            drop = ("$ref", "$defs", "definitions") if obj is root else ("$ref",)
+            siblings = {k: v for k, v in obj.items() if k not in drop}
             if ref in local_defs:
                 name = names[ref]
                 if name not in definitions:
@@ -458,7 +497,3 @@ def _localise_refs(schema: dict[str, Any], half: str, definitions: dict[str, Any
             definitions[name] = rewrite(resolve(ref, pointer), f"{pointer}{ref[1:]}", ())
     assert result is not None
     return result
-
-
-def catalog_json(sources: Mapping[str, ModelSource]) -> dict[str, Any]:
-    return {mid: src.catalog for mid, src in sources.items()}

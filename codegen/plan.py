@@ -7,6 +7,7 @@ datamodel-code-generator. Schema shapes msgspec cannot decode are reshaped here,
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import keyword
@@ -14,11 +15,20 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .load import ModelSource, as_arr, as_obj
 
-__all__ = ["RESERVED_NAMES", "InputVariant", "ModelPlan", "OutputVariant", "plan_models", "variant_schemas"]
+__all__ = [
+    "RESERVED_METHODS",
+    "RESERVED_NAMES",
+    "InputVariant",
+    "ModelPlan",
+    "OutputVariant",
+    "plan_models",
+    "variant_schemas",
+]
 
 JSON_TYPES = "application/json"
 STREAM_TYPE = "text/event-stream"
@@ -39,8 +49,41 @@ _TASK_VERBS = {
     "image-to-text": "describe",
     "voice activity detection": "detect_turn",
 }
-# Names the handle base class already uses.
-_RESERVED_METHODS = {"run", "stream", "model_id", "info", "client", "decode_output", "submit_batch", "batch_job"}
+
+
+def _handle_members() -> frozenset[str]:
+    """Every name the runtime's ``ModelHandle`` defines (methods, class attributes, ``self.x`` in methods).
+
+    Read from the runtime source with ``ast`` (the generator never imports the runtime package), so a
+    member added there is never shadowed by a generated method. A test compares it with the real class.
+    """
+    tree = ast.parse((Path(__file__).parent / "runtime" / "_handle.py").read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for cls in tree.body:
+        if not (isinstance(cls, ast.ClassDef) and cls.name == "ModelHandle"):
+            continue
+        for node in cls.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                names.add(node.name)
+                for sub in ast.walk(node):
+                    if (
+                        isinstance(sub, ast.Attribute)
+                        and isinstance(sub.ctx, ast.Store)
+                        and isinstance(sub.value, ast.Name)
+                        and sub.value.id == "self"
+                    ):
+                        names.add(sub.attr)
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                names.add(node.target.id)
+            elif isinstance(node, ast.Assign):
+                names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    if not names:  # pragma: no cover - the runtime always defines it
+        raise RuntimeError("runtime/_handle.py defines no ModelHandle class")
+    return frozenset(names)
+
+
+# Names the handle base class already uses: a generated method (or its `_stream` form) never takes one.
+RESERVED_METHODS = _handle_members()
 # Names a model module binds besides its structs (imports and the template's own names): a handle,
 # alias or struct must never take one of them.
 RESERVED_NAMES = frozenset(
@@ -94,7 +137,6 @@ class OutputVariant:
     kind: str  # "json", "binary", "stream"
     content_type: str
     json_type: str | None  # "object", "array", "string", ... for JSON variants
-    keys: list[str] = field(default_factory=list[str])
     title_words: set[str] = field(default_factory=set[str])
     is_async: bool = False
     alias: bool = False  # rendered as a type alias (list, union...), not a struct class
@@ -107,13 +149,13 @@ class InputVariant:
     method: str
     kind: str  # "object", "binary", "requests"
     required: list[str]
-    keys: list[str]
     description: str
     title_words: set[str] = field(default_factory=set[str])
     output: OutputVariant | None = None
     params: list[Param] = field(default_factory=list[Param])
     kwargs: bool = True
     streams: bool = False
+    stream_required: bool = False  # the struct requires `stream`; the plain method sends `stream=False`
     binary_fields: dict[str, str] = field(default_factory=dict[str, str])
     batch_item: str = "Any"
     expect: str = "None"  # what the handle passes to the runtime as the expected output type
@@ -125,7 +167,6 @@ class ModelPlan:
     source: ModelSource
     model_id: str
     module: str  # dotted, relative to the package, e.g. "models.cf.baai.bge_m3"
-    pascal: str
     handle: str
     input_alias: str
     output_alias: str
@@ -134,9 +175,13 @@ class ModelPlan:
     doc: dict[str, Any]  # document for datamodel-code-generator
     rules: list[tuple[Any, ...]]
     streamable: bool
-    batchable: bool
     price: list[dict[str, Any]]
     fingerprint: str = ""
+
+    @property
+    def alias_key(self) -> str:
+        """A stable identifier for this model in ``_client.py`` (segments never hold ``__``)."""
+        return self.module.removeprefix("models.").replace(".", "__")
 
     @property
     def json_outputs(self) -> list[OutputVariant]:
@@ -240,6 +285,39 @@ def _clean_title(title: str, model_id: str) -> str:
 # ----------------------------------------------------------------------------- variants
 
 
+def _inline_ref(schema: dict[str, Any], defs: dict[str, Any], inlined: set[str]) -> dict[str, Any]:
+    """A schema that is only a ``$ref`` to a definition (plus annotations), replaced by that definition.
+
+    The root of an input or output (and each of its alternatives) must be a schema of its own: the
+    plan names a struct after it. ``inlined`` collects the definitions used so; ``_drop_unused``
+    removes those nothing else refers to (the struct generator would merge the twins otherwise).
+    """
+    seen: set[str] = set()
+    while True:
+        ref = schema.get("$ref")
+        rest = {k: v for k, v in schema.items() if k != "$ref"}
+        parts = as_arr(schema.get("allOf"))
+        if ref is None and parts is not None and len(parts) == 1 and list(as_obj(parts[0]) or {}) == ["$ref"]:
+            ref = (as_obj(parts[0]) or {}).get("$ref")  # how `load` keeps a `$ref` that has sibling keywords
+            rest = {k: v for k, v in schema.items() if k != "allOf"}
+        if not isinstance(ref, str) or not ref.startswith(_DEF_PREFIX):
+            return schema
+        name = ref[len(_DEF_PREFIX) :]
+        target = as_obj(defs.get(name))
+        if target is None or name in seen:
+            return schema
+        seen.add(name)
+        inlined.add(name)
+        schema = {**target, **rest}
+
+
+def _drop_unused(defs: dict[str, Any], names: set[str]) -> None:
+    for name in sorted(names):
+        others = json.dumps({k: v for k, v in defs.items() if k != name})
+        if json.dumps(f"{_DEF_PREFIX}{name}") not in others:
+            defs.pop(name, None)
+
+
 def variant_schemas(schema: dict[str, Any]) -> list[dict[str, Any]]:
     """The alternatives of an input or output root, as the plan numbers them (``InputVariant.index``)."""
     return _branches(schema)
@@ -316,9 +394,13 @@ def _plan_one(src: ModelSource, module: str, warnings: list[str]) -> ModelPlan:
         return n
 
     # Outputs first, so input methods can be paired with them.
-    root_ct = str(src.output.get("contentType") or JSON_TYPES)
+    inlined: set[str] = set()
+    output_root = _inline_ref(src.output, defs, inlined)
+    root_ct = str(output_root.get("contentType") or JSON_TYPES)
     outputs: list[OutputVariant] = []
-    for i, branch in enumerate(_branches(src.output)):
+    seen_outputs: set[str] = set()
+    for i, raw_branch in enumerate(_branches(output_root)):
+        branch = _inline_ref(raw_branch, defs, inlined)
         ct = str(branch.get("contentType") or root_ct)
         title = str(branch.get("title") or "")
         if _is_binary(branch) or (ct != JSON_TYPES and branch.get("type") == "string"):
@@ -331,19 +413,28 @@ def _plan_one(src: ModelSource, module: str, warnings: list[str]) -> ModelPlan:
         base = "AsyncResponse" if is_async else (_clean_title(title, mid) if title else "")
         if not base or base == "Model":
             base = _pascal("_".join(keys[:2])) if keys and len(outputs) else _pascal(src.task) if src.task else ""
-        name = unique(f"{base}Output" if base and not is_async else (base or "Output"))
         body = {k: v for k, v in branch.items() if k not in ("title", "contentType")}
+        canon = _canonical(body)
+        if canon in seen_outputs:
+            # Two identical alternatives are one answer (the struct generator would merge them anyway).
+            continue
+        seen_outputs.add(canon)
+        name = unique(f"{base}Output" if base and not is_async else (base or "Output"))
         defs[name] = body
         outputs.append(
-            OutputVariant(i, name, "json", JSON_TYPES, _json_type(branch), keys, _title_words(title, mid), is_async)
+            OutputVariant(i, name, "json", JSON_TYPES, _json_type(branch), _title_words(title, mid), is_async)
         )
 
     inputs: list[InputVariant] = []
     method_names: set[str] = set()
-    branches = _branches(src.input)
+    input_root = _inline_ref(src.input, defs, inlined)
+    branches = [_inline_ref(b, defs, inlined) for b in _branches(input_root)]
+    # Identical schemas are one struct to the generator (even an input and an output): share the name.
+    input_classes: dict[str, str] = {_canonical(defs[o.class_name]): o.class_name for o in outputs if o.class_name}
+    streamable = any(o.kind == "stream" for o in outputs)
     for i, branch in enumerate(branches):
         title = str(branch.get("title") or "")
-        desc = str(branch.get("description") or src.input.get("description") or "")
+        desc = str(branch.get("description") or input_root.get("description") or "")
         props = as_obj(branch.get("properties")) or {}
         required = [r for r in as_arr(branch.get("required")) or [] if isinstance(r, str)]
         keys = sorted(props)
@@ -354,14 +445,20 @@ def _plan_one(src: ModelSource, module: str, warnings: list[str]) -> ModelPlan:
             base = _clean_title(title, mid) if title else ""
             if not base or base == "Model":
                 base = _pascal("_".join(required[:2] or keys[:1] or ["body"]))
-            class_name = unique(f"{base}Input")
             body = {k: v for k, v in branch.items() if k not in ("title", "contentType")}
             if body:  # an empty input schema stays "any JSON"
                 body.setdefault("type", "object")
-            defs[class_name] = body
-        method = _method_name(kind, required, keys, task, title, method_names, len(branches))
+            canon = _canonical(body)
+            if canon in input_classes:
+                class_name = input_classes[canon]  # identical alternatives share one struct
+            else:
+                class_name = input_classes[canon] = unique(f"{base}Input")
+                defs[class_name] = body
+        streams = streamable and "stream" in props
+        method = _method_name(kind, required, task, title, method_names, streams)
         method_names.add(method)
-        streams = any(o.kind == "stream" for o in outputs) and "stream" in props
+        if streams:
+            method_names.add(f"{method}_stream")
         binary_fields = {name: b for name, sub in props.items() if (b := _binary_kind(sub))}
         inputs.append(
             InputVariant(
@@ -370,7 +467,6 @@ def _plan_one(src: ModelSource, module: str, warnings: list[str]) -> ModelPlan:
                 method,
                 kind,
                 required,
-                keys,
                 desc,
                 _title_words(title, mid),
                 streams=streams,
@@ -378,6 +474,7 @@ def _plan_one(src: ModelSource, module: str, warnings: list[str]) -> ModelPlan:
             )
         )
 
+    _drop_unused(defs, inlined)
     _pair(inputs, outputs)
     doc = _reshape_for_msgspec(defs, inputs, outputs, warnings, src.file)
     rules = _dispatch_rules(outputs, as_obj(doc["$defs"]) or {})
@@ -390,7 +487,6 @@ def _plan_one(src: ModelSource, module: str, warnings: list[str]) -> ModelPlan:
         source=src,
         model_id=mid,
         module=module,
-        pascal=pascal,
         handle=handle,
         input_alias=input_alias,
         output_alias=output_alias,
@@ -398,22 +494,17 @@ def _plan_one(src: ModelSource, module: str, warnings: list[str]) -> ModelPlan:
         outputs=outputs,
         doc=doc,
         rules=rules,
-        streamable=any(o.kind == "stream" for o in outputs),
-        batchable=any(v.kind == "requests" for v in inputs),
+        streamable=streamable,
         price=price or [],
     )
 
 
-def _method_name(
-    kind: str, required: list[str], keys: list[str], task: str, title: str, taken: set[str], count: int
-) -> str:
+def _method_name(kind: str, required: list[str], task: str, title: str, taken: set[str], streams: bool) -> str:
     candidates: list[str] = []
     for key in ("requests", "messages", "contexts"):
         if key in required:
             candidates.append(_KEY_VERBS[key])
     verb = _TASK_VERBS.get(task, "call")
-    if kind == "binary":
-        candidates.append(verb)
     candidates.append(verb)
     if title:
         candidates.append(_snake(title))
@@ -421,9 +512,23 @@ def _method_name(
         candidates.append(f"{verb}_{_snake(required[0])}")
     candidates.append(f"{verb}_{len(taken) + 1}")
     for name in candidates:
-        if name not in taken and name not in _RESERVED_METHODS and not keyword.iskeyword(name):
+        if _usable_method(name, taken, streams):
             return name
-    return f"call_{len(taken) + 1}"
+    n = len(taken) + 1
+    while not _usable_method(f"call_{n}", taken, streams):
+        n += 1
+    return f"call_{n}"
+
+
+def _usable_method(name: str, taken: set[str], streams: bool) -> bool:
+    """A method name that says something and shadows nothing (``model`` is what an empty title snakes to)."""
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or not re.search(r"[a-z]{2}", name) or name in ("model", "m"):
+        return False
+    forms = [name, f"{name}_stream"] if streams else [name]
+    if any(f in taken or f in RESERVED_METHODS or keyword.iskeyword(f) for f in forms):
+        return False
+    # Another variant's `<name>_stream` form, or this name's stream form later taken by a plain method.
+    return f"{name}_stream" not in RESERVED_METHODS
 
 
 _BYTE_HINTS = re.compile(r"8-bit|uint8|0 and 255|0-255|bytes? of|byte array", re.I)
@@ -516,7 +621,8 @@ def _reshape_for_msgspec(
     int-like members. Nested alternatives like that are merged into one looser member; the variants at
     the root are never merged: they are told apart by the generated dispatch rules instead.
     """
-    variant_names = [v.class_name for v in inputs if v.class_name] + [o.class_name for o in outputs if o.class_name]
+    names = [v.class_name for v in inputs if v.class_name] + [o.class_name for o in outputs if o.class_name]
+    variant_names = list(dict.fromkeys(names))
     shaper = _Shaper(defs, variant_names)
     fixed = {name: shaper.shape_def(name) for name in defs}
     if warnings is not None:

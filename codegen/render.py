@@ -8,6 +8,7 @@ escaped literals: ``pylit`` for values and ``doc`` for docstring bodies.
 from __future__ import annotations
 
 import ast
+import builtins
 import hashlib
 import io
 import json
@@ -28,9 +29,8 @@ import jinja2
 from .load import as_obj
 from .plan import RESERVED_NAMES, ModelPlan, Param
 
-__all__ = ["GENERATOR_VERSION", "RenderError", "fingerprint", "render_package", "struct_codes"]
+__all__ = ["RenderError", "fingerprint", "render_package", "struct_codes"]
 
-GENERATOR_VERSION = "1"
 _HERE = Path(__file__).parent
 _TEMPLATES = _HERE / "templates"
 RUNTIME = _HERE / "runtime"
@@ -40,8 +40,10 @@ _RECURSION_LIMIT = 6000
 
 def fingerprint() -> str:
     """Hash of everything besides the schema that shapes a model module."""
-    h = hashlib.sha256(GENERATOR_VERSION.encode())
-    for path in sorted([_TEMPLATES / "model.py.jinja", *(_HERE / f for f in ("load.py", "plan.py", "render.py"))]):
+    h = hashlib.sha256()
+    sources = [_TEMPLATES / "model.py.jinja", RUNTIME / "_handle.py"]
+    sources += [_HERE / f for f in ("load.py", "plan.py", "render.py")]
+    for path in sorted(sources):
         h.update(path.name.encode())
         h.update(path.read_bytes())
     try:
@@ -176,7 +178,7 @@ def _code_or_error(structs: _Structs, doc: dict[str, Any]) -> str | RenderError:
     try:
         return structs.code(doc)
     except Exception as exc:  # a generator bug must name the schema, not crash the whole run
-        return RenderError(-1, f"{type(exc).__name__}: {str(exc)[:300]}")
+        return RenderError(-1, f"the struct generator failed on this schema ({type(exc).__name__}: {str(exc)[:300]})")
 
 
 TEMPLATE_NAMES = RESERVED_NAMES | {"__all__"}
@@ -489,7 +491,7 @@ def render_model(plan: ModelPlan, code: str, env: jinja2.Environment, source_lab
     depth = plan.module.count(".") + 1  # models.cf.baai.bge_m3 sits 4 levels below the package
     if _BASE_PLACEHOLDER in imports:
         imports[_relative(depth - 1, "_base")] = imports.pop(_BASE_PLACEHOLDER)
-    reserved = {"self", "cls"}
+    reserved = {"self", "cls", "data", "headers"}
     for var in plan.inputs:
         if var.class_name and var.class_name in classes:
             variant_schema = as_obj((as_obj(plan.doc.get("$defs")) or {}).get(var.class_name))
@@ -500,8 +502,15 @@ def render_model(plan: ModelPlan, code: str, env: jinja2.Environment, source_lab
                 if sub is not None:
                     descriptions[k] = str(sub.get("description") or "")
             params = _params(classes[var.class_name], descriptions)
+            if var.streams:
+                # The two methods pass `stream` themselves (False / True); it is never a parameter.
+                stream = next((p for p in params if p.wire == "stream"), None)
+                var.stream_required = stream is not None and stream.default is None
+                params = [p for p in params if p is not stream]
             names = {p.name for p in params}
-            if names & reserved or names & set(classes) or names & {"request", "data", "headers"}:
+            # The method body binds `_request`/`_result` and calls `_as_bytes`...; the struct classes
+            # are called by name: a parameter with any of those names would shadow them.
+            if names & reserved or names & set(classes) or any(n.startswith("_") for n in names):
                 var.kwargs = False
             else:
                 for p in params:
@@ -536,14 +545,17 @@ def render_model(plan: ModelPlan, code: str, env: jinja2.Environment, source_lab
         for v in plan.inputs:
             for p in v.params:
                 if p.binary:
-                    need[_relative(depth - 1, "_binary")].add(
-                        {"bytes": "as_bytes", "base64": "as_base64", "uint8": "as_uint8"}[p.binary]
-                    )
+                    helper = {"bytes": "as_bytes", "base64": "as_base64", "uint8": "as_uint8"}[p.binary]
+                    need[_relative(depth - 1, "_binary")].add(f"{helper} as _{helper}")
     if plan.binary_outputs:
         need.setdefault(_relative(depth - 1, "_binary"), set()).add("BinaryOutput")
     if any(p.default == "UNSET" for v in plan.inputs for p in v.params):
         need.setdefault("msgspec", set()).update({"UNSET", "UnsetType"})
     import_lines = _merge_imports(imports, need)
+    exported = [v.class_name for v in plan.inputs if v.class_name]
+    exported += [o.class_name for o in plan.json_outputs if o.class_name]
+    exported += list(classes)  # every struct a caller may build (Message, Tool, ...), in source order
+    exported = [n for n in dict.fromkeys(exported) if n not in (plan.handle, plan.input_alias, plan.output_alias)]
     template = env.get_template("model.py.jinja")
     return template.render(
         plan=plan,
@@ -551,7 +563,91 @@ def render_model(plan: ModelPlan, code: str, env: jinja2.Environment, source_lab
         import_lines=import_lines,
         structs=body,
         fingerprint=plan.fingerprint,
+        exported=exported,
     )
+
+
+def _seal(text: str, key: str) -> str:
+    """Put a hash of the module's text on its fingerprint line (line 2), after the cache key."""
+    head, line, rest = text.split("\n", 2)
+    assert line == f"# fingerprint: {key}", line
+    return f"{head}\n# fingerprint: {key} {_body_hash(head, rest)}\n{rest}"
+
+
+def _body_hash(head: str, rest: str) -> str:
+    return hashlib.sha256(f"{head}\n{rest}".encode()).hexdigest()[:16]
+
+
+def _reusable(old: str, key: str) -> bool:
+    """Whether a module on disk is exactly what rendering with ``key`` wrote (not edited since)."""
+    parts = old.split("\n", 2)
+    return len(parts) == 3 and parts[1] == f"# fingerprint: {key} {_body_hash(parts[0], parts[2])}"
+
+
+def undefined_names(text: str, filename: str) -> list[str]:
+    """Names a module uses but never binds (it would raise NameError); raises SyntaxError if it does not compile.
+
+    A safety net after rendering: the template refers to struct classes by the names the plan chose,
+    and a struct generator that merged or renamed one would otherwise leave a module that fails on import.
+    """
+    tree = ast.parse(text, filename)
+    compile(tree, filename, "exec", dont_inherit=True)
+    allowed = set(dir(builtins))
+    for node in tree.body:
+        allowed.update(_bound_names(node))
+    for found in ast.walk(tree):
+        if isinstance(found, ast.comprehension):
+            allowed.update(n.id for n in ast.walk(found.target) if isinstance(n, ast.Name))
+    missing: set[str] = set()
+
+    def check(node: ast.AST, scope: set[str]) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            args = node.args
+            every = [*args.posonlyargs, *args.args, *args.kwonlyargs, *(a for a in (args.vararg, args.kwarg) if a)]
+            outer: list[ast.AST] = [*args.defaults, *(d for d in args.kw_defaults if d is not None)]
+            outer += [a.annotation for a in every if a.annotation is not None]
+            if not isinstance(node, ast.Lambda):
+                outer += [*node.decorator_list, *([node.returns] if node.returns else [])]
+            for sub in outer:
+                check(sub, scope)
+            inner = scope | {a.arg for a in every}
+            inner |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            for stmt in node.body if isinstance(node.body, list) else [node.body]:
+                check(stmt, inner)
+            return
+        if isinstance(node, ast.ClassDef):
+            for sub in [*node.bases, *node.keywords, *node.decorator_list]:
+                check(sub, scope)
+            inner = set(scope)
+            for stmt in node.body:
+                check(stmt, inner)
+                inner.update(_bound_names(stmt))
+            return
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in scope:
+            missing.add(node.id)
+        for child in ast.iter_child_nodes(node):
+            check(child, scope)
+
+    for node in tree.body:
+        check(node, allowed)
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            if isinstance(node.value, (ast.List, ast.Tuple)):
+                for elt in node.value.elts:
+                    if isinstance(elt, ast.Constant) and isinstance(elt.value, str) and elt.value not in allowed:
+                        missing.add(elt.value)
+    return sorted(missing)
+
+
+def _bound_names(node: ast.stmt) -> set[str]:
+    if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+        return {node.name}
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in node.names}
+    if isinstance(node, ast.AnnAssign):
+        return {node.target.id} if isinstance(node.target, ast.Name) else set()
+    if isinstance(node, ast.Assign):
+        return {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return set()
 
 
 def render_package(
@@ -561,8 +657,9 @@ def render_package(
 ) -> dict[str, bytes]:
     """All files of the output package, keyed by path relative to the package folder.
 
-    ``cached`` maps a module's relative path to its current text; a model whose source digest and
-    generator fingerprint match the header of its cached text is reused as it is.
+    ``cached`` maps a module's relative path to its current text; a module whose header carries this
+    run's cache key (schema digest, generator fingerprint, module path, source label) and the hash of
+    its own text is reused as it is. ``--check`` passes no cache at all.
     """
     env = _env()
     files: dict[str, bytes] = {}
@@ -571,9 +668,12 @@ def render_package(
     seen_ids: set[str] = set()
     reused: dict[int, str] = {}
     for i, plan in enumerate(plans):
-        plan.fingerprint = f"{plan.source.digest[:16]}-{fp}-{hashlib.sha256(plan.module.encode()).hexdigest()[:6]}"
+        # Everything the module text depends on: the schema bytes, the generator, where it lands and
+        # the source label printed in its header.
+        key = f"{plan.source.digest}\0{fp}\0{plan.module}\0{plan.source.label}"
+        plan.fingerprint = hashlib.sha256(key.encode()).hexdigest()[:24]
         old = cached.get(plan.module.replace(".", "/") + ".py")
-        if old is not None and f"# fingerprint: {plan.fingerprint}\n" in old.split('"""', 1)[0]:
+        if old is not None and _reusable(old, plan.fingerprint):
             reused[i] = old
     todo = [i for i in range(len(plans)) if i not in reused]
     try:
@@ -587,9 +687,14 @@ def render_package(
             _restore_plan_from_cache(plan)
         else:
             try:
-                text = render_model(plan, codes[i], env, plan.source.label)
+                text = _seal(render_model(plan, codes[i], env, plan.source.label), plan.fingerprint)
+                missing = undefined_names(text, rel)
             except Exception as exc:  # name the schema instead of crashing the whole run
-                raise RenderError(i, f"{type(exc).__name__}: {str(exc)[:300]}") from None
+                message = f"rendering the model module failed ({type(exc).__name__}: {str(exc)[:300]})"
+                raise RenderError(i, message) from None
+            if missing:
+                names = ", ".join(missing[:5])
+                raise RenderError(i, f"the generated {rel} would fail on import: {names} not defined (generator bug)")
         files[rel] = text.encode()
         schema_rel = "_schemas/" + plan.module.replace(".", "/") + ".json"
         files[schema_rel] = (

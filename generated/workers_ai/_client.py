@@ -12,27 +12,27 @@ from ._handle import ModelHandle
 from ._stream import EventStream
 
 if TYPE_CHECKING:
-    from .models.cf.baai.bge_base_en_v1_5 import BgeBaseEnV15 as _BgeBaseEnV15_1, BgeBaseEnV15Input as _In1, BgeBaseEnV15Output as _Out1
-    from .models.cf.baai.bge_m3 import BgeM3 as _BgeM3_2, BgeM3Input as _In2, BgeM3Output as _Out2
-    from .models.cf.baai.bge_reranker_base import BgeRerankerBase as _BgeRerankerBase_3, BgeRerankerBaseInput as _In3, BgeRerankerBaseOutput as _Out3
-    from .models.cf.baai.bge_small_en_v1_5 import BgeSmallEnV15 as _BgeSmallEnV15_4, BgeSmallEnV15Input as _In4, BgeSmallEnV15Output as _Out4
-    from .models.cf.black_forest_labs.flux_1_schnell import Flux1Schnell as _Flux1Schnell_5, Flux1SchnellInput as _In5, Flux1SchnellOutput as _Out5
-    from .models.cf.deepgram.aura_1 import Aura1 as _Aura1_6, Aura1Input as _In6, Aura1Output as _Out6
-    from .models.cf.facebook.bart_large_cnn import BartLargeCnn as _BartLargeCnn_7, BartLargeCnnInput as _In7, BartLargeCnnOutput as _Out7
-    from .models.cf.facebook.detr_resnet_50 import DetrResnet50 as _DetrResnet50_8, DetrResnet50Input as _In8, DetrResnet50Output as _Out8
-    from .models.cf.huggingface.distilbert_sst_2_int8 import DistilbertSst2Int8 as _DistilbertSst2Int8_9, DistilbertSst2Int8Input as _In9, DistilbertSst2Int8Output as _Out9
-    from .models.cf.llava_hf.llava_1_5_7b_hf import Llava157bHf as _Llava157bHf_10, Llava157bHfInput as _In10, Llava157bHfOutput as _Out10
-    from .models.cf.meta.llama_3_8b_instruct import Llama38bInstruct as _Llama38bInstruct_11, Llama38bInstructInput as _In11, Llama38bInstructOutput as _Out11
-    from .models.cf.meta.llama_3_3_70b_instruct_fp8_fast import Llama3370bInstructFp8Fast as _Llama3370bInstructFp8Fast_12, Llama3370bInstructFp8FastInput as _In12, Llama3370bInstructFp8FastOutput as _Out12
-    from .models.cf.meta.m2m100_1_2b import M2m10012b as _M2m10012b_13, M2m10012bInput as _In13, M2m10012bOutput as _Out13
-    from .models.cf.microsoft.resnet_50 import Resnet50 as _Resnet50_14, Resnet50Input as _In14, Resnet50Output as _Out14
-    from .models.cf.myshell_ai.melotts import Melotts as _Melotts_15, MelottsInput as _In15, MelottsOutput as _Out15
-    from .models.cf.openai.whisper import Whisper as _Whisper_16, WhisperInput as _In16, WhisperOutput as _Out16
-    from .models.cf.openai.whisper_large_v3_turbo import WhisperLargeV3Turbo as _WhisperLargeV3Turbo_17, WhisperLargeV3TurboInput as _In17, WhisperLargeV3TurboOutput as _Out17
-    from .models.cf.pipecat_ai.smart_turn_v2 import SmartTurnV2 as _SmartTurnV2_18, SmartTurnV2Input as _In18, SmartTurnV2Output as _Out18
-    from .models.cf.qwen.qwen3_30b_a3b_fp8 import Qwen330bA3bFp8 as _Qwen330bA3bFp8_19, Qwen330bA3bFp8Input as _In19, Qwen330bA3bFp8Output as _Out19
-    from .models.cf.stabilityai.stable_diffusion_xl_base_1_0 import StableDiffusionXlBase10 as _StableDiffusionXlBase10_20, StableDiffusionXlBase10Input as _In20, StableDiffusionXlBase10Output as _Out20
-    from .models.hf.nousresearch.hermes_2_pro_mistral_7b import Hermes2ProMistral7b as _Hermes2ProMistral7b_21, Hermes2ProMistral7bInput as _In21, Hermes2ProMistral7bOutput as _Out21
+    from .models.cf.baai.bge_base_en_v1_5 import BgeBaseEnV15 as _H_cf__baai__bge_base_en_v1_5, BgeBaseEnV15Input as _In_cf__baai__bge_base_en_v1_5, BgeBaseEnV15Output as _Out_cf__baai__bge_base_en_v1_5
+    from .models.cf.baai.bge_m3 import BgeM3 as _H_cf__baai__bge_m3, BgeM3Input as _In_cf__baai__bge_m3, BgeM3Output as _Out_cf__baai__bge_m3
+    from .models.cf.baai.bge_reranker_base import BgeRerankerBase as _H_cf__baai__bge_reranker_base, BgeRerankerBaseInput as _In_cf__baai__bge_reranker_base, BgeRerankerBaseOutput as _Out_cf__baai__bge_reranker_base
+    from .models.cf.baai.bge_small_en_v1_5 import BgeSmallEnV15 as _H_cf__baai__bge_small_en_v1_5, BgeSmallEnV15Input as _In_cf__baai__bge_small_en_v1_5, BgeSmallEnV15Output as _Out_cf__baai__bge_small_en_v1_5
+    from .models.cf.black_forest_labs.flux_1_schnell import Flux1Schnell as _H_cf__black_forest_labs__flux_1_schnell, Flux1SchnellInput as _In_cf__black_forest_labs__flux_1_schnell, Flux1SchnellOutput as _Out_cf__black_forest_labs__flux_1_schnell
+    from .models.cf.deepgram.aura_1 import Aura1 as _H_cf__deepgram__aura_1, Aura1Input as _In_cf__deepgram__aura_1, Aura1Output as _Out_cf__deepgram__aura_1
+    from .models.cf.facebook.bart_large_cnn import BartLargeCnn as _H_cf__facebook__bart_large_cnn, BartLargeCnnInput as _In_cf__facebook__bart_large_cnn, BartLargeCnnOutput as _Out_cf__facebook__bart_large_cnn
+    from .models.cf.facebook.detr_resnet_50 import DetrResnet50 as _H_cf__facebook__detr_resnet_50, DetrResnet50Input as _In_cf__facebook__detr_resnet_50, DetrResnet50Output as _Out_cf__facebook__detr_resnet_50
+    from .models.cf.huggingface.distilbert_sst_2_int8 import DistilbertSst2Int8 as _H_cf__huggingface__distilbert_sst_2_int8, DistilbertSst2Int8Input as _In_cf__huggingface__distilbert_sst_2_int8, DistilbertSst2Int8Output as _Out_cf__huggingface__distilbert_sst_2_int8
+    from .models.cf.llava_hf.llava_1_5_7b_hf import Llava157bHf as _H_cf__llava_hf__llava_1_5_7b_hf, Llava157bHfInput as _In_cf__llava_hf__llava_1_5_7b_hf, Llava157bHfOutput as _Out_cf__llava_hf__llava_1_5_7b_hf
+    from .models.cf.meta.llama_3_8b_instruct import Llama38bInstruct as _H_cf__meta__llama_3_8b_instruct, Llama38bInstructInput as _In_cf__meta__llama_3_8b_instruct, Llama38bInstructOutput as _Out_cf__meta__llama_3_8b_instruct
+    from .models.cf.meta.llama_3_3_70b_instruct_fp8_fast import Llama3370bInstructFp8Fast as _H_cf__meta__llama_3_3_70b_instruct_fp8_fast, Llama3370bInstructFp8FastInput as _In_cf__meta__llama_3_3_70b_instruct_fp8_fast, Llama3370bInstructFp8FastOutput as _Out_cf__meta__llama_3_3_70b_instruct_fp8_fast
+    from .models.cf.meta.m2m100_1_2b import M2m10012b as _H_cf__meta__m2m100_1_2b, M2m10012bInput as _In_cf__meta__m2m100_1_2b, M2m10012bOutput as _Out_cf__meta__m2m100_1_2b
+    from .models.cf.microsoft.resnet_50 import Resnet50 as _H_cf__microsoft__resnet_50, Resnet50Input as _In_cf__microsoft__resnet_50, Resnet50Output as _Out_cf__microsoft__resnet_50
+    from .models.cf.myshell_ai.melotts import Melotts as _H_cf__myshell_ai__melotts, MelottsInput as _In_cf__myshell_ai__melotts, MelottsOutput as _Out_cf__myshell_ai__melotts
+    from .models.cf.openai.whisper import Whisper as _H_cf__openai__whisper, WhisperInput as _In_cf__openai__whisper, WhisperOutput as _Out_cf__openai__whisper
+    from .models.cf.openai.whisper_large_v3_turbo import WhisperLargeV3Turbo as _H_cf__openai__whisper_large_v3_turbo, WhisperLargeV3TurboInput as _In_cf__openai__whisper_large_v3_turbo, WhisperLargeV3TurboOutput as _Out_cf__openai__whisper_large_v3_turbo
+    from .models.cf.pipecat_ai.smart_turn_v2 import SmartTurnV2 as _H_cf__pipecat_ai__smart_turn_v2, SmartTurnV2Input as _In_cf__pipecat_ai__smart_turn_v2, SmartTurnV2Output as _Out_cf__pipecat_ai__smart_turn_v2
+    from .models.cf.qwen.qwen3_30b_a3b_fp8 import Qwen330bA3bFp8 as _H_cf__qwen__qwen3_30b_a3b_fp8, Qwen330bA3bFp8Input as _In_cf__qwen__qwen3_30b_a3b_fp8, Qwen330bA3bFp8Output as _Out_cf__qwen__qwen3_30b_a3b_fp8
+    from .models.cf.stabilityai.stable_diffusion_xl_base_1_0 import StableDiffusionXlBase10 as _H_cf__stabilityai__stable_diffusion_xl_base_1_0, StableDiffusionXlBase10Input as _In_cf__stabilityai__stable_diffusion_xl_base_1_0, StableDiffusionXlBase10Output as _Out_cf__stabilityai__stable_diffusion_xl_base_1_0
+    from .models.hf.nousresearch.hermes_2_pro_mistral_7b import Hermes2ProMistral7b as _H_hf__nousresearch__hermes_2_pro_mistral_7b, Hermes2ProMistral7bInput as _In_hf__nousresearch__hermes_2_pro_mistral_7b, Hermes2ProMistral7bOutput as _Out_hf__nousresearch__hermes_2_pro_mistral_7b
 
 __all__ = ["WorkersAI"]
 
@@ -45,47 +45,47 @@ class WorkersAI(BaseClient):
     """
 
     @overload
-    def model(self, model_id: Literal['@cf/baai/bge-base-en-v1.5']) -> _BgeBaseEnV15_1: ...
+    def model(self, model_id: Literal['@cf/baai/bge-base-en-v1.5']) -> _H_cf__baai__bge_base_en_v1_5: ...
     @overload
-    def model(self, model_id: Literal['@cf/baai/bge-m3']) -> _BgeM3_2: ...
+    def model(self, model_id: Literal['@cf/baai/bge-m3']) -> _H_cf__baai__bge_m3: ...
     @overload
-    def model(self, model_id: Literal['@cf/baai/bge-reranker-base']) -> _BgeRerankerBase_3: ...
+    def model(self, model_id: Literal['@cf/baai/bge-reranker-base']) -> _H_cf__baai__bge_reranker_base: ...
     @overload
-    def model(self, model_id: Literal['@cf/baai/bge-small-en-v1.5']) -> _BgeSmallEnV15_4: ...
+    def model(self, model_id: Literal['@cf/baai/bge-small-en-v1.5']) -> _H_cf__baai__bge_small_en_v1_5: ...
     @overload
-    def model(self, model_id: Literal['@cf/black-forest-labs/flux-1-schnell']) -> _Flux1Schnell_5: ...
+    def model(self, model_id: Literal['@cf/black-forest-labs/flux-1-schnell']) -> _H_cf__black_forest_labs__flux_1_schnell: ...
     @overload
-    def model(self, model_id: Literal['@cf/deepgram/aura-1']) -> _Aura1_6: ...
+    def model(self, model_id: Literal['@cf/deepgram/aura-1']) -> _H_cf__deepgram__aura_1: ...
     @overload
-    def model(self, model_id: Literal['@cf/facebook/bart-large-cnn']) -> _BartLargeCnn_7: ...
+    def model(self, model_id: Literal['@cf/facebook/bart-large-cnn']) -> _H_cf__facebook__bart_large_cnn: ...
     @overload
-    def model(self, model_id: Literal['@cf/facebook/detr-resnet-50']) -> _DetrResnet50_8: ...
+    def model(self, model_id: Literal['@cf/facebook/detr-resnet-50']) -> _H_cf__facebook__detr_resnet_50: ...
     @overload
-    def model(self, model_id: Literal['@cf/huggingface/distilbert-sst-2-int8']) -> _DistilbertSst2Int8_9: ...
+    def model(self, model_id: Literal['@cf/huggingface/distilbert-sst-2-int8']) -> _H_cf__huggingface__distilbert_sst_2_int8: ...
     @overload
-    def model(self, model_id: Literal['@cf/llava-hf/llava-1.5-7b-hf']) -> _Llava157bHf_10: ...
+    def model(self, model_id: Literal['@cf/llava-hf/llava-1.5-7b-hf']) -> _H_cf__llava_hf__llava_1_5_7b_hf: ...
     @overload
-    def model(self, model_id: Literal['@cf/meta/llama-3-8b-instruct']) -> _Llama38bInstruct_11: ...
+    def model(self, model_id: Literal['@cf/meta/llama-3-8b-instruct']) -> _H_cf__meta__llama_3_8b_instruct: ...
     @overload
-    def model(self, model_id: Literal['@cf/meta/llama-3.3-70b-instruct-fp8-fast']) -> _Llama3370bInstructFp8Fast_12: ...
+    def model(self, model_id: Literal['@cf/meta/llama-3.3-70b-instruct-fp8-fast']) -> _H_cf__meta__llama_3_3_70b_instruct_fp8_fast: ...
     @overload
-    def model(self, model_id: Literal['@cf/meta/m2m100-1.2b']) -> _M2m10012b_13: ...
+    def model(self, model_id: Literal['@cf/meta/m2m100-1.2b']) -> _H_cf__meta__m2m100_1_2b: ...
     @overload
-    def model(self, model_id: Literal['@cf/microsoft/resnet-50']) -> _Resnet50_14: ...
+    def model(self, model_id: Literal['@cf/microsoft/resnet-50']) -> _H_cf__microsoft__resnet_50: ...
     @overload
-    def model(self, model_id: Literal['@cf/myshell-ai/melotts']) -> _Melotts_15: ...
+    def model(self, model_id: Literal['@cf/myshell-ai/melotts']) -> _H_cf__myshell_ai__melotts: ...
     @overload
-    def model(self, model_id: Literal['@cf/openai/whisper']) -> _Whisper_16: ...
+    def model(self, model_id: Literal['@cf/openai/whisper']) -> _H_cf__openai__whisper: ...
     @overload
-    def model(self, model_id: Literal['@cf/openai/whisper-large-v3-turbo']) -> _WhisperLargeV3Turbo_17: ...
+    def model(self, model_id: Literal['@cf/openai/whisper-large-v3-turbo']) -> _H_cf__openai__whisper_large_v3_turbo: ...
     @overload
-    def model(self, model_id: Literal['@cf/pipecat-ai/smart-turn-v2']) -> _SmartTurnV2_18: ...
+    def model(self, model_id: Literal['@cf/pipecat-ai/smart-turn-v2']) -> _H_cf__pipecat_ai__smart_turn_v2: ...
     @overload
-    def model(self, model_id: Literal['@cf/qwen/qwen3-30b-a3b-fp8']) -> _Qwen330bA3bFp8_19: ...
+    def model(self, model_id: Literal['@cf/qwen/qwen3-30b-a3b-fp8']) -> _H_cf__qwen__qwen3_30b_a3b_fp8: ...
     @overload
-    def model(self, model_id: Literal['@cf/stabilityai/stable-diffusion-xl-base-1.0']) -> _StableDiffusionXlBase10_20: ...
+    def model(self, model_id: Literal['@cf/stabilityai/stable-diffusion-xl-base-1.0']) -> _H_cf__stabilityai__stable_diffusion_xl_base_1_0: ...
     @overload
-    def model(self, model_id: Literal['@hf/nousresearch/hermes-2-pro-mistral-7b']) -> _Hermes2ProMistral7b_21: ...
+    def model(self, model_id: Literal['@hf/nousresearch/hermes-2-pro-mistral-7b']) -> _H_hf__nousresearch__hermes_2_pro_mistral_7b: ...
     @overload
     def model(self, model_id: str) -> ModelHandle[Any, Any]: ...
     def model(self, model_id: str) -> ModelHandle[Any, Any]:
@@ -116,212 +116,212 @@ class WorkersAI(BaseClient):
     def run(
         self,
         model_id: Literal['@cf/baai/bge-base-en-v1.5'],
-        payload: _In1 | Mapping[str, Any],
+        payload: _In_cf__baai__bge_base_en_v1_5 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
-    ) -> _Out1: ...
+    ) -> _Out_cf__baai__bge_base_en_v1_5: ...
     @overload
     def run(
         self,
         model_id: Literal['@cf/baai/bge-m3'],
-        payload: _In2 | Mapping[str, Any],
+        payload: _In_cf__baai__bge_m3 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
-    ) -> _Out2: ...
+    ) -> _Out_cf__baai__bge_m3: ...
     @overload
     def run(
         self,
         model_id: Literal['@cf/baai/bge-reranker-base'],
-        payload: _In3 | Mapping[str, Any],
+        payload: _In_cf__baai__bge_reranker_base | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
-    ) -> _Out3: ...
+    ) -> _Out_cf__baai__bge_reranker_base: ...
     @overload
     def run(
         self,
         model_id: Literal['@cf/baai/bge-small-en-v1.5'],
-        payload: _In4 | Mapping[str, Any],
+        payload: _In_cf__baai__bge_small_en_v1_5 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
-    ) -> _Out4: ...
+    ) -> _Out_cf__baai__bge_small_en_v1_5: ...
     @overload
     def run(
         self,
         model_id: Literal['@cf/black-forest-labs/flux-1-schnell'],
-        payload: _In5 | Mapping[str, Any],
+        payload: _In_cf__black_forest_labs__flux_1_schnell | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
-    ) -> _Out5: ...
+    ) -> _Out_cf__black_forest_labs__flux_1_schnell: ...
     @overload
     def run(
         self,
         model_id: Literal['@cf/deepgram/aura-1'],
-        payload: _In6 | Mapping[str, Any],
+        payload: _In_cf__deepgram__aura_1 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
-    ) -> _Out6: ...
+    ) -> _Out_cf__deepgram__aura_1: ...
     @overload
     def run(
         self,
         model_id: Literal['@cf/facebook/bart-large-cnn'],
-        payload: _In7 | Mapping[str, Any],
+        payload: _In_cf__facebook__bart_large_cnn | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
-    ) -> _Out7: ...
+    ) -> _Out_cf__facebook__bart_large_cnn: ...
     @overload
     def run(
         self,
         model_id: Literal['@cf/facebook/detr-resnet-50'],
-        payload: _In8 | Mapping[str, Any],
+        payload: _In_cf__facebook__detr_resnet_50 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
-    ) -> _Out8: ...
+    ) -> _Out_cf__facebook__detr_resnet_50: ...
     @overload
     def run(
         self,
         model_id: Literal['@cf/huggingface/distilbert-sst-2-int8'],
-        payload: _In9 | Mapping[str, Any],
+        payload: _In_cf__huggingface__distilbert_sst_2_int8 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
-    ) -> _Out9: ...
+    ) -> _Out_cf__huggingface__distilbert_sst_2_int8: ...
     @overload
     def run(
         self,
         model_id: Literal['@cf/llava-hf/llava-1.5-7b-hf'],
-        payload: _In10 | Mapping[str, Any],
+        payload: _In_cf__llava_hf__llava_1_5_7b_hf | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
-    ) -> _Out10: ...
+    ) -> _Out_cf__llava_hf__llava_1_5_7b_hf: ...
     @overload
     def run(
         self,
         model_id: Literal['@cf/meta/llama-3-8b-instruct'],
-        payload: _In11 | Mapping[str, Any],
+        payload: _In_cf__meta__llama_3_8b_instruct | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
-    ) -> _Out11: ...
+    ) -> _Out_cf__meta__llama_3_8b_instruct: ...
     @overload
     def run(
         self,
         model_id: Literal['@cf/meta/llama-3.3-70b-instruct-fp8-fast'],
-        payload: _In12 | Mapping[str, Any],
+        payload: _In_cf__meta__llama_3_3_70b_instruct_fp8_fast | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
-    ) -> _Out12: ...
+    ) -> _Out_cf__meta__llama_3_3_70b_instruct_fp8_fast: ...
     @overload
     def run(
         self,
         model_id: Literal['@cf/meta/m2m100-1.2b'],
-        payload: _In13 | Mapping[str, Any],
+        payload: _In_cf__meta__m2m100_1_2b | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
-    ) -> _Out13: ...
+    ) -> _Out_cf__meta__m2m100_1_2b: ...
     @overload
     def run(
         self,
         model_id: Literal['@cf/microsoft/resnet-50'],
-        payload: _In14 | Mapping[str, Any],
+        payload: _In_cf__microsoft__resnet_50 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
-    ) -> _Out14: ...
+    ) -> _Out_cf__microsoft__resnet_50: ...
     @overload
     def run(
         self,
         model_id: Literal['@cf/myshell-ai/melotts'],
-        payload: _In15 | Mapping[str, Any],
+        payload: _In_cf__myshell_ai__melotts | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
-    ) -> _Out15: ...
+    ) -> _Out_cf__myshell_ai__melotts: ...
     @overload
     def run(
         self,
         model_id: Literal['@cf/openai/whisper'],
-        payload: _In16 | Mapping[str, Any],
+        payload: _In_cf__openai__whisper | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
-    ) -> _Out16: ...
+    ) -> _Out_cf__openai__whisper: ...
     @overload
     def run(
         self,
         model_id: Literal['@cf/openai/whisper-large-v3-turbo'],
-        payload: _In17 | Mapping[str, Any],
+        payload: _In_cf__openai__whisper_large_v3_turbo | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
-    ) -> _Out17: ...
+    ) -> _Out_cf__openai__whisper_large_v3_turbo: ...
     @overload
     def run(
         self,
         model_id: Literal['@cf/pipecat-ai/smart-turn-v2'],
-        payload: _In18 | Mapping[str, Any],
+        payload: _In_cf__pipecat_ai__smart_turn_v2 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
-    ) -> _Out18: ...
+    ) -> _Out_cf__pipecat_ai__smart_turn_v2: ...
     @overload
     def run(
         self,
         model_id: Literal['@cf/qwen/qwen3-30b-a3b-fp8'],
-        payload: _In19 | Mapping[str, Any],
+        payload: _In_cf__qwen__qwen3_30b_a3b_fp8 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
-    ) -> _Out19: ...
+    ) -> _Out_cf__qwen__qwen3_30b_a3b_fp8: ...
     @overload
     def run(
         self,
         model_id: Literal['@cf/stabilityai/stable-diffusion-xl-base-1.0'],
-        payload: _In20 | Mapping[str, Any],
+        payload: _In_cf__stabilityai__stable_diffusion_xl_base_1_0 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
-    ) -> _Out20: ...
+    ) -> _Out_cf__stabilityai__stable_diffusion_xl_base_1_0: ...
     @overload
     def run(
         self,
         model_id: Literal['@hf/nousresearch/hermes-2-pro-mistral-7b'],
-        payload: _In21 | Mapping[str, Any],
+        payload: _In_hf__nousresearch__hermes_2_pro_mistral_7b | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
-    ) -> _Out21: ...
+    ) -> _Out_hf__nousresearch__hermes_2_pro_mistral_7b: ...
     @overload
     def run(
         self,
