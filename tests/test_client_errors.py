@@ -320,3 +320,14 @@ def test_connection_refused_names_the_cause() -> None:
         embed(ai)
     assert "refused" in str(info.value).lower()
     assert_token_absent(info.value)
+
+
+def test_retries_are_logged_without_the_token(server: ScriptedServer, caplog: pytest.LogCaptureFixture) -> None:
+    server.script(fail(503, 7009, "Upstream service unavailable"), ok(EMBED))
+    ai = client(server)
+    ai._sleep = lambda s: None
+    with caplog.at_level("DEBUG", logger="workers_ai"):
+        embed(ai)
+    lines = [r.getMessage() for r in caplog.records if r.name == "workers_ai"]
+    assert len(lines) == 1 and "HTTP 503" in lines[0] and "retry 1 of 2" in lines[0]
+    assert all(TOKEN not in line for line in caplog.text.splitlines())

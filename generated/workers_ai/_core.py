@@ -6,6 +6,7 @@ The generated ``_client.WorkersAI`` subclasses :class:`BaseClient` only to add t
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import re
 import threading
@@ -54,6 +55,7 @@ _USER_AGENT = "workers-ai-python/0.1"
 _MODEL_ID = re.compile(r"^[A-Za-z0-9@][A-Za-z0-9@._+-]*(/[A-Za-z0-9@._+-]+)*$")
 _Client = TypeVar("_Client", bound="BaseClient")
 QUOTA_CODES = frozenset({3036, 4006})
+_log = logging.getLogger("workers_ai")
 
 
 class ResponseInfo(msgspec.Struct, frozen=True):
@@ -233,8 +235,7 @@ class BaseClient:
             except (ConnectTimeoutError, NewConnectionError) as exc:
                 # Nothing reached the server: always safe to try again, even for a batch submission.
                 if attempt < self.max_retries:
-                    self._sleep(backoff(attempt))
-                    attempt += 1
+                    attempt = self._pause(attempt, backoff(attempt), method, url, _reason(exc))
                     continue
                 timed_out = type(exc) is ConnectTimeoutError
                 kind: type[APIConnectionError] = APITimeoutError if timed_out else APIConnectionError
@@ -244,8 +245,7 @@ class BaseClient:
             except (ReadTimeoutError, ProtocolError, HTTPError, OSError) as exc:
                 timed_out = isinstance(exc, ReadTimeoutError) or "timed out" in str(exc).lower()
                 if attempt < self.max_retries and not queued:
-                    self._sleep(backoff(attempt))
-                    attempt += 1
+                    attempt = self._pause(attempt, backoff(attempt), method, url, _reason(exc))
                     continue
                 what = f"no reply within {self.timeout:g}s" if timed_out else f"connection failed: {_reason(exc)}"
                 note = "; the batch may have been queued, so it was not re-sent" if queued else ""
@@ -262,10 +262,17 @@ class BaseClient:
                 retryable = False  # the daily allocation resets at midnight UTC: retrying cannot help
             wait = retry_after(resp.headers)
             if retryable and attempt < self.max_retries and (wait is None or wait <= MAX_RETRY_AFTER):
-                self._sleep(backoff(attempt) if wait is None else wait)
-                attempt += 1
+                delay = backoff(attempt) if wait is None else wait
+                attempt = self._pause(attempt, delay, method, url, f"HTTP {resp.status}")
                 continue
             raise self.error_from(resp.status, resp.headers, data, model_id=model_id, retry_after=wait)
+
+    def _pause(self, attempt: int, delay: float, method: str, url: str, why: str) -> int:
+        """Log and wait before the next attempt; returns the next attempt number. (Logs name the URL
+        and the reason only: never headers, so never the token.)"""
+        _log.info("%s %s failed (%s); retry %d of %d in %.2fs", method, url, why, attempt + 1, self.max_retries, delay)
+        self._sleep(delay)
+        return attempt + 1
 
     def error_from(
         self,
