@@ -210,7 +210,9 @@ def test_token_never_in_repr(server: ScriptedServer) -> None:
         (lambda h: h.embed(text=[f"t{i}" for i in range(101)]), "$.text", "length <= 100"),
         (lambda h: h.embed(text=["ok", ""]), "$.text[1]", "length >= 1"),
         (lambda h: h.embed(text=5), "$.text", "got `int`"),
-        (lambda h: h.rank(contexts=[bge_m3.Context(text="")]), "$.contexts[0].text", "length >= 1"),
+        (lambda h: h.rank(query="q", contexts=[bge_m3.Context(text="")]), "$.contexts[0].text", "length >= 1"),
+        (lambda h: h.embed_contexts(contexts=[bge_m3.Context(text="")]), "$.contexts[0].text", "length >= 1"),
+        (lambda h: h.rank(query="", contexts=[bge_m3.Context(text="c")]), "$.query", "length >= 1"),
     ],
 )
 def test_bad_typed_input_fails_before_sending(server: ScriptedServer, call: object, path: str, fragment: str) -> None:

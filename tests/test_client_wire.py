@@ -55,10 +55,18 @@ def test_rank_returns_query_scores(server: ScriptedServer) -> None:
 def test_rank_with_explicit_false_default_is_omitted_but_true_is_sent(server: ScriptedServer) -> None:
     server.script(ok({"response": []}))
     handle = client(server).model("@cf/baai/bge-m3")
-    handle.rank(contexts=[bge_m3.Context(text="x")], truncate_inputs=False)
-    handle.rank(contexts=[bge_m3.Context(text="x")], truncate_inputs=True)
+    handle.rank(query="q", contexts=[bge_m3.Context(text="x")], truncate_inputs=False)
+    handle.rank(query="q", contexts=[bge_m3.Context(text="x")], truncate_inputs=True)
+    assert server.requests[0].json() == {"query": "q", "contexts": [{"text": "x"}]}
+    assert server.requests[1].json() == {"query": "q", "contexts": [{"text": "x"}], "truncate_inputs": True}
+
+
+def test_embed_contexts_without_a_query_returns_context_embeddings(server: ScriptedServer) -> None:
+    server.script(ok({"response": [[0.1, 0.2]], "shape": [1, 2], "pooling": "cls"}))
+    out = client(server).model("@cf/baai/bge-m3").embed_contexts(contexts=[bge_m3.Context(text="x")])
+    assert type(out) is bge_m3.EmbeddingForContextsOutput
+    assert out.response == [[0.1, 0.2]]
     assert server.requests[0].json() == {"contexts": [{"text": "x"}]}
-    assert server.requests[1].json() == {"contexts": [{"text": "x"}], "truncate_inputs": True}
 
 
 @pytest.mark.parametrize(
