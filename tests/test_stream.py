@@ -314,17 +314,15 @@ def test_ten_megabyte_stream_end_to_end(server: ScriptedServer) -> None:
     assert len(result.text) == 4 * count
 
 
-class EndlessStream:
-    """A raw server that streams events until the client goes away, and notes when it did."""
+class _RawStreamServer:
+    """One-connection raw HTTP server on 127.0.0.1: reads the request, sends chunked SSE headers, then
+    hands the socket to ``_stream`` (the part each test server does differently)."""
 
     def __init__(self) -> None:
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(4)
         self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/client/v4"
-        self.sent = 0
-        self.limit = 256 * 1024 * 1024
-        self.peer_closed = threading.Event()
         threading.Thread(target=self._serve, daemon=True).start()
 
     def _serve(self) -> None:
@@ -332,12 +330,32 @@ class EndlessStream:
         buf = b""
         while b"\r\n\r\n" not in buf:
             buf += conn.recv(65536)
-        head = buf.split(b"\r\n\r\n", 1)[0].decode()
-        length = int(next((h.split(":")[1] for h in head.split("\r\n") if h.lower().startswith("content-length")), "0"))
-        rest = buf.split(b"\r\n\r\n", 1)[1]
+        head, _, rest = buf.partition(b"\r\n\r\n")
+        length = int(
+            next((h.split(":")[1] for h in head.decode().split("\r\n") if h.lower().startswith("content-length")), "0")
+        )
         while len(rest) < length:
             rest += conn.recv(65536)
         conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
+        self._stream(conn)
+
+    def _stream(self, conn: socket.socket) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+class EndlessStream(_RawStreamServer):
+    """Streams events until the client goes away, and notes when it did."""
+
+    def __init__(self) -> None:
+        self.sent = 0
+        self.limit = 256 * 1024 * 1024
+        self.peer_closed = threading.Event()
+        super().__init__()
+
+    def _stream(self, conn: socket.socket) -> None:
         event = b'data: {"response":"more "}\n\n' * 100
         frame = f"{len(event):x}\r\n".encode() + event + b"\r\n"
         try:
@@ -348,9 +366,6 @@ class EndlessStream:
             self.peer_closed.set()
         finally:
             conn.close()
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 @pytest.fixture
@@ -390,24 +405,15 @@ def test_a_stream_dropped_unread_gives_its_connection_back(endless: EndlessStrea
     assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
 
 
-class DoneThenHold:
-    """A raw server that sends one event and ``[DONE]``, then keeps the chunked body open until released."""
+class DoneThenHold(_RawStreamServer):
+    """Sends one event and ``[DONE]``, then keeps the chunked body open until released."""
 
     def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(4)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/client/v4"
         self.release = threading.Event()
         self.client_closed = threading.Event()
-        threading.Thread(target=self._serve, daemon=True).start()
+        super().__init__()
 
-    def _serve(self) -> None:
-        conn, _ = self.sock.accept()
-        buf = b""
-        while b"\r\n\r\n" not in buf:
-            buf += conn.recv(65536)
-        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
+    def _stream(self, conn: socket.socket) -> None:
         event = b'data: {"response":"all"}\n\ndata: [DONE]\n\n'
         conn.sendall(f"{len(event):x}\r\n".encode() + event + b"\r\n")  # no terminating 0-size chunk
         conn.settimeout(0.05)
@@ -426,7 +432,7 @@ class DoneThenHold:
 
     def close(self) -> None:
         self.release.set()
-        self.sock.close()
+        super().close()
 
 
 def test_a_server_holding_the_body_open_after_done_does_not_block_the_stream() -> None:

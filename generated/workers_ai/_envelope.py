@@ -40,25 +40,23 @@ def checked(
     and the ``cf-ray`` are kept on ``client.last_response``.
     """
     where = f"{model_id}: " if model_id else ""
-    try:
-        decoded: Any = _ANY.decode(data)
-    except msgspec.DecodeError:
-        raise ResponseDecodeError(
-            f"{where}the {what} is not valid JSON (truncated or malformed, {len(data)} bytes)",
-            status=resp.status,
-            cf_ray=resp.headers.get("cf-ray"),
-            model_id=model_id,
-            body=data,
-        ) from None
-    env = as_object(decoded)
-    if env is None or not ({"result", "success", "errors"} & env.keys()):
-        raise ResponseDecodeError(
-            f"{where}the {what} is JSON but not a Cloudflare envelope",
+
+    def unreadable(why: str) -> ResponseDecodeError:
+        return ResponseDecodeError(
+            f"{where}the {what} {why}",
             status=resp.status,
             cf_ray=resp.headers.get("cf-ray"),
             model_id=model_id,
             body=data,
         )
+
+    try:
+        decoded: Any = _ANY.decode(data)
+    except msgspec.DecodeError:
+        raise unreadable(f"is not valid JSON (truncated or malformed, {len(data)} bytes)") from None
+    env = as_object(decoded)
+    if env is None or not ({"result", "success", "errors"} & env.keys()):
+        raise unreadable("is JSON but not a Cloudflare envelope")
     if env.get("success") is False or resp.status >= 300:
         raise client.error_from(resp.status, resp.headers, data, model_id=model_id)
     client.remember(resp, as_list(env.get("messages")) or [])
