@@ -12,8 +12,10 @@ From a shell: ``workers-ai serve`` or ``python -m workers_ai.testing``. In pytes
 ``pytest_plugins = ["workers_ai.testing.pytest_plugin"]`` gives the ``workers_ai_emulator`` fixture.
 """
 
+from ._emulator import DEFAULT_ACCOUNT_ID, DEFAULT_API_TOKEN, Emulator
 from ._faults import FAULTS, Fault
-from ._server import DEFAULT_ACCOUNT_ID, DEFAULT_API_TOKEN, Emulator, RecordedRequest, Reply
+from ._records import RecordedRequest
+from ._reply import Reply
 from ._synth import Synthesizer
 from ._validate import Validator
 

@@ -8,14 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from ._server import RecordedRequest
+from ._records import RecordedRequest
+from ._reply import JSON, Reply, envelope, error_reply
 
-__all__ = ["FAULTS", "Fault", "FaultKind", "parse_fault_header"]
+__all__ = ["FAULTS", "Fault", "FaultKind", "parse_fault_header", "replace_reply", "shape_reply"]
 
 FaultKind = Literal["request", "stream", "batch"]
+_HTML_502 = (
+    "<!DOCTYPE html>\n<html><head><title>api.cloudflare.com | 502: Bad gateway</title></head>\n"
+    "<body><h1>Bad gateway</h1><p>Error code 502</p><p>The web server reported a bad gateway error.</p>"
+    "<p>Ray ID: {ray} &bull; emulated</p></body></html>\n"
+)
 
 
 @dataclass(frozen=True)
@@ -142,3 +147,33 @@ def parse_fault_header(value: str) -> Fault:
         except ValueError:
             raise ValueError(f"bad value for fault option {key!r}: {raw.strip()!r}") from None
     return Fault(name, times=1, **options)
+
+
+def replace_reply(fault: Fault, ray: str) -> Reply | None:
+    """The reply a request fault answers instead of the real one; None for faults that only change how
+    the real reply is sent (see :func:`shape_reply`)."""
+    extra: list[tuple[str, str]] = []
+    if fault.retry_after is not None:
+        extra.append(("retry-after", f"{fault.retry_after:g}"))
+    if fault.name == "html_502":
+        body = _HTML_502.format(ray=ray).encode()
+        return Reply(fault.status or 502, [("content-type", "text/html; charset=UTF-8"), *extra], body)
+    if fault.name == "success_false":
+        errors = [{"code": fault.code, "message": fault.message or ""}]
+        return Reply(
+            fault.status or 200, [("content-type", JSON), *extra], envelope(None, success=False, errors=errors)
+        )
+    if fault.status is not None and fault.code is not None:
+        return error_reply(fault.status, fault.code, fault.message or "", extra)
+    return None
+
+
+def shape_reply(fault: Fault, reply: Reply) -> None:
+    """Make ``reply`` slow, cut short or broken the way ``fault`` says."""
+    if fault.name == "slow":
+        reply.delay = fault.delay or 0.0
+    elif fault.name in ("reset", "truncated"):
+        reply.cut_mode = "reset" if fault.name == "reset" else "close"
+        reply.cut = max(1, len(reply.chunks) // 2) if reply.chunks is not None else len(reply.body) // 2
+    elif fault.name == "truncated_json" and reply.chunks is None:
+        reply.body = reply.body[: len(reply.body) // 2]

@@ -14,7 +14,7 @@ import pytest
 
 if TYPE_CHECKING:
     from .._client import WorkersAI
-    from ._server import Emulator
+    from ._emulator import Emulator
 
 __all__ = ["workers_ai_client", "workers_ai_emulator"]
 
@@ -22,7 +22,7 @@ __all__ = ["workers_ai_client", "workers_ai_emulator"]
 @pytest.fixture
 def workers_ai_emulator() -> Iterator[Emulator]:
     """A running emulator on a free port of 127.0.0.1, closed after the test."""
-    from ._server import Emulator
+    from ._emulator import Emulator
 
     with Emulator(check_outputs=True) as emu:
         yield emu

@@ -30,7 +30,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     try:
-        from ._server import DEFAULT_ACCOUNT_ID, DEFAULT_API_TOKEN, Emulator
+        from ._emulator import DEFAULT_ACCOUNT_ID, DEFAULT_API_TOKEN, Emulator
     except ImportError as exc:
         print(f"workers-ai serve: {exc}", file=sys.stderr)
         return 1

@@ -13,12 +13,8 @@ from collections.abc import Iterable
 from typing import Any, cast
 
 from .._json import as_list, as_object
-
-try:
-    import jsonschema
-    from jsonschema.exceptions import best_match  # pyright: ignore[reportUnknownVariableType]
-except ImportError as exc:  # pragma: no cover - depends on the installed extras
-    raise ImportError("workers_ai.testing needs the 'jsonschema' package: pip install 'workers-ai[testing]'") from exc
+from ._jsonschema import Draft7, Draft7Validator, ValidationError, best_match
+from ._jsonschema import SchemaError as _JsonSchemaError
 
 __all__ = ["SchemaError", "Validator", "relax", "sanitize"]
 
@@ -138,15 +134,18 @@ class Validator:
         self.original = sanitize(schema)
         self.schema: Any = relax(self.original)
         try:
-            jsonschema.Draft7Validator.check_schema(self.schema)
-        except jsonschema.SchemaError as exc:
-            raise SchemaError(f"not a usable JSON Schema: {exc.message} at {_pointer(exc.absolute_path)}") from None
-        self._impl: Any = jsonschema.Draft7Validator(self.schema)
+            Draft7Validator.check_schema(self.schema)
+        except _JsonSchemaError as exc:
+            problem = cast(ValidationError, exc)
+            raise SchemaError(
+                f"not a usable JSON Schema: {problem.message} at {_pointer(problem.absolute_path)}"
+            ) from None
+        self._impl: Draft7 = Draft7Validator(self.schema)
         root = as_object(self.schema) or {}
         self._branches: list[Any] = as_list(root.get("anyOf")) or []
         base = {k: v for k, v in root.items() if k != "anyOf"}
         extra = as_list(base.get("allOf")) or []
-        self._branch_impls: list[Any] = [
+        self._branch_impls: list[Draft7] = [
             self._impl.evolve(schema={**base, "allOf": [*extra, branch]}) for branch in self._branches
         ]
 
@@ -199,11 +198,13 @@ class Validator:
         return [best]
 
     @staticmethod
-    def _describe(error: Any) -> tuple[str, str]:
+    def _describe(error: ValidationError | None) -> tuple[str, str]:
+        if error is None:
+            return "/", "the instance does not fit the schema"
         message = str(error.message)
         if len(message) > _MAX_MESSAGE:
             message = message[: _MAX_MESSAGE - 3] + "..."
-        return _pointer(cast("Iterable[Any]", error.absolute_path)), message
+        return _pointer(error.absolute_path), message
 
     def first_error(self, instance: Any) -> str | None:
         """``"/path: message"`` of the most useful problem, or None when the instance is valid."""

@@ -1,0 +1,60 @@
+"""What the emulator remembers of one request: :class:`RecordedRequest` (kept in ``Emulator.requests``)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs
+
+import msgspec
+
+__all__ = ["RecordedRequest"]
+
+_SECRET_HEADERS = frozenset({"authorization", "cf-aig-authorization"})
+
+
+def _mask(value: str) -> str:
+    """``Bearer ***``: the scheme stays visible, the credential does not."""
+    scheme, sep, _ = value.partition(" ")
+    return f"{scheme} ***" if sep else "***"
+
+
+@dataclass
+class RecordedRequest:
+    """One request the emulator received (kept in :attr:`Emulator.requests`).
+
+    ``headers`` are kept whole (lower-case names), but the repr masks the ``authorization`` value, so
+    a failing test's output never shows the token.
+    """
+
+    method: str
+    path: str
+    query: str
+    headers: dict[str, str]
+    body: bytes
+    model: str | None = None
+    fault: str | None = None
+    status: int | None = None
+    at: float = field(default_factory=time.time)
+
+    def __repr__(self) -> str:
+        headers = {k: (_mask(v) if k.lower() in _SECRET_HEADERS else v) for k, v in self.headers.items()}
+        return (
+            f"RecordedRequest(method={self.method!r}, path={self.path!r}, query={self.query!r}, "
+            f"headers={headers!r}, body={self.body!r}, model={self.model!r}, fault={self.fault!r}, "
+            f"status={self.status!r}, at={self.at!r})"
+        )
+
+    @property
+    def target(self) -> str:
+        return self.path + (f"?{self.query}" if self.query else "")
+
+    @property
+    def params(self) -> dict[str, str]:
+        """Query parameters (the first value of each)."""
+        return {k: v[0] for k, v in parse_qs(self.query, keep_blank_values=True).items()}
+
+    def json(self) -> Any:
+        """The body decoded as JSON."""
+        return msgspec.json.decode(self.body)

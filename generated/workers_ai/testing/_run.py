@@ -1,0 +1,109 @@
+"""``POST …/ai/run/{model}``: read the body (JSON or raw bytes), validate it, answer with the model's
+output as JSON, raw bytes or a server-sent event stream."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from .._json import as_list, as_object
+from ._catalog import ModelSpec
+from ._faults import Fault
+from ._outputs import Result, run_model
+from ._records import RecordedRequest
+from ._reply import SSE, APIError, Reply, json_reply
+
+__all__ = ["MAX_DEPTH", "Input", "answer", "read_input"]
+
+MAX_DEPTH = 100
+"""JSON bodies nested deeper than this are refused (400/5006) before anything walks them."""
+
+
+@dataclass
+class Input:
+    """A run request's body: decoded JSON, or the raw bytes of a binary-input model."""
+
+    payload: Any
+    raw: bytes | None
+
+
+def _nested_deeper_than(value: Any, limit: int) -> bool:
+    """Whether the decoded JSON ``value`` nests objects and arrays more than ``limit`` deep (no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        obj = as_object(item)
+        children: list[Any] = list(obj.values()) if obj is not None else (as_list(item) or [])
+        stack.extend(
+            (child, depth + 1) for child in children if as_object(child) is not None or as_list(child) is not None
+        )
+    return False
+
+
+def _bad_input(message: str) -> APIError:
+    return APIError(400, 5006, f"AiError: Bad input: {message}")
+
+
+def read_input(rec: RecordedRequest, spec: ModelSpec) -> Input:
+    """The body as JSON, or as raw bytes for a model with a binary input; 400/5006 when it is neither.
+
+    Invalid UTF-8 and JSON nested deeper than :data:`MAX_DEPTH` are 400/5006 like any other bad input
+    (invalid UTF-8 goes to a binary-input model as bytes unless the body says it is JSON).
+    """
+    content_type = rec.headers.get("content-type", "").split(";")[0].strip().lower()
+    binary_type = content_type == "application/octet-stream" or content_type.startswith(("image/", "audio/", "video/"))
+    payload: Any = {}
+    if rec.body.strip() and not binary_type:
+        try:
+            payload = msgspec.json.decode(rec.body)
+        except RecursionError:
+            raise _bad_input(f"/: the JSON is nested deeper than {MAX_DEPTH} levels") from None
+        except UnicodeDecodeError:
+            if not spec.accepts_binary or content_type == "application/json":
+                raise _bad_input("/: the body is not valid UTF-8") from None
+            binary_type = True
+        except msgspec.DecodeError:
+            binary_type = True
+        if isinstance(payload, (dict, list)) and _nested_deeper_than(payload, MAX_DEPTH):
+            raise _bad_input(f"/: the JSON is nested deeper than {MAX_DEPTH} levels")
+    if binary_type:
+        if not spec.accepts_binary:
+            raise _bad_input(f"/: the body is not JSON, and {spec.model_id} takes no binary input")
+        return Input({}, rec.body)
+    return Input(payload, None)
+
+
+def answer(
+    spec: ModelSpec, body: Input, *, check: bool, stream_interval: float, stream_fault: Callable[[], Fault | None]
+) -> Reply:
+    """Validate and run one (non-batch) input; a streamed reply asks ``stream_fault`` which fault it meets."""
+    if body.raw is None:
+        problem = spec.inputs.validator.first_error(body.payload)
+        if problem is not None:
+            raise _bad_input(problem)
+    result = run_model(spec, body.payload, raw=body.raw, check=check)
+    if result.kind == "stream":
+        return _stream(result, stream_fault(), stream_interval)
+    if result.kind == "binary":
+        return Reply(200, [("content-type", result.content_type)], result.data)
+    return json_reply(result.value)
+
+
+def _stream(result: Result, fault: Fault | None, interval: float) -> Reply:
+    events = [msgspec.json.encode(e) for e in result.events]
+    if fault is not None and fault.name == "stream_error":
+        keep = max(1, len(events) // 2)
+        error = {"errors": [{"code": fault.code, "message": fault.message or ""}]}
+        events = [*events[:keep], msgspec.json.encode(error)]
+    chunks = [b"data: " + e + b"\n\n" for e in events]
+    if fault is None or fault.name not in ("stream_error", "stream_no_done"):
+        chunks[-1] += b"data: [DONE]\n\n"
+    reply = Reply(200, [("content-type", SSE), ("cache-control", "no-cache")], chunks=chunks, chunk_interval=interval)
+    if fault is not None and fault.name == "stream_error":
+        reply.close = True
+    return reply
