@@ -14,93 +14,25 @@ is checked with the real validator and the branch abandoned when it fails.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
-import math
 import random
 import re
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any, cast
 
 from .._json import as_list, as_object
+from ._instances import MISSING, Unsatisfiable, json_type, same_json, type_ok
+from ._regex import regex_example
+from ._scalars import number, scalar_list, string
 from ._validate import Validator
 
 __all__ = ["MISSING", "Synthesizer", "Unsatisfiable", "input_variants", "merge_schemas", "regex_example"]
-
-
-class _Missing:
-    _instance: _Missing | None = None
-
-    def __new__(cls) -> _Missing:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-MISSING: Any = _Missing()
-"""No hint for this value."""
-
-
-class Unsatisfiable(Exception):
-    """The synthesizer found no value for a (sub)schema."""
 
 
 _MAX_DEPTH = 24
 _OPTIONAL_DEPTH = 3
 # Keywords whose effect construction does not guarantee; a value built under them is checked.
 _HARD = frozenset("allOf not contains if dependencies propertyNames patternProperties uniqueItems".split())
-_SIMPLE_SCALAR = frozenset({"type", "description", "title", "minimum", "maximum", "format", "default", "examples"})
-_WORDS = tuple(
-    """river lantern orbit maple signal harbor quartz meadow copper ember summit violet cinder willow prism
-    tundra falcon garnet delta nimbus atlas cobalt juniper mosaic pebble saffron thistle zephyr basil canyon""".split()
-)
-_FORMATS = {
-    "date-time": "2024-01-01T00:00:00Z",
-    "date": "2024-01-01",
-    "time": "00:00:00Z",
-    "email": "someone@example.com",
-    "idn-email": "someone@example.com",
-    "uri": "https://example.com/resource",
-    "uri-reference": "https://example.com/resource",
-    "iri": "https://example.com/resource",
-    "url": "https://example.com/resource",
-    "hostname": "example.com",
-    "ipv4": "192.0.2.1",
-    "ipv6": "2001:db8::1",
-    "uuid": "00000000-0000-4000-8000-000000000000",
-}
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "integer" if value.is_integer() else "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    return "unknown"
-
-
-def _type_ok(value: Any, kind: str) -> bool:
-    got = _json_type(value)
-    return got == kind or (kind == "number" and got == "integer")
-
-
-def _same(a: Any, b: Any) -> bool:
-    """JSON equality: ``True`` is not ``1``."""
-    return _json_type(a) == _json_type(b) and a == b
 
 
 def _is_binary_branch(schema: Any) -> bool:
@@ -112,7 +44,7 @@ def _agreement(hint: Any, value: Any) -> int:
     """How much of ``hint`` survived into ``value`` (a score to choose between branches)."""
     if hint is MISSING:
         return 0
-    if _same(hint, value):
+    if same_json(hint, value):
         return 1 + (len(cast("Collection[Any]", hint)) if isinstance(hint, (dict, list)) else 0)
     h, v = as_object(hint), as_object(value)
     if h is not None and v is not None:
@@ -161,135 +93,93 @@ def merge_schemas(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-# --------------------------------------------------------------------------- regular expressions
+# --------------------------------------------------------------------------- schema plumbing
 
 
-class _Regex:
-    """Builds one string a (simple) regular expression matches: the shortest choice everywhere."""
-
-    def __init__(self, pattern: str) -> None:
-        self.p = pattern
-        self.i = 0
-
-    def build(self) -> str:
-        out = self._alternation()
-        if self.i != len(self.p):
-            raise ValueError("unbalanced pattern")
-        return out
-
-    def _peek(self) -> str:
-        return self.p[self.i] if self.i < len(self.p) else ""
-
-    def _alternation(self) -> str:
-        first = self._sequence()
-        while self._peek() == "|":
-            self.i += 1
-            self._sequence()
-        return first
-
-    def _sequence(self) -> str:
-        parts: list[str] = []
-        while self.i < len(self.p) and self._peek() not in "|)":
-            atom = self._atom()
-            low = self._quantifier()
-            parts.append(atom * low)
-        return "".join(parts)
-
-    def _quantifier(self) -> int:
-        c = self._peek()
-        low = 1
-        if not c:
-            return 1
-        if c in "*?":
-            low = 0
-            self.i += 1
-        elif c == "+":
-            self.i += 1
-        elif c == "{" and re.match(r"\{\d+(,\d*)?\}", self.p[self.i :]):
-            m = re.match(r"\{(\d+)(,\d*)?\}", self.p[self.i :])
-            assert m is not None
-            low = int(m.group(1))
-            self.i += m.end()
-        else:
-            return 1
-        if self._peek() in ("?", "+"):
-            self.i += 1
-        return low
-
-    def _atom(self) -> str:
-        c = self._peek()
-        self.i += 1
-        if c == "(":
-            if self.p.startswith("?:", self.i):
-                self.i += 2
-            elif self.p.startswith("?P<", self.i) or self.p.startswith("?<", self.i):
-                self.i = self.p.index(">", self.i) + 1
-            inner = self._alternation()
-            if self._peek() != ")":
-                raise ValueError("unclosed group")
-            self.i += 1
-            return inner
-        if c == "[":
-            return self._char_class()
-        if c == "\\":
-            return self._escape(in_class=False)
-        if c in "^$":
-            return ""
-        if c == ".":
-            return "a"
-        return c
-
-    def _escape(self, *, in_class: bool) -> str:
-        c = self._peek()
-        self.i += 1
-        table = {"d": "0", "w": "a", "s": " ", "D": "a", "W": "-", "S": "a", "n": "\n", "t": "\t", "r": "\r"}
-        if c in table:
-            return table[c]
-        if c in "bBAzZ" and not in_class:
-            return ""
-        return c
-
-    def _char_class(self) -> str:
-        negate = self._peek() == "^"
-        if negate:
-            self.i += 1
-        members: list[str] = []
-        first = True
-        while self.i < len(self.p) and (self._peek() != "]" or first):
-            first = False
-            c = self._peek()
-            self.i += 1
-            if c == "\\":
-                c = self._escape(in_class=True)
-            if self._peek() == "-" and self.i + 1 < len(self.p) and self.p[self.i + 1] != "]":
-                self.i += 1
-                end = self._peek()
-                self.i += 1
-                if end == "\\":
-                    end = self._escape(in_class=True)
-                members.extend(chr(x) for x in range(ord(c), min(ord(end), ord(c) + 256) + 1))
-            else:
-                members.append(c)
-        if self._peek() != "]":
-            raise ValueError("unclosed class")
-        self.i += 1
-        if negate:
-            for cand in "abcxyz0123456789-_ ":
-                if cand not in members:
-                    return cand
-            raise ValueError("no character outside the class")
-        return members[0] if members else ""
+def _resolve(root: Any, obj: dict[str, Any]) -> dict[str, Any]:
+    seen = 0
+    while "$ref" in obj:
+        ref = obj["$ref"]
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            raise Unsatisfiable(f"cannot follow $ref {ref!r}")
+        target: Any = root
+        for part in ref[1:].split("/")[1:]:
+            part = part.replace("~1", "/").replace("~0", "~")
+            t = as_object(target)
+            if t is None or part not in t:
+                raise Unsatisfiable(f"dangling $ref {ref!r}")
+            target = t[part]
+        if target is True:
+            return {}
+        nxt = as_object(target)
+        if nxt is None:
+            raise Unsatisfiable(f"$ref {ref!r} is not a schema")
+        obj = nxt
+        seen += 1
+        if seen > 64:
+            raise Unsatisfiable("$ref loop")
+    return obj
 
 
-def regex_example(pattern: str) -> str | None:
-    """A string ``re.search(pattern, s)`` accepts, or None when this simple builder cannot make one."""
-    try:
-        text = _Regex(pattern).build()
-        if re.search(pattern, text):
-            return text
-    except (ValueError, re.error, IndexError):
-        pass
-    return None
+def _merge_all(root: Any, obj: dict[str, Any]) -> dict[str, Any]:
+    merged = {k: v for k, v in obj.items() if k != "allOf"}
+    for part in as_list(obj.get("allOf")) or []:
+        if part is True:
+            continue
+        p = as_object(part)
+        if p is None:
+            raise Unsatisfiable("allOf with a false branch")
+        p = _resolve(root, p)
+        if "allOf" in p:
+            p = _merge_all(root, p)
+        merged = merge_schemas(merged, p)
+    return merged
+
+
+def _pick_type(obj: dict[str, Any], hint: Any) -> str:
+    declared = obj.get("type")
+    kinds: list[str]
+    if isinstance(declared, str):
+        kinds = [declared]
+    else:
+        kinds = [k for k in as_list(declared) or [] if isinstance(k, str)]
+    if kinds and obj.get("nullable") is True and "null" not in kinds:
+        kinds.append("null")
+    if not kinds:
+        if any(k in obj for k in ("properties", "required", "additionalProperties", "minProperties")):
+            return "object"
+        if any(k in obj for k in ("items", "minItems", "maxItems")):
+            return "array"
+        if any(k in obj for k in ("minLength", "maxLength", "pattern", "format")):
+            return "string"
+        if any(k in obj for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")):
+            return "number"
+        return "any" if hint is MISSING else json_type(hint).replace("unknown", "any")
+    if hint is not MISSING:
+        for k in kinds:
+            if type_ok(hint, k):
+                return k
+    non_null = [k for k in kinds if k != "null"]
+    return non_null[0] if non_null else "null"
+
+
+def _enum(obj: dict[str, Any], hint: Any) -> Any:
+    values = as_list(obj.get("enum")) or []
+    if hint is not MISSING and any(same_json(hint, v) for v in values):
+        return hint
+    kinds = obj.get("type")
+    allowed: list[str] = (
+        ([kinds] if isinstance(kinds, str) else [k for k in as_list(kinds) or [] if isinstance(k, str)])
+        if kinds is not None
+        else []
+    )
+    default = obj.get("default")
+    if default is not None and any(same_json(default, v) for v in values):
+        return default
+    for v in values:
+        if not allowed or any(type_ok(v, k) for k in allowed):
+            return v
+    raise Unsatisfiable("empty enum")
 
 
 # --------------------------------------------------------------------------- the synthesizer
@@ -332,46 +222,6 @@ class _Run:
         self.skip = skip
         self.binary = binary
 
-    # ---------------------------------------------------------------- plumbing
-
-    def resolve(self, obj: dict[str, Any]) -> dict[str, Any]:
-        seen = 0
-        while "$ref" in obj:
-            ref = obj["$ref"]
-            if not isinstance(ref, str) or not ref.startswith("#"):
-                raise Unsatisfiable(f"cannot follow $ref {ref!r}")
-            target: Any = self.s.root
-            for part in ref[1:].split("/")[1:]:
-                part = part.replace("~1", "/").replace("~0", "~")
-                t = as_object(target)
-                if t is None or part not in t:
-                    raise Unsatisfiable(f"dangling $ref {ref!r}")
-                target = t[part]
-            if target is True:
-                return {}
-            nxt = as_object(target)
-            if nxt is None:
-                raise Unsatisfiable(f"$ref {ref!r} is not a schema")
-            obj = nxt
-            seen += 1
-            if seen > 64:
-                raise Unsatisfiable("$ref loop")
-        return obj
-
-    def merge_all(self, obj: dict[str, Any]) -> dict[str, Any]:
-        merged = {k: v for k, v in obj.items() if k != "allOf"}
-        for part in as_list(obj.get("allOf")) or []:
-            if part is True:
-                continue
-            p = as_object(part)
-            if p is None:
-                raise Unsatisfiable("allOf with a false branch")
-            p = self.resolve(p)
-            if "allOf" in p:
-                p = self.merge_all(p)
-            merged = merge_schemas(merged, p)
-        return merged
-
     def check(self, value: Any, schema: Any) -> Any:
         if not self.s.validator.is_valid(value, schema):
             raise Unsatisfiable("built value failed validation")
@@ -389,9 +239,9 @@ class _Run:
         obj = as_object(schema)
         if obj is None:
             return self.free(hint)
-        obj = self.resolve(obj)
+        obj = _resolve(self.s.root, obj)
         hard = any(k in obj for k in _HARD)
-        node = self.merge_all(obj) if "allOf" in obj else obj
+        node = _merge_all(self.s.root, obj) if "allOf" in obj else obj
         value = self.gen_node(node, depth, hint)
         return self.check(value, obj) if hard else value
 
@@ -402,19 +252,19 @@ class _Run:
         if "const" in obj:
             return obj["const"]
         if "enum" in obj:
-            return self.enum(obj, hint)
+            return _enum(obj, hint)
         branches = as_list(obj.get("anyOf"))
         if branches is not None:
             return self.any_of(obj, branches, depth, hint)
-        kind = self.pick_type(obj, hint)
+        kind = _pick_type(obj, hint)
         if kind == "object":
             return self.object(obj, depth, hint)
         if kind == "array":
             return self.array(obj, depth, hint)
         if kind in ("number", "integer"):
-            return self.number(obj, kind == "integer", hint)
+            return number(obj, kind == "integer", hint, self.rng)
         if kind == "string":
-            return self.string(obj, hint)
+            return string(obj, hint, self.rng, self.seed)
         if kind == "boolean":
             if isinstance(hint, bool):
                 return hint
@@ -424,51 +274,7 @@ class _Run:
             return None
         return self.free(hint)
 
-    def pick_type(self, obj: dict[str, Any], hint: Any) -> str:
-        declared = obj.get("type")
-        kinds: list[str]
-        if isinstance(declared, str):
-            kinds = [declared]
-        else:
-            kinds = [k for k in as_list(declared) or [] if isinstance(k, str)]
-        if kinds and obj.get("nullable") is True and "null" not in kinds:
-            kinds.append("null")
-        if not kinds:
-            if any(k in obj for k in ("properties", "required", "additionalProperties", "minProperties")):
-                return "object"
-            if any(k in obj for k in ("items", "minItems", "maxItems")):
-                return "array"
-            if any(k in obj for k in ("minLength", "maxLength", "pattern", "format")):
-                return "string"
-            if any(k in obj for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")):
-                return "number"
-            return "any" if hint is MISSING else _json_type(hint).replace("unknown", "any")
-        if hint is not MISSING:
-            for k in kinds:
-                if _type_ok(hint, k):
-                    return k
-        non_null = [k for k in kinds if k != "null"]
-        return non_null[0] if non_null else "null"
-
     # ---------------------------------------------------------------- kinds
-
-    def enum(self, obj: dict[str, Any], hint: Any) -> Any:
-        values = as_list(obj.get("enum")) or []
-        if hint is not MISSING and any(_same(hint, v) for v in values):
-            return hint
-        kinds = obj.get("type")
-        allowed: list[str] = (
-            ([kinds] if isinstance(kinds, str) else [k for k in as_list(kinds) or [] if isinstance(k, str)])
-            if kinds is not None
-            else []
-        )
-        default = obj.get("default")
-        if default is not None and any(_same(default, v) for v in values):
-            return default
-        for v in values:
-            if not allowed or any(_type_ok(v, k) for k in allowed):
-                return v
-        raise Unsatisfiable("empty enum")
 
     def any_of(self, obj: dict[str, Any], branches: list[Any], depth: int, hint: Any) -> Any:
         base = {k: v for k, v in obj.items() if k != "anyOf"}
@@ -476,7 +282,7 @@ class _Run:
 
         def rank(i: int) -> tuple[int, int, int]:
             b = branches[i]
-            resolved = self.resolve(as_object(b) or {}) if as_object(b) is not None else {}
+            resolved = _resolve(self.s.root, as_object(b) or {}) if as_object(b) is not None else {}
             binary_last = 1 if (_is_binary_branch(resolved) and not self.binary) else 0
             null_last = 1 if resolved.get("type") == "null" else 0
             cover = 0
@@ -498,10 +304,10 @@ class _Run:
                     return self.free(hint)
                 continue
             try:
-                merged = merge_schemas(base, self.resolve(b)) if base else self.resolve(b)
+                merged = merge_schemas(base, _resolve(self.s.root, b)) if base else _resolve(self.s.root, b)
                 hard = any(k in b for k in _HARD)
                 if "allOf" in merged:
-                    merged = self.merge_all(merged)
+                    merged = _merge_all(self.s.root, merged)
                 value = self.gen_node(merged, depth, hint)
                 if hard:
                     self.check(value, branch)
@@ -511,7 +317,7 @@ class _Run:
             if hint is MISSING:
                 return value
             score = _agreement(hint, value)
-            if _same(hint, value):
+            if same_json(hint, value):
                 return value
             if score > best_score:
                 best, best_score = value, score
@@ -601,7 +407,7 @@ class _Run:
             return out
         if h is not None:
             kept = h[:hi] if hi is not None else h
-            fast = self.scalar_list(items, kept)
+            fast = scalar_list(items, kept)
             if fast is not None:
                 out = fast
             else:
@@ -627,156 +433,6 @@ class _Run:
                     raise Unsatisfiable("uniqueItems")
                 seen.append(key)
         return out
-
-    def scalar_list(self, items: Any, values: list[Any]) -> list[Any] | None:
-        """Fast path for long lists of plain numbers or strings (embedding vectors): check, don't rebuild."""
-        obj = as_object(items)
-        if obj is None or not set(obj) <= _SIMPLE_SCALAR:
-            return None
-        kind = obj.get("type")
-        lo, hi = obj.get("minimum"), obj.get("maximum")
-        if kind in ("number", "integer"):
-            integer = kind == "integer"
-            for v in values:
-                if isinstance(v, bool) or not isinstance(v, (int, float)):
-                    return None
-                if integer and not float(v).is_integer():
-                    return None
-                if isinstance(lo, (int, float)) and v < lo:
-                    return None
-                if isinstance(hi, (int, float)) and v > hi:
-                    return None
-            return values
-        if kind == "string" and obj.get("format") != "binary":
-            return values if all(isinstance(v, str) for v in values) else None
-        return None
-
-    def number(self, obj: dict[str, Any], integer: bool, hint: Any) -> int | float:
-        lo: float = -math.inf
-        hi: float = math.inf
-        minimum, maximum = obj.get("minimum"), obj.get("maximum")
-        xmin, xmax = obj.get("exclusiveMinimum"), obj.get("exclusiveMaximum")
-        if isinstance(minimum, (int, float)) and not isinstance(minimum, bool):
-            lo = float(minimum)
-        if isinstance(maximum, (int, float)) and not isinstance(maximum, bool):
-            hi = float(maximum)
-        strict_lo = isinstance(xmin, (int, float)) and not isinstance(xmin, bool) and float(xmin) >= lo
-        strict_hi = isinstance(xmax, (int, float)) and not isinstance(xmax, bool) and float(xmax) <= hi
-        if strict_lo:
-            lo = float(cast(float, xmin))
-        if strict_hi:
-            hi = float(cast(float, xmax))
-        step = obj.get("multipleOf")
-        mult = float(step) if isinstance(step, (int, float)) and not isinstance(step, bool) and step > 0 else None
-
-        def fits(v: float) -> bool:
-            if v < lo or v > hi or (strict_lo and v == lo) or (strict_hi and v == hi):
-                return False
-            if integer and not float(v).is_integer():
-                return False
-            if mult is not None and not math.isclose(v / mult, round(v / mult), abs_tol=1e-9):
-                return False
-            return True
-
-        def done(v: float) -> int | float:
-            return int(v) if integer else v
-
-        if isinstance(hint, (int, float)) and not isinstance(hint, bool) and fits(float(hint)):
-            return done(hint)
-        default = obj.get("default")
-        if isinstance(default, (int, float)) and not isinstance(default, bool) and fits(float(default)):
-            return done(default)
-        if mult is not None:
-            start = math.ceil((lo if lo > -math.inf else 0.0) / mult)
-            for k in range(start, start + 1000):
-                v = k * mult
-                v = float(round(v)) if integer and math.isclose(v, round(v)) else v
-                if fits(v):
-                    return done(v)
-            raise Unsatisfiable("no multipleOf in range")
-        if integer:
-            low_i = math.floor(lo) + 1 if lo > -math.inf else None
-            if low_i is not None and (not strict_lo and float(low_i - 1) >= lo):
-                low_i -= 1
-            high_i = math.ceil(hi) - 1 if hi < math.inf else None
-            if high_i is not None and (not strict_hi and float(high_i + 1) <= hi):
-                high_i += 1
-            if low_i is None and high_i is None:
-                return self.rng.randint(1, 100)
-            if low_i is None:
-                assert high_i is not None
-                return high_i - self.rng.randint(0, 10)
-            if high_i is None:
-                return low_i + self.rng.randint(0, 10)
-            if low_i > high_i:
-                raise Unsatisfiable("empty integer range")
-            return self.rng.randint(low_i, min(high_i, low_i + 1000))
-        if lo == -math.inf and hi == math.inf:
-            return round(self.rng.random(), 4)
-        if lo == -math.inf:
-            lo = hi - 10.0
-        if hi == math.inf:
-            hi = lo + 10.0
-        for _ in range(8):
-            v = round(lo + (hi - lo) * self.rng.random(), 4)
-            if fits(v):
-                return v
-        mid = (lo + hi) / 2
-        if fits(mid):
-            return mid
-        raise Unsatisfiable("empty number range")
-
-    def string(self, obj: dict[str, Any], hint: Any) -> str:
-        low = obj.get("minLength")
-        high = obj.get("maxLength")
-        lo = int(low) if isinstance(low, int) else 0
-        hi = int(high) if isinstance(high, int) else None
-        pattern = obj.get("pattern") if isinstance(obj.get("pattern"), str) else None
-
-        def fits(s: str) -> bool:
-            if len(s) < lo or (hi is not None and len(s) > hi):
-                return False
-            return pattern is None or re.search(cast(str, pattern), s) is not None
-
-        def adjust(s: str) -> str:
-            if hi is not None and len(s) > hi:
-                s = s[:hi]
-            if len(s) < lo:
-                s = s + ("x" * (lo - len(s)))
-            return s
-
-        if hint is not MISSING:
-            text = hint if isinstance(hint, str) else json.dumps(hint, separators=(",", ":"))
-            if fits(text):
-                return text
-            text = adjust(text)
-            if fits(text):
-                return text
-        default = obj.get("default")
-        if isinstance(default, str) and fits(default):
-            return default
-        fmt = obj.get("format")
-        if fmt == "binary":
-            raw = hashlib.sha256(self.seed.encode()).digest()
-            text = base64.b64encode(raw).decode("ascii")
-            if fits(adjust(text)):
-                return adjust(text)
-        if isinstance(fmt, str) and fmt in _FORMATS and fits(_FORMATS[fmt]):
-            return _FORMATS[fmt]
-        if pattern is not None:
-            found = regex_example(pattern)
-            if found is not None and fits(found):
-                return found
-            if found is not None and len(found) < lo and hi is None:
-                padded = found + ("0" * (lo - len(found)))
-                if fits(padded):
-                    return padded
-            raise Unsatisfiable(f"cannot build a string for pattern {pattern!r}")
-        words = [self.rng.choice(_WORDS) for _ in range(self.rng.randint(2, 5))]
-        text = adjust(" ".join(words))
-        if not fits(text):
-            raise Unsatisfiable("string bounds")
-        return text
 
 
 def _flatten(schema: Any, synth: Synthesizer, base: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
