@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import socket
+import weakref
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from workers_ai.testing import Emulator
 
@@ -61,15 +62,22 @@ def post(emu: Emulator, body: bytes, *, model: str = BGE, extra: str = "") -> by
     return head(emu, model=model, length=str(len(body)), extra=extra) + body
 
 
-class Receiver(Protocol):
-    def recv(self, bufsize: int, /) -> bytes: ...
+_LEFT: weakref.WeakKeyDictionary[socket.socket, bytes] = weakref.WeakKeyDictionary()  # read past a reply
 
 
-def read_reply(sock: Receiver) -> RawReply:
-    """One whole reply (Content-Length or chunked body); AssertionError if the connection ends first."""
+def _recv(sock: socket.socket) -> bytes:
+    left = _LEFT.pop(sock, b"")
+    return left if left else sock.recv(65536)
+
+
+def read_reply(sock: socket.socket) -> RawReply:
+    """One whole reply (Content-Length or chunked body); AssertionError if the connection ends first.
+
+    Bytes read past it (pipelined replies) are kept for the next call on the same socket.
+    """
     buf = b""
     while b"\r\n\r\n" not in buf:
-        data = sock.recv(65536)
+        data = _recv(sock)
         assert data, f"connection closed before a reply head: {buf!r}"
         buf += data
     raw_head, _, rest = buf.partition(b"\r\n\r\n")
@@ -77,37 +85,27 @@ def read_reply(sock: Receiver) -> RawReply:
     status = int(lines[0].split(" ")[1])
     headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
     if status == 100:
-        return read_reply_after(sock, rest)
+        _LEFT[sock] = rest
+        return read_reply(sock)
     if headers.get("transfer-encoding") == "chunked":
-        while not rest.endswith(b"0\r\n\r\n"):
-            data = sock.recv(65536)
+        while (end := rest.find(b"\r\n0\r\n\r\n")) < 0 and not rest.startswith(b"0\r\n\r\n"):
+            data = _recv(sock)
             assert data, "connection closed inside a chunked body"
             rest += data
-        return RawReply(status, headers, _unchunk(rest))
-    length = int(headers.get("content-length", "0"))
-    while len(rest) < length:
-        data = sock.recv(65536)
-        assert data, "connection closed inside a body"
-        rest += data
-    assert len(rest) == length, "more bytes than the reply's Content-Length"
-    return RawReply(status, headers, rest)
-
-
-def read_reply_after(sock: Receiver, already: bytes) -> RawReply:
-    """Like :func:`read_reply` when ``already`` holds bytes read past an interim (1xx) reply."""
-    return read_reply(_Prefixed(sock, already))
-
-
-class _Prefixed:
-    def __init__(self, sock: Receiver, prefix: bytes) -> None:
-        self._sock = sock
-        self._prefix = prefix
-
-    def recv(self, n: int) -> bytes:
-        if self._prefix:
-            out, self._prefix = self._prefix[:n], self._prefix[n:]
-            return out
-        return self._sock.recv(n)
+        cut = 5 if end < 0 else end + 7
+        body, extra = rest[:cut], rest[cut:]
+    else:
+        length = int(headers.get("content-length", "0"))
+        while len(rest) < length:
+            data = _recv(sock)
+            assert data, "connection closed inside a body"
+            rest += data
+        body, extra = rest[:length], rest[length:]
+    if extra:
+        _LEFT[sock] = extra
+    if headers.get("transfer-encoding") == "chunked":
+        return RawReply(status, headers, _unchunk(body))
+    return RawReply(status, headers, body)
 
 
 def _unchunk(data: bytes) -> bytes:

@@ -77,7 +77,7 @@ def test_idle_keep_alive_connections_cost_no_threads_and_little_memory(
     account, token = "0123456789abcdef0123456789abcdef", "emulator-token"  # the command line's defaults
     run = f"{url}/client/v4/accounts/{account}/ai/run/{BGE}"
     auth = {"Authorization": f"Bearer {token}"}
-    http = urllib3.PoolManager(retries=False, timeout=urllib3.Timeout(connect=10, read=60), maxsize=4)
+    http = urllib3.PoolManager(retries=False, timeout=urllib3.Timeout(connect=10, read=60), maxsize=16)
 
     def calls(n: int) -> list[int]:
         return [

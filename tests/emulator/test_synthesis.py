@@ -25,7 +25,7 @@ from workers_ai.testing._validate import relax, sanitize
 
 from tests.conftest import CATALOG, catalog_dir
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _has_schema(path: Path) -> bool:

@@ -18,7 +18,7 @@ import pytest
 import urllib3
 from workers_ai.testing import Emulator
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BGE = "@cf/baai/bge-m3"
 LLAMA = "@cf/meta/llama-3-8b-instruct"
 
