@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import signal
 import socket
 import subprocess
@@ -30,8 +29,14 @@ def _status_of(pid: int) -> tuple[int, int]:
     return int(fields["Threads"]), int(fields["VmRSS"].split()[0])
 
 
-def _limit_memory() -> None:  # runs in the child before exec
-    resource.setrlimit(resource.RLIMIT_AS, (2 * 1024**3, 2 * 1024**3))
+# ``python -m workers_ai.testing`` with its address space capped at 2 GiB, so a regression (a thread and
+# its stack per connection) fails the test instead of exhausting the machine.
+_SERVE = (
+    "import resource, runpy, sys; "
+    "resource.setrlimit(resource.RLIMIT_AS, (2 * 1024**3, 2 * 1024**3)); "
+    "sys.argv = ['workers_ai.testing', '--port', '0', '--quiet']; "
+    "runpy.run_module('workers_ai.testing', run_name='__main__', alter_sys=True)"
+)
 
 
 @pytest.fixture
@@ -39,12 +44,7 @@ def served() -> Iterator[tuple[subprocess.Popen[str], str]]:
     """``python -m workers_ai.testing`` in its own process (2 GiB address space): (process, URL)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLOUDFLARE_")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "workers_ai.testing", "--port", "0", "--quiet"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        preexec_fn=_limit_memory,
+        [sys.executable, "-c", _SERVE], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )
     assert proc.stdout is not None and proc.stderr is not None
     url = ""
@@ -210,3 +210,18 @@ def test_close_is_prompt_and_ends_every_thread() -> None:
     finally:
         for sock in [*idle, pending]:
             sock.close()
+
+
+def test_closing_from_inside_a_request_does_not_deadlock() -> None:
+    emu = Emulator()
+    port = emu.port
+    emu.inject("capacity", match=lambda r: emu.close() is None)  # the caller's predicate closes the emulator
+    with connect(port) as sock:
+        sock.sendall(post(emu, b'{"text": "bye"}'))
+        sock.settimeout(30)
+        assert sock.recv(1) == b""  # the connection is dropped by the close, not answered or left hanging
+    for _ in range(3000):
+        if not [t for t in threading.enumerate() if t.name.startswith("workers-ai-emulator")]:
+            break
+        threading.Event().wait(0.01)
+    assert [t.name for t in threading.enumerate() if t.name.startswith("workers-ai-emulator")] == []

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .. import _registry
 from .._json import as_list, as_object
-from ._synth import Synthesizer
+from ._synth import Synthesizer, input_variants
 from ._validate import Validator
 
 if TYPE_CHECKING:
@@ -92,6 +92,18 @@ class ModelSpec:
             if self._output is None:
                 self._output = Synthesizer(validator=Validator(self.output_schema))
             return self._output
+
+    def example_input(self, variant: str | None = None, *, seed: str = "example") -> Any:
+        """A valid (synthesized) input; ``variant`` picks a branch by title or label."""
+        variants = [(label, s) for label, s in input_variants(self.inputs) if label != "binary"]
+        if variant is not None:
+            variants = [(label, s) for label, s in variants if label.lower() == variant.lower()]
+            if not variants:
+                labels = ", ".join(label for label, _ in input_variants(self.inputs))
+                raise ValueError(f"{self.model_id} has no input variant {variant!r} (variants: {labels})")
+        if not variants:
+            raise ValueError(f"{self.model_id} takes only a binary body")
+        return self.inputs.generate(variants[0][1], seed=seed, skip={"stream"})
 
     @property
     def accepts_binary(self) -> bool:

@@ -22,7 +22,6 @@ from ._reply import Reply
 from ._server import HttpServer
 from ._settings import Settings
 from ._state import State
-from ._synth import input_variants
 
 if TYPE_CHECKING:
     from .._client import WorkersAI
@@ -268,16 +267,7 @@ class Emulator:
 
     def example_input(self, model_id: str, variant: str | None = None, *, seed: str = "example") -> Any:
         """A valid (synthesized) input for ``model_id``; ``variant`` picks a branch by title or label."""
-        spec = self._spec(model_id)
-        variants = [(label, s) for label, s in input_variants(spec.inputs) if label != "binary"]
-        if variant is not None:
-            variants = [(label, s) for label, s in variants if label.lower() == variant.lower()]
-            if not variants:
-                labels = ", ".join(label for label, _ in input_variants(spec.inputs))
-                raise ValueError(f"{model_id} has no input variant {variant!r} (variants: {labels})")
-        if not variants:
-            raise ValueError(f"{model_id} takes only a binary body")
-        return spec.inputs.generate(variants[0][1], seed=seed, skip={"stream"})
+        return self._spec(model_id).example_input(variant, seed=seed)
 
     def _spec(self, model_id: str) -> ModelSpec:
         spec = self.catalog.get(model_id)

@@ -29,6 +29,7 @@ __all__ = ["Handler", "HttpServer"]
 Handler = Callable[[Request], Reply]
 _WAKE = object()
 _SWEEP = 1.0  # seconds between checks for idle connections
+_WORKER_NAME = "workers-ai-emulator-worker"
 
 
 class HttpServer:
@@ -62,7 +63,7 @@ class HttpServer:
         self._done: deque[tuple[Connection, Reply]] = deque()
         self._timers: list[tuple[float, int, Callable[[], None]]] = []
         self._seq = itertools.count()
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="workers-ai-emulator-worker")
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=_WORKER_NAME)
         self._stopping = False
         self._closed = False
         self._thread = threading.Thread(target=self._run, name="workers-ai-emulator", daemon=True)
@@ -86,7 +87,9 @@ class HttpServer:
                 self._thread.join(10)
         else:
             self._release()
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        # A handler may close the server it runs in (a fault's match predicate could): don't wait on itself.
+        in_worker = threading.current_thread().name.startswith(_WORKER_NAME)
+        self._pool.shutdown(wait=not in_worker, cancel_futures=True)
 
     # ---------------------------------------------------------------- what connections call (loop thread)
 
