@@ -7,7 +7,8 @@
    schemas: they are the publisher's words, not facts of the API. (``prose`` adds our own.)
 2. **Publishing slips repaired**, each with a note in the file's ``x-notes``:
    a ``required`` list sitting inside ``properties`` becomes the object's ``required``; a batch branch
-   (a root branch whose only property is ``requests``) requires ``requests``; plus the per-model repairs
+   (a root branch whose only property is ``requests``) requires ``requests``; a model that takes such a
+   batch but publishes no output branch for the queued reply gets one (``{request_id}``); plus the per-model repairs
    listed in ``codegen.fixes``.
 3. **Embedding shapes are integers**: a Text Embeddings output ``shape`` declared as an array of
    ``number`` becomes an array of ``integer`` (the API returns ``[count, dimension]`` as integers; a
@@ -23,7 +24,30 @@ from typing import Any
 
 from .schema_walk import as_list, as_map, branches, escape, walk
 
-__all__ = ["OUTPUT_REQUIRED_RULE", "PROSE_KEYS", "TITLE_RULE", "normalise_schema", "strip_prose"]
+__all__ = [
+    "OUTPUT_REQUIRED_RULE",
+    "PROSE_KEYS",
+    "TITLES",
+    "TITLE_RULE",
+    "normalise_schema",
+    "require_outputs",
+    "strip_prose",
+    "variant_title",
+]
+
+# Every title the rule can give (labels, not prose: "Prompt" is what the variant is).
+TITLES = frozenset(
+    {
+        "Batch",
+        "Messages",
+        "Prompt",
+        "Responses",
+        "Async Response",
+        "Chat Completion",
+        "Text Completion",
+        "Batch Results",
+    }
+)
 
 PROSE_KEYS = ("description", "title", "examples", "$comment")
 
@@ -77,6 +101,7 @@ def normalise_schema(model_id: str, task: str, schema: dict[str, Any], notes: li
     _move_misplaced_required(inp, "/schema/input", notes)
     _move_misplaced_required(out, "/schema/output", notes)
     _require_batch_requests(inp, notes)
+    _async_output(inp, out, notes)
     apply_fixes(model_id, inp, out, notes)
     if task == "Text Embeddings":
         _integer_shapes(out, notes)
@@ -118,6 +143,41 @@ def _require_batch_requests(schema: dict[str, Any], notes: list[str]) -> None:
             )
 
 
+def _flat_branches(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """Root branches, with a branch that only wraps a nested union replaced by that union's branches."""
+    out: list[dict[str, Any]] = []
+    _kind, items = branches(schema)
+    for branch in items:
+        nested, inner = branches(branch)
+        out.extend(inner if nested is not None and not as_map(branch.get("properties")) else [branch])
+    return out
+
+
+def _async_output(inp: dict[str, Any], out: dict[str, Any], notes: list[str]) -> None:
+    """A model that takes a ``requests`` batch answers it with ``{request_id}`` (the queued reply)."""
+    batch = any(list(as_map(b.get("properties")) or {}) == ["requests"] for b in _flat_branches(inp))
+    if not batch or any("request_id" in (as_map(b.get("properties")) or {}) for b in _flat_branches(out)):
+        return
+    queued: dict[str, Any] = {
+        "type": "object",
+        "contentType": "application/json",
+        "properties": {"request_id": {"type": "string"}},
+        "required": ["request_id"],
+    }
+    kind, _items = branches(out)
+    if kind is None:
+        whole = dict(out)
+        out.clear()
+        out["oneOf"] = [whole, queued]
+        kind = "oneOf"
+    else:
+        (as_list(out[kind]) or []).append(queued)
+    notes.append(
+        f"/schema/output/{kind}: the input takes an async batch (`requests`), which the API answers with a "
+        "request id; the published output has no branch for that reply, so one is added."
+    )
+
+
 def _integer_shapes(schema: dict[str, Any], notes: list[str]) -> None:
     for node, where in walk(schema, "/schema/output"):
         shape = as_map((as_map(node.get("properties")) or {}).get("shape"))
@@ -156,12 +216,7 @@ def _is_string(node: dict[str, Any] | None) -> bool:
 
 def require_outputs(task: str, output: dict[str, Any]) -> None:
     """Apply ``OUTPUT_REQUIRED_RULE`` to every JSON branch of an output schema (in place)."""
-    _kind, items = branches(output)
-    flat: list[dict[str, Any]] = []
-    for branch in items:
-        _nested, inner = branches(branch)
-        flat.extend(inner if _nested is not None and not as_map(branch.get("properties")) else [branch])
-    for branch in flat:
+    for branch in _flat_branches(output):
         _require_branch(task, branch)
 
 
