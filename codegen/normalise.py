@@ -10,7 +10,9 @@
    (a root branch whose only property is ``requests``) requires ``requests``; a model that takes such a
    batch but publishes no output branch for the queued reply gets one (``{request_id}``); plus the per-model repairs
    listed in ``codegen.fixes``.
-3. **Embedding shapes are integers**: a Text Embeddings output ``shape`` declared as an array of
+3. **Free-form outputs are stated**: an output object that declares no properties gets
+   ``additionalProperties: {}`` (the JSON Schema default, made explicit so it is typed as a mapping).
+   **Embedding shapes are integers**: a Text Embeddings output ``shape`` declared as an array of
    ``number`` becomes an array of ``integer`` (the API returns ``[count, dimension]`` as integers; a
    ``number`` would decode as floats).
 4. **Outputs say what is always returned** (``OUTPUT_REQUIRED_RULE``): see ``require_outputs``.
@@ -105,6 +107,7 @@ def normalise_schema(model_id: str, task: str, schema: dict[str, Any], notes: li
     apply_fixes(model_id, inp, out, notes)
     if task == "Text Embeddings":
         _integer_shapes(out, notes)
+    _free_form_outputs(out)
     require_outputs(task, out)
     _set_titles(inp, "input")
     _set_titles(out, "output")
@@ -188,6 +191,19 @@ def _integer_shapes(schema: dict[str, Any], notes: list[str]) -> None:
                 f"{where}/properties/shape/items: published as `number`, but the API returns the shape "
                 "[count, dimension] as integers; typed `integer` so it decodes as int."
             )
+
+
+def _free_form_outputs(schema: dict[str, Any]) -> None:
+    """An output object that declares nothing about its keys says so: ``additionalProperties: {}``
+    (the JSON Schema default, stated so that it is typed as a mapping, never as an empty struct)."""
+    for branch in _flat_branches(schema):
+        if (
+            branch.get("type") == "object"
+            and not branch.get("properties")
+            and "additionalProperties" not in branch
+            and branches(branch)[0] is None
+        ):
+            branch["additionalProperties"] = {}
 
 
 # ------------------------------------------------------------------------------- output `required`
