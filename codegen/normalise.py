@@ -8,15 +8,17 @@
 2. **Publishing slips repaired**, each with a note in the file's ``x-notes``:
    a ``required`` list sitting inside ``properties`` becomes the object's ``required``; a batch branch
    (a root branch whose only property is ``requests``) requires ``requests``; a model that takes such a
-   batch but publishes no output branch for the queued reply gets one (``{request_id}``); plus the per-model repairs
-   listed in ``codegen.fixes``.
+   batch but publishes no output branch for the queued reply gets one (``{request_id}``); a Text
+   Embeddings output ``shape`` declared as an array of ``number`` becomes an array of ``integer`` (the
+   API returns ``[count, dimension]`` as integers; ``number`` would decode as floats); plus the
+   per-model repairs listed in ``codegen.fixes``.
 3. **Free-form outputs are stated**: an output object that declares no properties gets
    ``additionalProperties: {}`` (the JSON Schema default, made explicit so it is typed as a mapping).
-   **Embedding shapes are integers**: a Text Embeddings output ``shape`` declared as an array of
-   ``number`` becomes an array of ``integer`` (the API returns ``[count, dimension]`` as integers; a
-   ``number`` would decode as floats).
 4. **Outputs say what is always returned** (``OUTPUT_REQUIRED_RULE``): see ``require_outputs``.
 5. **Variant titles** (``TITLE_RULE``): see ``variant_title``.
+
+Every rule is idempotent: applied to one of our own files it changes nothing, which is what makes a
+live sync against an account serving exactly the shipped models a no-op.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from .schema_walk import as_list, as_map, branches, escape, walk
+from .schema_walk import as_list, as_map, branches, walk
 
 __all__ = [
     "OUTPUT_REQUIRED_RULE",
@@ -109,8 +111,8 @@ def normalise_schema(model_id: str, task: str, schema: dict[str, Any], notes: li
         _integer_shapes(out, notes)
     _free_form_outputs(out)
     require_outputs(task, out)
-    _set_titles(inp, "input")
-    _set_titles(out, "output")
+    _title_union("input", inp)
+    _title_union("output", out)
     return {"input": inp, "output": out}
 
 
@@ -340,17 +342,8 @@ def _title_union(half: str, parent: dict[str, Any]) -> None:
             _title_union(half, items_schema)
 
 
-def _set_titles(schema: dict[str, Any], half: str) -> None:
-    _title_union(half, schema)
-
-
 def _put_first(node: dict[str, Any], key: str, value: Any) -> None:
     rest = {k: v for k, v in node.items() if k != key}
     node.clear()
     node[key] = value
     node.update(rest)
-
-
-def pointer_of(*parts: str | int) -> str:
-    """A JSON pointer from its segments."""
-    return "".join(f"/{escape(str(p))}" for p in parts)

@@ -15,6 +15,7 @@ import pytest
 from codegen.normalise import OUTPUT_REQUIRED_RULE, TITLE_RULE, TITLES, strip_prose
 from codegen.schema_file import dump
 from codegen.sync import adopt, read_catalog
+from codegen.sync import main as sync_main
 from tests.conftest import CATALOG, env_flag
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -138,3 +139,22 @@ def test_variant_titles_follow_the_rule() -> None:
                 for leaf in inner or [branch]:
                     assert leaf.get("title", "Batch") in allowed, (path, leaf.get("title"))
     assert "requests" in TITLE_RULE and "translated_text" in OUTPUT_REQUIRED_RULE
+
+
+def test_adopt_command_reports_a_schemaless_file_in_one_line_and_writes_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    catalog = _catalog()
+    empty = [p for p in sorted(catalog.glob("*.json")) if not _doc(p).get("schema")]
+    assert empty, "the catalog has files without a schema"
+    code = sync_main(["adopt", str(empty[0]), str(catalog / "m2m100-1.2b.json"), "--schemas", str(tmp_path)])
+    text = capsys.readouterr().out
+    assert code == 0
+    assert [line for line in text.splitlines() if empty[0].name in line] == [
+        f"  {empty[0]}: no input/output schema; skipped"
+    ]
+    assert "  added: @cf/meta/m2m100-1.2b" in text.splitlines()
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.json")) == ["@cf/meta/m2m100-1.2b.json"]
+    # A second run finds nothing to do and, with --exit-code, says so with 0.
+    assert sync_main(["adopt", str(catalog / "m2m100-1.2b.json"), "--schemas", str(tmp_path), "--exit-code"]) == 0
+    assert "0 added, 0 changed, 0 removed, 1 unchanged" in capsys.readouterr().out
