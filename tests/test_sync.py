@@ -123,6 +123,30 @@ def test_changed_property_enum_and_constraint_are_reported_precisely(
     assert "0 added, 0 changed, 0 removed, 4 unchanged" in capsys.readouterr().out
 
 
+def test_variants_added_and_removed_are_reported_and_our_titles_kept(
+    emulator: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    schemas, out = tmp_path / "schemas", tmp_path / "out"
+    _copy(LISTED, schemas)
+    bge = _shipped("@cf/baai/bge-m3")
+    variants = bge["schema"]["input"]["oneOf"]
+    assert variants[2]["title"] == "Embed Contexts"
+    del variants[2]  # the account has a variant our copy lacks
+    bge["schema"]["output"]["oneOf"].append(
+        {"type": "object", "title": "Sparse", "properties": {"sparse": {"type": "array"}}}
+    )  # ... and lacks one our copy has
+    write_schema(schemas, "@cf/baai/bge-m3.json", bge)
+
+    assert _sync(emulator, schemas, out, "--exit-code", "--no-generate") == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert "  changed: @cf/baai/bge-m3" in lines
+    assert "    variant added: /schema/input/oneOf/2 {contexts, truncate_inputs}" in lines
+    assert '    variant removed: /schema/output/oneOf/4 (old numbering) "Sparse"' in lines
+    synced = json.loads((schemas / "@cf/baai/bge-m3.json").read_text(encoding="utf-8"))
+    titles = [v.get("title") for v in synced["schema"]["input"]["oneOf"]]
+    assert titles == ["Query and Contexts", "Embedding", None, None]  # ours kept; the re-added one by the rule
+
+
 def test_added_removed_and_schemaless_models(
     emulator: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
