@@ -144,7 +144,7 @@ def test_variants_added_and_removed_are_reported_and_our_titles_kept(
     assert '    variant removed: /schema/output/oneOf/4 (old numbering) "Sparse"' in lines
     synced = json.loads((schemas / "@cf/baai/bge-m3.json").read_text(encoding="utf-8"))
     titles = [v.get("title") for v in synced["schema"]["input"]["oneOf"]]
-    assert titles == ["Query and Contexts", "Embedding", None, None]  # ours kept; the re-added one by the rule
+    assert titles == ["Query and Contexts", "Embedding", None, "Batch"]  # ours kept; the re-added one by the rule
 
 
 def test_added_removed_and_schemaless_models(
