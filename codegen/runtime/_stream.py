@@ -12,8 +12,11 @@ objects, odd shapes) take the slower path through plain JSON values.
 
 from __future__ import annotations
 
+import collections
+import itertools
+import operator
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, cast
 
@@ -99,22 +102,29 @@ class ToolCall(msgspec.Struct):
         return self.arguments
 
 
-class StreamEvent(msgspec.Struct):
+class StreamEvent(
+    msgspec.Struct,
+    gc=False,
+    rename={"text": "response", "raw": "~sse~raw", "event": "~sse~event", "id": "~sse~id"},
+):
     """One event of a model stream, whichever chunk shape it came in.
 
     ``text`` is the text delta (``response`` or ``choices[0].delta.content``), ``reasoning`` the
-    ``reasoning_content`` delta, ``tool_calls`` the raw tool-call fragments (merge them with
+    ``reasoning_content`` delta, ``tool_calls`` the raw tool-call fragments, a tuple (merge them with
     :class:`ToolCallMerger` or :meth:`EventStream.collect`), ``usage`` the token counts when the event
     carries them (the final event does), ``event``/``id`` the SSE fields, ``raw`` the event's data as
     sent and :attr:`data` the whole decoded JSON (decoded when asked for).
+
+    A classic Workers AI chunk decodes straight into this struct (its ``response`` is ``text``), which
+    is what keeps a stream's per-event cost close to a bare ``msgspec`` decode.
     """
 
     text: str = ""
     reasoning: str = ""
-    tool_calls: list[Any] = []
+    tool_calls: tuple[Any, ...] = ()
     usage: Usage | None = None
     finish_reason: str | None = None
-    raw: str = ""
+    raw: bytes = b""
     event: str = "message"
     id: str | None = None
 
@@ -124,7 +134,11 @@ class StreamEvent(msgspec.Struct):
         try:
             return _decode(self.raw)
         except DECODE_ERRORS:
-            return self.raw
+            return self.raw.decode("utf-8", "replace")
+
+
+_decode_events = msgspec.json.Decoder(StreamEvent).decode
+_TEXT = operator.attrgetter("text")
 
 
 class StreamResult(msgspec.Struct):
@@ -148,11 +162,11 @@ def _text_of(value: Any) -> str:
     return ""
 
 
-def event_from(data: Any, *, event: str = "message", id: str | None = None, raw: str | None = None) -> StreamEvent:
+def event_from(data: Any, *, event: str = "message", id: str | None = None, raw: bytes | None = None) -> StreamEvent:
     """The :class:`StreamEvent` for one decoded chunk (either shape); ``raw`` is its JSON text when known."""
     if not isinstance(data, dict):
         text = data if isinstance(data, str) else ""
-        return StreamEvent(text, raw=_encode(data).decode(), event=event, id=id)
+        return StreamEvent(text, raw=_encode(data) if raw is None else raw, event=event, id=id)
     obj = cast("dict[str, Any]", data)
     response = obj.get("response")
     text = response if type(response) is str else _text_of(response)
@@ -176,9 +190,7 @@ def event_from(data: Any, *, event: str = "message", id: str | None = None, raw:
     if more:
         calls = calls + more if calls else more
     usage = usage_from(obj["usage"]) if "usage" in obj else None
-    return StreamEvent(
-        text, reasoning, calls, usage, finish, raw if raw is not None else _encode(obj).decode(), event, id
-    )
+    return StreamEvent(text, reasoning, calls, usage, finish, raw if raw is not None else _encode(obj), event, id)
 
 
 class ToolCallMerger:
@@ -195,7 +207,7 @@ class ToolCallMerger:
         self._by_index: dict[int, ToolCall] = {}
         self._by_id: dict[str, ToolCall] = {}
 
-    def add(self, fragments: list[Any]) -> None:
+    def add(self, fragments: Sequence[Any]) -> None:
         for raw in fragments:
             frag = as_object(raw)
             if frag is not None:
@@ -282,6 +294,7 @@ class EventStream:
         self._max_reply = max_response_bytes
         self._on_messages = on_messages
         self._iter: Iterator[StreamEvent] | None = None
+        self._current: list[StreamEvent] = []
         self.closed = False
         self.done = False
         self.status = response.status
@@ -316,6 +329,7 @@ class EventStream:
         if self.closed:
             return
         self.closed = True
+        self._current.clear()  # events decoded but not yet handed out are not delivered after close()
         if self.done and self._drain():
             self._resp.release()
             return
@@ -338,7 +352,8 @@ class EventStream:
 
     def __iter__(self) -> Iterator[StreamEvent]:
         if self._iter is None:
-            self._iter = self._events()
+            # Events are decoded a read at a time into lists; chaining them keeps the per-event step in C.
+            self._iter = itertools.chain.from_iterable(self._batches())
         return self._iter
 
     def __next__(self) -> StreamEvent:
@@ -368,11 +383,11 @@ class EventStream:
         self.bytes_read += len(chunk)
         return chunk
 
-    def _events(self) -> Iterator[StreamEvent]:
+    def _batches(self) -> Iterator[list[StreamEvent]]:
         try:
             kind = media_type(self.headers, default="")
             if kind == "application/json" or kind.endswith("+json"):
-                yield self._json_reply()
+                yield [self._json_reply()]
                 return
             if kind and kind != "text/event-stream":
                 raise StreamError(
@@ -382,33 +397,46 @@ class EventStream:
                     model_id=self.model_id,
                 )
             decoder = SSEDecoder(max_event_bytes=self._max_event)
+            rest = b""  # bytes after the last blank line, while events are split here (``whole``)
+            whole = True
             since = time.monotonic()
-            to_event = self._event
             while not self.closed:
                 chunk = self._read(since)
                 if not chunk:
                     break
-                try:
-                    batch = decoder.feed(chunk)
-                except ResponseTooLargeError as exc:
-                    raise self._too_large(exc) from None
-                if not batch:
-                    continue
-                for sse in batch:
-                    if self.closed:
-                        return
-                    data = sse.data
-                    if data == "[DONE]" or (len(data) < 16 and data.strip() == "[DONE]"):
-                        self.done = True
-                        return
-                    ev = to_event(sse)
-                    if ev is not None:
-                        yield ev
-                since = time.monotonic()  # after the caller had the events: its own time is not idle time
+                failure: APIError | None = None
+                events: list[StreamEvent] | None = None
+                if whole and b"\r" in chunk:
+                    whole = False  # CR line endings: from here on the full parser takes every byte
+                    chunk, rest = rest + chunk, b""
+                if not whole:
+                    events, failure = self._slow(chunk, decoder)
+                else:
+                    data = rest + chunk if rest else chunk
+                    end = data.rfind(b"\n\n")
+                    if end < 0:
+                        rest = data
+                        if len(rest) > self._max_event:
+                            raise self._too_large(None)
+                        continue
+                    rest = data[end + 2 :]
+                    if len(rest) > self._max_event:
+                        raise self._too_large(None)
+                    events = self._fast(data[:end], decoder)
+                    if events is None:
+                        events, failure = self._slow(data[: end + 2], decoder)
+                if events:
+                    self._current = events
+                    yield events
+                    since = time.monotonic()  # after the caller had the events: its time is not idle time
+                if failure is not None:
+                    raise failure
+                if self.done:
+                    return
             if self.closed:
                 return
             cut = ""
-            for sse in decoder.flush():
+            for sse in (decoder.feed(rest) if rest else []) + decoder.flush():
                 if _is_done(sse):
                     self.done = True
                     return
@@ -419,12 +447,62 @@ class EventStream:
                 cf_ray=self.cf_ray,
                 model_id=self.model_id,
             )
+        except ResponseTooLargeError as exc:
+            raise self._too_large(exc) from None
         finally:
             self.close()
 
-    def _too_large(self, exc: ResponseTooLargeError) -> ResponseTooLargeError:
+    def _fast(self, block: bytes, decoder: SSEDecoder) -> list[StreamEvent] | None:
+        """The events of ``block`` (whole events, the final blank line cut off) when each is one plain
+        ``data: {...}`` line of the classic shape; None for anything else (the full parser takes it)."""
+        if not block.startswith(b"data: ") or b"\r" in block:
+            return None
+        payloads = block[6:].split(b"\n\ndata: ")
+        if block.count(b"\n") != 2 * len(payloads) - 2:
+            return None  # multi-line data, other fields, comments or extra blank lines
+        if payloads[-1] == b"[DONE]":
+            payloads.pop()
+            self.done = True
+        try:
+            # A [DONE] anywhere else, text that is not JSON, or an odd shape fails here: the parser takes it.
+            events = list(map(_decode_events, payloads))
+        except DECODE_ERRORS:
+            self.done = False
+            return None
+        # Error objects and OpenAI-style chunks decode as events without text; only then look closer.
+        if "" in map(_TEXT, events) and (b'"error' in block or b'"success"' in block or b'"choices"' in block):
+            self.done = False
+            return None
+        collections.deque(map(setattr, events, itertools.repeat("raw"), payloads), maxlen=0)
+        last_id = decoder.last_event_id
+        if last_id is not None:
+            for event in events:
+                event.id = last_id
+            self.last_event_id = last_id
+        return events
+
+    def _slow(self, data: bytes, decoder: SSEDecoder) -> tuple[list[StreamEvent], APIError | None]:
+        """Events by the full SSE parser; an error event ends the list and is returned to be raised
+        after the events before it were delivered."""
+        events: list[StreamEvent] = []
+        for sse in decoder.feed(data):
+            if _is_done(sse):
+                self.done = True
+                break
+            try:
+                event = self._event(sse)
+            except APIError as exc:
+                return events, exc
+            if event is not None:
+                events.append(event)
+        return events, None
+
+    def _too_large(self, exc: ResponseTooLargeError | None) -> ResponseTooLargeError:
+        why = (
+            str(exc) if exc is not None else f"a server-sent event is longer than max_event_bytes ({self._max_event:,})"
+        )
         return ResponseTooLargeError(
-            f"{self.model_id}: {exc}", status=self.status, cf_ray=self.cf_ray, model_id=self.model_id
+            f"{self.model_id}: {why}", status=self.status, cf_ray=self.cf_ray, model_id=self.model_id
         )
 
     def _json_reply(self) -> StreamEvent:
@@ -455,7 +533,7 @@ class EventStream:
         except DECODE_ERRORS:
             if not text or text.isspace():
                 return None
-            return StreamEvent(raw=text, event=sse.event, id=sse.id)
+            return StreamEvent(raw=text.encode(), event=sse.event, id=sse.id)
         if chunk.error is not None or chunk.errors is not None or chunk.success is not None:
             return self._odd_event(sse)
         response = chunk.response
@@ -465,10 +543,10 @@ class EventStream:
             return StreamEvent(
                 text_out,
                 "",
-                as_list(calls) or [],
+                tuple(as_list(calls) or ()),
                 chunk.usage,
                 None,
-                text,
+                text.encode(),
                 sse.event,
                 sse.id,
             )
@@ -492,14 +570,14 @@ class EventStream:
         more = as_list(chunk.tool_calls)
         if more:
             calls = calls + more if calls else more
-        return StreamEvent(text, reasoning, calls, chunk.usage, finish, sse.data, sse.event, sse.id)
+        return StreamEvent(text, reasoning, tuple(calls), chunk.usage, finish, sse.data.encode(), sse.event, sse.id)
 
     def _odd_event(self, sse: ServerSentEvent) -> StreamEvent | None:
         """An event that is not a plain chunk: an error object, or JSON of another shape."""
         data = _loose(sse.data)
         if error_details(data) is not None:
             raise self._error(data)
-        return event_from(data, event=sse.event, id=sse.id, raw=sse.data)
+        return event_from(data, event=sse.event, id=sse.id, raw=sse.data.encode())
 
     def _error(self, data: Any) -> APIError:
         details = error_details(data)
