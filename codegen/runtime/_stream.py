@@ -190,7 +190,7 @@ def event_from(data: Any, *, event: str = "message", id: str | None = None, raw:
     if more:
         calls = calls + more if calls else more
     usage = usage_from(obj["usage"]) if "usage" in obj else None
-    return StreamEvent(text, reasoning, calls, usage, finish, raw if raw is not None else _encode(obj), event, id)
+    return StreamEvent(text, reasoning, tuple(calls), usage, finish, _encode(obj) if raw is None else raw, event, id)
 
 
 class ToolCallMerger:
