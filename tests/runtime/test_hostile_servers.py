@@ -79,7 +79,8 @@ def test_traversal_ids_are_refused_before_anything_is_sent(gateway: bool) -> Non
             ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE, gateway=gw, max_retries=0)
             result = {{repr(i): outcome(lambda i=i: ai.run(i, {{"prompt": "x"}})) for i in {TRAVERSALS!r}}}
             result["model"] = outcome(lambda: ai.model("@cf/../../x"))
-            result["gateway_url"] = outcome(lambda: gw.url(ACCOUNT, "@cf/../../../../x") if gw else ai.run_url("@cf/.."))
+            bad = "@cf/../../../../x"
+            result["gateway_url"] = outcome(lambda: gw.url(ACCOUNT, bad) if gw else ai.run_url(bad))
             """,
             server,
         )
@@ -239,11 +240,12 @@ def test_bad_timeouts_are_refused_at_the_call(value: str) -> None:
     result = run_client(
         f"""
         v = {value}
+        ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN)
         result = {{
             "client": outcome(lambda: WorkersAI(account_id=ACCOUNT, api_token=TOKEN, timeout=v)),
             "idle": outcome(lambda: WorkersAI(account_id=ACCOUNT, api_token=TOKEN, stream_idle_timeout=v)),
             "total": outcome(lambda: WorkersAI(account_id=ACCOUNT, api_token=TOKEN, stream_timeout=v)),
-            "wait": outcome(lambda: WorkersAI(account_id=ACCOUNT, api_token=TOKEN).batch_job({BGE!r}, "r").wait(timeout=v)),
+            "wait": outcome(lambda: ai.batch_job({BGE!r}, "r").wait(timeout=v)),
         }}
         """
     )
