@@ -7,8 +7,10 @@ small typed struct. The two alternate, one sample each per round.
 
 ``python bench/_load.py threads PORT SECONDS``: calls per second (wall) from 64 threads sharing one
 client against the server started with a 20 ms delay per reply. Ours: the default ``WorkersAI`` (no
-pool option). Floor: one ``urllib3.PoolManager(maxsize=64)`` plus msgspec typed decoding. Also counts
-the "Connection pool is full" warnings urllib3 logged for ours. Prints one JSON object.
+pool option). Floor: one ``urllib3.PoolManager(maxsize=64)`` plus msgspec typed decoding, and the same
+floor with a read timeout (CPython polls before every read and write of a socket with a timeout, one
+more GIL release each: the cost of having a deadline at all). Also counts the "Connection pool is full"
+warnings urllib3 logged. Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -126,8 +128,9 @@ class _PoolFull(logging.Handler):
             self.count += 1
 
 
-def threads_floor(port: int) -> Callable[[], object]:
-    pool = urllib3.PoolManager(maxsize=THREADS)
+def threads_floor(port: int, timeout: float | None = None) -> Callable[[], object]:
+    limits = urllib3.Timeout(connect=10.0, read=timeout) if timeout else urllib3.Timeout.DEFAULT_TIMEOUT
+    pool = urllib3.PoolManager(maxsize=THREADS, timeout=limits)
     url = f"{_root(port)}/accounts/a/ai/run/{MODEL_RANK}"
     body = msgspec.json.encode({"query": "q", "contexts": [{"text": "a"}, {"text": "b"}, {"text": "c"}]})
     headers = {"Authorization": "Bearer t", "Content-Type": "application/json"}
@@ -166,7 +169,7 @@ def _throughput(call: Callable[[], object], seconds: float) -> float:
 def bench_threads(port: int, seconds: float, rounds: int = 3) -> dict[str, Any]:
     watcher = _PoolFull()
     logging.getLogger("urllib3").addHandler(watcher)
-    cases = {"floor": threads_floor(port), "ours": threads_ours(port)}
+    cases = {"floor": threads_floor(port), "ours": threads_ours(port), "floor_timeout": threads_floor(port, 60.0)}
     samples: dict[str, list[float]] = {name: [] for name in cases}
     for call in cases.values():
         _throughput(call, 0.5)  # warm: open the connections
@@ -180,6 +183,8 @@ def bench_threads(port: int, seconds: float, rounds: int = 3) -> dict[str, Any]:
         "floor": floor,
         "ours": ours,
         "ratio": ours / floor,
+        "floor_timeout": statistics.median(samples["floor_timeout"]),
+        "ratio_vs_floor_timeout": ours / statistics.median(samples["floor_timeout"]),
         "pool_full_warnings": watcher.count,
     }
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import http.client
 import io
+import math
 import os
 import socket
 import time
@@ -109,20 +110,35 @@ _CURRENT: ContextVar[_Deadline | None] = ContextVar("workers_ai_deadline", defau
 
 
 class _DeadlineSocket:
-    """The socket as ``http.client`` reads it: every read waits only for the time left before the deadline."""
+    """The socket as ``http.client`` reads it: no read waits long past the deadline.
 
-    __slots__ = ("_deadline", "_sock")
+    Each read's socket timeout is the time left before the deadline, give or take a tenth: the timeout
+    is set again only when it is more than 10% off (``settimeout`` is a system call that drops the GIL,
+    which costs dearly with many threads). A read that times out early is simply made again, so a
+    read ends at most 10% of the time left after the deadline, and none starts after it.
+    """
+
+    __slots__ = ("_deadline", "_set", "_sock")
 
     def __init__(self, sock: socket.socket, deadline: _Deadline) -> None:
         self._sock = sock
         self._deadline = deadline
+        self._set = sock.gettimeout() or 0.0  # what urllib3 set before reading the headers
 
     def recv_into(self, buffer: Any, nbytes: int = 0, flags: int = 0) -> int:
-        left = self._deadline.at - time.monotonic()
-        if left <= 0:
-            raise TimeoutError("the deadline passed")
-        self._sock.settimeout(left)
-        return self._sock.recv_into(buffer, nbytes, flags)
+        while True:
+            left = self._deadline.at - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the deadline passed")
+            if not left * 0.9 <= self._set <= left * 1.1:
+                self._sock.settimeout(left)
+                self._set = left
+            try:
+                return self._sock.recv_into(buffer, nbytes, flags)
+            except TimeoutError:
+                if self._deadline.at - time.monotonic() <= 0:
+                    raise
+                self._set = 0.0  # timed out early (the timeout was short of the deadline): set it again
 
     def makefile(self, mode: str = "rb") -> io.BufferedReader:
         # What socket.makefile("rb") builds, over this object so reads come through recv_into above.
@@ -265,6 +281,7 @@ class Urllib3Transport:
         self._connect_timeout = connect_timeout
         self._pid = os.getpid()
         self._pool = self._new_pool()
+        self._timeouts: dict[float, urllib3.Timeout] = {}
         _TRANSPORTS.add(self)
 
     def _new_pool(self) -> urllib3.PoolManager:
@@ -292,6 +309,16 @@ class Urllib3Transport:
         left = deadline - time.monotonic()
         if left <= 0:
             raise APITimeoutError("the deadline passed before sending", request_sent=False)
+        # Timeouts are cached in tenths of a second, rounded down (never past the deadline): urllib3
+        # copies and checks a Timeout on every request, and a new one per call would add to that.
+        key = math.floor(left * 10.0) / 10.0
+        limits = self._timeouts.get(key) if key > 0 else None
+        if limits is None:
+            if len(self._timeouts) > 1000:
+                self._timeouts.clear()
+            limits = urllib3.Timeout(connect=min(self._connect_timeout, left), read=left)
+            if key > 0:
+                limits = self._timeouts[key] = urllib3.Timeout(connect=min(self._connect_timeout, key), read=key)
         limit = _Deadline(deadline)
         token = _CURRENT.set(limit)
         try:
@@ -301,7 +328,7 @@ class Urllib3Transport:
                 url,
                 body=body,
                 headers=headers,
-                timeout=urllib3.Timeout(connect=min(self._connect_timeout, left), read=left),
+                timeout=limits,
                 preload_content=False,
                 decode_content=self.decompress,
                 redirect=False,
