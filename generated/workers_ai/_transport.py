@@ -21,7 +21,7 @@ import os
 import socket
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from typing import Any, Protocol, cast
 
@@ -160,12 +160,55 @@ class _BoundedHTTPResponse(http.client.HTTPResponse):
         super().__init__(sock, debuglevel, method, url)
 
 
+_ONE_WRITE_MAX = 64 * 1024
+
+
+def _joined_send(conn: HTTPConnection, data: Any, send: Callable[[Any], None]) -> None:
+    """Send the request head together with a small body: one write instead of two.
+
+    ``http.client`` sends the head, then urllib3 the body, each a system call (two more with a socket
+    timeout, which polls first) and each a point where the GIL is dropped; with many threads every such
+    drop costs a wait. The head is held back when a body of at most 64 KiB follows and goes out with it.
+    """
+    held: bytes | None = getattr(conn, "_held_head", None)
+    if held is not None:
+        conn._held_head = None  # type: ignore[attr-defined]
+        if isinstance(data, bytes):
+            send(held + data)
+            return
+        send(held)
+    elif isinstance(data, bytes) and data.endswith(b"\r\n\r\n"):
+        at = data.find(b"\r\nContent-Length: ")
+        if at > 0:
+            value = data[at + 18 : data.find(b"\r\n", at + 18)]
+            if value.isdigit() and 0 < int(value) <= _ONE_WRITE_MAX:
+                conn._held_head = data  # type: ignore[attr-defined]
+                return
+    send(data)
+
+
 class _HTTPConnection(HTTPConnection):
     response_class = _BoundedHTTPResponse
+    _held_head: bytes | None = None
+
+    def putrequest(self, *args: Any, **kwargs: Any) -> None:
+        self._held_head = None
+        super().putrequest(*args, **kwargs)
+
+    def send(self, data: Any) -> None:
+        _joined_send(self, data, super().send)
 
 
 class _HTTPSConnection(HTTPSConnection):
     response_class = _BoundedHTTPResponse
+    _held_head: bytes | None = None
+
+    def putrequest(self, *args: Any, **kwargs: Any) -> None:
+        self._held_head = None
+        super().putrequest(*args, **kwargs)
+
+    def send(self, data: Any) -> None:
+        _joined_send(self, data, super().send)
 
 
 class _HTTPPool(HTTPConnectionPool):
