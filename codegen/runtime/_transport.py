@@ -125,7 +125,8 @@ class _DeadlineSocket:
         self._deadline = deadline
         self._set = sock.gettimeout() or 0.0  # what urllib3 set before reading the headers
 
-    def recv_into(self, buffer: Any, nbytes: int = 0, flags: int = 0) -> int:
+    def recv_into(self, buffer: Any, *args: int) -> int:
+        # The caller's arguments exactly (an SSLSocket reads 0 bytes when told nbytes=0).
         while True:
             left = self._deadline.at - time.monotonic()
             if left <= 0:
@@ -134,7 +135,7 @@ class _DeadlineSocket:
                 self._sock.settimeout(left)
                 self._set = left
             try:
-                return self._sock.recv_into(buffer, nbytes, flags)
+                return self._sock.recv_into(buffer, *args)
             except TimeoutError:
                 if self._deadline.at - time.monotonic() <= 0:
                     raise

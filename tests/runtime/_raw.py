@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import ssl
 import subprocess
 import sys
 import textwrap
@@ -44,8 +45,9 @@ Handler = Callable[[socket.socket, RawRequest], bool | None]
 class RawServer:
     """A threaded raw-socket HTTP/1.1 server; each connection runs ``handler`` for every request."""
 
-    def __init__(self, handler: Handler) -> None:
+    def __init__(self, handler: Handler, tls: ssl.SSLContext | None = None) -> None:
         self.handler = handler
+        self.tls = tls
         self.requests: list[RawRequest] = []
         self.stop = threading.Event()
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -59,7 +61,7 @@ class RawServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
     @property
     def base_url(self) -> str:
@@ -93,6 +95,12 @@ class RawServer:
 
     def _serve(self, conn: socket.socket) -> None:
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self.tls is not None:
+            try:
+                conn = self.tls.wrap_socket(conn, server_side=True)
+            except (OSError, ssl.SSLError):
+                conn.close()
+                return
         reader = conn.makefile("rb")
         try:
             while not self.stop.is_set():
@@ -167,13 +175,45 @@ print("RESULT " + json.dumps(result))
 """
 
 
-def run_client(code: str, server: RawServer | None = None, *, deadline: float = 60.0) -> dict[str, Any]:
+def self_signed(folder: Path) -> tuple[Path, ssl.SSLContext]:
+    """A certificate for 127.0.0.1 made with the ``openssl`` command, and a server context using it."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    return cert, context
+
+
+def run_client(
+    code: str, server: RawServer | None = None, *, deadline: float = 60.0, env: dict[str, str] | None = None
+) -> dict[str, Any]:
     """Run ``code`` (which sets ``result``) in a fenced child process and return ``result``."""
     base = server.base_url if server is not None else "http://127.0.0.1:9/client/v4"
     script = (
         _PRELUDE.format(limit=MEMORY_LIMIT, base=base, account=ACCOUNT, token=TOKEN) + textwrap.dedent(code) + _EPILOGUE
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CLOUDFLARE_")}
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("CLOUDFLARE_")}, **(env or {})}
     # glibc reserves 64 MiB of address space per thread arena: many threads would trip RLIMIT_AS.
     env["MALLOC_ARENA_MAX"] = "2"
     proc = subprocess.run(

@@ -14,11 +14,12 @@ import socket
 import threading
 import time
 import zlib
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.runtime._raw import RawRequest, RawServer, envelope, head, reply, run_client
+from tests.runtime._raw import RawRequest, RawServer, envelope, head, reply, run_client, self_signed
 
 LLAMA = "@cf/meta/llama-3-8b-instruct"
 BGE = "@cf/baai/bge-m3"
@@ -558,3 +559,43 @@ def test_64_threads_on_the_default_client_log_no_pool_warnings() -> None:
         )
     assert result["wrong"] == [] and result["full"] == [] and result["infos"] == 64, result
     assert len(server.requests) == 64 * 20
+
+
+# ---------------------------------------------------------------------- over TLS, as the real API is reached
+
+
+def test_over_tls_calls_streams_and_deadlines_work(tmp_path: Path) -> None:
+    cert, context = self_signed(tmp_path)
+
+    def answer(conn: socket.socket, req: RawRequest) -> bool:
+        prompt = json.loads(req.body)["prompt"]
+        if prompt == "drip":
+            conn.sendall(head(Content_Length=1000))
+            _drip(conn, b"x" * 1000, server.stop)
+            return False
+        if prompt == "stream":
+            events = b"".join(b'data: {"response": "%d"}\n\n' % i for i in range(300)) + b"data: [DONE]\n\n"
+            return reply(conn, events, content_type="text/event-stream")
+        return reply(conn, envelope({"response": prompt * 20000}))
+
+    with RawServer(answer, tls=context) as server:
+        result = run_client(
+            f"""
+            ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE, timeout=1, max_retries=0)
+            def joined():
+                return "".join(e.text for e in ai.run({LLAMA!r}, {{"prompt": "stream"}}, stream=True))
+            result = {{
+                "big": outcome(lambda: len(ai.run("@cf/acme/echo", {{"prompt": "ab"}})["response"])),
+                "stream": outcome(joined),
+                "drip": outcome(lambda: ai.run("@cf/acme/echo", {{"prompt": "drip"}})),
+                "again": outcome(lambda: ai.run("@cf/acme/echo", {{"prompt": "c"}})["response"][:3]),
+            }}
+            """,
+            server,
+            env={"SSL_CERT_FILE": str(cert)},
+            deadline=30,
+        )
+    assert result["big"] == {"ok": True, "type": "int", "value": "40000"}, result
+    assert result["stream"]["ok"] and result["stream"]["value"] == repr("".join(str(i) for i in range(300)))
+    assert result["drip"]["type"] == "APITimeoutError", result
+    assert result["again"]["value"] == "'ccc'", result
