@@ -252,12 +252,14 @@ class Urllib3Response:
                     raise APIConnectionError(
                         f"connection failed: closed after {len(data):,} of {length:,} bytes (IncompleteRead)"
                     )
+                resp.release_conn()  # the body is read to its end: the connection can serve the next call
                 return data
             parts: list[bytes] = []
             total = 0
             while True:
                 chunk = resp.read(min(_READ_STEP, limit + 1 - total), decode_content=self._decode)
                 if not chunk:
+                    resp.release_conn()
                     return b"".join(parts)
                 parts.append(chunk)
                 total += len(chunk)
