@@ -599,3 +599,29 @@ def test_over_tls_calls_streams_and_deadlines_work(tmp_path: Path) -> None:
     assert result["stream"]["ok"] and result["stream"]["value"] == repr("".join(str(i) for i in range(300)))
     assert result["drip"]["type"] == "APITimeoutError", result
     assert result["again"]["value"] == "'ccc'", result
+
+
+def test_connections_are_reused_after_empty_and_whole_bodies() -> None:
+    conns: set[int] = set()
+
+    def answer(conn: socket.socket, req: RawRequest) -> bool:
+        conns.add(id(conn))
+        if b"empty" in req.body:
+            conn.sendall(head(204, Content_Length=0))
+            return True
+        return reply(conn, envelope({"response": "x"}))
+
+    with RawServer(answer) as server:
+        result = run_client(
+            """
+            ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE)
+            url = ai.run_url("@cf/acme/any")
+            got = [ai.run("@cf/acme/any", {"prompt": "x"})["response"] for _ in range(3)]
+            got.append(ai.request("POST", url, b'{"empty": 1}').status)
+            got.append(ai.run("@cf/acme/any", {"prompt": "x"})["response"])
+            result = {"got": got}
+            """,
+            server,
+        )
+    assert result["got"] == ["x", "x", "x", 204, "x"]
+    assert len(conns) == 1
