@@ -397,7 +397,10 @@ class EventStream:
                     model_id=self.model_id,
                 )
             decoder = SSEDecoder(max_event_bytes=self._max_event)
-            rest = b""  # bytes after the last blank line, while events are split here (``whole``)
+            # Bytes after the last blank line, while events are split here (``whole``): kept as pieces
+            # and joined once a blank line arrives, so a long event read in small pieces costs linear time.
+            pieces: list[bytes] = []
+            held = 0
             whole = True
             since = time.monotonic()
             while not self.closed:
@@ -408,19 +411,22 @@ class EventStream:
                 events: list[StreamEvent] | None = None
                 if whole and b"\r" in chunk:
                     whole = False  # CR line endings: from here on the full parser takes every byte
-                    chunk, rest = rest + chunk, b""
+                    chunk = b"".join([*pieces, chunk])
+                    pieces, held = [], 0
                 if not whole:
                     events, failure = self._slow(chunk, decoder)
                 else:
-                    data = rest + chunk if rest else chunk
-                    end = data.rfind(b"\n\n")
-                    if end < 0:
-                        rest = data
-                        if len(rest) > self._max_event:
+                    if b"\n\n" not in chunk and not (pieces and chunk[:1] == b"\n" and pieces[-1][-1:] == b"\n"):
+                        pieces.append(chunk)
+                        held += len(chunk)
+                        if held > self._max_event:
                             raise self._too_large(None)
                         continue
+                    data = b"".join([*pieces, chunk]) if pieces else chunk
+                    end = data.rfind(b"\n\n")
                     rest = data[end + 2 :]
-                    if len(rest) > self._max_event:
+                    pieces, held = ([rest], len(rest)) if rest else ([], 0)
+                    if held > self._max_event:
                         raise self._too_large(None)
                     events = self._fast(data[:end], decoder)
                     if events is None:
@@ -436,7 +442,7 @@ class EventStream:
             if self.closed:
                 return
             cut = ""
-            for sse in (decoder.feed(rest) if rest else []) + decoder.flush():
+            for sse in (decoder.feed(b"".join(pieces)) if pieces else []) + decoder.flush():
                 if _is_done(sse):
                     self.done = True
                     return
