@@ -9,11 +9,14 @@ Routes (``{acct}`` is any account id):
 - ``POST /client/v4/accounts/{acct}/ai/run/{model}``: the model id with literal slashes, or with
   ``%2F`` as the official SDK sends it. A body with ``contexts`` gets a rank reply (one score per
   context); a body with ``text`` gets ``len(text)`` embedding vectors of ``DIMS`` floats.
+- ``POST /client/v4/accounts/{acct}/ai/run/{model}`` with ``"stream": true``: a ``text/event-stream``
+  reply of ``events`` (default 5,000) small Workers AI chunks, a usage event and ``[DONE]``.
 - ``POST /client/v4/accounts/{acct}/ai/v1/embeddings``: the OpenAI-compatible route. ``input`` gets
   an OpenAI-shaped embeddings list; ``dimensions`` (optional) sets the vector length.
 
-Start: ``python bench/_server.py`` prints ``PORT <n>`` on stdout once it listens, then serves until
-stdin closes or it is killed.
+Start: ``python bench/_server.py [PORT] [DELAY_MS]`` prints ``PORT <n>`` on stdout once it listens,
+then serves until stdin closes or it is killed. ``DELAY_MS`` holds every reply that long (a model's
+latency, for the many-threads benchmark).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import random
 import socket
 import sys
 import threading
+import time
 from urllib.parse import unquote, urlsplit
 
 DIMS = 1024
@@ -33,6 +37,18 @@ def vectors(count: int, dims: int, seed: int = 7) -> list[list[float]]:
     """Deterministic vectors with the digit count of real float32 embeddings printed as JSON."""
     rng = random.Random(seed * 1_000_003 + count * 31 + dims)
     return [[round(rng.uniform(-0.12, 0.12), 9) for _ in range(dims)] for _ in range(count)]
+
+
+def sse_reply(n: int) -> bytes:
+    words = ["the", " quick", " brown", " fox", " jumps", " over", " the", " lazy", " dog", "."]
+    parts = [
+        b"data: " + json.dumps({"response": words[i % len(words)], "p": "abcdefgh"[: i % 8]}).encode() + b"\n\n"
+        for i in range(n)
+    ]
+    usage = {"prompt_tokens": 12, "completion_tokens": n, "total_tokens": 12 + n}
+    parts.append(b"data: " + json.dumps({"response": "", "usage": usage}).encode() + b"\n\n")
+    parts.append(b"data: [DONE]\n\n")
+    return b"".join(parts)
 
 
 def envelope(result: object) -> bytes:
@@ -80,6 +96,9 @@ class Replies:
         except ValueError:
             return 400, envelope_error(5006, "request body is not JSON")
         if parts[6] == "run":
+            if payload.get("stream") is True:
+                n = int(payload.get("events", 5000))
+                return 200, self.get(("sse", n), lambda: sse_reply(n))
             if "contexts" in payload:
                 n = len(payload["contexts"])
                 return 200, self.get(("rank", n), lambda: rank_reply(n))
@@ -102,7 +121,7 @@ def envelope_error(code: int, message: str) -> bytes:
     return json.dumps(body).encode()
 
 
-def _serve_conn(conn: socket.socket, replies: Replies) -> None:
+def _serve_conn(conn: socket.socket, replies: Replies, delay: float = 0.0) -> None:
     conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     reader = conn.makefile("rb", buffering=65536)
     try:
@@ -127,9 +146,12 @@ def _serve_conn(conn: socket.socket, replies: Replies) -> None:
                     close = True
             body = reader.read(length) if length else b""
             status, reply = replies.answer(target, body)
+            if delay:
+                time.sleep(delay)
+            kind = "text/event-stream" if reply.startswith(b"data: ") else "application/json"
             head = (
                 f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}\r\n"
-                "Content-Type: application/json\r\n"
+                f"Content-Type: {kind}\r\n"
                 f"Content-Length: {len(reply)}\r\n"
                 "cf-ray: 0000000000000000-BNC\r\n"
                 "\r\n"
@@ -147,7 +169,7 @@ def _serve_conn(conn: socket.socket, replies: Replies) -> None:
             pass
 
 
-def serve(port: int = 0) -> None:
+def serve(port: int = 0, delay_ms: float = 0.0) -> None:
     replies = Replies()
     # Warm the caches the benchmarks use, so the first timed call is not the one that builds a reply.
     replies.get(("rank", 3), lambda: rank_reply(3))
@@ -155,7 +177,7 @@ def serve(port: int = 0) -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
-    sock.listen(64)
+    sock.listen(256)
     print(f"PORT {sock.getsockname()[1]}", flush=True)
 
     def accept_loop() -> None:
@@ -164,7 +186,7 @@ def serve(port: int = 0) -> None:
                 conn, _ = sock.accept()
             except OSError:
                 return
-            threading.Thread(target=_serve_conn, args=(conn, replies), daemon=True).start()
+            threading.Thread(target=_serve_conn, args=(conn, replies, delay_ms / 1000.0), daemon=True).start()
 
     threading.Thread(target=accept_loop, daemon=True).start()
     # Serve until the parent closes our stdin (or kills us).
@@ -173,4 +195,4 @@ def serve(port: int = 0) -> None:
 
 
 if __name__ == "__main__":
-    serve(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
+    serve(int(sys.argv[1]) if len(sys.argv) > 1 else 0, float(sys.argv[2]) if len(sys.argv) > 2 else 0.0)

@@ -96,17 +96,20 @@ class _Headers(dict[str, str]):
 
 
 class ChunkedResponse:
-    """Just enough of a urllib3 response for EventStream: ``read1`` hands out the prepared chunks."""
+    """A ``workers_ai._transport.Response`` that hands out the prepared chunks."""
 
     def __init__(self, chunks: list[bytes]) -> None:
         self._chunks = iter(chunks)
         self.headers = _Headers({"content-type": "text/event-stream"})
         self.status = 200
 
-    def read1(self, amt: int = -1) -> bytes:
+    def read_chunk(self, deadline: float) -> bytes:
         return next(self._chunks, b"")
 
-    def release_conn(self) -> None:
+    def read_all(self, limit: int) -> bytes:
+        return b"".join(self._chunks)
+
+    def release(self) -> None:
         pass
 
     def close(self) -> None:
@@ -114,7 +117,7 @@ class ChunkedResponse:
 
 
 def ours_events(chunks: list[bytes]) -> int:
-    stream = EventStream(ChunkedResponse(chunks), model_id="@cf/meta/llama-3-8b-instruct")  # type: ignore[arg-type]
+    stream = EventStream(ChunkedResponse(chunks), model_id="@cf/meta/llama-3-8b-instruct")
     count = 0
     for _ in stream:
         count += 1

@@ -14,7 +14,7 @@ Where things run:
   process on 127.0.0.1, so the server's CPU never counts as the client's.
 
 Options: ``--quick`` (fewer repeats, for trying the harness), ``--only NAME ...`` (sections: cold,
-calls, batch, sse, generator, footprint, typing), ``--skip-peers`` (no comparison SDKs).
+calls, batch, sse, load, generator, footprint, typing), ``--skip-peers`` (no comparison SDKs).
 """
 
 from __future__ import annotations
@@ -477,6 +477,18 @@ def bench_sse(megabytes: float, runs: int) -> dict[str, Any]:
     return res  # type: ignore[no-any-return]
 
 
+def bench_load(envs: Envs, stream_rounds: int, thread_seconds: float) -> dict[str, Any]:
+    """The streaming row (5,000 typed events, client CPU vs floor) and the 64-thread row (calls/s
+    against a server holding every reply 20 ms, vs floor), each in one process of the wheel's venv."""
+    python = envs.python_for("ours") or Path(PY)
+    out: dict[str, Any] = {}
+    with background([str(python), str(BENCH / "_server.py"), "0", "0"], "PORT ") as port:
+        out["stream"] = run_json([str(python), str(BENCH / "_load.py"), "stream", port, str(stream_rounds)])
+    with background([str(python), str(BENCH / "_server.py"), "0", "20"], "PORT ") as port:
+        out["threads"] = run_json([str(python), str(BENCH / "_load.py"), "threads", port, str(thread_seconds)])
+    return out
+
+
 def bench_batch(texts: int) -> dict[str, Any]:
     """10,000 texts through the chunking helper and the batch API, against the emulator in another
     process with fast queue settings: client CPU, wall time and peak RSS of the client process."""
@@ -691,6 +703,29 @@ def goals(results: dict[str, Any]) -> list[dict[str, Any]]:
         _scale(_get(big, "ours", "cpu_us"), 1e-3),
         lambda v: v <= 5.0,
         "{:.2f} ms",
+    )
+    load = results.get("load", {})
+    add(
+        "5,000 typed SSE events, client CPU vs floor (urllib3 + split + msgspec)",
+        "<= 1.25x",
+        load.get("stream", {}).get("ratio"),
+        lambda v: v <= 1.25,
+        "{:.2f}x",
+    )
+    add(
+        "64 threads, 20 ms server, calls/s vs floor (PoolManager(maxsize=64) + msgspec)",
+        ">= 0.95x",
+        load.get("threads", {}).get("ratio"),
+        lambda v: v >= 0.95,
+        "{:.2f}x",
+    )
+    full = load.get("threads", {}).get("pool_full_warnings")
+    add(
+        "'Connection pool is full' warnings at 64 threads, default client",
+        "0",
+        None if full is None else float(full),
+        lambda v: v == 0,
+        "{:.0f}",
     )
     gen = results.get("generator", {})
     add("Regenerate the whole catalog (issue #5)", "<= 10 s", gen.get("full_s"), lambda v: v <= 10.0, "{:.1f} s")
@@ -920,6 +955,38 @@ def render_markdown(results: dict[str, Any]) -> str:
             )
         w("")
 
+    load = results.get("load")
+    if load:
+        w("## Streaming and many threads")
+        w("")
+        if "error" in load:
+            w(f"Not run: {load['error']}")
+        else:
+            st, th = load["stream"], load["threads"]
+            w(
+                "Over HTTP against `bench/_server.py` in another process; each row is a ratio to the floor "
+                "measured in the same process, samples interleaved (`bench/_load.py`)."
+            )
+            w("")
+            w("| Row | Floor | Ours | Ours / floor |")
+            w("|---|---|---|---|")
+            w(
+                f"| {st['events']['ours'] - 1:,} typed SSE events + usage: client CPU "
+                f"(floor: urllib3 `read1` + split on blank lines + msgspec typed decode) | "
+                f"{st['floor_s'] * 1e3:.2f} ms | {st['ours_s'] * 1e3:.2f} ms | {st['ratio']:.2f}x |"
+            )
+            w(
+                f"| {th['threads']} threads, 20 ms per reply: calls/s (floor: `PoolManager(maxsize=64)` + msgspec; "
+                f"ours: default `WorkersAI`, {th['pool_full_warnings']} pool-full warnings) | "
+                f"{th['floor']:.0f} | {th['ours']:.0f} | {th['ratio']:.2f}x |"
+            )
+            if "floor_timeout" in th:
+                w(
+                    f"| the same, floor with a 60 s read timeout (as every SDK call has) | "
+                    f"{th['floor_timeout']:.0f} | {th['ours']:.0f} | {th['ratio_vs_floor_timeout']:.2f}x |"
+                )
+        w("")
+
     gen = results.get("generator")
     if gen:
         w("## Generator")
@@ -1008,7 +1075,7 @@ def _us(value: float) -> str:
 # --------------------------------------------------------------------------- main
 
 
-SECTIONS = ["cold", "calls", "batch", "sse", "generator", "footprint", "typing"]
+SECTIONS = ["cold", "calls", "batch", "sse", "load", "generator", "footprint", "typing"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1036,6 +1103,7 @@ def main(argv: list[str] | None = None) -> int:
             ("calls", lambda: bench_calls(envs, 1 if quick else 2, 5 if quick else 20)),
             ("batch", lambda: bench_batch(1000 if quick else 10_000)),
             ("sse", lambda: bench_sse(2.0 if quick else 10.0, 2 if quick else 5)),
+            ("load", lambda: bench_load(envs, 5 if quick else 15, 1.0 if quick else 3.0)),
             ("generator", lambda: bench_generator(work)),
             ("footprint", lambda: bench_footprint(envs, wheel_info)),
             ("typing", lambda: bench_typing(envs, work, 1 if quick else 3)),

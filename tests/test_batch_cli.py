@@ -70,7 +70,7 @@ def test_a_failed_item_gives_exit_status_1(server: ScriptedServer, capsys: pytes
 def test_a_timeout_names_the_request_id(server: ScriptedServer, capsys: pytest.CaptureFixture[str]) -> None:
     sim = QueueSim(states=["queued"])
     server.script(sim)
-    assert main(run(server, "--queue", "--timeout", "0", "--json", '{"requests": [{"text": "x"}]}')) == 1
+    assert main(run(server, "--queue", "--timeout", "0.01", "--json", '{"requests": [{"text": "x"}]}')) == 1
     (request_id,) = sim.jobs
     err = capsys.readouterr().err
     assert "BatchTimeoutError" in err and request_id in err

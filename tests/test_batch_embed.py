@@ -201,7 +201,7 @@ def test_the_deadline_names_every_unfinished_request_id(server: ScriptedServer) 
     from workers_ai._chunking import embed_many
 
     with pytest.raises(BatchTimeoutError) as info:
-        embed_many(client(server).model(BASE), texts, batch_size=5, max_bytes=2000, timeout=0)
+        embed_many(client(server).model(BASE), texts, batch_size=5, max_bytes=2000, timeout=0.01)
     assert sim.submits > 1
     for request_id in sim.jobs:
         assert request_id in str(info.value)

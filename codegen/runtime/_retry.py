@@ -1,13 +1,31 @@
-"""When and how long to wait before trying a request again."""
+"""When to try a request again and how long to wait: pure decisions, no I/O.
+
+Kept free of sockets and clocks so a synchronous and an asyncio client share them. The bound on one
+call: ``(max_retries + 1) * timeout + max_retries * MAX_RETRY_AFTER`` seconds (a longer ``Retry-After``
+is not waited for: the error is raised instead; backoff waits are shorter than ``MAX_RETRY_AFTER``).
+"""
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 
-__all__ = ["RETRYABLE_STATUS", "SAFE_FOR_QUEUE", "backoff", "retry_after"]
+from .errors import ConfigurationError
+
+__all__ = [
+    "MAX_RETRY_AFTER",
+    "RETRYABLE_STATUS",
+    "SAFE_FOR_QUEUE",
+    "backoff",
+    "call_bound",
+    "check_seconds",
+    "delay_after_failure",
+    "delay_after_status",
+    "retry_after",
+]
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 521, 522, 523, 524})
 # Statuses that mean "not accepted": the only ones after which a batch submission may be re-sent.
@@ -43,3 +61,50 @@ def retry_after(headers: Mapping[str, str], *, now: float | None = None) -> floa
     except (TypeError, ValueError, IndexError):
         return None
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def check_seconds(value: object, name: str) -> float:
+    """``value`` as a number of seconds: finite and above zero, else ``ConfigurationError`` (there is
+    no "no timeout": NaN, infinities, zero and negative numbers are refused)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigurationError(f"{name} must be a number of seconds, got {type(value).__name__}")
+    seconds = float(value)
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ConfigurationError(f"{name} must be a finite number of seconds above 0, got {value!r}")
+    return seconds
+
+
+def call_bound(timeout: float, max_retries: int) -> float:
+    """The longest one call can take: every attempt used up, every wait as long as accepted."""
+    return (max_retries + 1) * timeout + max_retries * MAX_RETRY_AFTER
+
+
+def delay_after_failure(
+    attempt: int, max_retries: int, *, request_sent: bool, retryable: bool, queued: bool
+) -> float | None:
+    """Seconds to wait before retrying after a failed connection or read, or None to give up.
+
+    A request that surely never reached the server is always safe to send again; otherwise a batch
+    submission (``queued``) is not re-sent, since it may already be queued.
+    """
+    if attempt >= max_retries or not retryable or (queued and request_sent):
+        return None
+    return backoff(attempt)
+
+
+def delay_after_status(
+    attempt: int, max_retries: int, status: int, wait: float | None, *, queued: bool, quota: bool
+) -> float | None:
+    """Seconds to wait before retrying after an error status, or None to raise it.
+
+    ``wait`` is the server's ``Retry-After``: honoured up to ``MAX_RETRY_AFTER``, beyond which the error
+    is raised. ``quota`` (a 429 for the daily allocation) is never retried; a batch submission only after
+    429 or 503, which prove it was not taken.
+    """
+    if attempt >= max_retries or status not in RETRYABLE_STATUS or quota:
+        return None
+    if queued and status not in SAFE_FOR_QUEUE:
+        return None
+    if wait is not None and wait > MAX_RETRY_AFTER:
+        return None
+    return backoff(attempt) if wait is None else wait

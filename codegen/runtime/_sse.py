@@ -17,6 +17,8 @@ from collections.abc import Iterable, Iterator
 
 import msgspec
 
+from .errors import ResponseTooLargeError
+
 __all__ = ["SSEDecoder", "ServerSentEvent", "iter_events"]
 
 
@@ -30,11 +32,18 @@ class ServerSentEvent(msgspec.Struct, gc=False):
 
 
 class SSEDecoder:
-    """Feed bytes with :meth:`feed` and get the events they complete; call :meth:`flush` at the end."""
+    """Feed bytes with :meth:`feed` and get the events they complete; call :meth:`flush` at the end.
 
-    __slots__ = ("_data", "_event", "_last_id", "_pending", "_retry", "_skip_lf", "_started")
+    With ``max_event_bytes``, an unfinished line or event that grows past it raises
+    :class:`~workers_ai.errors.ResponseTooLargeError` (memory stays bounded whatever the server sends;
+    the count may run over by one fed chunk, never more).
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("_data", "_event", "_last_id", "_max", "_open", "_pending", "_retry", "_skip_lf", "_started")
+
+    def __init__(self, *, max_event_bytes: int | None = None) -> None:
+        self._max = max_event_bytes
+        self._open = 0  # characters fed since the event being built began (an upper bound)
         self._pending = bytearray()  # the current, unterminated line (amortised O(1) appends)
         self._skip_lf = False  # the last read ended with CR: an LF opening the next one is its pair
         self._started = False  # whether the byte-order-mark check has been done
@@ -62,6 +71,8 @@ class SSEDecoder:
         last = max(data.rfind(b"\n"), data.rfind(b"\r"))
         if last < 0:
             self._pending += data
+            if self._max is not None and len(self._pending) + self._open > self._max:
+                self._overflow()
             return []
         block = data[: last + 1]
         if self._pending:
@@ -72,7 +83,23 @@ class SSEDecoder:
             self._pending += data[last + 1 :]
         elif data[last] == 0x0D:
             self._skip_lf = True
-        return self._lines(block.decode("utf-8", "replace"))
+        text = block.decode("utf-8", "replace")
+        events = self._lines(text)
+        if self._max is not None:
+            if not self._data:
+                self._open = 0
+            elif events:
+                self._open = len(text)
+            else:
+                self._open += len(text)
+            if self._open + len(self._pending) > self._max:
+                self._overflow()
+        return events
+
+    def _overflow(self) -> None:
+        self._pending = bytearray()
+        self._data = []
+        raise ResponseTooLargeError(f"a server-sent event is longer than max_event_bytes ({self._max:,})")
 
     def flush(self) -> list[ServerSentEvent]:
         """End of input. A last line without its line ending still counts.

@@ -5,46 +5,76 @@ Two chunk shapes are read, in the same stream if need be: the classic Workers AI
 ``chat.completion.chunk`` events (``choices[0].delta.content`` / ``reasoning_content`` /
 ``tool_calls``). Either may carry ``usage``; Workers AI ends with ``{"response": "", "usage": {...}}``
 and then ``data: [DONE]``.
+
+Each event is decoded once, by msgspec, straight into a small typed chunk; only unusual events (error
+objects, odd shapes) take the slower path through plain JSON values.
 """
 
 from __future__ import annotations
 
-import socket
+import collections
+import itertools
+import operator
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import msgspec
-from urllib3.exceptions import HTTPError, ProtocolError, ReadTimeoutError
 
-from ._envelope import content_type_of, unwrap
+from ._envelope import media_type, unwrap
 from ._json import as_list, as_object
 from ._sse import ServerSentEvent, SSEDecoder
+from ._transport import Response
 from ._usage import Usage, usage_from
 from .errors import (
+    DECODE_ERRORS,
     APIConnectionError,
     APIError,
     APITimeoutError,
-    ErrorDetail,
-    ResponseDecodeError,
+    ResponseTooLargeError,
     StreamError,
     details_from,
+    error_details,
     error_for,
     format_details,
 )
 
-if TYPE_CHECKING:
-    import urllib3
-
-    from ._core import BaseClient
-
 __all__ = ["EventStream", "StreamEvent", "StreamResult", "ToolCall", "ToolCallMerger", "Usage", "event_from"]
 
-_READ_SIZE = 64 * 1024
 _DRAIN_LIMIT = 1 << 20  # after [DONE], read at most this much to put the connection back in the pool
 _DRAIN_SECONDS = 0.25  # ... and wait at most this long for it; a server that keeps the body open loses the connection
 _decode = msgspec.json.Decoder().decode
+_encode = msgspec.json.Encoder().encode
+
+
+class _Delta(msgspec.Struct, gc=False):
+    content: Any = None
+    reasoning_content: Any = None
+    reasoning: Any = None
+    tool_calls: Any = None
+
+
+class _Choice(msgspec.Struct, gc=False):
+    delta: _Delta | None = None
+    message: _Delta | None = None
+    text: Any = None
+    finish_reason: Any = None
+
+
+class _Chunk(msgspec.Struct, gc=False):
+    """The fields of one event this module reads; anything else in it is skipped while decoding."""
+
+    response: Any = None
+    tool_calls: Any = None
+    usage: Usage | None = None
+    choices: list[_Choice] | None = None
+    error: Any = None
+    errors: Any = None
+    success: Any = None
+
+
+_decode_chunk = msgspec.json.Decoder(_Chunk).decode
 
 
 class ToolCall(msgspec.Struct):
@@ -72,23 +102,43 @@ class ToolCall(msgspec.Struct):
         return self.arguments
 
 
-class StreamEvent(msgspec.Struct):
+class StreamEvent(
+    msgspec.Struct,
+    gc=False,
+    rename={"text": "response", "raw": "~sse~raw", "event": "~sse~event", "id": "~sse~id"},
+):
     """One event of a model stream, whichever chunk shape it came in.
 
     ``text`` is the text delta (``response`` or ``choices[0].delta.content``), ``reasoning`` the
-    ``reasoning_content`` delta, ``tool_calls`` the raw tool-call fragments (merge them with
+    ``reasoning_content`` delta, ``tool_calls`` the raw tool-call fragments, a tuple (merge them with
     :class:`ToolCallMerger` or :meth:`EventStream.collect`), ``usage`` the token counts when the event
-    carries them (the final event does), ``data`` the whole decoded JSON, ``event``/``id`` the SSE fields.
+    carries them (the final event does), ``event``/``id`` the SSE fields, ``raw`` the event's data as
+    sent and :attr:`data` the whole decoded JSON (decoded when asked for).
+
+    A classic Workers AI chunk decodes straight into this struct (its ``response`` is ``text``), which
+    is what keeps a stream's per-event cost close to a bare ``msgspec`` decode.
     """
 
     text: str = ""
     reasoning: str = ""
-    tool_calls: list[Any] = []
+    tool_calls: tuple[Any, ...] = ()
     usage: Usage | None = None
     finish_reason: str | None = None
-    data: Any = None
+    raw: bytes = b""
     event: str = "message"
     id: str | None = None
+
+    @property
+    def data(self) -> Any:
+        """The event's data as decoded JSON (the text itself when it is not JSON)."""
+        try:
+            return _decode(self.raw)
+        except DECODE_ERRORS:
+            return self.raw.decode("utf-8", "replace")
+
+
+_decode_events = msgspec.json.Decoder(StreamEvent).decode
+_TEXT = operator.attrgetter("text")
 
 
 class StreamResult(msgspec.Struct):
@@ -112,10 +162,11 @@ def _text_of(value: Any) -> str:
     return ""
 
 
-def event_from(data: Any, *, event: str = "message", id: str | None = None) -> StreamEvent:
-    """The :class:`StreamEvent` for one decoded chunk (either shape)."""
+def event_from(data: Any, *, event: str = "message", id: str | None = None, raw: bytes | None = None) -> StreamEvent:
+    """The :class:`StreamEvent` for one decoded chunk (either shape); ``raw`` is its JSON text when known."""
     if not isinstance(data, dict):
-        return StreamEvent(data if isinstance(data, str) else "", data=data, event=event, id=id)
+        text = data if isinstance(data, str) else ""
+        return StreamEvent(text, raw=_encode(data) if raw is None else raw, event=event, id=id)
     obj = cast("dict[str, Any]", data)
     response = obj.get("response")
     text = response if type(response) is str else _text_of(response)
@@ -139,7 +190,7 @@ def event_from(data: Any, *, event: str = "message", id: str | None = None) -> S
     if more:
         calls = calls + more if calls else more
     usage = usage_from(obj["usage"]) if "usage" in obj else None
-    return StreamEvent(text, reasoning, calls, usage, finish, data, event, id)
+    return StreamEvent(text, reasoning, tuple(calls), usage, finish, _encode(obj) if raw is None else raw, event, id)
 
 
 class ToolCallMerger:
@@ -156,7 +207,7 @@ class ToolCallMerger:
         self._by_index: dict[int, ToolCall] = {}
         self._by_id: dict[str, ToolCall] = {}
 
-    def add(self, fragments: list[Any]) -> None:
+    def add(self, fragments: Sequence[Any]) -> None:
         for raw in fragments:
             frag = as_object(raw)
             if frag is not None:
@@ -200,54 +251,50 @@ class ToolCallMerger:
             call.arguments = args
 
 
-def error_details(data: Any) -> list[ErrorDetail] | None:
-    """The errors an error object carries, or None when ``data`` is not an error object.
-
-    An error object has a non-empty ``errors``, a truthy ``error`` or ``success: false``; the entries
-    are read by :func:`~workers_ai.errors.details_from`.
-    """
-    obj = as_object(data)
-    if obj is None:
-        return None
-    errors, error = obj.get("errors"), obj.get("error")
-    if not errors and not error and obj.get("success") is not False:
-        return None
-    return details_from(errors) + (details_from(error) if error else [])
-
-
-def _socket_of(resp: Any) -> socket.socket | None:
-    """The socket under a urllib3 response, when it still holds its connection."""
-    try:
-        sock = getattr(getattr(resp, "connection", None), "sock", None)
-    except Exception:  # a response type that does not implement ``connection``
-        return None
-    return sock if isinstance(sock, socket.socket) else None
-
-
 class EventStream:
     """Iterator of :class:`StreamEvent` over a live reply; use it in ``with`` to close it early.
 
     - Ends cleanly at ``data: [DONE]``; the connection then goes back to the pool.
     - A stream that stops without ``[DONE]`` raises :class:`~workers_ai.errors.StreamError` after the
       events it did deliver; a broken connection raises :class:`~workers_ai.errors.APIConnectionError`.
+    - Deadlines: ``idle_timeout`` seconds at most between events (comments and keep-alive bytes do not
+      count as events) and, when set, ``total_timeout`` for the whole stream; either raises
+      :class:`~workers_ai.errors.APITimeoutError`. Time the caller spends between events is not counted.
+    - One event (or one line) larger than ``max_event_bytes`` raises
+      :class:`~workers_ai.errors.ResponseTooLargeError` and drops the connection.
     - An error object sent mid-stream (``event: error``, ``{"error": ...}``, ``{"errors": [...]}``)
       raises the error class its Workers AI code maps to (e.g. ``CapacityError`` for 3040), otherwise
       ``StreamError``; ``.code`` and ``.errors`` carry the details.
     - Leaving a ``with`` block (or calling :meth:`close`) before the end closes the socket, so the
-      rest of the reply is never read. A stream that is neither read to the end nor closed holds its
-      pooled connection until it is garbage-collected, when it is closed the same way; use ``with``
-      (or :meth:`close`) to give the connection back at a known point.
+      rest of the reply is never read. A stream neither read to the end nor closed holds its
+      connection until it is garbage-collected, when it is closed the same way.
     - After ``[DONE]`` the end of the body is read for at most a fraction of a second so the connection
       can be reused; a server that keeps the body open longer gets the connection closed instead.
     - A server that answers a stream request with a JSON envelope instead gives one event holding its
       ``result``.
     """
 
-    def __init__(self, response: urllib3.BaseHTTPResponse, *, model_id: str, client: BaseClient | None = None) -> None:
+    def __init__(
+        self,
+        response: Response,
+        *,
+        model_id: str,
+        idle_timeout: float = 60.0,
+        total_timeout: float | None = None,
+        max_event_bytes: int = 16 * 1024 * 1024,
+        max_response_bytes: int = 256 * 1024 * 1024,
+        on_messages: Callable[[list[Any]], None] | None = None,
+    ) -> None:
         self._resp = response
         self.model_id = model_id
-        self._client = client
+        self._idle = idle_timeout
+        self._until = time.monotonic() + total_timeout if total_timeout is not None else float("inf")
+        self._total = total_timeout
+        self._max_event = max_event_bytes
+        self._max_reply = max_response_bytes
+        self._on_messages = on_messages
         self._iter: Iterator[StreamEvent] | None = None
+        self._current: list[StreamEvent] = []
         self.closed = False
         self.done = False
         self.status = response.status
@@ -255,8 +302,6 @@ class EventStream:
         self.cf_ray: str | None = response.headers.get("cf-ray")
         self.last_event_id: str | None = None
         self.bytes_read = 0
-        if client is not None:
-            client.remember(response, [])
 
     def __repr__(self) -> str:
         state = "done" if self.done else "closed" if self.closed else "open"
@@ -284,42 +329,31 @@ class EventStream:
         if self.closed:
             return
         self.closed = True
-        resp = self._resp
+        self._current.clear()  # events decoded but not yet handed out are not delivered after close()
         if self.done and self._drain():
-            resp.release_conn()
+            self._resp.release()
             return
-        try:
-            resp.close()
-        finally:
-            resp.release_conn()  # the pool gets the closed connection back and reconnects when it is next used
+        self._resp.close()
 
     def _drain(self) -> bool:
         """Read what follows ``[DONE]`` (normally only the end of the chunked body) within a short time
         bound; True when the body ended, so the connection can go back to the pool."""
-        resp = self._resp
-        sock = _socket_of(resp)
-        if sock is None:
-            return False  # no way to bound the wait (or the body already ended and the connection went back)
         deadline = time.monotonic() + _DRAIN_SECONDS
         left = _DRAIN_LIMIT
         try:
             while left > 0:
-                wait = deadline - time.monotonic()
-                if wait <= 0:
-                    return False
-                # urllib3 sets the socket timeout again whenever it reuses the connection.
-                sock.settimeout(wait)
-                chunk = resp.read1(_READ_SIZE)
+                chunk = self._resp.read_chunk(deadline)
                 if not chunk:
                     return True
                 left -= len(chunk)
-        except (ProtocolError, HTTPError, OSError):
+        except APIConnectionError:
             return False
         return False
 
     def __iter__(self) -> Iterator[StreamEvent]:
         if self._iter is None:
-            self._iter = self._events()
+            # Events are decoded a read at a time into lists; chaining them keeps the per-event step in C.
+            self._iter = itertools.chain.from_iterable(self._batches())
         return self._iter
 
     def __next__(self) -> StreamEvent:
@@ -327,29 +361,33 @@ class EventStream:
 
     # ------------------------------------------------------------------ reading
 
-    def _chunks(self) -> Iterator[bytes]:
-        resp = self._resp
-        while not self.closed:
-            try:
-                chunk = resp.read1(_READ_SIZE)
-            except ReadTimeoutError:
-                if self.closed:
-                    return
-                raise APITimeoutError(f"{self.model_id}: the stream sent nothing for the read timeout") from None
-            except (ProtocolError, HTTPError, OSError) as exc:
-                if self.closed:
-                    return
-                raise APIConnectionError(f"{self.model_id}: the stream broke off ({type(exc).__name__})") from None
-            if not chunk:
-                return
-            self.bytes_read += len(chunk)
-            yield chunk
-
-    def _events(self) -> Iterator[StreamEvent]:
+    def _read(self, since: float) -> bytes:
+        """The next bytes, waiting at most ``idle_timeout`` after ``since`` and never past the total deadline."""
+        idle_end = since + self._idle
         try:
-            kind = content_type_of(self._resp, default="")
+            chunk = self._resp.read_chunk(min(idle_end, self._until))
+        except APITimeoutError:
+            if self.closed:
+                return b""
+            self.closed = True
+            if idle_end <= self._until:
+                why = f"no event for {self._idle:g}s (stream_idle_timeout)"
+            else:
+                why = f"the stream took longer than {self._total:g}s (stream_timeout)"
+            raise APITimeoutError(f"{self.model_id}: {why}") from None
+        except APIConnectionError as exc:
+            if self.closed:
+                return b""
+            self.closed = True
+            raise APIConnectionError(f"{self.model_id}: the stream broke off ({exc})") from None
+        self.bytes_read += len(chunk)
+        return chunk
+
+    def _batches(self) -> Iterator[list[StreamEvent]]:
+        try:
+            kind = media_type(self.headers, default="")
             if kind == "application/json" or kind.endswith("+json"):
-                yield self._json_reply()
+                yield [self._json_reply()]
                 return
             if kind and kind != "text/event-stream":
                 raise StreamError(
@@ -358,21 +396,53 @@ class EventStream:
                     cf_ray=self.cf_ray,
                     model_id=self.model_id,
                 )
-            decoder = SSEDecoder()
-            for chunk in self._chunks():
-                for sse in decoder.feed(chunk):
-                    if self.closed:
-                        return
-                    if _is_done(sse):
-                        self.done = True
-                        return
-                    ev = self._event(sse)
-                    if ev is not None:
-                        yield ev
+            decoder = SSEDecoder(max_event_bytes=self._max_event)
+            # Bytes after the last blank line, while events are split here (``whole``): kept as pieces
+            # and joined once a blank line arrives, so a long event read in small pieces costs linear time.
+            pieces: list[bytes] = []
+            held = 0
+            whole = True
+            since = time.monotonic()
+            while not self.closed:
+                chunk = self._read(since)
+                if not chunk:
+                    break
+                failure: APIError | None = None
+                events: list[StreamEvent] | None = None
+                if whole and b"\r" in chunk:
+                    whole = False  # CR line endings: from here on the full parser takes every byte
+                    chunk = b"".join([*pieces, chunk])
+                    pieces, held = [], 0
+                if not whole:
+                    events, failure = self._slow(chunk, decoder)
+                else:
+                    if b"\n\n" not in chunk and not (pieces and chunk[:1] == b"\n" and pieces[-1][-1:] == b"\n"):
+                        pieces.append(chunk)
+                        held += len(chunk)
+                        if held > self._max_event:
+                            raise self._too_large(None)
+                        continue
+                    data = b"".join([*pieces, chunk]) if pieces else chunk
+                    end = data.rfind(b"\n\n")
+                    rest = data[end + 2 :]
+                    pieces, held = ([rest], len(rest)) if rest else ([], 0)
+                    if held > self._max_event:
+                        raise self._too_large(None)
+                    events = self._fast(data[:end], decoder)
+                    if events is None:
+                        events, failure = self._slow(data[: end + 2], decoder)
+                if events:
+                    self._current = events
+                    yield events
+                    since = time.monotonic()  # after the caller had the events: its time is not idle time
+                if failure is not None:
+                    raise failure
+                if self.done:
+                    return
             if self.closed:
                 return
             cut = ""
-            for sse in decoder.flush():
+            for sse in (decoder.feed(b"".join(pieces)) if pieces else []) + decoder.flush():
                 if _is_done(sse):
                     self.done = True
                     return
@@ -383,49 +453,137 @@ class EventStream:
                 cf_ray=self.cf_ray,
                 model_id=self.model_id,
             )
+        except ResponseTooLargeError as exc:
+            raise self._too_large(exc) from None
         finally:
             self.close()
 
+    def _fast(self, block: bytes, decoder: SSEDecoder) -> list[StreamEvent] | None:
+        """The events of ``block`` (whole events, the final blank line cut off) when each is one plain
+        ``data: {...}`` line of the classic shape; None for anything else (the full parser takes it)."""
+        if not block.startswith(b"data: ") or b"\r" in block:
+            return None
+        payloads = block[6:].split(b"\n\ndata: ")
+        if block.count(b"\n") != 2 * len(payloads) - 2:
+            return None  # multi-line data, other fields, comments or extra blank lines
+        if payloads[-1] == b"[DONE]":
+            payloads.pop()
+            self.done = True
+        try:
+            # A [DONE] anywhere else, text that is not JSON, or an odd shape fails here: the parser takes it.
+            events = list(map(_decode_events, payloads))
+        except DECODE_ERRORS:
+            self.done = False
+            return None
+        # Error objects and OpenAI-style chunks decode as events without text; only then look closer.
+        if "" in map(_TEXT, events) and (b'"error' in block or b'"success"' in block or b'"choices"' in block):
+            self.done = False
+            return None
+        collections.deque(map(setattr, events, itertools.repeat("raw"), payloads), maxlen=0)
+        last_id = decoder.last_event_id
+        if last_id is not None:
+            for event in events:
+                event.id = last_id
+            self.last_event_id = last_id
+        return events
+
+    def _slow(self, data: bytes, decoder: SSEDecoder) -> tuple[list[StreamEvent], APIError | None]:
+        """Events by the full SSE parser; an error event ends the list and is returned to be raised
+        after the events before it were delivered."""
+        events: list[StreamEvent] = []
+        for sse in decoder.feed(data):
+            if _is_done(sse):
+                self.done = True
+                break
+            try:
+                event = self._event(sse)
+            except APIError as exc:
+                return events, exc
+            if event is not None:
+                events.append(event)
+        return events, None
+
+    def _too_large(self, exc: ResponseTooLargeError | None) -> ResponseTooLargeError:
+        why = (
+            str(exc) if exc is not None else f"a server-sent event is longer than max_event_bytes ({self._max_event:,})"
+        )
+        return ResponseTooLargeError(
+            f"{self.model_id}: {why}", status=self.status, cf_ray=self.cf_ray, model_id=self.model_id
+        )
+
     def _json_reply(self) -> StreamEvent:
-        body = self._resp.data
+        try:
+            body = self._resp.read_all(self._max_reply)
+        except ResponseTooLargeError as exc:
+            raise self._too_large(exc) from None
         self.bytes_read += len(body)
         self.done = True
-        if self._client is not None:
-            what = "reply to a stream request"
-            return event_from(unwrap(self._client, self._resp, body, model_id=self.model_id, what=what))
-        # A bare EventStream (no client): no envelope checks to share, so read it leniently.
-        try:
-            env: Any = _decode(body)
-        except msgspec.DecodeError:
-            raise ResponseDecodeError(
-                f"{self.model_id}: the reply to a stream request is not valid JSON",
-                status=self.status,
-                cf_ray=self.cf_ray,
-                model_id=self.model_id,
-                body=body,
-            ) from None
-        obj = as_object(env)
-        if obj is not None and error_details(obj) is not None:
-            raise self._error(obj)
-        return event_from(obj.get("result") if obj is not None and "result" in obj else env)
+        what = "reply to a stream request"
+        result, messages = unwrap(self.status, self.headers, body, model_id=self.model_id, what=what)
+        if self._on_messages is not None:
+            self._on_messages(messages)
+        return event_from(result)
 
     def _event(self, sse: ServerSentEvent) -> StreamEvent | None:
-        self.last_event_id = sse.id
         text = sse.data
-        if not text or text.isspace():
+        self.last_event_id = sse.id
+        if sse.event != "message":
+            if sse.event == "error":
+                raise self._error(_loose(text))
+        elif not text or text.isspace():
             return None  # keep-alive
         try:
-            data: Any = _decode(text)
-        except msgspec.DecodeError:
-            if sse.event == "error":
-                raise self._error(text) from None
-            return StreamEvent(data=text, event=sse.event, id=sse.id)
-        if sse.event == "error":
+            chunk = _decode_chunk(text)
+        except msgspec.ValidationError:
+            return self._odd_event(sse)  # valid JSON of another shape
+        except DECODE_ERRORS:
+            if not text or text.isspace():
+                return None
+            return StreamEvent(raw=text.encode(), event=sse.event, id=sse.id)
+        if chunk.error is not None or chunk.errors is not None or chunk.success is not None:
+            return self._odd_event(sse)
+        response = chunk.response
+        text_out = response if type(response) is str else _text_of(response)
+        if chunk.choices is None:
+            calls = chunk.tool_calls
+            return StreamEvent(
+                text_out,
+                "",
+                tuple(as_list(calls) or ()),
+                chunk.usage,
+                None,
+                text.encode(),
+                sse.event,
+                sse.id,
+            )
+        return self._choice_event(chunk, text_out, sse)
+
+    def _choice_event(self, chunk: _Chunk, text: str, sse: ServerSentEvent) -> StreamEvent:
+        reasoning = ""
+        calls: list[Any] = []
+        finish: str | None = None
+        choices = chunk.choices
+        if choices:
+            first = choices[0]
+            delta = first.delta if first.delta is not None else first.message
+            if delta is not None:
+                text += _text_of(delta.content)
+                reasoning = _text_of(delta.reasoning_content) or _text_of(delta.reasoning)
+                calls = as_list(delta.tool_calls) or []
+            text += _text_of(first.text)
+            if isinstance(first.finish_reason, str):
+                finish = first.finish_reason
+        more = as_list(chunk.tool_calls)
+        if more:
+            calls = calls + more if calls else more
+        return StreamEvent(text, reasoning, tuple(calls), chunk.usage, finish, sse.data.encode(), sse.event, sse.id)
+
+    def _odd_event(self, sse: ServerSentEvent) -> StreamEvent | None:
+        """An event that is not a plain chunk: an error object, or JSON of another shape."""
+        data = _loose(sse.data)
+        if error_details(data) is not None:
             raise self._error(data)
-        if isinstance(data, dict) and ("error" in data or "errors" in data or "success" in data):
-            if error_details(data) is not None:
-                raise self._error(data)
-        return event_from(data, event=sse.event, id=sse.id)
+        return event_from(data, event=sse.event, id=sse.id, raw=sse.data.encode())
 
     def _error(self, data: Any) -> APIError:
         details = error_details(data)
@@ -470,6 +628,14 @@ class EventStream:
     def text(self) -> str:
         """Read the rest of the stream and return the joined text."""
         return self.collect().text
+
+
+def _loose(text: str) -> Any:
+    """``text`` decoded as JSON, or the text itself when it is not JSON."""
+    try:
+        return _decode(text)
+    except DECODE_ERRORS:
+        return text
 
 
 def _is_done(sse: ServerSentEvent) -> bool:

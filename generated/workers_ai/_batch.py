@@ -9,7 +9,7 @@ same URL until the status is no longer ``queued``/``running``; the finished repl
 Submitting is never blindly repeated: a batch is re-sent only when the server surely did not take it
 (the connection could not be opened, or the reply was 429 or 503). After a read timeout, a dropped
 connection, 500, 502 or 504 it may already be queued, so the error is raised instead of risking a
-duplicate batch (the rule lives in ``BaseClient.request(queued=True)``). Polling is a read and is
+duplicate batch (the rule lives in ``Session.request(queued=True)``). Polling is a read and is
 retried like any other call.
 """
 
@@ -20,30 +20,28 @@ import types
 import typing
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar, cast
+from typing import Annotated, Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 import msgspec
 
+from ._decode import OutputDecoder, split_error
 from ._envelope import checked
-from ._handle import split_error
 from ._json import as_list, as_object
-from ._stream import error_details
+from ._retry import check_seconds
+from ._session import Reply, Session
 from ._usage import Usage, usage_from
 from .errors import (
+    APITimeoutError,
     BatchError,
     BatchTimeoutError,
+    ConfigurationError,
     ErrorDetail,
     InputValidationError,
     ResponseDecodeError,
     code_of,
+    error_details,
     format_details,
 )
-
-if TYPE_CHECKING:
-    import urllib3
-
-    from ._core import BaseClient
-    from ._handle import ModelHandle
 
 __all__ = [
     "MAX_BATCH_BYTES",
@@ -53,6 +51,7 @@ __all__ = [
     "BatchResult",
     "BatchStatus",
     "BatchStatusWarning",
+    "BatchTarget",
     "PollSchedule",
     "batch_item_types",
     "encode_requests",
@@ -69,6 +68,22 @@ PENDING = frozenset({"queued", "running"})
 KNOWN = frozenset({"queued", "running", "done", "failed"})
 # "Ensure that the total payload is under 10 MB" (batch API docs); kept a little under 10 MiB on purpose.
 MAX_BATCH_BYTES = 10_000_000
+
+
+class BatchTarget(Protocol):
+    """What batches need of a model handle: its session, id, decoder and input types."""
+
+    @property
+    def client(self) -> Session: ...
+
+    @property
+    def model_id(self) -> str: ...
+
+    decoder: ClassVar[OutputDecoder]
+    batch_input: ClassVar[type[Any] | None]
+    input_types: ClassVar[tuple[tuple[type[Any], tuple[str, ...]], ...]]
+
+    def validate(self, request: msgspec.Struct) -> bytes: ...
 
 
 class BatchStatusWarning(UserWarning):
@@ -169,8 +184,10 @@ class PollSchedule:
     def __init__(
         self, timeout: float, poll_interval: float, max_interval: float, clock: Callable[[], float] = time.monotonic
     ) -> None:
-        if timeout < 0 or poll_interval < 0 or max_interval < 0:
-            raise ValueError("timeout, poll_interval and max_interval must not be negative")
+        check_seconds(timeout, "timeout")
+        for name, value in (("poll_interval", poll_interval), ("max_interval", max_interval)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise ConfigurationError(f"{name} must be a finite number of seconds >= 0, got {value!r}")
         self.clock = clock
         self.started = clock()
         self.deadline = self.started + timeout
@@ -197,7 +214,7 @@ class BatchJob(Generic[OutT]):
 
     def __init__(
         self,
-        handle: ModelHandle[Any, OutT],
+        handle: BatchTarget,
         request_id: str,
         *,
         submitted_at: float | None = None,
@@ -224,12 +241,16 @@ class BatchJob(Generic[OutT]):
 
     # ------------------------------------------------------------------ polling
 
-    def status(self) -> BatchStatus:
-        """Poll once: POST ``{"request_id": ...}``. When the job is done the results are kept (see :attr:`result`)."""
+    def status(self, *, deadline: float | None = None) -> BatchStatus:
+        """Poll once: POST ``{"request_id": ...}``. When the job is done the results are kept (see :attr:`result`).
+
+        ``deadline`` (``time.monotonic()``) bounds the poll, its retries included.
+        """
         client = self.handle.client
         body = msgspec.json.encode({"request_id": self.request_id})
-        resp = client.request("POST", client.run_url(self.model) + "?queueRequest=true", body, model_id=self.model)
-        data = _result_object(client, resp, self.model, "batch status")
+        url = client.run_url(self.model) + "?queueRequest=true"
+        reply = client.request("POST", url, body, model_id=self.model, deadline=deadline)
+        data = _result_object(client, reply, self.model, "batch status")
         if "responses" in data:
             self._result = self._decode_result(data)
             state = data.get("status")
@@ -261,13 +282,26 @@ class BatchJob(Generic[OutT]):
         when the job failed as a whole. A status this SDK does not know is reported with a
         :class:`BatchStatusWarning` (once per status) and polling goes on.
         """
+        schedule = PollSchedule(timeout, poll_interval, max_interval, self._clock)
         if self._result is not None:
             return self._result
-        schedule = PollSchedule(timeout, poll_interval, max_interval, self._clock)
+        # Polls are bounded in real time too (the schedule's clock may be a test's): none outlives the call.
+        deadline = time.monotonic() + timeout
         sleep = self.handle.client._sleep  # pyright: ignore[reportPrivateUsage]
         warned: set[str] = set()
         while True:
-            st = self.status()
+            try:
+                st = self.status(deadline=deadline)
+            except APITimeoutError:
+                if time.monotonic() < deadline:
+                    raise
+                last = self.last_status.state if self.last_status is not None else "queued"
+                raise BatchTimeoutError(
+                    f"batch {self.request_id} for {self.model}: no answer to the last poll within the "
+                    f"timeout ({timeout:g}s); resume it later with batch_job({self.model!r}, {self.request_id!r})",
+                    request_id=self.request_id,
+                    state=last,
+                ) from None
             now = schedule.clock()
             if on_progress is not None:
                 on_progress(st, now - schedule.started)
@@ -360,13 +394,14 @@ def _failure_text(raw: Any) -> str:
     return ": " + format_details(details) if details else ""
 
 
-def _result_object(client: BaseClient, resp: urllib3.BaseHTTPResponse, model: str, what: str) -> dict[str, Any]:
+def _result_object(client: Session, reply: Reply, model: str, what: str) -> dict[str, Any]:
     """The ``result`` object of an enveloped reply (the envelope is checked by ``_envelope.checked``)."""
-    data = resp.data
-    result = as_object(checked(client, resp, data, model_id=model, what=f"{what} reply").get("result"))
+    env, messages = checked(reply.status, reply.headers, reply.data, model_id=model, what=f"{what} reply")
+    client.remember(reply.status, reply.headers, messages)
+    result = as_object(env.get("result"))
     if result is None:
         raise ResponseDecodeError(
-            f"{model}: the {what} reply has no result object", status=resp.status, model_id=model, body=data
+            f"{model}: the {what} reply has no result object", status=reply.status, model_id=model, body=reply.data
         )
     return result
 
@@ -391,7 +426,7 @@ def strip_annotated(tp: Any) -> Any:
 _ITEM_TYPES: dict[type[Any], tuple[type[Any], ...]] = {}
 
 
-def batch_item_types(handle: ModelHandle[Any, Any]) -> tuple[type[Any], ...]:
+def batch_item_types(handle: BatchTarget) -> tuple[type[Any], ...]:
     """The struct types a request in this model's batch may have (from its ``requests`` variant).
 
     Falls back to the model's ordinary input variants when the handle has no ``batch_input`` type.
@@ -416,7 +451,7 @@ def batch_item_types(handle: ModelHandle[Any, Any]) -> tuple[type[Any], ...]:
     return found
 
 
-def _check_item(handle: ModelHandle[Any, Any], data: Mapping[str, Any], kinds: Sequence[type[Any]], where: str) -> None:
+def _check_item(handle: BatchTarget, data: Mapping[str, Any], kinds: Sequence[type[Any]], where: str) -> None:
     """Raise when ``data`` fits none of ``kinds``; the error shown is the closest candidate's."""
     best: tuple[int, InputValidationError] | None = None
     for cls in kinds:
@@ -435,7 +470,7 @@ def _check_item(handle: ModelHandle[Any, Any], data: Mapping[str, Any], kinds: S
         raise best[1]
 
 
-def encode_requests(handle: ModelHandle[Any, Any], requests: Sequence[Any]) -> bytes:
+def encode_requests(handle: BatchTarget, requests: Sequence[Any]) -> bytes:
     """The ``{"requests": [...]}`` body. Each request (a struct, a mapping, or either wrapped in
     :class:`BatchRequest`) is validated against the model's batch item types; errors name
     ``$.requests[i]`` and the field."""
@@ -480,12 +515,12 @@ def encode_requests(handle: ModelHandle[Any, Any], requests: Sequence[Any]) -> b
 
 
 def submit(
-    handle: ModelHandle[Any, OutT],
+    handle: BatchTarget,
     requests: Sequence[Any],
     *,
     headers: Mapping[str, str] | None = None,
     max_bytes: int = MAX_BATCH_BYTES,
-) -> BatchJob[OutT]:
+) -> BatchJob[Any]:
     """Queue ``requests`` (POST with ``?queueRequest=true``) and return the job.
 
     A body of ``max_bytes`` or more is refused before sending (the API takes under 10 MB; split the
@@ -497,12 +532,12 @@ def submit(
 
 
 def submit_encoded(
-    handle: ModelHandle[Any, OutT],
+    handle: BatchTarget,
     requests: Sequence[bytes],
     *,
     headers: Mapping[str, str] | None = None,
     max_bytes: int = MAX_BATCH_BYTES,
-) -> BatchJob[OutT]:
+) -> BatchJob[Any]:
     """:func:`submit` for requests already validated and encoded, one JSON object each; they are sent as they are."""
     if not requests:
         raise InputValidationError(handle.model_id, "$.requests", "a batch needs at least one request")
@@ -511,12 +546,12 @@ def submit_encoded(
 
 
 def _submit_body(
-    handle: ModelHandle[Any, OutT],
+    handle: BatchTarget,
     body: bytes,
     size: int,
     headers: Mapping[str, str] | None,
     max_bytes: int,
-) -> BatchJob[OutT]:
+) -> BatchJob[Any]:
     if len(body) >= max_bytes:
         raise InputValidationError(
             handle.model_id,
@@ -525,7 +560,7 @@ def _submit_body(
         )
     client = handle.client
     submitted = time.time()
-    resp = client.request(
+    reply = client.request(
         "POST",
         client.run_url(handle.model_id) + "?queueRequest=true",
         body,
@@ -534,7 +569,7 @@ def _submit_body(
         model_id=handle.model_id,
     )
     try:
-        data = _result_object(client, resp, handle.model_id, "batch submission")
+        data = _result_object(client, reply, handle.model_id, "batch submission")
     except ResponseDecodeError as exc:
         err = ResponseDecodeError(
             f"{exc}; the batch may have been queued anyway", cf_ray=exc.cf_ray, model_id=handle.model_id, body=exc.body
@@ -545,7 +580,7 @@ def _submit_body(
     if not isinstance(request_id, str) or not request_id:
         raise ResponseDecodeError(
             f"{handle.model_id}: the batch submission reply has no request_id (status {data.get('status')!r})",
-            status=resp.status,
+            status=reply.status,
             model_id=handle.model_id,
         )
     return BatchJob(handle, request_id, submitted_at=submitted, size=size)

@@ -15,27 +15,33 @@ models). The pieces:
 
 from __future__ import annotations
 
+import time
 import typing
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import msgspec
 
 from ._batch import (
     MAX_BATCH_BYTES,
     BatchJob,
+    BatchTarget,
     PollSchedule,
     batch_item_types,
     strip_annotated,
     submit_encoded,
     union_members,
 )
-from ._handle import split_error, validator_for
+from ._decode import split_error, validator_for
 from ._json import as_object
-from .errors import BatchError, BatchItemsError, BatchTimeoutError, ConfigurationError, InputValidationError
-
-if TYPE_CHECKING:
-    from ._handle import ModelHandle
+from .errors import (
+    APITimeoutError,
+    BatchError,
+    BatchItemsError,
+    BatchTimeoutError,
+    ConfigurationError,
+    InputValidationError,
+)
 
 __all__ = ["BatchProgress", "embed_many", "plan_batches", "text_batch_limit"]
 
@@ -59,7 +65,7 @@ class BatchProgress(msgspec.Struct, frozen=True):
         return self.done / self.total if self.total else 1.0
 
 
-def text_batch_limit(handle: ModelHandle[Any, Any]) -> tuple[type[Any], int | None]:
+def text_batch_limit(handle: BatchTarget) -> tuple[type[Any], int | None]:
     """The batch request struct that takes a list of texts, and its ``maxItems`` (None when unbounded).
 
     Raises :class:`~workers_ai.errors.ConfigurationError` for a model without such a batch variant.
@@ -129,7 +135,7 @@ def plan_batches(
 
 
 def embed_many(
-    handle: ModelHandle[Any, Any],
+    handle: BatchTarget,
     texts: Sequence[str],
     *,
     batch_size: int | None = None,
@@ -165,6 +171,7 @@ def embed_many(
     extra = dict(options or {})
     extra.pop("text", None)
     schedule = PollSchedule(timeout, poll_interval, max_interval)
+    deadline = time.monotonic() + timeout  # bounds every poll in flight, whatever clock the schedule uses
     plan = plan_batches(texts, per_request=per_request, extra=extra, max_bytes=max_bytes, model_id=handle.model_id)
     checker = validator_for(cls)
     if checker is not None:
@@ -196,8 +203,21 @@ def embed_many(
     done_texts = 0
     while True:
         still: list[tuple[BatchJob[Any], list[tuple[int, int, bytes]]]] = []
-        for job, batch in pending:
-            st = job.status()
+        for index, (job, batch) in enumerate(pending):
+            try:
+                st = job.status(deadline=deadline)
+            except APITimeoutError:
+                if time.monotonic() < deadline:
+                    raise
+                unfinished = still + pending[index:]
+                ids = ", ".join(j.request_id for j, _ in unfinished)
+                raise BatchTimeoutError(
+                    f"{handle.model_id}: {len(unfinished)} of {len(jobs)} batches unfinished after {timeout:g}s "
+                    f"(the last poll got no answer in time): {ids}; "
+                    f"resume each with batch_job({handle.model_id!r}, request_id)",
+                    request_id=unfinished[0][0].request_id,
+                    state=states[unfinished[0][0].request_id],
+                ) from None
             states[job.request_id] = st.state
             result = job.result
             if result is None:

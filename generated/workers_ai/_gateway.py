@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 import msgspec
 
+from ._urls import model_path, segment
 from .errors import ConfigurationError
 
 __all__ = ["Gateway"]
@@ -53,7 +54,9 @@ class Gateway(msgspec.Struct, frozen=True):
         raise ConfigurationError(f"gateway {value!r}: expected '<account_id>/<gateway_id>'")
 
     def url(self, account_id: str, model_id: str) -> str:
-        return f"{self.base_url.rstrip('/')}/{self.account_id or account_id}/{self.id}/workers-ai/{model_id}"
+        """The run URL of ``model_id`` through this gateway; every segment percent-encoded, the id checked."""
+        account = segment(self.account_id or account_id)
+        return f"{self.base_url.rstrip('/')}/{account}/{segment(self.id)}/workers-ai/{model_path(model_id)}"
 
     def headers(self) -> dict[str, str]:
         out: dict[str, str] = {}

@@ -3,24 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 import msgspec
 
+from ._batch import BatchJob, submit
 from ._binary import BinaryInput, BinaryOutput, read_binary
-from ._envelope import content_type_of, unwrap
+from ._chunking import BatchProgress, embed_many
+from ._decode import OutputDecoder, decode_typed, split_error, validator_for
+from ._envelope import media_type, unwrap
 from ._json import as_list, as_object
-from .errors import InputValidationError, ResponseDecodeError, StreamError
+from ._session import Reply, Session
+from ._stream import EventStream
+from .errors import InputValidationError, ResponseDecodeError, StreamError, error_from
 
-if TYPE_CHECKING:
-    import urllib3
-
-    from ._batch import BatchJob
-    from ._chunking import BatchProgress
-    from ._core import BaseClient
-    from ._stream import EventStream
-
-__all__ = ["GenericHandle", "ModelHandle", "ModelInfo", "OutputDecoder"]
+__all__ = ["GenericHandle", "ModelHandle", "ModelInfo", "OutputDecoder", "split_error", "validator_for"]
 
 InT = TypeVar("InT")
 OutT = TypeVar("OutT")
@@ -41,166 +38,10 @@ class ModelInfo(msgspec.Struct, frozen=True):
     schema: str = ""
 
 
-class _Envelope(msgspec.Struct, Generic[T]):
-    result: T | None = None
-    success: bool = True
-    errors: Any = None
-    messages: Any = None
-
-
-_DECODERS: dict[Any, msgspec.json.Decoder[Any]] = {}
-_VALIDATORS: dict[type[Any], msgspec.json.Decoder[Any] | None] = {}
 _ENCODER = msgspec.json.Encoder()
-
-
-def _envelope_decoder(tp: Any) -> msgspec.json.Decoder[Any]:
-    dec = _DECODERS.get(tp)
-    if dec is None:
-        dec = _DECODERS[tp] = msgspec.json.Decoder(_Envelope[tp])  # type: ignore[valid-type]
-    return dec
-
-
-def validator_for(tp: type[Any]) -> msgspec.json.Decoder[Any] | None:
-    if tp not in _VALIDATORS:
-        try:
-            _VALIDATORS[tp] = msgspec.json.Decoder(tp)
-        except TypeError:  # a union msgspec cannot decode; such variants are validated per item
-            _VALIDATORS[tp] = None
-    return _VALIDATORS[tp]
-
-
-def split_error(exc: Exception) -> tuple[str, str]:
-    text = str(exc)
-    if " - at `" in text:
-        message, _, path = text.rpartition(" - at `")
-        return path.rstrip("`"), message
-    return "$", text
-
-
-def _json_shape(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list):
-        if not value:
-            return "array"
-        return f"array<{_json_shape(value[0]).split('<')[0]}>"  # pyright: ignore[reportUnknownArgumentType]
-    return "any"
-
-
-class OutputDecoder:
-    """Decodes a result into the output variant its JSON shape says it is.
-
-    msgspec cannot decode a union of untagged structs, so the generator emits ``rules`` from the
-    schema: each is ``(variant index, json type, keys only that variant has, (key, shape) checks)``.
-    A candidate must have the right JSON type and pass its shape checks; among those, one carrying a
-    key only it declares wins, then the one declaring the largest share of the value's keys. Keys
-    nobody declares are ignored, so fields the API adds later never break decoding.
-    """
-
-    def __init__(
-        self,
-        *,
-        variants: Sequence[type[Any]],
-        rules: Sequence[tuple[Any, ...]],
-        indexes: Sequence[int],
-        binary_types: Sequence[str] = (),
-        streams: bool = False,
-        name: str = "Output",
-    ) -> None:
-        by_index = dict(zip(indexes, variants, strict=True))
-        self.variants = tuple(variants)
-        self.binary_types = tuple(binary_types)
-        self.streams = streams
-        self.name = name
-        # An optional fifth item lists (key, values) pairs: a value only this variant declares for that key.
-        self._rules = [
-            (by_index[r[0]], r[1], tuple(r[2]), tuple(r[3]), tuple(r[4]) if len(r) > 4 else ())
-            for r in rules
-            if r[0] in by_index
-        ]
-        self._keys: dict[type[Any], frozenset[str]] = {}
-        self._needs: dict[type[Any], frozenset[str]] = {}
-
-    def _declared(self, cls: type[Any]) -> frozenset[str]:
-        keys = self._keys.get(cls)
-        if keys is None:
-            try:
-                keys = frozenset(f.encode_name for f in msgspec.structs.fields(cls))
-            except TypeError:
-                keys = frozenset[str]()
-            self._keys[cls] = keys
-        return keys
-
-    def required_keys(self, cls: type[Any]) -> frozenset[str]:
-        keys = self._needs.get(cls)
-        if keys is None:
-            try:
-                keys = frozenset(f.encode_name for f in msgspec.structs.fields(cls) if f.required)
-            except TypeError:
-                keys = frozenset[str]()
-            self._needs[cls] = keys
-        return keys
-
-    def pick(self, value: Any) -> type[Any] | None:
-        """The variant class ``value`` belongs to, or None when no variant fits its JSON type."""
-        shape = _json_shape(value)
-        kind = shape.split("<")[0]
-        best: tuple[float, int] | None = None
-        chosen: type[Any] | None = None
-        for order, (cls, json_type, unique, checks, tags) in enumerate(self._rules):
-            if json_type not in (kind, "any") and not (json_type == "integer" and kind == "number"):
-                continue
-            if kind == "object":
-                ok = True
-                for key, want in checks:
-                    if key in value:
-                        got = _json_shape(value[key])
-                        if (
-                            got != want
-                            and got not in ("null", "array")
-                            and not (got == "array" and want.startswith("array"))
-                        ):
-                            ok = False
-                            break
-                if not ok:
-                    continue
-                declared = self._declared(cls)
-                has_unique = any(k in value for k in unique)
-                share = (sum(1 for k in value if k in declared) / len(value)) if value else 0.0
-                tagged = any(k in value and value[k] in allowed for k, allowed in tags)
-                score = (4.0 if tagged else 0.0) + (2.0 if has_unique else 0.0) + share
-                if any(k not in value for k in self.required_keys(cls)):
-                    score -= 8.0  # it would not decode; only a last resort
-            else:
-                score = 1.0
-            if best is None or score > best[0]:
-                best, chosen = (score, -order), cls
-        return chosen
-
-    def decode(self, value: Any, model_id: str) -> Any:
-        if not self.variants:
-            return value
-        cls = self.pick(value)
-        if cls is None:
-            raise ResponseDecodeError(
-                f"{model_id}: the result matches no variant of {self.name} (got JSON {_json_shape(value)})",
-                model_id=model_id,
-            )
-        try:
-            return msgspec.convert(value, cls)
-        except msgspec.ValidationError as exc:
-            path, message = split_error(exc)
-            raise ResponseDecodeError(
-                f"{model_id}: result does not fit {cls.__name__} at {path}: {message}", model_id=model_id
-            ) from None
+# Replies read as bytes (``BinaryOutput``): nothing else is taken as an answer, whatever the model.
+_BINARY_FAMILIES = ("image/", "audio/", "video/")
+_BINARY_TYPES = frozenset({"application/octet-stream", "application/pdf", "application/zip"})
 
 
 class ModelHandle(Generic[InT, OutT]):
@@ -214,7 +55,7 @@ class ModelHandle(Generic[InT, OutT]):
     input_types: ClassVar[tuple[tuple[type[Any], tuple[str, ...]], ...]] = ()
     batch_input: ClassVar[type[Any] | None] = None  # the `{"requests": [...]}` variant, when the model has one
 
-    def __init__(self, client: BaseClient, model_id: str | None = None) -> None:
+    def __init__(self, client: Session, model_id: str | None = None) -> None:
         self.client = client
         self.model_id = model_id or self.info.model_id
         self._url: str | None = None
@@ -235,8 +76,6 @@ class ModelHandle(Generic[InT, OutT]):
 
     def stream(self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> EventStream:
         """Run with ``stream: true`` and iterate the server-sent events."""
-        from ._stream import EventStream
-
         if isinstance(payload, msgspec.Struct):
             data: Any = msgspec.to_builtins(payload)
         elif isinstance(payload, Mapping):
@@ -244,9 +83,7 @@ class ModelHandle(Generic[InT, OutT]):
         else:
             raise TypeError("stream() takes a request struct or a mapping")
         data["stream"] = True
-        body = self.encode_input(data)
-        resp = self._post(body, stream=True, headers=headers)
-        return EventStream(resp, model_id=self.model_id, client=self.client)
+        return self._open_stream(self.encode_input(data), headers)
 
     def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> BatchJob[OutT]:
         """Queue ``{"requests": [...]}`` with the async batch API."""
@@ -259,8 +96,6 @@ class ModelHandle(Generic[InT, OutT]):
 
     def batch_job(self, request_id: str) -> BatchJob[OutT]:
         """A job for an already queued ``request_id``."""
-        from ._batch import BatchJob
-
         return BatchJob(self, request_id)
 
     def embed_many(
@@ -284,8 +119,6 @@ class ModelHandle(Generic[InT, OutT]):
         the vectors that did arrive; the deadline raises ``BatchTimeoutError`` naming the unfinished
         request ids (resume them with :meth:`batch_job`).
         """
-        from ._chunking import embed_many
-
         return embed_many(
             self,
             texts,
@@ -349,20 +182,32 @@ class ModelHandle(Generic[InT, OutT]):
 
     # ------------------------------------------------------------------ calls
 
-    def _post(
-        self, body: bytes, *, content_type: str = _JSON, stream: bool = False, headers: Mapping[str, str] | None = None
-    ) -> urllib3.BaseHTTPResponse:
-        client = self.client
+    def _run_url(self) -> str:
         if self._url is None:
-            self._url = client.run_url(self.model_id)
-        return client.request(
-            "POST",
-            self._url,
-            body,
-            content_type=content_type,
-            headers=headers,
-            stream=stream,
+            self._url = self.client.run_url(self.model_id)
+        return self._url
+
+    def _post(self, body: bytes, *, content_type: str = _JSON, headers: Mapping[str, str] | None = None) -> Reply:
+        return self.client.request(
+            "POST", self._run_url(), body, content_type=content_type, headers=headers, model_id=self.model_id
+        )
+
+    def _open_stream(self, body: bytes, headers: Mapping[str, str] | None) -> EventStream:
+        session = self.client
+        resp = session.open_stream(self._run_url(), body, headers=headers, model_id=self.model_id)
+        session.remember(resp.status, resp.headers, [])
+
+        def remember(messages: list[Any]) -> None:
+            session.remember(resp.status, resp.headers, messages)
+
+        return EventStream(
+            resp,
             model_id=self.model_id,
+            idle_timeout=session.stream_idle_timeout,
+            total_timeout=session.stream_timeout,
+            max_event_bytes=session.max_event_bytes,
+            max_response_bytes=session.max_response_bytes,
+            on_messages=remember,
         )
 
     def _call(self, request: msgspec.Struct, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
@@ -370,18 +215,12 @@ class ModelHandle(Generic[InT, OutT]):
 
     def _call_binary(self, data: BinaryInput, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
         body = read_binary(data)
-        resp = self._post(body, content_type="application/octet-stream", headers=headers)
-        return self._decode(resp, expect)
+        return self._decode(self._post(body, content_type="application/octet-stream", headers=headers), expect)
 
     def _stream(self, request: msgspec.Struct) -> EventStream:
-        from ._stream import EventStream
-
-        resp = self._post(self.validate(request), stream=True)
-        return EventStream(resp, model_id=self.model_id, client=self.client)
+        return self._open_stream(self.validate(request), None)
 
     def _submit_batch(self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None) -> BatchJob[Any]:
-        from ._batch import submit
-
         return submit(self, requests, headers=headers)
 
     def _send_and_decode(self, body: bytes, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
@@ -389,50 +228,46 @@ class ModelHandle(Generic[InT, OutT]):
 
     # ------------------------------------------------------------------ decoding
 
-    def _decode(self, resp: urllib3.BaseHTTPResponse, expect: type[T] | None) -> T:
-        content_type = content_type_of(resp)
+    def _decode(self, reply: Reply, expect: type[T] | None) -> T:
+        content_type = media_type(reply.headers)
         if content_type == _SSE:
-            resp.release_conn()
             raise StreamError(
                 f"{self.model_id}: the server streamed the reply; call the *_stream method or stream()",
-                status=resp.status,
+                status=reply.status,
                 model_id=self.model_id,
             )
-        data = resp.data
+        data = reply.data
         if not (content_type == _JSON or content_type.endswith("+json")):
             if content_type.startswith("text/") and data[:1] in (b"{", b"["):
                 pass  # some proxies mislabel JSON; read it as JSON
             elif self._binary_ok(content_type):
-                self.client.remember(resp, [])
+                self.client.remember(reply.status, reply.headers, [])
                 out: Any = BinaryOutput(data, content_type)
-                return out  # type: ignore[no-any-return]
+                return cast("T", out)
             else:
                 # A 200 HTML page (a proxy or challenge page) is not this model's answer.
-                raise self.client.error_from(resp.status, resp.headers, data, model_id=self.model_id)
-        return self.decode_envelope(resp, data, expect)
+                raise error_from(reply.status, reply.headers, data, model_id=self.model_id)
+        return self.decode_envelope(reply, expect)
 
     def _binary_ok(self, content_type: str) -> bool:
-        """Bytes are an answer only from models that declare a binary output (or unknown models)."""
+        """Bytes are an answer only when they are declared as binary media (image, audio, octet-stream),
+        and, for a generated model, only when its schema has a binary output."""
+        binary = content_type.startswith(_BINARY_FAMILIES) or content_type in _BINARY_TYPES
         if not self.info.model_id:
-            return True
-        return bool(self.decoder.binary_types) and content_type not in ("text/html", "text/plain")
+            return binary
+        return bool(self.decoder.binary_types) and (binary or content_type in self.decoder.binary_types)
 
-    def decode_envelope(self, resp: urllib3.BaseHTTPResponse, data: bytes, expect: type[T] | None) -> T:
+    def decode_envelope(self, reply: Reply, expect: type[T] | None) -> T:
         """Unwrap ``{result, success, errors, messages}``; ``success: false`` raises even on HTTP 200."""
         if expect is not None:
-            # Fast path: one pass straight into the expected struct.
-            try:
-                env = _envelope_decoder(expect).decode(data)
-            except (msgspec.ValidationError, msgspec.DecodeError):
-                pass
-            else:
-                if env.success and env.result is not None:
-                    self.client.remember(resp, as_list(env.messages) or [])
-                    result: T = env.result
-                    return result
-        value = unwrap(self.client, resp, data, model_id=self.model_id)
+            fast = decode_typed(reply.data, expect)  # one pass straight into the expected struct
+            if fast is not None:
+                self.client.remember(reply.status, reply.headers, fast[1])
+                return fast[0]
+        value, messages = unwrap(reply.status, reply.headers, reply.data, model_id=self.model_id)
+        self.client.remember(reply.status, reply.headers, messages)
         if expect is None:
-            return self.decoder.decode(value, self.model_id)  # type: ignore[no-any-return]
+            return cast("T", self.decoder.decode(value, self.model_id))
         try:
             return msgspec.convert(value, expect)
         except msgspec.ValidationError as exc:
@@ -442,10 +277,10 @@ class ModelHandle(Generic[InT, OutT]):
             wanted = getattr(expect, "__name__", expect)
             raise ResponseDecodeError(
                 f"{self.model_id}: result does not fit {wanted} at {path}: {message}{hint}",
-                status=resp.status,
-                cf_ray=resp.headers.get("cf-ray"),
+                status=reply.status,
+                cf_ray=reply.headers.get("cf-ray"),
                 model_id=self.model_id,
-                body=data,
+                body=reply.data,
             ) from None
 
 

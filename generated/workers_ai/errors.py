@@ -6,8 +6,13 @@ API errors carry the HTTP status, the envelope's ``errors`` (code, message), its
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
+
+import msgspec
+
+from ._json import as_list, as_object
 
 __all__ = [
     "APIConnectionError",
@@ -19,6 +24,8 @@ __all__ = [
     "BatchItemsError",
     "BatchTimeoutError",
     "CapacityError",
+    "DECODE_ERRORS",
+    "QUOTA_CODES",
     "ConfigurationError",
     "ErrorDetail",
     "InputValidationError",
@@ -30,13 +37,17 @@ __all__ = [
     "RateLimitError",
     "RequestTooLargeError",
     "ResponseDecodeError",
+    "ResponseTooLargeError",
     "ServerTimeoutError",
     "StreamError",
     "WorkersAIError",
     "code_of",
     "details_from",
+    "error_details",
     "error_for",
+    "error_from",
     "format_details",
+    "is_quota",
 ]
 
 
@@ -167,6 +178,11 @@ class ResponseDecodeError(APIError):
     """The reply could not be read: truncated JSON, an HTML error page, or an unexpected shape."""
 
 
+class ResponseTooLargeError(APIError):
+    """The reply (or one server-sent event) is larger than the client's limit (``max_response_bytes``,
+    ``max_event_bytes``); the connection was dropped, not read to the end."""
+
+
 class StreamError(APIError):
     """A server-sent event stream failed: an error event, or the stream ended without ``[DONE]``."""
 
@@ -197,7 +213,17 @@ class BatchItemsError(BatchError):
 
 
 class APIConnectionError(WorkersAIError):
-    """The request never got an answer: DNS, refused or reset connection, TLS."""
+    """The request never got an answer: DNS, refused or reset connection, TLS.
+
+    ``request_sent`` is False when the request surely never reached the server (the connection could
+    not be opened), so sending it again cannot repeat it; ``retryable`` is False for failures another
+    attempt cannot mend (a TLS error).
+    """
+
+    def __init__(self, message: str, *, request_sent: bool = True, retryable: bool = True) -> None:
+        self.request_sent = request_sent
+        self.retryable = retryable
+        super().__init__(message)
 
 
 class APITimeoutError(APIConnectionError, TimeoutError):
@@ -284,3 +310,120 @@ def error_for(status: int | None, codes: Sequence[int]) -> type[APIError]:
     if 400 <= status < 500:
         return BadRequestError
     return APIError
+
+
+QUOTA_CODES = frozenset({3036, 4006})
+# What msgspec raises on bytes it cannot read: malformed JSON, invalid UTF-8, nesting too deep.
+DECODE_ERRORS: tuple[type[Exception], ...] = (msgspec.DecodeError, UnicodeError, RecursionError)
+_ANY = msgspec.json.Decoder()
+
+
+def _decode_object(data: bytes) -> dict[str, Any] | None:
+    """``data`` as a JSON object, or None for anything unreadable (bad UTF-8, too deep, not JSON)."""
+    try:
+        return as_object(_ANY.decode(data))
+    except DECODE_ERRORS:
+        return None
+
+
+def is_quota(data: bytes) -> bool:
+    """Whether an error reply says the daily allocation is used up (retrying cannot help)."""
+    env = _decode_object(data)
+    return env is not None and any(d.code in QUOTA_CODES for d in details_from(env.get("errors")))
+
+
+def error_details(data: Any) -> list[ErrorDetail] | None:
+    """The errors an error object carries, or None when ``data`` is not an error object.
+
+    An error object has a non-empty ``errors``, a truthy ``error`` or ``success: false``.
+    """
+    obj = as_object(data)
+    if obj is None:
+        return None
+    errors, error = obj.get("errors"), obj.get("error")
+    if not errors and not error and obj.get("success") is not False:
+        return None
+    return details_from(errors) + (details_from(error) if error else [])
+
+
+def error_from(
+    status: int,
+    headers: Mapping[str, str],
+    data: bytes,
+    *,
+    model_id: str | None,
+    retry_after: float | None = None,
+    envelope: Mapping[str, Any] | None = None,
+) -> APIError:
+    """The error for a failed reply, built from whatever the body holds (envelope, HTML, nothing).
+
+    ``envelope`` is the already decoded body when the caller has it. A body that is not readable JSON
+    (bad UTF-8, too deep) still gives the status's error class, with a snippet of its text.
+    """
+    cf_ray = headers.get("cf-ray")
+    errors: list[ErrorDetail] = []
+    messages: list[Any] = []
+    content_type = headers.get("content-type", "")
+    parsed = dict(envelope) if envelope is not None else (_decode_object(data) if data else None)
+    if parsed is not None:
+        errors = details_from(parsed.get("errors"))
+        messages = as_list(parsed.get("messages")) or []
+        message = format_details(errors)
+        if not message and parsed.get("error") is not None:
+            errors = details_from(parsed.get("error"))
+            message = format_details(errors)
+        if not message:
+            message = f"HTTP {status} reply with no error details"
+    elif data:
+        errors = _salvage_details(data)
+        snippet = format_details(errors) or _text_snippet(data, content_type)
+        message = f"unreadable {content_type or 'reply'}: {snippet}" if snippet else f"unreadable {content_type}"
+    else:
+        message = f"HTTP {status} with an empty body"
+    where = f"{model_id}: " if model_id else ""
+    cls = error_for(status, [e.code for e in errors if e.code is not None])
+    if parsed is None and 200 <= status < 300:
+        cls = ResponseDecodeError
+    return cls(
+        where + message,
+        status=status,
+        errors=errors,
+        messages=messages,
+        cf_ray=cf_ray,
+        model_id=model_id,
+        body=data,
+        retry_after=retry_after,
+    )
+
+
+class _Detail(msgspec.Struct):
+    code: Any = None
+    message: Any = None
+
+
+class _ErrorsOnly(msgspec.Struct):
+    errors: list[_Detail] = []
+
+
+_ERRORS_ONLY = msgspec.json.Decoder(_ErrorsOnly)
+_CODE_AND_MESSAGE = re.compile(r'"code"\s*:\s*"?(\d+)"?\s*,\s*"message"\s*:\s*"((?:[^"\\]|\\.){0,500})"')
+
+
+def _salvage_details(data: bytes) -> list[ErrorDetail]:
+    """The ``errors`` of an envelope that is not valid JSON as a whole, where they can still be read:
+    bytes that are not UTF-8 elsewhere in it (an unrelated string) are replaced first."""
+    text = data[:65536].decode("utf-8", "replace")
+    try:
+        env = _ERRORS_ONLY.decode(text.encode())
+    except DECODE_ERRORS:
+        match = _CODE_AND_MESSAGE.search(text)
+        return [ErrorDetail(int(match.group(1)), match.group(2))] if match else []
+    return [ErrorDetail(code_of(d.code), "" if d.message is None else str(d.message)) for d in env.errors]
+
+
+def _text_snippet(data: bytes, content_type: str) -> str:
+    text = data[:2048].decode("utf-8", "replace")
+    if "html" in content_type or text.lstrip().startswith("<"):
+        title = re.search(r"<title[^>]*>(.*?)</title>", text, re.I | re.S)
+        text = title.group(1) if title else re.sub(r"<[^>]+>", " ", text)
+    return " ".join(text.split())[:200]
