@@ -43,7 +43,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
     skipped = copy_catalog(catalog, schemas)
     build(schemas, out, PACKAGE)
     loaded = load_schemas(schemas)
-    plans = plan_models(loaded.models, [])
+    plans, _shared = plan_models(loaded.models, [])
     with importable(out, PACKAGE):
         yield Built(schemas, out, skipped, plans, model_modules(PACKAGE))
 
@@ -93,7 +93,7 @@ def _examples(plan: ModelPlan, half: str) -> Iterator[tuple[str, Any, float, Any
     raw = src.input if half == "input" else src.output
     branches = variant_schemas(raw)
     variants: list[Any] = (
-        [v for v in plan.inputs if v.kind in ("object", "json")] if half == "input" else plan.json_outputs
+        [v for v in plan.inputs if v.kind in ("object", "request", "json")] if half == "input" else plan.json_outputs
     )
     for v in variants:
         root = {**branches[v.index], "$defs": src.definitions}

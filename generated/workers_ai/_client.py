@@ -12,26 +12,26 @@ from ._handle import ModelHandle
 from ._stream import EventStream
 
 if TYPE_CHECKING:
-    from .models.cf.baai.bge_base_en_v1_5 import BgeBaseEnV15 as _H_cf__baai__bge_base_en_v1_5, BgeBaseEnV15Input as _In_cf__baai__bge_base_en_v1_5, BgeBaseEnV15Output as _Out_cf__baai__bge_base_en_v1_5
+    from .models.cf.baai.bge_base_en_v1_5 import BgeBaseEnV1_5 as _H_cf__baai__bge_base_en_v1_5, BgeBaseEnV1_5Input as _In_cf__baai__bge_base_en_v1_5, BgeBaseEnV1_5Output as _Out_cf__baai__bge_base_en_v1_5
     from .models.cf.baai.bge_m3 import BgeM3 as _H_cf__baai__bge_m3, BgeM3Input as _In_cf__baai__bge_m3, BgeM3Output as _Out_cf__baai__bge_m3
     from .models.cf.baai.bge_reranker_base import BgeRerankerBase as _H_cf__baai__bge_reranker_base, BgeRerankerBaseInput as _In_cf__baai__bge_reranker_base, BgeRerankerBaseOutput as _Out_cf__baai__bge_reranker_base
-    from .models.cf.baai.bge_small_en_v1_5 import BgeSmallEnV15 as _H_cf__baai__bge_small_en_v1_5, BgeSmallEnV15Input as _In_cf__baai__bge_small_en_v1_5, BgeSmallEnV15Output as _Out_cf__baai__bge_small_en_v1_5
+    from .models.cf.baai.bge_small_en_v1_5 import BgeSmallEnV1_5 as _H_cf__baai__bge_small_en_v1_5, BgeSmallEnV1_5Input as _In_cf__baai__bge_small_en_v1_5, BgeSmallEnV1_5Output as _Out_cf__baai__bge_small_en_v1_5
     from .models.cf.black_forest_labs.flux_1_schnell import Flux1Schnell as _H_cf__black_forest_labs__flux_1_schnell, Flux1SchnellInput as _In_cf__black_forest_labs__flux_1_schnell, Flux1SchnellOutput as _Out_cf__black_forest_labs__flux_1_schnell
     from .models.cf.deepgram.aura_1 import Aura1 as _H_cf__deepgram__aura_1, Aura1Input as _In_cf__deepgram__aura_1, Aura1Output as _Out_cf__deepgram__aura_1
     from .models.cf.facebook.bart_large_cnn import BartLargeCnn as _H_cf__facebook__bart_large_cnn, BartLargeCnnInput as _In_cf__facebook__bart_large_cnn, BartLargeCnnOutput as _Out_cf__facebook__bart_large_cnn
     from .models.cf.facebook.detr_resnet_50 import DetrResnet50 as _H_cf__facebook__detr_resnet_50, DetrResnet50Input as _In_cf__facebook__detr_resnet_50, DetrResnet50Output as _Out_cf__facebook__detr_resnet_50
     from .models.cf.huggingface.distilbert_sst_2_int8 import DistilbertSst2Int8 as _H_cf__huggingface__distilbert_sst_2_int8, DistilbertSst2Int8Input as _In_cf__huggingface__distilbert_sst_2_int8, DistilbertSst2Int8Output as _Out_cf__huggingface__distilbert_sst_2_int8
-    from .models.cf.llava_hf.llava_1_5_7b_hf import Llava157bHf as _H_cf__llava_hf__llava_1_5_7b_hf, Llava157bHfInput as _In_cf__llava_hf__llava_1_5_7b_hf, Llava157bHfOutput as _Out_cf__llava_hf__llava_1_5_7b_hf
-    from .models.cf.meta.llama_3_8b_instruct import Llama38bInstruct as _H_cf__meta__llama_3_8b_instruct, Llama38bInstructInput as _In_cf__meta__llama_3_8b_instruct, Llama38bInstructOutput as _Out_cf__meta__llama_3_8b_instruct
-    from .models.cf.meta.llama_3_3_70b_instruct_fp8_fast import Llama3370bInstructFp8Fast as _H_cf__meta__llama_3_3_70b_instruct_fp8_fast, Llama3370bInstructFp8FastInput as _In_cf__meta__llama_3_3_70b_instruct_fp8_fast, Llama3370bInstructFp8FastOutput as _Out_cf__meta__llama_3_3_70b_instruct_fp8_fast
-    from .models.cf.meta.m2m100_1_2b import M2m10012b as _H_cf__meta__m2m100_1_2b, M2m10012bInput as _In_cf__meta__m2m100_1_2b, M2m10012bOutput as _Out_cf__meta__m2m100_1_2b
+    from .models.cf.llava_hf.llava_1_5_7b_hf import Llava1_5_7bHf as _H_cf__llava_hf__llava_1_5_7b_hf, Llava1_5_7bHfInput as _In_cf__llava_hf__llava_1_5_7b_hf, Llava1_5_7bHfOutput as _Out_cf__llava_hf__llava_1_5_7b_hf
+    from .models.cf.meta.llama_3_8b_instruct import Llama3_8bInstruct as _H_cf__meta__llama_3_8b_instruct, Llama3_8bInstructInput as _In_cf__meta__llama_3_8b_instruct, Llama3_8bInstructOutput as _Out_cf__meta__llama_3_8b_instruct
+    from .models.cf.meta.llama_3_3_70b_instruct_fp8_fast import Llama3_3_70bInstructFp8Fast as _H_cf__meta__llama_3_3_70b_instruct_fp8_fast, Llama3_3_70bInstructFp8FastInput as _In_cf__meta__llama_3_3_70b_instruct_fp8_fast, Llama3_3_70bInstructFp8FastOutput as _Out_cf__meta__llama_3_3_70b_instruct_fp8_fast
+    from .models.cf.meta.m2m100_1_2b import M2m100_1_2b as _H_cf__meta__m2m100_1_2b, M2m100_1_2bInput as _In_cf__meta__m2m100_1_2b, M2m100_1_2bOutput as _Out_cf__meta__m2m100_1_2b
     from .models.cf.microsoft.resnet_50 import Resnet50 as _H_cf__microsoft__resnet_50, Resnet50Input as _In_cf__microsoft__resnet_50, Resnet50Output as _Out_cf__microsoft__resnet_50
     from .models.cf.myshell_ai.melotts import Melotts as _H_cf__myshell_ai__melotts, MelottsInput as _In_cf__myshell_ai__melotts, MelottsOutput as _Out_cf__myshell_ai__melotts
     from .models.cf.openai.whisper import Whisper as _H_cf__openai__whisper, WhisperInput as _In_cf__openai__whisper, WhisperOutput as _Out_cf__openai__whisper
     from .models.cf.openai.whisper_large_v3_turbo import WhisperLargeV3Turbo as _H_cf__openai__whisper_large_v3_turbo, WhisperLargeV3TurboInput as _In_cf__openai__whisper_large_v3_turbo, WhisperLargeV3TurboOutput as _Out_cf__openai__whisper_large_v3_turbo
     from .models.cf.pipecat_ai.smart_turn_v2 import SmartTurnV2 as _H_cf__pipecat_ai__smart_turn_v2, SmartTurnV2Input as _In_cf__pipecat_ai__smart_turn_v2, SmartTurnV2Output as _Out_cf__pipecat_ai__smart_turn_v2
-    from .models.cf.qwen.qwen3_30b_a3b_fp8 import Qwen330bA3bFp8 as _H_cf__qwen__qwen3_30b_a3b_fp8, Qwen330bA3bFp8Input as _In_cf__qwen__qwen3_30b_a3b_fp8, Qwen330bA3bFp8Output as _Out_cf__qwen__qwen3_30b_a3b_fp8
-    from .models.cf.stabilityai.stable_diffusion_xl_base_1_0 import StableDiffusionXlBase10 as _H_cf__stabilityai__stable_diffusion_xl_base_1_0, StableDiffusionXlBase10Input as _In_cf__stabilityai__stable_diffusion_xl_base_1_0, StableDiffusionXlBase10Output as _Out_cf__stabilityai__stable_diffusion_xl_base_1_0
+    from .models.cf.qwen.qwen3_30b_a3b_fp8 import Qwen3_30bA3bFp8 as _H_cf__qwen__qwen3_30b_a3b_fp8, Qwen3_30bA3bFp8Input as _In_cf__qwen__qwen3_30b_a3b_fp8, Qwen3_30bA3bFp8Output as _Out_cf__qwen__qwen3_30b_a3b_fp8
+    from .models.cf.stabilityai.stable_diffusion_xl_base_1_0 import StableDiffusionXlBase1_0 as _H_cf__stabilityai__stable_diffusion_xl_base_1_0, StableDiffusionXlBase1_0Input as _In_cf__stabilityai__stable_diffusion_xl_base_1_0, StableDiffusionXlBase1_0Output as _Out_cf__stabilityai__stable_diffusion_xl_base_1_0
     from .models.hf.nousresearch.hermes_2_pro_mistral_7b import Hermes2ProMistral7b as _H_hf__nousresearch__hermes_2_pro_mistral_7b, Hermes2ProMistral7bInput as _In_hf__nousresearch__hermes_2_pro_mistral_7b, Hermes2ProMistral7bOutput as _Out_hf__nousresearch__hermes_2_pro_mistral_7b
 
 __all__ = ["WorkersAI"]

@@ -1,0 +1,547 @@
+"""Types: every struct, TypedDict twin and alias of one model, named and annotated, from its shaped schema.
+
+Input is the document ``shape.reshape`` built (``$defs``: the variant roots under their final names plus
+the schema's own definitions). Output is a list of frozen :class:`StructPlan` / :class:`AliasPlan`
+records holding the exact annotation text each field gets, so rendering only prints them.
+
+Naming: a nested object is named from the property that holds it (``tool_calls`` items ->
+``ToolCall``). When two different shapes would get one name, every one of them takes its parent's name
+as a prefix (``ChoiceMessage``, ``InputMessage``), and so on up the path; identical shapes share one
+struct. If the whole path does not tell them apart the model is refused (exit 2) rather than numbered.
+
+Fields: a ``required`` property is a plain annotation with no default; one that may be absent is
+``T = <schema default>`` or ``T | None = None``. Structs reachable from an input also get a
+``TypedDict`` twin (``Message`` -> ``MessageDict``) so that methods accept plain dict literals.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .load import as_arr, as_obj
+from .naming import pascal, singular
+from .shape import DEF_PREFIX, canonical, strs
+
+__all__ = [
+    "AliasPlan",
+    "FieldPlan",
+    "NamingError",
+    "StructPlan",
+    "TypeSet",
+    "build_types",
+    "default_code",
+    "names_in",
+    "with_none",
+]
+
+
+@dataclass(frozen=True)
+class FieldPlan:
+    name: str  # Python attribute name
+    wire: str  # JSON key
+    annotation: str  # on the struct (with ``Meta`` constraints)
+    plain: str  # the same type without constraints
+    loose: str  # what a caller may pass: structs or their TypedDict twins, sequences, mappings
+    required: bool
+    default: str | None  # Python expression; None means "no default" (required) or ``None`` (see ``optional``)
+    factory: bool  # the default is a list/dict: given with ``default_factory``
+    description: str
+    unset: bool = False  # an optional nullable input field: UNSET (left out) differs from None (sent as null)
+
+    @property
+    def value(self) -> str:
+        """The right-hand side on the struct (empty when the field has no default and a plain name)."""
+        named = self.name != self.wire
+        if self.required:
+            return f"field(name={self.wire!r})" if named else ""
+        default = self.default if self.default is not None else "UNSET" if self.unset else "None"
+        if self.factory:
+            return f"field({f'name={self.wire!r}, ' if named else ''}default_factory=lambda: {default})"
+        return f"field(name={self.wire!r}, default={default})" if named else default
+
+    @property
+    def struct_annotation(self) -> str:
+        if self.required or self.default is not None:
+            return self.annotation
+        if self.unset:
+            return f"{self.annotation} | UnsetType"
+        return with_none(self.annotation)
+
+
+@dataclass(frozen=True)
+class StructPlan:
+    name: str
+    fields: tuple[FieldPlan, ...]
+    twin: str | None  # TypedDict name, for structs a caller builds (inputs)
+    twin_classy: bool  # the twin can use class syntax (all keys are identifiers)
+    deps: tuple[str, ...]  # other struct names its annotations use
+    key: str  # structure-only identity, including the structs it uses (for sharing across models)
+
+    @property
+    def twin_required(self) -> tuple[FieldPlan, ...]:
+        return tuple(f for f in self.fields if f.required)
+
+    @property
+    def twin_optional(self) -> tuple[FieldPlan, ...]:
+        return tuple(f for f in self.fields if not f.required)
+
+    @property
+    def twin_uses(self) -> tuple[str, ...]:
+        return tuple(sorted({n for f in self.fields for n in names_in(f.loose)}))
+
+
+@dataclass(frozen=True)
+class AliasPlan:
+    name: str
+    annotation: str
+
+
+class NamingError(Exception):
+    """Two different shapes could not be given distinct names (a bad-input problem, exit 2)."""
+
+
+@dataclass(frozen=True)
+class TypeSet:
+    structs: tuple[StructPlan, ...]
+    aliases: tuple[AliasPlan, ...]
+    roots: dict[str, str]  # variant name -> "struct" | "alias"
+    loose_roots: dict[str, str]  # variant name -> what a caller may pass for it (struct | twin)
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+
+
+def names_in(text: str) -> set[str]:
+    """Identifiers an annotation or expression uses (string literals left out)."""
+    return set(_IDENT.findall(_STRING.sub("", text)))
+_TYPING_NAMES = frozenset(
+    {"Any", "Literal", "Annotated", "Meta", "None", "Sequence", "Mapping", "field", "UNSET", "UnsetType"}
+)
+
+
+def with_none(annotation: str) -> str:
+    parts = _split_union(annotation)
+    if "None" in parts or "Any" in parts:
+        return annotation
+    return f"{annotation} | None"
+
+
+def _split_union(annotation: str) -> list[str]:
+    """Top-level ``|`` members of an annotation."""
+    out: list[str] = []
+    depth, start = 0, 0
+    quote: str | None = None
+    for i, ch in enumerate(annotation):
+        if quote:
+            if ch == "\\":
+                continue
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            out.append(annotation[start:i].strip())
+            start = i + 1
+    out.append(annotation[start:].strip())
+    return out
+
+
+def _union(members: list[str]) -> str:
+    flat: list[str] = []
+    for m in members:
+        for part in _split_union(m):
+            if part not in flat:
+                flat.append(part)
+    if "Any" in flat or not flat:
+        return "Any"
+    if "None" in flat:
+        flat = [p for p in flat if p != "None"] + ["None"]
+    return " | ".join(flat)
+
+
+def default_code(value: Any) -> str:
+    """A Python expression for a JSON default (lists as lists, never tuples)."""
+    if isinstance(value, str):
+        return repr(value)
+    if value is None or isinstance(value, (bool, int, float)):
+        return repr(value)
+    arr, obj = as_arr(value), as_obj(value)
+    if arr is not None:
+        return "[" + ", ".join(default_code(v) for v in arr) + "]"
+    if obj is not None:
+        return "{" + ", ".join(f"{k!r}: {default_code(v)}" for k, v in obj.items()) + "}"
+    return repr(str(value))
+
+
+def _is_struct_node(node: dict[str, Any]) -> bool:
+    props = as_obj(node.get("properties"))
+    return bool(props) and "$ref" not in node
+
+
+def _meta(node: dict[str, Any], kind: str) -> str:
+    keys = {
+        "string": (("minLength", "min_length"), ("maxLength", "max_length"), ("pattern", "pattern")),
+        "number": (
+            ("minimum", "ge"),
+            ("maximum", "le"),
+            ("exclusiveMinimum", "gt"),
+            ("exclusiveMaximum", "lt"),
+            ("multipleOf", "multiple_of"),
+        ),
+        "array": (("minItems", "min_length"), ("maxItems", "max_length")),
+    }[kind]
+    args = [f"{arg}={node[key]!r}" for key, arg in keys if key in node]
+    return f"Meta({', '.join(args)})" if args else ""
+
+
+class _Builder:
+    def __init__(self, defs: dict[str, Any], variants: list[str], inputs: set[str], reserved: set[str]) -> None:
+        self.defs = defs
+        self.variants = variants
+        self.inputs = inputs
+        self.reserved = reserved
+        self.def_struct: dict[str, str] = {}  # def name -> struct name (defs that are objects)
+        self.key_name: dict[str, str] = {}  # canonical shape -> struct name (inline objects)
+        self.nodes: dict[str, dict[str, Any]] = {}  # struct name -> schema node
+        self.twins: set[str] = set()
+        self.busy: set[str] = set()
+        self._first: dict[str, dict[str, Any]] = {}  # shape key -> the first node of that shape
+
+    # ------------------------------------------------------------------ naming
+
+    def name_everything(self) -> None:
+        claims: dict[str, list[str]] = {}  # shape key -> path segments of its first place
+        order: list[str] = []
+        fixed = set(self.variants)
+        for name in self.variants:
+            node = as_obj(self.defs.get(name)) or {}
+            if _is_struct_node(node):
+                self.def_struct[name] = name
+                self.nodes[name] = node
+        for name, raw in self.defs.items():
+            node = as_obj(raw) or {}
+            direction = "Input" if name.startswith("input_") or name in self.inputs else "Output"
+            if name in self.variants:
+                stem = re.sub(r"(Input|Output)$", "", name) or name
+                self._walk(node, [direction, stem], claims, order, root=True)
+            else:
+                tail = pascal(name.split("_", 1)[1] if "_" in name else name)
+                if _is_struct_node(node):
+                    key = f"def:{name}"
+                    claims[key] = [direction, tail]
+                    order.append(key)
+                self._walk(node, [direction, tail], claims, order, root=True)
+        cands = {key: _candidates(claims[key]) for key in order}
+        level = dict.fromkeys(order, 0)
+        taken = set(self.reserved) | fixed | {f"{v}Dict" for v in fixed}
+        while True:
+            names = {key: cands[key][level[key]] for key in order}
+            groups: dict[str, list[str]] = {}
+            for key in order:
+                groups.setdefault(names[key], []).append(key)
+            twin_names = {f"{n}Dict" for n in names.values()}
+            bumped = False
+            for name, keys in groups.items():
+                clash = name in taken or name in twin_names
+                if len(keys) == 1 and not clash:
+                    continue
+                movable = [k for k in keys if level[k] + 1 < len(cands[k])]
+                if not movable:
+                    if len(keys) > 1:
+                        # Same path, different shapes (`Usage` and `usage` in one object): tell them apart
+                        # by a property only one of them has, else refuse the schema.
+                        for k in keys:
+                            cands[k].append(self._with_own_key(k, [o for o in keys if o != k], cands[k][0], name))
+                    else:
+                        cands[keys[0]].append(f"{name}Type")
+                    movable = keys
+                for k in movable:
+                    level[k] += 1
+                bumped = True
+            if not bumped:
+                break
+        for key in order:
+            name = names[key]
+            if key.startswith("def:"):
+                def_name = key[4:]
+                self.def_struct[def_name] = name
+                self.nodes[name] = as_obj(self.defs[def_name]) or {}
+            else:
+                self.key_name[key] = name
+                self.nodes.setdefault(name, self._first[key])
+
+    def _with_own_key(self, key: str, others: list[str], base: str, name: str) -> str:
+        mine = as_obj(self._node_of(key).get("properties")) or {}
+        theirs = [set(as_obj(self._node_of(o).get("properties")) or {}) for o in others]
+        own = [p for p in mine if all(p not in t for t in theirs)]
+        if not own:
+            raise NamingError(f"two different object shapes would both be named {name!r} (same path, same keys)")
+        return f"{base}With{pascal(own[0])}"
+
+    def _node_of(self, key: str) -> dict[str, Any]:
+        if key.startswith("def:"):
+            return as_obj(self.defs.get(key[4:])) or {}
+        return self._first[key]
+
+    def _walk(
+        self, node: dict[str, Any], segs: list[str], claims: dict[str, list[str]], order: list[str], root: bool = False
+    ) -> None:
+        if not root and _is_struct_node(node):
+            key = canonical(node)
+            if key not in claims:
+                claims[key] = segs
+                order.append(key)
+                self._first[key] = node
+        for prop, sub in (as_obj(node.get("properties")) or {}).items():
+            child = as_obj(sub)
+            if child is not None:
+                self._walk(child, [*segs, pascal(prop)], claims, order)
+        items = as_obj(node.get("items"))
+        if items is not None:
+            self._walk(items, [*segs[:-1], singular(segs[-1])], claims, order)
+        extra = as_obj(node.get("additionalProperties"))
+        if extra is not None:
+            self._walk(extra, [*segs[:-1], singular(segs[-1])], claims, order)
+        for comb in ("anyOf", "oneOf"):
+            for member in as_arr(node.get(comb)) or []:
+                m = as_obj(member)
+                if m is not None:
+                    self._walk(m, segs, claims, order)
+
+    # ------------------------------------------------------------------ annotations
+
+    def struct_for(self, node: dict[str, Any]) -> str | None:
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith(DEF_PREFIX):
+            return self.def_struct.get(ref[len(DEF_PREFIX) :])
+        if _is_struct_node(node):
+            return self.key_name.get(canonical(node))
+        return None
+
+    def ann(self, raw: Any, mode: str) -> str:
+        """``mode``: "struct" (with Meta), "plain" (without), "loose" (what a caller may pass)."""
+        node = as_obj(raw)
+        if not node:
+            return "Any"
+        name = self.struct_for(node)
+        if name is not None:
+            return f"{name} | {name}Dict" if mode == "loose" and name in self.twins else name
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            target = ref[len(DEF_PREFIX) :] if ref.startswith(DEF_PREFIX) else ""
+            if target in self.busy or target not in self.defs:
+                return "Any"
+            self.busy.add(target)
+            try:
+                return self.ann(self.defs[target], mode)
+            finally:
+                self.busy.discard(target)
+        members = [m for m in (as_obj(x) for c in ("anyOf", "oneOf") for x in as_arr(node.get(c)) or []) if m]
+        if members:
+            return _union([self.ann(m, mode) for m in members])
+        if "enum" in node:
+            values = [
+                v for v in as_arr(node.get("enum")) or [] if isinstance(v, (str, int)) and not isinstance(v, bool)
+            ]
+            if values:
+                return f"Literal[{', '.join(repr(v) for v in values)}]"
+        kinds = [k for k in (as_arr(node.get("type")) or [node.get("type")]) if isinstance(k, str)]
+        if not kinds:
+            if "properties" in node or "additionalProperties" in node:
+                kinds = ["object"]
+            elif "items" in node:
+                kinds = ["array"]
+            else:
+                return "Any"
+        return _union([self._typed(node, k, mode) for k in kinds])
+
+    def _typed(self, node: dict[str, Any], kind: str, mode: str) -> str:
+        meta = ""
+        if kind == "string":
+            base = "bytes" if node.get("format") == "binary" else "str"
+            meta = _meta(node, "string") if base == "str" else ""
+        elif kind in ("integer", "number"):
+            base = "int" if kind == "integer" else "float"
+            meta = _meta(node, "number")
+        elif kind == "boolean":
+            base = "bool"
+        elif kind == "null":
+            return "None"
+        elif kind == "array":
+            item = self.ann(node.get("items"), mode)
+            base = f"Sequence[{item}]" if mode == "loose" else f"list[{item}]"
+            meta = _meta(node, "array")
+        elif kind == "object":
+            extra = node.get("additionalProperties")
+            value = self.ann(extra, mode) if as_obj(extra) else "Any"
+            base = f"Mapping[str, {value}]" if mode == "loose" else f"dict[str, {value}]"
+        else:
+            return "Any"
+        if meta and mode == "struct":
+            return f"Annotated[{base}, {meta}]"
+        return base
+
+    # ------------------------------------------------------------------ structs
+
+    def reachable(self, roots: list[str]) -> set[str]:
+        seen: set[str] = set()
+        todo = [self.def_struct[r] for r in roots if r in self.def_struct]
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            todo.extend(self.deps_of(self.nodes[name]))
+        return seen
+
+    def deps_of(self, node: dict[str, Any]) -> list[str]:
+        found: list[str] = []
+
+        def visit(raw: Any, top: bool, guard: frozenset[str]) -> None:
+            n = as_obj(raw)
+            if n is None:
+                return
+            name = None if top else self.struct_for(n)
+            if name is not None:
+                found.append(name)
+                return
+            ref = n.get("$ref")
+            if isinstance(ref, str):
+                target = ref[len(DEF_PREFIX) :]
+                if target in self.defs and target not in guard:
+                    visit(self.defs[target], False, guard | {target})
+                return
+            for sub in (as_obj(n.get("properties")) or {}).values():
+                visit(sub, False, guard)
+            for key in ("items", "additionalProperties"):
+                visit(n.get(key), False, guard)
+            for c in ("anyOf", "oneOf"):
+                for m in as_arr(n.get(c)) or []:
+                    visit(m, False, guard)
+
+        visit(node, True, frozenset())
+        return found
+
+    def fields(self, node: dict[str, Any], is_input: bool) -> tuple[FieldPlan, ...]:
+        props = as_obj(node.get("properties")) or {}
+        required = set(strs(node.get("required")))
+        annotations = {wire: self.ann(sub, "struct") for wire, sub in props.items()}
+        used = set(_TYPING_NAMES)
+        for text in annotations.values():
+            used.update(names_in(text))
+        taken: set[str] = set()
+        out: list[FieldPlan] = []
+        for wire, raw in props.items():
+            sub = as_obj(raw) or {}
+            py = _field_name(wire)
+            while py in taken or py in used:
+                py += "_"
+            taken.add(py)
+            has_default = "default" in sub and wire not in required
+            value = sub.get("default") if has_default else None
+            factory = has_default and isinstance(value, (list, dict))
+            default = default_code(value) if has_default and value is not None else None
+            desc = sub.get("description")
+            optional_null = wire not in required and default is None and "None" in _split_union(annotations[wire])
+            out.append(
+                FieldPlan(
+                    name=py,
+                    wire=wire,
+                    annotation=annotations[wire],
+                    plain=self.ann(sub, "plain"),
+                    loose=self.ann(sub, "loose"),
+                    required=wire in required,
+                    default=default,
+                    factory=factory,
+                    description=desc if isinstance(desc, str) else "",
+                    unset=is_input and optional_null,
+                )
+            )
+        return tuple(out)
+
+
+def _candidates(segs: list[str]) -> list[str]:
+    """Names for a path, most local first: ``Message``, ``ChoiceMessage``, ``OutputChoiceMessage``..."""
+    out: list[str] = []
+    for k in range(1, len(segs) + 1):
+        tail = segs[-k:]
+        kept = [
+            s for i, s in enumerate(tail) if i + 1 == len(tail) or (singular(s) != tail[i + 1] and s != tail[i + 1])
+        ]
+        name = "".join(kept)
+        if name and name not in out:
+            out.append(name)
+    return out or ["Object"]
+
+
+def _field_name(wire: str) -> str:
+    name = re.sub(r"\W", "_", wire, flags=re.ASCII).lstrip("_")
+    if not name:
+        name = "field"
+    if name[0].isdigit():
+        name = f"f_{name}"
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name):
+        name += "_"
+    return name
+
+
+def build_types(defs: dict[str, Any], variants: list[str], input_variants: list[str], reserved: set[str]) -> TypeSet:
+    """Every type one model module declares, from the shaped ``$defs`` (see the module docstring)."""
+    b = _Builder(defs, variants, set(input_variants), reserved)
+    b.name_everything()
+    b.twins = b.reachable(input_variants)
+    structs: dict[str, StructPlan] = {}
+    order = list(dict.fromkeys([*(b.def_struct[v] for v in variants if v in b.def_struct), *b.nodes]))
+    for name in order:
+        node = b.nodes[name]
+        fields = b.fields(node, name in b.twins)
+        twin = name in b.twins
+        classy = all(f.wire.isidentifier() and not keyword.iskeyword(f.wire) for f in fields)
+        if twin and classy:
+            uses = {n for f in fields for n in names_in(f.loose)}
+            classy = not any(f.wire in uses for f in fields)
+        deps = tuple(dict.fromkeys(d for d in b.deps_of(node) if d != name))
+        structs[name] = StructPlan(name, fields, f"{name}Dict" if twin else None, classy, deps, "")
+    keyed = _keys(structs)
+    roots: dict[str, str] = {}
+    loose_roots: dict[str, str] = {}
+    aliases: list[AliasPlan] = []
+    for v in variants:
+        if v in b.def_struct:
+            roots[v] = "struct"
+            loose_roots[v] = f"{v} | {v}Dict" if v in b.twins else v
+        else:
+            roots[v] = "alias"
+            aliases.append(AliasPlan(v, b.ann(defs.get(v), "struct")))
+            loose_roots[v] = v
+    return TypeSet(tuple(keyed[n] for n in order), tuple(aliases), roots, loose_roots)
+
+
+def _keys(structs: dict[str, StructPlan]) -> dict[str, StructPlan]:
+    """Each struct with its identity key: its own text plus the keys of the structs it uses."""
+    import hashlib
+
+    done: dict[str, str] = {}
+
+    def key(name: str, busy: frozenset[str]) -> str:
+        if name in done:
+            return done[name]
+        s = structs[name]
+        own = repr((s.name, s.fields, s.twin, s.twin_classy))
+        deps = [key(d, busy | {name}) if d not in busy and d in structs else f"<{d}>" for d in s.deps]
+        value = hashlib.sha256("\0".join([own, *deps]).encode()).hexdigest()[:20]
+        if not busy:
+            done[name] = value
+        return value
+
+    from dataclasses import replace
+
+    return {n: replace(s, key=key(n, frozenset())) for n, s in structs.items()}
