@@ -21,7 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from .load import ModelSource, as_arr, as_obj
-from .naming import RESERVED_METHODS, RESERVED_NAMES, assign_modules, clean_title, handle_name, pascal, snake, title_words
+from .naming import (
+    RESERVED_METHODS,
+    RESERVED_NAMES,
+    assign_modules,
+    clean_title,
+    handle_name,
+    pascal,
+    snake,
+    title_words,
+)
 from .shape import canonical, reshape
 from .structs import AliasPlan, FieldPlan, NamingError, StructPlan, build_types, names_in, with_none
 from .variants import (
@@ -72,6 +81,7 @@ ALWAYS_RETURNED: dict[str, tuple[str, ...]] = {
     "text-to-speech": ("audio",),
     "image-to-text": ("description",),
 }
+
 
 def _always_returned(node: dict[str, Any], paths: tuple[str, ...]) -> dict[str, Any]:
     """``node`` with ``required`` set from ``paths`` where the schema states none (see ``ALWAYS_RETURNED``).

@@ -118,6 +118,8 @@ _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 def names_in(text: str) -> set[str]:
     """Identifiers an annotation or expression uses (string literals left out)."""
     return set(_IDENT.findall(_STRING.sub("", text)))
+
+
 _TYPING_NAMES = frozenset(
     {"Any", "Literal", "Annotated", "Meta", "None", "Sequence", "Mapping", "field", "UNSET", "UnsetType"}
 )
