@@ -238,7 +238,8 @@ class SharedPlan:
 def fingerprint() -> str:
     """Hash of the generator itself (its code and templates): part of each module's header."""
     h = hashlib.sha256()
-    for path in sorted([*_HERE.glob("*.py"), *(_HERE / "templates").glob("*.jinja")]):
+    pipeline = [_HERE / f"{name}.py" for name in ("load", "naming", "shape", "variants", "structs", "plan", "render")]
+    for path in sorted([*pipeline, *(_HERE / "templates").glob("*.jinja")]):
         h.update(path.name.encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
@@ -536,10 +537,13 @@ def _share(plans: list[ModelPlan]) -> tuple[list[ModelPlan], list[SharedPlan]]:
     for task, group in sorted(by_task.items()):
         counts: dict[tuple[str, str], int] = {}
         specimen: dict[tuple[str, str], StructPlan] = {}
+        dep_keys: dict[tuple[str, str], set[tuple[str, str]]] = {}
         for p in group:
+            own = {s.name: s.key for s in p.structs}
             for s in p.structs:
                 counts[(s.name, s.key)] = counts.get((s.name, s.key), 0) + 1
                 specimen.setdefault((s.name, s.key), s)
+                dep_keys[(s.name, s.key)] = {(d, own.get(d, "")) for d in s.deps}
         best: dict[str, tuple[str, str]] = {}
         for (name, key), n in sorted(counts.items()):
             if n < 2:
@@ -552,7 +556,7 @@ def _share(plans: list[ModelPlan]) -> tuple[list[ModelPlan], list[SharedPlan]]:
         while changed:
             changed = False
             for name, s in list(chosen.items()):
-                if any(d not in chosen for d in s.deps):
+                if any(d not in chosen or chosen[d].key != k for d, k in dep_keys[(name, s.key)]):
                     del chosen[name]
                     changed = True
         module = f"models._shared.{task}"

@@ -15,16 +15,16 @@ class AsyncResponse(Struct, kw_only=True):
     request_id: str
 
 
-class RequestsInput(Struct, kw_only=True):
+class BatchInput(Struct, kw_only=True):
     requests: list[TextInput]
 
 
-class RequestsInputDict(TypedDict):
+class BatchInputDict(TypedDict):
     requests: Sequence[TextInput | TextInputDict]
 
 
 class TextEmbeddingsOutput(Struct, kw_only=True):
-    shape: list[float]
+    shape: list[int]
     data: list[list[float]]
     pooling: Literal['mean', 'cls'] | None = None
 
@@ -44,8 +44,8 @@ class TextInputDict(_TextInputDictRequired, total=False):
 
 __all__ = [
     'AsyncResponse',
-    'RequestsInput',
-    'RequestsInputDict',
+    'BatchInput',
+    'BatchInputDict',
     'TextEmbeddingsOutput',
     'TextInput',
     'TextInputDict',

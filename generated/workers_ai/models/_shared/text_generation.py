@@ -6,13 +6,173 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, TypedDict
 
-from msgspec import Meta
+from msgspec import UNSET, Meta, UnsetType
 
 from ..._base import Struct
 
 
+class AllowedTools(Struct, kw_only=True):
+    mode: Literal['auto', 'required']
+    tools: list[dict[str, Any]]
+
+
+class AllowedToolsDict(TypedDict):
+    mode: Literal['auto', 'required']
+    tools: Sequence[Mapping[str, Any]]
+
+
+class Annotation(Struct, kw_only=True):
+    type: Literal['url_citation']
+    url_citation: UrlCitation
+
+
+class Answer(Struct, kw_only=True):
+    type: Literal['noul', 'choice', 'score']
+    noul: Annotated[float, Meta(ge=0, le=1)] | None = None
+    choice: str | None = None
+    probabilities: dict[str, Annotated[float, Meta(ge=0, le=1)]] | None = None
+    confidence: Annotated[float, Meta(ge=0, le=1)] | None = None
+    score: float | None = None
+    legend: dict[str, Any] | None = None
+
+
+class Approximate(Struct, kw_only=True):
+    city: str | None = None
+    country: str | None = None
+    region: str | None = None
+    timezone: str | None = None
+
+
+class ApproximateDict(TypedDict, total=False):
+    city: str
+    country: str
+    region: str
+    timezone: str
+
+
 class AsyncResponse(Struct, kw_only=True):
     request_id: str
+
+
+class ChatTemplateKwargs(Struct, kw_only=True):
+    enable_thinking: bool = True
+    clear_thinking: bool = False
+
+
+class ChatTemplateKwargsDict(TypedDict, total=False):
+    enable_thinking: bool
+    clear_thinking: bool
+
+
+class CompletionTokensDetails(Struct, kw_only=True):
+    reasoning_tokens: int | None = None
+    audio_tokens: int | None = None
+    accepted_prediction_tokens: int | None = None
+    rejected_prediction_tokens: int | None = None
+
+
+class Content(Struct, kw_only=True):
+    type: str | None = None
+    text: str | None = None
+
+
+class ContentDict(TypedDict, total=False):
+    type: str
+    text: str
+
+
+class File(Struct, kw_only=True):
+    file_data: str | None = None
+    file_id: str | None = None
+    filename: str | None = None
+
+
+class FileDict(TypedDict, total=False):
+    file_data: str
+    file_id: str
+    filename: str
+
+
+class Format(Struct, kw_only=True):
+    type: Literal['text', 'grammar']
+    grammar: Grammar | None = None
+
+
+class _FormatDictRequired(TypedDict):
+    type: Literal['text', 'grammar']
+
+
+class FormatDict(_FormatDictRequired, total=False):
+    grammar: Grammar | GrammarDict
+
+
+class Grammar(Struct, kw_only=True):
+    definition: str
+    syntax: Literal['lark', 'regex']
+
+
+class GrammarDict(TypedDict):
+    definition: str
+    syntax: Literal['lark', 'regex']
+
+
+class Image(Struct, kw_only=True):
+    content_type: str
+    base64: str
+
+
+class ImageDict(TypedDict):
+    content_type: str
+    base64: str
+
+
+class ImageUrl(Struct, kw_only=True):
+    url: str | None = None
+    detail: Literal['auto', 'low', 'high'] = 'auto'
+
+
+class ImageUrlDict(TypedDict, total=False):
+    url: str
+    detail: Literal['auto', 'low', 'high']
+
+
+class InputAudio(Struct, kw_only=True):
+    data: str | None = None
+    format: Literal['wav', 'mp3'] | None = None
+
+
+class InputAudioDict(TypedDict, total=False):
+    data: str
+    format: Literal['wav', 'mp3']
+
+
+class JsonSchema(Struct, kw_only=True):
+    name: str
+    description: str | None = None
+    schema: dict[str, Any] | None = None
+    strict: bool | None | UnsetType = UNSET
+
+
+class _JsonSchemaDictRequired(TypedDict):
+    name: str
+
+
+class JsonSchemaDict(_JsonSchemaDictRequired, total=False):
+    description: str
+    schema: Mapping[str, Any]
+    strict: bool | None
+
+
+class Logprobs(Struct, kw_only=True):
+    content: list[LogprobsContent] | None = None
+    refusal: list[LogprobsContent] | None = None
+
+
+class LogprobsContent(Struct, kw_only=True):
+    token: str
+    logprob: float
+    bytes: list[int] | None
+    top_logprobs: list[TopLogprob]
 
 
 class Message(Struct, kw_only=True):
@@ -23,6 +183,36 @@ class Message(Struct, kw_only=True):
 class MessageDict(TypedDict):
     role: str
     content: str
+
+
+class MessageAudio(Struct, kw_only=True):
+    id: str
+    data: str
+    expires_at: int
+    transcript: str
+
+
+class MessageContent(Struct, kw_only=True):
+    type: Literal['text', 'image_url', 'video_url', 'input_audio', 'file', 'refusal']
+    text: str | None = None
+    image_url: ImageUrl | None = None
+    video_url: VideoUrl | None = None
+    input_audio: InputAudio | None = None
+    file: File | None = None
+    refusal: str | None = None
+
+
+class _MessageContentDictRequired(TypedDict):
+    type: Literal['text', 'image_url', 'video_url', 'input_audio', 'file', 'refusal']
+
+
+class MessageContentDict(_MessageContentDictRequired, total=False):
+    text: str
+    image_url: ImageUrl | ImageUrlDict
+    video_url: VideoUrl | VideoUrlDict
+    input_audio: InputAudio | InputAudioDict
+    file: File | FileDict
+    refusal: str
 
 
 class MessagesFunction(Struct, kw_only=True):
@@ -68,6 +258,23 @@ class MessagesInputDict(_MessagesInputDictRequired, total=False):
     presence_penalty: float
 
 
+class ModelStateInput(Struct, kw_only=True):
+    model: Annotated[str, Meta(pattern='^\\s*(clef|clef-flash)\\s*$')]
+    state: Any
+    questions: dict[str, Question]
+    images: Annotated[list[Annotated[str, Meta(pattern='^[Dd][Aa][Tt][Aa]:')] | Image], Meta(max_length=4)] | None = None
+
+
+class _ModelStateInputDictRequired(TypedDict):
+    model: str
+    state: Any
+    questions: Mapping[str, Question | QuestionDict]
+
+
+class ModelStateInputDict(_ModelStateInputDictRequired, total=False):
+    images: Sequence[str | Image | ImageDict]
+
+
 class Parameters(Struct, kw_only=True):
     type: str
     required: list[str] | None = None
@@ -81,6 +288,36 @@ class _ParametersDictRequired(TypedDict):
 
 class ParametersDict(_ParametersDictRequired, total=False):
     required: Sequence[str]
+
+
+class Prediction(Struct, kw_only=True):
+    type: Literal['content']
+    content: str | list[PredictionContent]
+
+
+class PredictionDict(TypedDict):
+    type: Literal['content']
+    content: str | Sequence[PredictionContent | PredictionContentDict]
+
+
+class PredictionContent(Struct, kw_only=True):
+    type: Literal['text']
+    text: str
+
+
+class PredictionContentDict(TypedDict):
+    type: Literal['text']
+    text: str
+
+
+class PromptAudio(Struct, kw_only=True):
+    voice: str | Voice
+    format: Literal['wav', 'aac', 'mp3', 'flac', 'opus', 'pcm16']
+
+
+class PromptAudioDict(TypedDict):
+    voice: str | Voice | VoiceDict
+    format: Literal['wav', 'aac', 'mp3', 'flac', 'opus', 'pcm16']
 
 
 class PromptInput(Struct, kw_only=True):
@@ -116,6 +353,11 @@ class PromptInputDict(_PromptInputDictRequired, total=False):
     lora: str
 
 
+class PromptTokensDetails(Struct, kw_only=True):
+    cached_tokens: int | None = None
+    audio_tokens: int | None = None
+
+
 class Property(Struct, kw_only=True):
     type: str
     description: str
@@ -126,6 +368,21 @@ class PropertyDict(TypedDict):
     description: str
 
 
+class Question(Struct, kw_only=True):
+    type: Literal['noul', 'choice', 'score']
+    instructions: Any
+    criteria: dict[str, Any] | Annotated[list[Any], Meta(min_length=2, max_length=10)] | None = None
+
+
+class _QuestionDictRequired(TypedDict):
+    type: Literal['noul', 'choice', 'score']
+    instructions: Any
+
+
+class QuestionDict(_QuestionDictRequired, total=False):
+    criteria: Mapping[str, Any] | Sequence[Any]
+
+
 class ResponseFormat(Struct, kw_only=True):
     type: Literal['json_object', 'json_schema'] | None = None
     json_schema: Any = None
@@ -134,6 +391,16 @@ class ResponseFormat(Struct, kw_only=True):
 class ResponseFormatDict(TypedDict, total=False):
     type: Literal['json_object', 'json_schema']
     json_schema: Any
+
+
+class StreamOptions(Struct, kw_only=True):
+    include_usage: bool | None = None
+    include_obfuscation: bool | None = None
+
+
+class StreamOptionsDict(TypedDict, total=False):
+    include_usage: bool
+    include_obfuscation: bool
 
 
 class TextGenerationOutput(Struct, kw_only=True):
@@ -163,6 +430,66 @@ class ToolCall(Struct, kw_only=True):
     name: str | None = None
 
 
+class ToolCallCustom(Struct, kw_only=True):
+    name: str
+    input: str
+
+
+class ToolCallCustomDict(TypedDict):
+    name: str
+    input: str
+
+
+class ToolCallFunction(Struct, kw_only=True):
+    name: str
+    arguments: str
+
+
+class ToolCallFunctionDict(TypedDict):
+    name: str
+    arguments: str
+
+
+class ToolChoice(Struct, kw_only=True):
+    type: Literal['function', 'custom', 'allowed_tools']
+    function: ToolChoiceFunction | None = None
+    custom: ToolChoiceFunction | None = None
+    allowed_tools: AllowedTools | None = None
+
+
+class _ToolChoiceDictRequired(TypedDict):
+    type: Literal['function', 'custom', 'allowed_tools']
+
+
+class ToolChoiceDict(_ToolChoiceDictRequired, total=False):
+    function: ToolChoiceFunction | ToolChoiceFunctionDict
+    custom: ToolChoiceFunction | ToolChoiceFunctionDict
+    allowed_tools: AllowedTools | AllowedToolsDict
+
+
+class ToolChoiceFunction(Struct, kw_only=True):
+    name: str
+
+
+class ToolChoiceFunctionDict(TypedDict):
+    name: str
+
+
+class ToolCustom(Struct, kw_only=True):
+    name: str
+    description: str | None = None
+    format: Format | None = None
+
+
+class _ToolCustomDictRequired(TypedDict):
+    name: str
+
+
+class ToolCustomDict(_ToolCustomDictRequired, total=False):
+    description: str
+    format: Format | FormatDict
+
+
 class ToolFunction(Struct, kw_only=True):
     name: str
     description: str
@@ -175,33 +502,145 @@ class ToolFunctionDict(TypedDict):
     parameters: Parameters | ParametersDict
 
 
+class TopLogprob(Struct, kw_only=True):
+    token: str
+    logprob: float
+    bytes: list[int] | None
+
+
+class UrlCitation(Struct, kw_only=True):
+    url: str
+    title: str
+    start_index: int
+    end_index: int
+
+
 class Usage(Struct, kw_only=True):
     prompt_tokens: float = 0
     completion_tokens: float = 0
     total_tokens: float = 0
 
 
+class UserLocation(Struct, kw_only=True):
+    type: Literal['approximate']
+    approximate: Approximate
+
+
+class UserLocationDict(TypedDict):
+    type: Literal['approximate']
+    approximate: Approximate | ApproximateDict
+
+
+class VideoUrl(Struct, kw_only=True):
+    url: str | None = None
+
+
+class VideoUrlDict(TypedDict, total=False):
+    url: str
+
+
+class Voice(Struct, kw_only=True):
+    id: str
+
+
+class VoiceDict(TypedDict):
+    id: str
+
+
+class WebSearchOptions(Struct, kw_only=True):
+    search_context_size: Literal['low', 'medium', 'high'] = 'medium'
+    user_location: UserLocation | None = None
+
+
+class WebSearchOptionsDict(TypedDict, total=False):
+    search_context_size: Literal['low', 'medium', 'high']
+    user_location: UserLocation | UserLocationDict
+
+
 __all__ = [
+    'AllowedTools',
+    'AllowedToolsDict',
+    'Annotation',
+    'Answer',
+    'Approximate',
+    'ApproximateDict',
     'AsyncResponse',
+    'ChatTemplateKwargs',
+    'ChatTemplateKwargsDict',
+    'CompletionTokensDetails',
+    'Content',
+    'ContentDict',
+    'File',
+    'FileDict',
+    'Format',
+    'FormatDict',
+    'Grammar',
+    'GrammarDict',
+    'Image',
+    'ImageDict',
+    'ImageUrl',
+    'ImageUrlDict',
+    'InputAudio',
+    'InputAudioDict',
+    'JsonSchema',
+    'JsonSchemaDict',
+    'Logprobs',
+    'LogprobsContent',
     'Message',
     'MessageDict',
+    'MessageAudio',
+    'MessageContent',
+    'MessageContentDict',
     'MessagesFunction',
     'MessagesFunctionDict',
     'MessagesInput',
     'MessagesInputDict',
+    'ModelStateInput',
+    'ModelStateInputDict',
     'Parameters',
     'ParametersDict',
+    'Prediction',
+    'PredictionDict',
+    'PredictionContent',
+    'PredictionContentDict',
+    'PromptAudio',
+    'PromptAudioDict',
     'PromptInput',
     'PromptInputDict',
+    'PromptTokensDetails',
     'Property',
     'PropertyDict',
+    'Question',
+    'QuestionDict',
     'ResponseFormat',
     'ResponseFormatDict',
+    'StreamOptions',
+    'StreamOptionsDict',
     'TextGenerationOutput',
     'Tool',
     'ToolDict',
     'ToolCall',
+    'ToolCallCustom',
+    'ToolCallCustomDict',
+    'ToolCallFunction',
+    'ToolCallFunctionDict',
+    'ToolChoice',
+    'ToolChoiceDict',
+    'ToolChoiceFunction',
+    'ToolChoiceFunctionDict',
+    'ToolCustom',
+    'ToolCustomDict',
     'ToolFunction',
     'ToolFunctionDict',
+    'TopLogprob',
+    'UrlCitation',
     'Usage',
+    'UserLocation',
+    'UserLocationDict',
+    'VideoUrl',
+    'VideoUrlDict',
+    'Voice',
+    'VoiceDict',
+    'WebSearchOptions',
+    'WebSearchOptionsDict',
 ]
