@@ -76,7 +76,7 @@ def generate(
         what = f"matching {' '.join(models)} " if models else ""
         return GenerateResult(2, [f"{schemas}: no model schemas {what}found"], warnings)
     try:
-        plans, shared = plan_models(loaded.models, warnings)
+        plans, shared = plan_models(loaded.models, warnings, package)
     except PlanError as exc:
         return GenerateResult(2, [one_line(f"{exc.file}: /: {exc.message}")], warnings)
     root = out.joinpath(*package.split("."))

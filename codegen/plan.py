@@ -14,6 +14,7 @@ structs several models of one task share (``models/_shared/<task>.py``).
 from __future__ import annotations
 
 import hashlib
+import json
 import keyword
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -51,6 +52,7 @@ from .variants import (
 )
 
 __all__ = [
+    "ALWAYS_RETURNED",
     "RESERVED_METHODS",
     "RESERVED_NAMES",
     "MethodPlan",
@@ -59,6 +61,8 @@ __all__ = [
     "ParamPlan",
     "PlanError",
     "SharedPlan",
+    "always_returned",
+    "output_rule",
     "fingerprint",
     "plan_models",
     "variant_schemas",
@@ -83,7 +87,14 @@ ALWAYS_RETURNED: dict[str, tuple[str, ...]] = {
 }
 
 
-def _always_returned(node: dict[str, Any], paths: tuple[str, ...]) -> dict[str, Any]:
+def output_rule(task: str, branch: dict[str, Any]) -> tuple[str, ...]:
+    """The keys ``ALWAYS_RETURNED`` makes required for one output alternative (an async reply: its id)."""
+    if sorted(as_obj(branch.get("properties")) or {}) == ["request_id"]:
+        return ("request_id",)
+    return ALWAYS_RETURNED.get(task.lower(), ())
+
+
+def always_returned(node: dict[str, Any], paths: tuple[str, ...]) -> dict[str, Any]:
     """``node`` with ``required`` set from ``paths`` where the schema states none (see ``ALWAYS_RETURNED``).
 
     A path is a key (``response``), the items of an array key (``response[].id``) or the items of the
@@ -109,11 +120,11 @@ def _always_returned(node: dict[str, Any], paths: tuple[str, ...]) -> dict[str, 
             sub = as_obj(props.get(key))
             items = as_obj(sub.get("items")) if sub is not None else None
             if sub is not None and items is not None:
-                new_props[key] = {**sub, "items": _always_returned(items, tuple(tails))}
+                new_props[key] = {**sub, "items": always_returned(items, tuple(tails))}
         out["properties"] = new_props
     items = as_obj(out.get("items"))
     if items is not None and "" in nested:
-        out["items"] = _always_returned(items, tuple(nested[""]))
+        out["items"] = always_returned(items, tuple(nested[""]))
     return out
 
 
@@ -194,6 +205,7 @@ class ModelPlan:
     imports: tuple[str, ...]
     exported: tuple[str, ...]
     fingerprint: str
+    struct_doc: str  # what datamodel-code-generator prints the structs from (shared ones imported)
 
     @property
     def alias_key(self) -> str:
@@ -233,6 +245,7 @@ class SharedPlan:
     structs: tuple[StructPlan, ...]
     imports: tuple[str, ...]
     exported: tuple[str, ...]
+    struct_doc: str  # what datamodel-code-generator prints the structs from
 
 
 def fingerprint() -> str:
@@ -245,7 +258,9 @@ def fingerprint() -> str:
     return h.hexdigest()[:16]
 
 
-def plan_models(sources: Iterable[ModelSource], warnings: list[str]) -> tuple[list[ModelPlan], list[SharedPlan]]:
+def plan_models(
+    sources: Iterable[ModelSource], warnings: list[str], package: str = "workers_ai"
+) -> tuple[list[ModelPlan], list[SharedPlan]]:
     """Plans for every model (sorted by id) and the shared modules they import from.
 
     Raises :class:`PlanError` for a schema that cannot be planned.
@@ -254,7 +269,7 @@ def plan_models(sources: Iterable[ModelSource], warnings: list[str]) -> tuple[li
     modules = assign_modules(ordered, warnings)
     gen = fingerprint()
     drafts = [_plan_one(src, modules[id(src)], warnings, gen) for src in ordered]
-    return _share(drafts)
+    return _share(drafts, package)
 
 
 # ----------------------------------------------------------------------------- one model
@@ -306,7 +321,7 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
         if not base or base == "Model":
             base = pascal("_".join(keys[:2])) if keys and len(outputs) else pascal(src.task) if src.task else ""
         body = {k: v for k, v in branch.items() if k not in ("title", "contentType")}
-        body = _always_returned(body, ALWAYS_RETURNED.get(task, ()) if not is_async else ("request_id",))
+        body = always_returned(body, output_rule(task, branch))
         canon = canonical(body)
         if canon in seen_outputs:
             continue  # two identical alternatives are one answer
@@ -426,6 +441,7 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
         imports=(),
         exported=(),
         fingerprint=digest,
+        struct_doc="",
     )
     return plan
 
@@ -492,15 +508,16 @@ def _method(
 
 
 def _param(f: FieldPlan, binary: str | None) -> ParamPlan:
+    """A keyword parameter for one field; leaving it out sends nothing (the field's UNSET or None)."""
     base = f.plain if binary else f.loose  # binary helpers take the field's own type besides bytes
     if f.required:
         annotation, default = base, None
-    elif f.unset:
-        annotation, default = f"{base} | UnsetType", "UNSET"
     elif f.default is not None and not f.factory:
         annotation, default = base, f.default
-    else:
+    elif f.none_default:
         annotation, default = _or_none(base), "None"
+    else:
+        annotation, default = f"{base} | UnsetType", "msgspec.UNSET"  # a Final name: never re-imported
     loose = base != f.plain
     plain_wire = f.wire.isidentifier() and not keyword.iskeyword(f.wire) and not keyword.issoftkeyword(f.wire)
     name = f.wire if plain_wire and not f.wire.startswith("_") else f.name
@@ -521,7 +538,7 @@ def _item_of(annotation: str) -> str:
 # ----------------------------------------------------------------------------- sharing and imports
 
 
-def _share(plans: list[ModelPlan]) -> tuple[list[ModelPlan], list[SharedPlan]]:
+def _share(plans: list[ModelPlan], package: str) -> tuple[list[ModelPlan], list[SharedPlan]]:
     """Move structs that two or more models of one task declare identically into a shared module.
 
     Identity is the struct's whole text and that of every struct it uses (``StructPlan.key``). Per
@@ -567,12 +584,14 @@ def _share(plans: list[ModelPlan]) -> tuple[list[ModelPlan], list[SharedPlan]]:
                 names = tuple(sorted({n for s in mine for n in (s.name, *([s.twin] if s.twin else []))}))
                 used_by.update(s.name for s in mine)
                 local = tuple(s for s in p.structs if s not in mine)
-                final[p.model_id + "\0" + p.module] = _finish(replace(p, structs=local, shared=((module, names),)))
+                final[p.model_id + "\0" + p.module] = _finish(
+                    replace(p, structs=local, shared=((module, names),)), package
+                )
             else:
-                final[p.model_id + "\0" + p.module] = _finish(p)
+                final[p.model_id + "\0" + p.module] = _finish(p, package)
         structs = tuple(s for n, s in sorted(chosen.items()) if n in used_by)
         if structs:
-            shared_plans.append(_finish_shared(module, task, structs))
+            shared_plans.append(_finish_shared(module, task, structs, package))
     return [final[p.model_id + "\0" + p.module] for p in plans], shared_plans
 
 
@@ -581,13 +600,8 @@ def _names_in(texts: Iterable[str]) -> set[str]:
 
 
 def _struct_texts(structs: Iterable[StructPlan]) -> list[str]:
-    texts: list[str] = []
-    for s in structs:
-        for f in s.fields:
-            texts += [f.struct_annotation, f.value]
-            if s.twin:
-                texts.append(f.loose)
-    return texts
+    """What the template prints about structs: their TypedDict twins."""
+    return [f.loose for s in structs if s.twin for f in s.fields]
 
 
 def _typing_imports(texts: list[str], structs: Iterable[StructPlan]) -> dict[str, set[str]]:
@@ -601,9 +615,11 @@ def _typing_imports(texts: list[str], structs: Iterable[StructPlan]) -> dict[str
     abc = {"Sequence", "Mapping"} & used
     if abc:
         need.setdefault("collections.abc", set()).update(abc)
-    ms = {"Meta", "field", "UNSET", "UnsetType"} & used
+    ms = {"Meta", "field", "UnsetType"} & used
     if ms:
         need.setdefault("msgspec", set()).update(ms)
+    if "msgspec" in used:
+        need.setdefault("", set()).add("msgspec")
     return need
 
 
@@ -611,19 +627,18 @@ def _relative(depth: int, target: str) -> str:
     return "." * depth + target
 
 
-def _finish(p: ModelPlan) -> ModelPlan:
+def _finish(p: ModelPlan, package: str) -> ModelPlan:
     """Fill in the imports and ``__all__`` of a model module from everything else in its plan."""
     depth = p.module.count(".") + 1  # models.cf.baai.bge_m3 sits 4 levels below the package
     texts = _struct_texts(p.structs) + [a.annotation for a in p.aliases]
     for m in p.methods:
-        texts += [prm.annotation for prm in m.params] + [m.returns, m.batch_item]
+        texts += [prm.annotation for prm in m.params] + [prm.default or "" for prm in m.params]
+        texts += [m.returns, m.batch_item]
     need = _typing_imports(texts, p.structs)
     need.setdefault("typing", set()).update({"ClassVar", "TypeAlias", "Any"})
     if any(prm.loose for m in p.methods for prm in m.params):
         need["typing"].add("cast")
     need[_relative(depth, "_handle")] = {"ModelHandle", "ModelInfo", "OutputDecoder"}
-    if p.structs:
-        need[_relative(depth, "_base")] = {"Struct"}
     if any(m.kind == "requests" for m in p.methods):
         need.setdefault("collections.abc", set()).add("Sequence")
         need[_relative(depth, "_batch")] = {"BatchJob", "BatchRequest"}
@@ -651,15 +666,48 @@ def _finish(p: ModelPlan) -> ModelPlan:
         exported += list(names)
     skip = {p.handle, p.input_alias, p.output_alias, "BinaryInput", "BinaryOutput"}
     exported = [n for n in dict.fromkeys(exported) if n not in skip]
-    return replace(p, imports=tuple(merge_imports(need)), exported=tuple(exported))
+    shared_of = {n: mod for mod, names in p.shared for n in names}
+    doc = struct_document(p.structs, shared_of, package)
+    return replace(p, imports=tuple(merge_imports(need)), exported=tuple(exported), struct_doc=doc)
 
 
-def _finish_shared(module: str, task: str, structs: tuple[StructPlan, ...]) -> SharedPlan:
-    depth = module.count(".") + 1
+def _finish_shared(module: str, task: str, structs: tuple[StructPlan, ...], package: str) -> SharedPlan:
     need = _typing_imports(_struct_texts(structs), structs)
-    need[_relative(depth, "_base")] = {"Struct"}
     exported = [n for s in structs for n in (s.name, *([s.twin] if s.twin else []))]
-    return SharedPlan(module, task, structs, tuple(merge_imports(need)), tuple(exported))
+    doc = struct_document(structs, {}, package)
+    return SharedPlan(module, task, structs, tuple(merge_imports(need)), tuple(exported), doc)
+
+
+def struct_document(structs: tuple[StructPlan, ...], shared: dict[str, str], package: str) -> str:
+    """The JSON schema datamodel-code-generator prints a module's structs from (empty: no structs).
+
+    Every struct is a ``$defs`` entry whose title is its final name; a struct another module holds
+    (``shared``: name -> module) is a ``customTypePath`` to it, so it is imported, not redeclared.
+    """
+    if not structs:
+        return ""
+
+    def swap(node: Any) -> Any:
+        obj, arr = as_obj(node), as_arr(node)
+        if arr is not None:
+            return [swap(v) for v in arr]
+        if obj is None:
+            return node
+        ref = obj.get("$ref")
+        if isinstance(ref, str) and ref.removeprefix("#/$defs/") in shared:
+            name = ref.removeprefix("#/$defs/")
+            rest = {k: v for k, v in obj.items() if k != "$ref"}
+            return {"customTypePath": f"{package}.{shared[name]}.{name}", **rest}
+        return {k: (v if k in ("enum", "const", "default", "required") else swap(v)) for k, v in obj.items()}
+
+    defs = {s.name: swap(json.loads(s.schema)) for s in structs}
+    # The root is a struct nothing else refers to, written in place (a root `$ref` would also get an alias).
+    used = {d for s in structs for d in s.deps}
+    root = next((s.name for s in structs if s.name not in used), None)
+    if root is None:
+        return json.dumps({"$defs": defs, "$ref": f"#/$defs/{structs[0].name}"}, ensure_ascii=False)
+    body = defs.pop(root)
+    return json.dumps({**body, "$defs": defs}, ensure_ascii=False)
 
 
 def merge_imports(merged: dict[str, set[str]]) -> list[str]:

@@ -1,7 +1,11 @@
 """Step 3 of the pipeline: turn plans into file contents.
 
-Rendering only prints plans: every file comes from a jinja2 template in ``templates/`` fed with a
-frozen plan (``plan.ModelPlan``, ``plan.SharedPlan``); nothing here decides a name or a type. Schema
+Rendering only prints plans. The msgspec structs of a module are datamodel-code-generator's output,
+included verbatim, for the normalised schema the plan built (every struct a ``$defs`` entry titled with
+its final name, Python field names given as scoped aliases, shared structs as ``customTypePath``);
+its output is then checked against the plan (class names, field names, wire names, required-ness) and
+a mismatch is a generator bug (:class:`PlanMismatch`, exit 3), never patched. Everything else comes
+from the jinja2 templates in ``templates/`` fed with the frozen plan; nothing here decides a name or a type. Schema
 text only ever reaches the output as escaped literals: ``pylit`` for values, ``doc`` for docstring
 bodies and ``comment`` for comment lines. Each module is compiled and checked for undefined names
 before it is returned, so a generator bug is reported (exit 2 naming the file), never written.
@@ -14,6 +18,8 @@ import builtins
 import json
 import math
 import re
+import sys
+import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, cast
@@ -22,8 +28,9 @@ import jinja2
 
 from .load import as_obj
 from .plan import ModelPlan, SharedPlan
+from .structs import StructPlan
 
-__all__ = ["RenderError", "render_package", "undefined_names"]
+__all__ = ["PlanMismatch", "RenderError", "render_package", "struct_code", "undefined_names"]
 
 _HERE = Path(__file__).parent
 _TEMPLATES = _HERE / "templates"
@@ -91,6 +98,106 @@ def comment_text(value: Any) -> str:
     """Text safe on a ``#`` comment line: nothing can end the line or declare a source encoding (PEP 263)."""
     text = re.sub(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\x85]", " ", str(value or ""))
     return re.sub(r"coding([:=])", r"coding \1", text)
+
+
+class _Structs:
+    """datamodel-code-generator's Python API, in this process (first call ~0.4 s, then ~15 ms a schema)."""
+
+    def __init__(self) -> None:
+        from datamodel_code_generator import generate
+        from datamodel_code_generator.enums import DataModelType, InputFileType
+        from datamodel_code_generator.format import Formatter, PythonVersion
+
+        self._generate = generate
+        self._options: dict[str, Any] = dict(
+            input_file_type=InputFileType.JsonSchema,
+            output_model_type=DataModelType.MsgspecStruct,
+            target_python_version=PythonVersion.PY_310,
+            use_annotated=True,
+            use_union_operator=True,
+            use_standard_collections=True,
+            enum_field_as_literal="all",
+            use_title_as_name=True,
+            strict_nullable=True,  # `nullable: true` on an optional output field -> `T | None = None`
+            reuse_model=False,
+            keyword_only=True,
+            base_class="msgspec.Struct",
+            extra_template_data={"#all#": {"base_class_kwargs": {"omit_defaults": True}}},
+            use_exact_imports=True,
+            use_double_quotes=True,
+            disable_timestamp=True,
+            use_schema_description=False,
+            formatters=[Formatter.BUILTIN],
+        )
+
+    def code(self, doc: str, aliases: dict[str, str]) -> str:
+        limit = sys.getrecursionlimit()
+        try:
+            sys.setrecursionlimit(max(limit, 6000))  # deeply nested schemas recurse deeply in the generator
+            with warnings.catch_warnings():
+                warnings.simplefilter(
+                    "ignore"
+                )  # it warns about every untagged union; our dispatch rules exist for those
+                out = self._generate(doc, aliases=aliases or None, **self._options)
+        finally:
+            sys.setrecursionlimit(limit)
+        assert isinstance(out, str)
+        return out
+
+
+class PlanMismatch(Exception):
+    """datamodel-code-generator wrote something other than the plan says: a generator bug (exit 3)."""
+
+
+def _aliases(structs: Iterable[StructPlan]) -> dict[str, str]:
+    return {f"{s.name}.{f.wire}": f.name for s in structs for f in s.fields if f.name != f.wire}
+
+
+def _check(code: str, structs: tuple[StructPlan, ...], where: str) -> None:
+    """Compare the struct code with the plan (read-only): classes, field names, wire names, required-ness."""
+    tree = ast.parse(code)
+    found: dict[str, list[tuple[str, str, bool]]] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        fields: list[tuple[str, str, bool]] = []
+        for st in node.body:
+            if not (isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name)):
+                continue
+            wire, required = st.target.id, st.value is None
+            value = st.value
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "field":
+                for kw in value.keywords:
+                    if kw.arg == "name" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
+                        wire = kw.value.value
+                required = not any(kw.arg in ("default", "default_factory") for kw in value.keywords)
+            fields.append((st.target.id, wire, required))
+        found[node.name] = fields
+    aliases = {
+        n.target.id
+        for n in tree.body
+        if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name) and ast.unparse(n.annotation) == "TypeAlias"
+    }
+    planned = {a for s in structs for a in s.alias_names}
+    if not aliases <= planned:
+        raise PlanMismatch(f"{where}: type aliases the plan did not name: {sorted(aliases - planned)[:5]}")
+    wanted = {s.name: [(f.name, f.wire, f.required) for f in s.fields] for s in structs}
+    if set(found) != set(wanted):
+        extra, missing = sorted(set(found) - set(wanted)), sorted(set(wanted) - set(found))
+        raise PlanMismatch(f"{where}: struct classes differ from the plan (extra {extra}, missing {missing})")
+    for name, fields in wanted.items():
+        if sorted(found[name]) != sorted(fields):
+            diff = sorted(set(found[name]) ^ set(fields))[:4]
+            raise PlanMismatch(f"{where}: fields of {name} differ from the plan: {diff}")
+
+
+def struct_code(structs_api: _Structs, doc: str, structs: tuple[StructPlan, ...], where: str) -> str:
+    """datamodel-code-generator's code for one module's structs, verbatim, once it matches the plan."""
+    if not doc:
+        return "from __future__ import annotations\n"
+    code = structs_api.code(doc, _aliases(structs))
+    _check(code, structs, where)
+    return code
 
 
 class RenderError(Exception):
@@ -185,13 +292,23 @@ def render_package(
     (``_schemas/``); without it the package holds the runtime and the selected models only.
     """
     env = _env()
+    api = _Structs()
     files: dict[str, bytes] = {}
     registry: list[tuple[str, str, str]] = []
     seen_ids: set[str] = set()
     for i, plan in enumerate(plans):
         rel = plan.module.replace(".", "/") + ".py"
         try:
-            text = env.get_template("model.py.jinja").render(plan=plan, source_label=plan.source.label)
+            structs = struct_code(api, plan.struct_doc, plan.structs, rel)
+        except PlanMismatch:
+            raise
+        except Exception as exc:  # a struct generator failure names the schema (bad input, exit 2)
+            message = f"the struct generator failed on this schema ({type(exc).__name__}: {str(exc)[:300]})"
+            raise RenderError(i, message) from None
+        try:
+            text = env.get_template("model.py.jinja").render(
+                plan=plan, source_label=plan.source.label, struct_code=structs
+            )
             missing = undefined_names(text, rel)
         except Exception as exc:  # name the schema instead of crashing the whole run
             message = f"rendering the model module failed ({type(exc).__name__}: {str(exc)[:300]})"
@@ -210,7 +327,8 @@ def render_package(
             registry.append((plan.model_id, plan.module, plan.handle))
     for sp in shared:
         rel = sp.module.replace(".", "/") + ".py"
-        text = env.get_template("shared.py.jinja").render(shared=sp)
+        structs = struct_code(api, sp.struct_doc, sp.structs, rel)
+        text = env.get_template("shared.py.jinja").render(shared=sp, struct_code=structs)
         missing = undefined_names(text, rel)
         if missing:
             raise RenderError(-1, f"the generated {rel} would fail on import: {', '.join(missing[:5])} not defined")

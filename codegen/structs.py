@@ -16,6 +16,7 @@ Fields: a ``required`` property is a plain annotation with no default; one that 
 
 from __future__ import annotations
 
+import json
 import keyword
 import re
 from dataclasses import dataclass
@@ -40,35 +41,16 @@ __all__ = [
 
 @dataclass(frozen=True)
 class FieldPlan:
-    name: str  # Python attribute name
+    name: str  # Python attribute name (datamodel-code-generator is given it as an alias when it differs)
     wire: str  # JSON key
-    annotation: str  # on the struct (with ``Meta`` constraints)
+    annotation: str  # the field's type with its constraints (what the struct declares)
     plain: str  # the same type without constraints
     loose: str  # what a caller may pass: structs or their TypedDict twins, sequences, mappings
     required: bool
-    default: str | None  # Python expression; None means "no default" (required) or ``None`` (see ``optional``)
-    factory: bool  # the default is a list/dict: given with ``default_factory``
+    default: str | None  # Python expression of the schema default, when the field has one
+    factory: bool  # that default is a list/dict
     description: str
-    unset: bool = False  # an optional nullable input field: UNSET (left out) differs from None (sent as null)
-
-    @property
-    def value(self) -> str:
-        """The right-hand side on the struct (empty when the field has no default and a plain name)."""
-        named = self.name != self.wire
-        if self.required:
-            return f"field(name={self.wire!r})" if named else ""
-        default = self.default if self.default is not None else "UNSET" if self.unset else "None"
-        if self.factory:
-            return f"field({f'name={self.wire!r}, ' if named else ''}default_factory=lambda: {default})"
-        return f"field(name={self.wire!r}, default={default})" if named else default
-
-    @property
-    def struct_annotation(self) -> str:
-        if self.required or self.default is not None:
-            return self.annotation
-        if self.unset:
-            return f"{self.annotation} | UnsetType"
-        return with_none(self.annotation)
+    none_default: bool  # optional and absent means None (outputs); otherwise absent means UNSET (inputs)
 
 
 @dataclass(frozen=True)
@@ -78,6 +60,8 @@ class StructPlan:
     twin: str | None  # TypedDict name, for structs a caller builds (inputs)
     twin_classy: bool  # the twin can use class syntax (all keys are identifiers)
     deps: tuple[str, ...]  # other struct names its annotations use
+    schema: str  # the normalised JSON schema datamodel-code-generator prints this struct from
+    alias_names: tuple[str, ...]  # type aliases datamodel-code-generator writes for it (titled by the plan)
     key: str  # structure-only identity, including the structs it uses (for sharing across models)
 
     @property
@@ -216,6 +200,7 @@ class _Builder:
         self.twins: set[str] = set()
         self.busy: set[str] = set()
         self._first: dict[str, dict[str, Any]] = {}  # shape key -> the first node of that shape
+        self.alias_names: set[str] = set()  # titles given to nodes datamodel-code-generator names itself
 
     # ------------------------------------------------------------------ naming
 
@@ -432,42 +417,170 @@ class _Builder:
         visit(node, True, frozenset())
         return found
 
-    def fields(self, node: dict[str, Any], is_input: bool) -> tuple[FieldPlan, ...]:
+    def fields(self, node: dict[str, Any], none_default: bool, pynames: dict[str, str]) -> tuple[FieldPlan, ...]:
         props = as_obj(node.get("properties")) or {}
         required = set(strs(node.get("required")))
-        annotations = {wire: self.ann(sub, "struct") for wire, sub in props.items()}
-        used = set(_TYPING_NAMES)
-        for text in annotations.values():
-            used.update(names_in(text))
-        taken: set[str] = set()
         out: list[FieldPlan] = []
         for wire, raw in props.items():
             sub = as_obj(raw) or {}
-            py = _field_name(wire)
-            while py in taken or py in used:
-                py += "_"
-            taken.add(py)
             has_default = "default" in sub and wire not in required
             value = sub.get("default") if has_default else None
-            factory = has_default and isinstance(value, (list, dict))
-            default = default_code(value) if has_default and value is not None else None
             desc = sub.get("description")
-            optional_null = wire not in required and default is None and "None" in _split_union(annotations[wire])
             out.append(
                 FieldPlan(
-                    name=py,
+                    name=pynames[wire],
                     wire=wire,
-                    annotation=annotations[wire],
+                    annotation=self.ann(sub, "struct"),
                     plain=self.ann(sub, "plain"),
                     loose=self.ann(sub, "loose"),
                     required=wire in required,
-                    default=default,
-                    factory=factory,
+                    default=default_code(value) if has_default and value is not None else None,
+                    factory=has_default and isinstance(value, (list, dict)),
                     description=desc if isinstance(desc, str) else "",
-                    unset=is_input and optional_null,
+                    none_default=none_default and wire not in required,
                 )
             )
         return tuple(out)
+
+    # ------------------------------------------------------------------ the document for datamodel-code-generator
+
+    def dcg_node(self, raw: Any, path: str, guard: frozenset[str] = frozenset()) -> dict[str, Any]:
+        """A schema node as datamodel-code-generator gets it: objects that are structs become ``$ref``s to
+        their final names, references to other definitions are inlined, wording is left out, and every
+        node it would turn into a named alias (a constrained union member or array item) gets a title
+        from ``path`` (``EmbeddingInputTextList``), so no alias is ever named by a counter."""
+        node = as_obj(raw)
+        if not node:
+            return {}
+        name = self.struct_for(node)
+        if name is not None:
+            return {"$ref": f"{DEF_PREFIX}{name}"}
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            target = ref[len(DEF_PREFIX) :] if ref.startswith(DEF_PREFIX) else ""
+            if target in guard or target not in self.defs:
+                return {}
+            return self.dcg_node(self.defs[target], path, guard | {target})
+        return self._dcg_body(node, path, guard)
+
+    def _dcg_body(self, node: dict[str, Any], path: str, guard: frozenset[str]) -> dict[str, Any]:
+        members = [m for c in ("anyOf", "oneOf") for m in as_arr(node.get(c)) or []]
+        nulls = [m for m in members if as_obj(m) == {"type": "null"}]
+        scalar = [as_obj(m) or {} for m in members if as_obj(m) != {"type": "null"}]
+        if nulls and len(scalar) == 1 and isinstance(scalar[0].get("type"), str) and scalar[0]["type"] != "object":
+            # `anyOf: [X, null]` as `type: [x, "null"]`: written inline (`Annotated[X, Meta(...)] | None`).
+            only = {**scalar[0], "type": [scalar[0]["type"], "null"]}
+            rest = {k: v for k, v in node.items() if k not in ("anyOf", "oneOf")}
+            return self._dcg_body({**only, **rest}, path, guard)
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in ("title", "description", "$ref"):
+                continue
+            if key == "items" and as_obj(value) is not None:
+                out[key] = self._titled(self.dcg_node(value, f"{path}Item", guard), f"{path}Item")
+            elif key == "additionalProperties" and as_obj(value) is not None:
+                out[key] = self._titled(self.dcg_node(value, f"{path}Value", guard), f"{path}Value")
+            elif key in ("anyOf", "oneOf"):
+                out[key] = [
+                    self._titled(self.dcg_node(m, f"{path}{_kind(m)}", guard), f"{path}{_kind(m)}")
+                    for m in as_arr(value) or []
+                ]
+            else:
+                out[key] = value
+        return out
+
+    def _titled(self, node: dict[str, Any], title: str) -> dict[str, Any]:
+        """Give a node datamodel-code-generator would make a named alias of its planned name."""
+        constrained = any(k in node for k in _CONSTRAINTS)
+        if "$ref" in node or not constrained or any(c in node for c in ("anyOf", "oneOf")):
+            return node
+        self.alias_names.add(title)
+        return {**node, "title": title}
+
+    def dcg_struct(self, name: str, none_default: bool) -> dict[str, Any]:
+        """The definition of one struct; for outputs every optional property is ``nullable`` (absent -> None)."""
+        node = self.nodes[name]
+        props_in = as_obj(node.get("properties")) or {}
+        body = self._dcg_body({k: v for k, v in node.items() if k != "properties"}, name, frozenset())
+        body["properties"] = {k: self.dcg_node(v, f"{name}{pascal(k)}") for k, v in props_in.items()}
+        body["title"] = name
+        body.setdefault("type", "object")
+        if none_default:
+            required = set(strs(node.get("required")))
+            props = as_obj(body.get("properties")) or {}
+            body["properties"] = {k: (v if k in required else _nullable(v)) for k, v in props.items()}
+        return body
+
+
+_CONSTRAINTS = frozenset(
+    {"minLength", "maxLength", "pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
+    | {"multipleOf", "minItems", "maxItems"}
+)
+
+
+def _kind(raw: Any) -> str:
+    node = as_obj(raw) or {}
+    t = node.get("type")
+    return {"string": "String", "array": "List", "integer": "Integer", "number": "Number", "boolean": "Boolean"}.get(
+        t if isinstance(t, str) else "", "Value"
+    )
+
+
+def _nullable(node: dict[str, Any]) -> dict[str, Any]:
+    """``node`` with null taken out of its own types and ``nullable: true`` instead (rendered ``T | None = None``)."""
+    out = dict(node)
+    kinds = as_arr(out.get("type"))
+    if kinds is not None and "null" in kinds:
+        rest = [k for k in kinds if k != "null"]
+        if rest:
+            out["type"] = rest[0] if len(rest) == 1 else rest
+        else:
+            del out["type"]
+    for comb in ("anyOf", "oneOf"):
+        members = as_arr(out.get(comb))
+        if members is not None and any(as_obj(m) == {"type": "null"} for m in members):
+            rest_members = [m for m in members if as_obj(m) != {"type": "null"}]
+            if len(rest_members) == 1 and isinstance(rest_members[0], dict):
+                del out[comb]
+                only: dict[str, Any] = rest_members[0]  # pyright: ignore[reportUnknownVariableType]
+                out = {**only, **out}
+            else:
+                out[comb] = rest_members
+    if out.get("default", 0) is None:
+        del out["default"]
+    out["nullable"] = True
+    return out
+
+
+# Names an annotation datamodel-code-generator writes may use: a field with one of them would shadow it.
+_ANNOTATION_NAMES = frozenset(
+    {"str", "int", "float", "bool", "bytes", "list", "dict", "None", "Any", "Literal", "Annotated", "Meta"}
+    | {"Struct", "UNSET", "UnsetType", "field", "TypeAlias", "msgspec"}
+)
+
+
+def _python_names(wires: list[str], reserved: set[str]) -> dict[str, str]:
+    """One Python name per wire name for the whole module (the alias map datamodel-code-generator gets).
+
+    A plain identifier keeps its name unless it would shadow a type name; anything else is cleaned up
+    (``a-b`` -> ``a_b``, ``class`` -> ``class_``, ``123`` -> ``f_123``) and given a trailing ``_`` until it
+    is unique among the module's field names.
+    """
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    plain = [w for w in wires if _field_name(w) == w and w not in reserved]
+    for w in plain:
+        out[w] = w
+        taken.add(w)
+    for w in wires:
+        if w in out:
+            continue
+        py = _field_name(w)
+        while py in taken or py in reserved:
+            py += "_"
+        out[w] = py
+        taken.add(py)
+    return out
 
 
 def _candidates(segs: list[str]) -> list[str]:
@@ -500,18 +613,25 @@ def build_types(defs: dict[str, Any], variants: list[str], input_variants: list[
     b = _Builder(defs, variants, set(input_variants), reserved)
     b.name_everything()
     b.twins = b.reachable(input_variants)
-    structs: dict[str, StructPlan] = {}
+    output_side = b.reachable([v for v in variants if v not in input_variants])
     order = list(dict.fromkeys([*(b.def_struct[v] for v in variants if v in b.def_struct), *b.nodes]))
+    wires = list(dict.fromkeys(w for n in order for w in as_obj(b.nodes[n].get("properties")) or {}))
+    pynames = _python_names(wires, set(_ANNOTATION_NAMES) | set(order) | reserved)
+    structs: dict[str, StructPlan] = {}
     for name in order:
         node = b.nodes[name]
-        fields = b.fields(node, name in b.twins)
+        none_default = name in output_side
+        fields = b.fields(node, none_default, pynames)
         twin = name in b.twins
         classy = all(f.wire.isidentifier() and not keyword.iskeyword(f.wire) for f in fields)
         if twin and classy:
             uses = {n for f in fields for n in names_in(f.loose)}
             classy = not any(f.wire in uses for f in fields)
         deps = tuple(dict.fromkeys(d for d in b.deps_of(node) if d != name))
-        structs[name] = StructPlan(name, fields, f"{name}Dict" if twin else None, classy, deps, "")
+        b.alias_names = set()
+        schema = json.dumps(b.dcg_struct(name, none_default), sort_keys=True, ensure_ascii=False)
+        titles = tuple(sorted(b.alias_names))
+        structs[name] = StructPlan(name, fields, f"{name}Dict" if twin else None, classy, deps, schema, titles, "")
     keyed = _keys(structs)
     roots: dict[str, str] = {}
     loose_roots: dict[str, str] = {}
@@ -537,7 +657,7 @@ def _keys(structs: dict[str, StructPlan]) -> dict[str, StructPlan]:
         if name in done:
             return done[name]
         s = structs[name]
-        own = repr((s.name, s.fields, s.twin, s.twin_classy))
+        own = repr((s.name, s.fields, s.twin, s.twin_classy, s.schema))
         deps = [key(d, busy | {name}) if d not in busy and d in structs else f"<{d}>" for d in s.deps]
         value = hashlib.sha256("\0".join([own, *deps]).encode()).hexdigest()[:20]
         if not busy:
