@@ -363,7 +363,7 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
                 )
                 defs[class_name] = body
         streams = streamable and "stream" in props
-        method = method_name(kind, required, task, title, taken_methods, streams)
+        method = method_name(kind, required, task, title, taken_methods, streams, keys)
         taken_methods.add(method)
         if streams:
             taken_methods.add(f"{method}_stream")

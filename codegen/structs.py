@@ -379,8 +379,12 @@ class _Builder:
     # ------------------------------------------------------------------ structs
 
     def reachable(self, roots: list[str]) -> set[str]:
+        """Structs a set of variants uses (struct variants themselves, and what alias variants hold)."""
         seen: set[str] = set()
         todo = [self.def_struct[r] for r in roots if r in self.def_struct]
+        for r in roots:
+            if r not in self.def_struct:
+                todo.extend(self.deps_of(as_obj(self.defs.get(r)) or {}))
         while todo:
             name = todo.pop()
             if name in seen:

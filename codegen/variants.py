@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import keyword
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,7 +158,9 @@ def json_type(schema: dict[str, Any]) -> str:
     return "any"
 
 
-def method_name(kind: str, required: list[str], task: str, title: str, taken: set[str], streams: bool) -> str:
+def method_name(
+    kind: str, required: list[str], task: str, title: str, taken: set[str], streams: bool, keys: Sequence[str] = ()
+) -> str:
     candidates: list[str] = []
     for key in ("requests", "messages", "contexts"):
         if key in required:
@@ -168,6 +171,7 @@ def method_name(kind: str, required: list[str], task: str, title: str, taken: se
         candidates.append(snake(title))
     if required:
         candidates.append(f"{verb}_{snake(required[0])}")
+    candidates.extend(f"{verb}_{snake(k)}" for k in keys)
     candidates.append(f"{verb}_{len(taken) + 1}")
     for name in candidates:
         if _usable_method(name, taken, streams):
