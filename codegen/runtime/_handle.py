@@ -56,7 +56,7 @@ _ENCODER = msgspec.json.Encoder()
 def _envelope_decoder(tp: Any) -> msgspec.json.Decoder[Any]:
     dec = _DECODERS.get(tp)
     if dec is None:
-        dec = _DECODERS[tp] = msgspec.json.Decoder(_Envelope[tp])  # type: ignore[valid-type]
+        dec = _DECODERS[tp] = msgspec.json.Decoder(_Envelope[tp])
     return dec
 
 
