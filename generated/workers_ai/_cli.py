@@ -44,7 +44,7 @@ def _cmd_models(args: argparse.Namespace) -> int:
     table = [(r["id"], r["task"], ", ".join(r["methods"]), r["price"] or "-") for r in rows]
     widths = [max(len(str(row[i])) for row in [headers, *table]) for i in range(3)]
     for row in [headers, *table]:
-        print("  ".join(str(cell).ljust(w) for cell, w in zip(row[:3], widths)) + "  " + str(row[3]))
+        print("  ".join(str(cell).ljust(w) for cell, w in zip(row[:3], widths, strict=True)) + "  " + str(row[3]))
     return 0
 
 
