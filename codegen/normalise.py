@@ -7,13 +7,18 @@
    schemas: they are the publisher's words, not facts of the API. (``prose`` adds our own.)
 2. **Publishing slips repaired**, each with a note in the file's ``x-notes``:
    a ``required`` list sitting inside ``properties`` becomes the object's ``required``; a batch branch
-   (a root branch whose only property is ``requests``) requires ``requests``; plus the per-model repairs
-   listed in ``codegen.fixes``.
-3. **Embedding shapes are integers**: a Text Embeddings output ``shape`` declared as an array of
-   ``number`` becomes an array of ``integer`` (the API returns ``[count, dimension]`` as integers; a
-   ``number`` would decode as floats).
+   (a root branch whose only property is ``requests``) requires ``requests``; a model that takes such a
+   batch but publishes no output branch for the queued reply gets one (``{request_id}``); a Text
+   Embeddings output ``shape`` declared as an array of ``number`` becomes an array of ``integer`` (the
+   API returns ``[count, dimension]`` as integers; ``number`` would decode as floats); plus the
+   per-model repairs listed in ``codegen.fixes``.
+3. **Free-form outputs are stated**: an output object that declares no properties gets
+   ``additionalProperties: {}`` (the JSON Schema default, made explicit so it is typed as a mapping).
 4. **Outputs say what is always returned** (``OUTPUT_REQUIRED_RULE``): see ``require_outputs``.
 5. **Variant titles** (``TITLE_RULE``): see ``variant_title``.
+
+Every rule is idempotent: applied to one of our own files it changes nothing, which is what makes a
+live sync against an account serving exactly the shipped models a no-op.
 """
 
 from __future__ import annotations
@@ -21,9 +26,32 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from .schema_walk import as_list, as_map, branches, escape, walk
+from .schema_walk import as_list, as_map, branches, walk
 
-__all__ = ["OUTPUT_REQUIRED_RULE", "PROSE_KEYS", "TITLE_RULE", "normalise_schema", "strip_prose"]
+__all__ = [
+    "OUTPUT_REQUIRED_RULE",
+    "PROSE_KEYS",
+    "TITLES",
+    "TITLE_RULE",
+    "normalise_schema",
+    "require_outputs",
+    "strip_prose",
+    "variant_title",
+]
+
+# Every title the rule can give (labels, not prose: "Prompt" is what the variant is).
+TITLES = frozenset(
+    {
+        "Batch",
+        "Messages",
+        "Prompt",
+        "Responses",
+        "Async Response",
+        "Chat Completion",
+        "Text Completion",
+        "Batch Results",
+    }
+)
 
 PROSE_KEYS = ("description", "title", "examples", "$comment")
 
@@ -77,12 +105,14 @@ def normalise_schema(model_id: str, task: str, schema: dict[str, Any], notes: li
     _move_misplaced_required(inp, "/schema/input", notes)
     _move_misplaced_required(out, "/schema/output", notes)
     _require_batch_requests(inp, notes)
+    _async_output(inp, out, notes)
     apply_fixes(model_id, inp, out, notes)
     if task == "Text Embeddings":
         _integer_shapes(out, notes)
+    _free_form_outputs(out)
     require_outputs(task, out)
-    _set_titles(inp, "input")
-    _set_titles(out, "output")
+    _title_union("input", inp)
+    _title_union("output", out)
     return {"input": inp, "output": out}
 
 
@@ -118,6 +148,41 @@ def _require_batch_requests(schema: dict[str, Any], notes: list[str]) -> None:
             )
 
 
+def _flat_branches(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    """Root branches, with a branch that only wraps a nested union replaced by that union's branches."""
+    out: list[dict[str, Any]] = []
+    _kind, items = branches(schema)
+    for branch in items:
+        nested, inner = branches(branch)
+        out.extend(inner if nested is not None and not as_map(branch.get("properties")) else [branch])
+    return out
+
+
+def _async_output(inp: dict[str, Any], out: dict[str, Any], notes: list[str]) -> None:
+    """A model that takes a ``requests`` batch answers it with ``{request_id}`` (the queued reply)."""
+    batch = any(list(as_map(b.get("properties")) or {}) == ["requests"] for b in _flat_branches(inp))
+    if not batch or any("request_id" in (as_map(b.get("properties")) or {}) for b in _flat_branches(out)):
+        return
+    queued: dict[str, Any] = {
+        "type": "object",
+        "contentType": "application/json",
+        "properties": {"request_id": {"type": "string"}},
+        "required": ["request_id"],
+    }
+    kind, _items = branches(out)
+    if kind is None:
+        whole = dict(out)
+        out.clear()
+        out["oneOf"] = [whole, queued]
+        kind = "oneOf"
+    else:
+        (as_list(out[kind]) or []).append(queued)
+    notes.append(
+        f"/schema/output/{kind}: the input takes an async batch (`requests`), which the API answers with a "
+        "request id; the published output has no branch for that reply, so one is added."
+    )
+
+
 def _integer_shapes(schema: dict[str, Any], notes: list[str]) -> None:
     for node, where in walk(schema, "/schema/output"):
         shape = as_map((as_map(node.get("properties")) or {}).get("shape"))
@@ -128,6 +193,19 @@ def _integer_shapes(schema: dict[str, Any], notes: list[str]) -> None:
                 f"{where}/properties/shape/items: published as `number`, but the API returns the shape "
                 "[count, dimension] as integers; typed `integer` so it decodes as int."
             )
+
+
+def _free_form_outputs(schema: dict[str, Any]) -> None:
+    """An output object that declares nothing about its keys says so: ``additionalProperties: {}``
+    (the JSON Schema default, stated so that it is typed as a mapping, never as an empty struct)."""
+    for branch in _flat_branches(schema):
+        if (
+            branch.get("type") == "object"
+            and not branch.get("properties")
+            and "additionalProperties" not in branch
+            and branches(branch)[0] is None
+        ):
+            branch["additionalProperties"] = {}
 
 
 # ------------------------------------------------------------------------------- output `required`
@@ -156,12 +234,7 @@ def _is_string(node: dict[str, Any] | None) -> bool:
 
 def require_outputs(task: str, output: dict[str, Any]) -> None:
     """Apply ``OUTPUT_REQUIRED_RULE`` to every JSON branch of an output schema (in place)."""
-    _kind, items = branches(output)
-    flat: list[dict[str, Any]] = []
-    for branch in items:
-        _nested, inner = branches(branch)
-        flat.extend(inner if _nested is not None and not as_map(branch.get("properties")) else [branch])
-    for branch in flat:
+    for branch in _flat_branches(output):
         _require_branch(task, branch)
 
 
@@ -269,17 +342,8 @@ def _title_union(half: str, parent: dict[str, Any]) -> None:
             _title_union(half, items_schema)
 
 
-def _set_titles(schema: dict[str, Any], half: str) -> None:
-    _title_union(half, schema)
-
-
 def _put_first(node: dict[str, Any], key: str, value: Any) -> None:
     rest = {k: v for k, v in node.items() if k != key}
     node.clear()
     node[key] = value
     node.update(rest)
-
-
-def pointer_of(*parts: str | int) -> str:
-    """A JSON pointer from its segments."""
-    return "".join(f"/{escape(str(p))}" for p in parts)

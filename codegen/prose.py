@@ -70,7 +70,7 @@ _AUTHORS: dict[str, str] = {
     "nvidia": "NVIDIA",
     "moonshotai": "Moonshot AI",
     "zai-org": "Z.ai",
-    "thebloke": "TheBloke (a quantised community build)",
+    "thebloke": "TheBloke (a quantized community build)",
     "nousresearch": "Nous Research",
     "myshell-ai": "MyShell",
     "pipecat-ai": "Pipecat",
@@ -137,19 +137,56 @@ OUTPUT_GLOSSARY: dict[str, str] = {
 }
 
 
+# A few models whose family the generic sentence would hide (our words; what the model is for).
+MODEL_SENTENCES: dict[str, str] = {
+    "@cf/meta/llama-guard-3-8b": "Meta's Llama Guard 3 (8B): classifies prompts and replies as safe or unsafe.",
+    "@hf/thebloke/llamaguard-7b-awq": "Llama Guard (7B, AWQ-quantized): rates prompts and replies as safe or unsafe.",
+    "@cf/defog/sqlcoder-7b-2": "Defog's SQLCoder (7B): writes SQL queries from questions in plain language.",
+    "@hf/thebloke/deepseek-coder-6.7b-base-awq": "DeepSeek Coder base model (6.7B, AWQ-quantized) for completing code.",
+    "@hf/thebloke/deepseek-coder-6.7b-instruct-awq": "DeepSeek Coder (6.7B, AWQ-quantized), tuned to write code.",
+    "@cf/qwen/qwen2.5-coder-32b-instruct": "Qwen2.5 Coder (32B), tuned to write and explain code.",
+    "@cf/deepseek-ai/deepseek-math-7b-instruct": "DeepSeek Math (7B), tuned for mathematical reasoning.",
+    "@cf/openai/whisper-tiny-en": "The smallest English-only Whisper model: fast speech recognition for English audio.",
+    "@cf/ai4bharat/indictrans2-en-indic-1B": "IndicTrans2 (1B): translates English into the languages of India.",
+    "@cf/deepgram/aura-2-en": "Deepgram's Aura 2 text-to-speech model for English.",
+    "@cf/deepgram/aura-2-es": "Deepgram's Aura 2 text-to-speech model for Spanish.",
+    "@cf/deepgram/nova-3": "Deepgram's Nova 3 speech recognition model, with options for formatting and diarization.",
+    "@cf/deepgram/flux": "Deepgram's Flux: speech recognition for conversations that detects when a turn ends.",
+    "@cf/google/embeddinggemma-300m": "Google's EmbeddingGemma (300M), a small multilingual embedding model.",
+    "@cf/qwen/qwen3-embedding-0.6b": "Qwen3 Embedding (0.6B): embeds documents and queries for retrieval.",
+    "@cf/pfnet/plamo-embedding-1b": "PLaMo Embedding (1B), a Japanese text embedding model.",
+    "@cf/meta/llama-3.2-11b-vision-instruct": "Meta's Llama 3.2 (11B) vision model: answers questions about images.",
+    "@cf/openai/gpt-oss-120b": "OpenAI's open-weight gpt-oss (120B), with reasoning and tool calling.",
+    "@cf/openai/gpt-oss-20b": "OpenAI's open-weight gpt-oss (20B), with reasoning and tool calling.",
+}
+
+
+def _article(number: str) -> str:
+    """ "a" or "an" before a number as it is read out (8, 11, 18, 80, 800... start with a vowel sound)."""
+    digits = number.replace(",", "")
+    lead = digits[:2] if len(digits) % 3 == 2 else digits[:1] if len(digits) % 3 == 1 else digits[:3]
+    return "an" if lead.startswith("8") or lead in ("11", "18") else "a"
+
+
 def model_description(model_id: str, task: str, properties: dict[str, Any]) -> str:
     """One sentence describing a model from facts only: task, author and listed capabilities."""
+    if model_id in MODEL_SENTENCES:
+        return MODEL_SENTENCES[model_id]
     parts = model_id.split("/")
     author = parts[1] if len(parts) > 2 else ""
     noun = _NOUNS.get(task, f"{task.lower()} model" if task else "model")
     if str(properties.get("beta", "")).lower() == "true":
         noun = f"beta {noun}"
-    who = _AUTHORS.get(author.lower(), author)
-    head = f"{noun[0].upper()}{noun[1:]}" + (f" from {who}" if who else "")
+    if author.lower() == "thebloke":
+        head = f"{noun[0].upper()}{noun[1:]}, a quantized community build published by TheBloke"
+    else:
+        who = _AUTHORS.get(author.lower(), author)
+        head = f"{noun[0].upper()}{noun[1:]}" + (f" from {who}" if who else "")
     features: list[str] = []
     window = properties.get("context_window")
     if isinstance(window, str) and window.isdigit():
-        features.append(f"a {int(window):,}-token context window")
+        shown = f"{int(window):,}"
+        features.append(f"{_article(shown)} {shown}-token context window")
     dims = properties.get("output_dimensions")
     if isinstance(dims, str) and dims.isdigit():
         features.append(f"{dims}-dimensional vectors")
@@ -163,7 +200,7 @@ def model_description(model_id: str, task: str, properties: dict[str, Any]) -> s
         ("lora", "LoRA adapters"),
         ("async_queue", "async batches"),
     ):
-        if str(properties.get(key, "")).lower() == "true":
+        if str(properties.get(key, "")).lower() == "true" and not (key == "vision" and task == "Image-to-Text"):
             features.append(phrase)
     text = head
     if features:

@@ -125,7 +125,8 @@ def diff_docs(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
             out.append(f"listing property removed: {key}")
         elif op[key] != np_[key]:
             out.append(f"listing property changed: {key} {_show(op[key])} -> {_show(np_[key])}")
-    os_, ns = as_map(old.get("schema")) or {}, as_map(new.get("schema")) or {}
+    os_ = as_map(old.get("schema")) or (old if "input" in old else {})  # a bare {input, output} file
+    ns = as_map(new.get("schema")) or {}
     for half in ("input", "output"):
         _diff(os_.get(half), ns.get(half), f"/schema/{half}", out)
     return out

@@ -274,7 +274,7 @@ def run_live(args: argparse.Namespace, get_json: GetJson, api_errors: tuple[type
     report.listed += len(missing)
     for line in report.lines("listed by the account"):
         print(line)
-    if not args.no_generate and report.written + [Path(m) for m in report.pruned]:
+    if not args.no_generate and (report.written or report.pruned):
         code = regenerate(schemas, Path(args.out), args.package)
         if code != 0:
             print(f"sync: the generator failed (exit {code}); schemas were written", file=sys.stderr)
