@@ -510,18 +510,23 @@ def _method(
 def _param(f: FieldPlan, binary: str | None) -> ParamPlan:
     """A keyword parameter for one field; leaving it out sends nothing (the field's UNSET or None)."""
     base = f.plain if binary else f.loose  # binary helpers take the field's own type besides bytes
+    description = f.description
     if f.required:
         annotation, default = base, None
-    elif f.default is not None and not f.factory:
+    elif f.none_default and f.default is not None and not f.factory:
         annotation, default = base, f.default
     elif f.none_default:
         annotation, default = _or_none(base), "None"
     else:
+        # Left out, nothing is sent and the server applies its own default (which the docstring gives):
+        # passing the default's value would send it, since msgspec omits a default only by identity.
         annotation, default = f"{base} | UnsetType", "msgspec.UNSET"  # a Final name: never re-imported
+        if f.default is not None:
+            description = f"{description} (default {f.default})".strip()
     loose = base != f.plain
     plain_wire = f.wire.isidentifier() and not keyword.iskeyword(f.wire) and not keyword.issoftkeyword(f.wire)
     name = f.wire if plain_wire and not f.wire.startswith("_") else f.name
-    return ParamPlan(name, f.name, f.wire, annotation, default, f.description, binary, loose)
+    return ParamPlan(name, f.name, f.wire, annotation, default, description, binary, loose)
 
 
 def _or_none(annotation: str) -> str:
