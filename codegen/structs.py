@@ -2,16 +2,21 @@
 
 Input is the document ``shape.reshape`` built (``$defs``: the variant roots under their final names plus
 the schema's own definitions). Output is a list of frozen :class:`StructPlan` / :class:`AliasPlan`
-records holding the exact annotation text each field gets, so rendering only prints them.
+records: each struct's final name, its fields (Python and wire names, types as annotation text for
+parameters and TypedDicts, defaults, required-ness) and the normalised JSON schema that
+datamodel-code-generator prints the msgspec struct from (``render`` checks its output against the record).
 
 Naming: a nested object is named from the property that holds it (``tool_calls`` items ->
 ``ToolCall``). When two different shapes would get one name, every one of them takes its parent's name
-as a prefix (``ChoiceMessage``, ``InputMessage``), and so on up the path; identical shapes share one
-struct. If the whole path does not tell them apart the model is refused (exit 2) rather than numbered.
+as a prefix (``ChoiceMessage``, ``InputMessage``), and so on up the path; if the whole path is the same,
+a key only one of them has tells them apart (``UsageWithA``), else the model is refused (exit 2). Identical
+shapes share one struct. Nodes datamodel-code-generator would turn into named aliases (constrained union
+members and array items) get titles from their path, so no name is ever a counter.
 
-Fields: a ``required`` property is a plain annotation with no default; one that may be absent is
-``T = <schema default>`` or ``T | None = None``. Structs reachable from an input also get a
-``TypedDict`` twin (``Message`` -> ``MessageDict``) so that methods accept plain dict literals.
+Fields: a ``required`` property is a plain type with no default. In output structs one that may be
+absent is nullable (``T | None = None``, or ``T | None = <schema default>``); in input structs it is left
+out of the request when not given (``UNSET``). Structs reachable from an input also get a ``TypedDict``
+twin (``Message`` -> ``MessageDict``) so that methods accept plain dict literals.
 """
 
 from __future__ import annotations
@@ -72,10 +77,6 @@ class StructPlan:
     def twin_optional(self) -> tuple[FieldPlan, ...]:
         return tuple(f for f in self.fields if not f.required)
 
-    @property
-    def twin_uses(self) -> tuple[str, ...]:
-        return tuple(sorted({n for f in self.fields for n in names_in(f.loose)}))
-
 
 @dataclass(frozen=True)
 class AliasPlan:
@@ -102,11 +103,6 @@ _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 def names_in(text: str) -> set[str]:
     """Identifiers an annotation or expression uses (string literals left out)."""
     return set(_IDENT.findall(_STRING.sub("", text)))
-
-
-_TYPING_NAMES = frozenset(
-    {"Any", "Literal", "Annotated", "Meta", "None", "Sequence", "Mapping", "field", "UNSET", "UnsetType"}
-)
 
 
 def with_none(annotation: str) -> str:
