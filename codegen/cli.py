@@ -28,7 +28,7 @@ from pathlib import Path
 from .load import load_schemas, one_line
 from .plan import PlanError, plan_models
 from .render import RenderError, render_package
-from .write import GENERATED_MARK, diff_tree, write_tree
+from .write import GENERATED_MARK, diff_tree, read_tree, write_tree
 
 __all__ = ["GenerateResult", "generate", "main"]
 
@@ -83,8 +83,11 @@ def generate(
     foreign = _not_ours(root)
     if foreign:
         return GenerateResult(2, [foreign], warnings)
+    # `--check` renders everything afresh: a reused struct block is exactly what it must not trust.
+    current = {} if check else read_tree(root)
+    cached = {k: v.decode("utf-8", "replace") for k, v in current.items() if k.startswith("models/")}
     try:
-        files = render_package(plans, shared, package, with_testing=with_testing)
+        files = render_package(plans, shared, package, with_testing=with_testing, cached=cached)
     except RenderError as exc:
         where = plans[exc.index].source.file if exc.index >= 0 else str(schemas)
         return GenerateResult(2, [one_line(f"{where}: /: {exc.message}")], warnings)

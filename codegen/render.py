@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import hashlib
 import json
 import math
 import re
@@ -104,6 +105,11 @@ class _Structs:
     """datamodel-code-generator's Python API, in this process (first call ~0.4 s, then ~15 ms a schema)."""
 
     def __init__(self) -> None:
+        self._ready = False
+        self._generate: Any = None
+        self._options: dict[str, Any] = {}
+
+    def _load(self) -> None:
         from datamodel_code_generator import generate
         from datamodel_code_generator.enums import DataModelType, InputFileType
         from datamodel_code_generator.format import Formatter, PythonVersion
@@ -129,8 +135,11 @@ class _Structs:
             use_schema_description=False,
             formatters=[Formatter.BUILTIN],
         )
+        self._ready = True
 
     def code(self, doc: str, aliases: dict[str, str]) -> str:
+        if not self._ready:
+            self._load()  # importing the generator costs ~0.4 s: only when a module needs it
         limit = sys.getrecursionlimit()
         try:
             sys.setrecursionlimit(max(limit, 6000))  # deeply nested schemas recurse deeply in the generator
@@ -191,13 +200,64 @@ def _check(code: str, structs: tuple[StructPlan, ...], where: str) -> None:
             raise PlanMismatch(f"{where}: fields of {name} differ from the plan: {diff}")
 
 
-def struct_code(structs_api: _Structs, doc: str, structs: tuple[StructPlan, ...], where: str) -> str:
-    """datamodel-code-generator's code for one module's structs, verbatim, once it matches the plan."""
-    if not doc:
-        return "from __future__ import annotations\n"
-    code = structs_api.code(doc, _aliases(structs))
+_STRUCTS_MARK = "# structs: "
+_BELOW = "# ---- everything below is printed by codegen's templates from the plan"
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _generator_key() -> str:
+    """What besides the schema shapes datamodel-code-generator's output: its version and our options (this file)."""
+    try:
+        from importlib.metadata import version
+
+        dcg = version("datamodel-code-generator")
+    except Exception:  # pragma: no cover - only without package metadata
+        dcg = "?"
+    return _sha(dcg + Path(__file__).read_text(encoding="utf-8"))
+
+
+def _reusable_code(old: str | None, key: str) -> str | None:
+    """The struct block of a module written before with the same key, if its text is unedited."""
+    if not old:
+        return None
+    at = old.find("\n" + _STRUCTS_MARK)
+    if at < 0:
+        return None
+    line_end = old.find("\n", at + 1)
+    parts = old[at + 1 + len(_STRUCTS_MARK) : line_end].split()
+    end = old.find(_BELOW, line_end)
+    if line_end < 0 or end < 0 or len(parts) != 2 or parts[0] != key:
+        return None
+    code = old[line_end + 1 : end - 1]  # the block, without the blank line that separates it from _BELOW
+    return code if old[end - 1] == "\n" and _sha(code)[:16] == parts[1] else None
+
+
+def struct_code(
+    structs_api: _Structs,
+    doc: str,
+    structs: tuple[StructPlan, ...],
+    where: str,
+    old: str | None = None,
+    generator: str = "",
+) -> str:
+    """The struct block of one module: datamodel-code-generator's code, verbatim, once it matches the plan.
+
+    The block starts with a ``# structs: <key> <hash>`` line: the key covers everything the code depends
+    on (generator version and options, the schema document, the field aliases), the hash the code itself.
+    A module already on disk with the same key and an unedited block is reused without running the
+    generator (``--check`` passes no old modules); either way the code is checked against the plan.
+    """
+    aliases = _aliases(structs)
+    key = _sha(f"{generator}\0{doc}\0{json.dumps(aliases, sort_keys=True)}")[:24]
+    code = _reusable_code(old, key)
+    if code is None:
+        code = structs_api.code(doc, aliases) if doc else "from __future__ import annotations"
+        code = code if code.endswith("\n") else code + "\n"  # verbatim, ending its last line
     _check(code, structs, where)
-    return code
+    return f"{_STRUCTS_MARK}{key} {_sha(code)[:16]}\n{code}\n{_BELOW}"
 
 
 class RenderError(Exception):
@@ -285,21 +345,25 @@ def render_package(
     package: str,
     *,
     with_testing: bool = True,
+    cached: Mapping[str, str] | None = None,
 ) -> dict[str, bytes]:
     """All files of the output package, keyed by path relative to the package folder.
 
     ``with_testing`` adds the emulator (``testing/``) and the schema JSON files it serves
-    (``_schemas/``); without it the package holds the runtime and the selected models only.
+    (``_schemas/``); without it the package holds the runtime and the selected models only. ``cached``
+    maps module paths to their text on disk (see :func:`struct_code`).
     """
     env = _env()
     api = _Structs()
+    generator = _generator_key()
+    old = cached or {}
     files: dict[str, bytes] = {}
     registry: list[tuple[str, str, str]] = []
     seen_ids: set[str] = set()
     for i, plan in enumerate(plans):
         rel = plan.module.replace(".", "/") + ".py"
         try:
-            structs = struct_code(api, plan.struct_doc, plan.structs, rel)
+            structs = struct_code(api, plan.struct_doc, plan.structs, rel, old.get(rel), generator)
         except PlanMismatch:
             raise
         except Exception as exc:  # a struct generator failure names the schema (bad input, exit 2)
@@ -327,7 +391,7 @@ def render_package(
             registry.append((plan.model_id, plan.module, plan.handle))
     for sp in shared:
         rel = sp.module.replace(".", "/") + ".py"
-        structs = struct_code(api, sp.struct_doc, sp.structs, rel)
+        structs = struct_code(api, sp.struct_doc, sp.structs, rel, old.get(rel), generator)
         text = env.get_template("shared.py.jinja").render(shared=sp, struct_code=structs)
         missing = undefined_names(text, rel)
         if missing:
