@@ -115,7 +115,7 @@ class _Structs:
         from datamodel_code_generator.format import Formatter, PythonVersion
 
         self._generate = generate
-        self._options: dict[str, Any] = dict(
+        self._options = dict(
             input_file_type=InputFileType.JsonSchema,
             output_model_type=DataModelType.MsgspecStruct,
             target_python_version=PythonVersion.PY_310,
