@@ -25,7 +25,22 @@ from ._media import media_for, mp3, png
 from ._synth import MISSING, Synthesizer, Unsatisfiable, merge_schemas
 from ._validate import SchemaError
 
-__all__ = ["Branch", "Result", "branches", "embed", "embedding_dim", "run_model", "seed_for"]
+__all__ = [
+    "Branch",
+    "Generation",
+    "JsonModeUnmet",
+    "Result",
+    "branches",
+    "chat_chunks",
+    "chat_completion",
+    "count_tokens",
+    "embed",
+    "embedding_dim",
+    "generate",
+    "reply_text",
+    "run_model",
+    "seed_for",
+]
 
 CREATED = 1735689600  # a fixed "created" timestamp keeps replies byte-identical across runs
 _JSON = "application/json"
@@ -193,46 +208,85 @@ def _reply(question: str, seed: str, limit: int | None) -> tuple[str, bool]:
     return text, False
 
 
-def _tool_call(p: Mapping[str, Any], question: str, seed: str) -> tuple[str, Any] | None:
-    """The first tool whose name the question mentions, with arguments built from its parameters."""
-    lowered = question.lower()
+def _tools(p: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """``(name, parameters schema)`` of each tool, in either request form (``{name, parameters}`` or
+    ``{type: "function", function: {...}}``; Anthropic's ``input_schema`` too)."""
+    out: list[tuple[str, Any]] = []
     for raw in as_list(p.get("tools")) or []:
         tool = as_object(raw)
         if tool is None:
             continue
         fn = as_object(tool.get("function")) or tool
         name = fn.get("name")
-        if not isinstance(name, str) or not name or name.lower() not in lowered:
-            continue
-        params = fn.get("parameters")
-        args: Any = {}
-        if as_object(params) is not None:
-            try:
-                args = Synthesizer(params).generate(seed=seed, optional=0.0)
-            except (SchemaError, Unsatisfiable):
-                args = {}
-        return name, args
-    return None
+        if isinstance(name, str) and name:
+            out.append((name, fn.get("parameters", fn.get("input_schema"))))
+    return out
+
+
+def _tool_answered(p: Mapping[str, Any]) -> bool:
+    """Whether the conversation ends with a tool's result (a ``tool`` message, an Anthropic
+    ``tool_result`` block or a Responses ``function_call_output`` item): then the model answers in text."""
+    items = as_list(p.get("messages"))
+    if items is None:
+        items = as_list(p.get("input"))
+    last = as_object(items[-1]) if items else None
+    if last is None:
+        return False
+    if last.get("role") == "tool" or last.get("type") == "function_call_output":
+        return True
+    blocks = as_list(last.get("content")) or []
+    return any((as_object(b) or {}).get("type") == "tool_result" for b in blocks)
+
+
+def _tool_call(p: Mapping[str, Any], question: str, seed: str) -> tuple[str, Any] | None:
+    """The tool a first reply calls: the one the question names (else the first one), with arguments
+    synthesized from its parameters and valid against them. None once a tool result is in the
+    conversation, with ``tool_choice: "none"``, or without tools."""
+    tools = _tools(p)
+    if not tools or _tool_answered(p) or p.get("tool_choice") == "none":
+        return None
+    choice = as_object(p.get("tool_choice"))
+    wanted = as_object((choice or {}).get("function")) or choice or {}
+    lowered = question.lower()
+    picked = next((t for t in tools if t[0] == wanted.get("name")), None)
+    picked = picked or next((t for t in tools if t[0].lower() in lowered), tools[0])
+    name, params = picked
+    args: Any = {}
+    if as_object(params) is not None:
+        try:
+            synth = Synthesizer(params)
+            candidate = synth.generate(seed=seed, optional=0.0)
+            if synth.validator.is_valid(candidate) and as_object(candidate) is not None:
+                args = candidate
+        except (SchemaError, Unsatisfiable):
+            args = {}
+    return name, args
+
+
+class JsonModeUnmet(Exception):
+    """No object fits the request's ``response_format`` schema (the API's "JSON Mode couldn't be met")."""
 
 
 def _json_mode(p: Mapping[str, Any], text: str, seed: str) -> Any:
+    """The object a JSON-mode reply holds (deterministic, valid against the request's schema), or MISSING
+    without ``response_format``; :class:`JsonModeUnmet` when no valid object can be made."""
     fmt = as_object(p.get("response_format"))
-    if fmt is None:
+    if fmt is None or fmt.get("type") not in ("json_schema", "json_object"):
         return MISSING
-    if fmt.get("type") == "json_schema":
-        schema = fmt.get("json_schema")
-        inner = as_object(schema)
-        if inner is not None and as_object(inner.get("schema")) is not None and "type" not in inner:
-            schema = inner["schema"]  # OpenAI's {name, schema} wrapper
-        if as_object(schema) is not None:
-            try:
-                return Synthesizer(schema).generate(seed=seed, optional=1.0)
-            except (SchemaError, Unsatisfiable):
-                pass
+    schema = fmt.get("json_schema") if fmt.get("type") == "json_schema" else None
+    inner = as_object(schema)
+    if inner is not None and as_object(inner.get("schema")) is not None and "type" not in inner:
+        schema = inner["schema"]  # OpenAI's {name, schema} wrapper (the /ai/v1 routes take it)
+    if as_object(schema) is None or schema == {}:
         return {"answer": text}
-    if fmt.get("type") == "json_object":
-        return {"answer": text}
-    return MISSING
+    try:
+        synth = Synthesizer(schema)
+        value = synth.generate(seed=seed, optional=1.0)
+    except (SchemaError, Unsatisfiable):
+        raise JsonModeUnmet from None
+    if not synth.validator.is_valid(value):
+        raise JsonModeUnmet
+    return value
 
 
 def _chat_shaped(out: list[Branch]) -> bool:
@@ -478,7 +532,7 @@ def _task_hint(spec: ModelSpec, p: Mapping[str, Any] | None, raw: bytes | None, 
 
 
 @dataclass
-class _Generation:
+class Generation:
     text: str
     truncated: bool
     usage: dict[str, int]
@@ -486,7 +540,8 @@ class _Generation:
     structured: Any
 
 
-def _generate(p: Mapping[str, Any], seed: str) -> _Generation:
+def generate(p: Mapping[str, Any], seed: str) -> Generation:
+    """A text-generation reply to the request ``p``: text, a tool call or a JSON-mode object, and usage."""
     everything, question, messages = _conversation(p)
     text, truncated = _reply(question, seed, _max_tokens(p))
     tool = _tool_call(p, question, seed)
@@ -500,7 +555,7 @@ def _generate(p: Mapping[str, Any], seed: str) -> _Generation:
         "completion_tokens": completion_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
     }
-    return _Generation(text, truncated, usage, tool, structured)
+    return Generation(text, truncated, usage, tool, structured)
 
 
 def _is_text_generation(spec: ModelSpec, p: Mapping[str, Any] | None, out: list[Branch]) -> bool:
@@ -515,43 +570,50 @@ def _chat_id(seed: str) -> str:
     return "chatcmpl-" + seed[:24]
 
 
-def _legacy_hint(gen: _Generation) -> dict[str, Any]:
+def _legacy_hint(gen: Generation) -> dict[str, Any]:
     hint: dict[str, Any] = {"response": gen.text if gen.structured is MISSING else gen.structured, "usage": gen.usage}
     if gen.tool is not None:
         hint["tool_calls"] = [{"name": gen.tool[0], "arguments": gen.tool[1]}]
     return hint
 
 
-def _chat_hint(spec: ModelSpec, p: Mapping[str, Any], gen: _Generation, seed: str, out: list[Branch]) -> dict[str, Any]:
-    finish = "tool_calls" if gen.tool is not None else ("length" if gen.truncated else "stop")
-    content: Any = gen.text if gen.structured is MISSING else msgspec.json.encode(gen.structured).decode()
-    if "messages" not in p and _text_completion_branch(out):
-        choice: dict[str, Any] = {"index": 0, "text": content, "finish_reason": finish}
-        obj = "text_completion"
-        ident = "cmpl-" + seed[:24]
+def reply_text(gen: Generation) -> str:
+    """The reply as text: the words, or a JSON-mode object as JSON."""
+    return gen.text if gen.structured is MISSING else msgspec.json.encode(gen.structured).decode()
+
+
+def _finish(gen: Generation) -> str:
+    return "tool_calls" if gen.tool is not None else ("length" if gen.truncated else "stop")
+
+
+def _openai_tool_call(gen: Generation, seed: str) -> dict[str, Any]:
+    assert gen.tool is not None
+    return {
+        "id": "call_" + seed[:9],
+        "type": "function",
+        "function": {"name": gen.tool[0], "arguments": msgspec.json.encode(gen.tool[1]).decode()},
+    }
+
+
+def chat_completion(model_id: str, gen: Generation, seed: str, *, text_completion: bool = False) -> dict[str, Any]:
+    """An OpenAI ``chat.completion`` (or ``text_completion``) object for ``gen``."""
+    if text_completion:
+        choice: dict[str, Any] = {"index": 0, "text": reply_text(gen), "finish_reason": _finish(gen)}
+        obj, ident = "text_completion", "cmpl-" + seed[:24]
     else:
-        message: dict[str, Any] = {"role": "assistant", "content": content}
+        message: dict[str, Any] = {"role": "assistant", "content": reply_text(gen)}
         if gen.tool is not None:
             message["content"] = None
-            message["tool_calls"] = [
-                {
-                    "id": "call_" + seed[:9],
-                    "type": "function",
-                    "function": {"name": gen.tool[0], "arguments": msgspec.json.encode(gen.tool[1]).decode()},
-                }
-            ]
-        message.setdefault("refusal", None)
-        choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
-        obj = "chat.completion"
-        ident = _chat_id(seed)
-    return {
-        "id": ident,
-        "object": obj,
-        "created": CREATED,
-        "model": spec.model_id,
-        "choices": [choice],
-        "usage": gen.usage,
-    }
+            message["tool_calls"] = [_openai_tool_call(gen, seed)]
+        message["refusal"] = None
+        choice = {"index": 0, "message": message, "finish_reason": _finish(gen), "logprobs": None}
+        obj, ident = "chat.completion", _chat_id(seed)
+    return {"id": ident, "object": obj, "created": CREATED, "model": model_id, "choices": [choice], "usage": gen.usage}
+
+
+def _chat_hint(spec: ModelSpec, p: Mapping[str, Any], gen: Generation, seed: str, out: list[Branch]) -> dict[str, Any]:
+    text_completion = "messages" not in p and _text_completion_branch(out)
+    return chat_completion(spec.model_id, gen, seed, text_completion=text_completion)
 
 
 def _pieces(text: str) -> list[str]:
@@ -559,58 +621,48 @@ def _pieces(text: str) -> list[str]:
     return parts or [text]
 
 
-def _stream_events(spec: ModelSpec, gen: _Generation, seed: str, chat: bool) -> list[Any]:
-    events: list[Any] = []
-    text = gen.text if gen.structured is MISSING else msgspec.json.encode(gen.structured).decode()
-    pieces = _pieces(text)
-    for i, piece in enumerate(pieces):
-        pad = _PADDING[: 4 + (i * 7) % 20]
-        if chat:
-            delta: dict[str, Any] = {"content": piece}
-            if i == 0:
-                delta["role"] = "assistant"
-            events.append(
-                {
-                    "id": _chat_id(seed),
-                    "object": "chat.completion.chunk",
-                    "created": CREATED,
-                    "model": spec.model_id,
-                    "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
-                    "p": pad,
-                }
-            )
-        else:
-            events.append({"response": piece, "p": pad})
-    if gen.tool is not None and not chat:
-        events.append({"response": "", "tool_calls": [{"name": gen.tool[0], "arguments": gen.tool[1]}]})
-    elif gen.tool is not None:
-        call = {
-            "index": 0,
-            "id": "call_" + seed[:9],
-            "type": "function",
-            "function": {"name": gen.tool[0], "arguments": msgspec.json.encode(gen.tool[1]).decode()},
+def chat_chunks(model_id: str, gen: Generation, seed: str, *, padding: bool = True) -> list[dict[str, Any]]:
+    """OpenAI ``chat.completion.chunk`` objects for ``gen``: text deltas (Workers AI adds a ``p``
+    padding field; ``padding=False`` leaves it out), a tool call's fragments, then the finish chunk."""
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return {
+            "id": _chat_id(seed),
+            "object": "chat.completion.chunk",
+            "created": CREATED,
+            "model": model_id,
+            "choices": [choice],
         }
-        chunk = {"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": None}
-        events.append(
-            {
-                "id": _chat_id(seed),
-                "object": "chat.completion.chunk",
-                "created": CREATED,
-                "model": spec.model_id,
-                "choices": [chunk],
-            }
-        )
+
+    events: list[dict[str, Any]] = []
+    if gen.tool is None:
+        for i, piece in enumerate(_pieces(reply_text(gen))):
+            event = chunk({"content": piece, **({"role": "assistant"} if i == 0 else {})})
+            if padding:
+                event["p"] = _PADDING[: 4 + (i * 7) % 20]
+            events.append(event)
+    else:
+        call = _openai_tool_call(gen, seed)
+        arguments = call["function"]["arguments"]
+        half = len(arguments) // 2
+        head = {"index": 0, "id": call["id"], "type": "function", "function": {"name": gen.tool[0], "arguments": ""}}
+        events.append(chunk({"role": "assistant", "content": None, "tool_calls": [head]}))
+        for part in (arguments[:half], arguments[half:]):  # arguments arrive in fragments, merged by index
+            events.append(chunk({"tool_calls": [{"index": 0, "function": {"arguments": part}}]}))
+    events.append(chunk({}, _finish(gen)))
+    return events
+
+
+def _stream_events(spec: ModelSpec, gen: Generation, seed: str, chat: bool) -> list[Any]:
+    events: list[Any] = []
     if chat:
-        finish = "tool_calls" if gen.tool is not None else ("length" if gen.truncated else "stop")
-        events.append(
-            {
-                "id": _chat_id(seed),
-                "object": "chat.completion.chunk",
-                "created": CREATED,
-                "model": spec.model_id,
-                "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
-            }
-        )
+        events.extend(chat_chunks(spec.model_id, gen, seed))
+    else:
+        for i, piece in enumerate(_pieces(reply_text(gen))):
+            events.append({"response": piece, "p": _PADDING[: 4 + (i * 7) % 20]})
+        if gen.tool is not None:
+            events.append({"response": "", "tool_calls": [{"name": gen.tool[0], "arguments": gen.tool[1]}]})
     events.append({"response": "", "usage": gen.usage})
     return events
 
@@ -645,9 +697,11 @@ def run_model(
     wants_stream = p is not None and p.get("stream") is True and allow_stream
     only_stream = kinds <= {"stream", "async"} and "stream" in kinds
     synth = spec.outputs
+    structured: Any = MISSING
     if _is_text_generation(spec, p, out):
         assert p is not None
-        gen = _generate(p, seed)
+        gen = generate(p, seed)
+        structured = gen.structured
         chat = _chat_shaped(out)
         if ("stream" in kinds and (wants_stream or only_stream)) and allow_stream:
             return Result("stream", events=_stream_events(spec, gen, seed, chat), content_type=_SSE, usage=gen.usage)
@@ -664,6 +718,11 @@ def run_model(
             problem = synth.validator.first_error(value)
             if problem is not None:
                 raise ValueError(f"{spec.model_id}: emulated output does not fit the output schema at {problem}")
+        shaped = as_object(value)
+        if structured is not MISSING and shaped is not None and "response" in shaped:
+            # JSON mode: the API answers `response` as the object itself, though the published output
+            # schemas type it as a string; the schema check above ran on the schema's own shape.
+            shaped["response"] = structured
         usage = as_object(as_object(value) and cast("dict[str, Any]", value).get("usage"))
         return Result("json", value=value, usage=_int_usage(usage) if usage is not None else _input_usage(p))
     binary = [b for b in out if b.kind == "binary"]

@@ -188,6 +188,11 @@ class Emulator:
         return self.url + "/client/v4"
 
     @property
+    def openai_base_url(self) -> str:
+        """What the ``openai`` SDK takes as ``base_url``: ``…/accounts/{account_id}/ai/v1``."""
+        return f"{self.base_url}/accounts/{self.account_id}/ai/v1"
+
+    @property
     def gateway_url(self) -> str:
         """What ``Gateway(base_url=...)`` takes: AI Gateway routes (``/v1/{account}/{gateway}/workers-ai/{model}``)."""
         return self.url + "/v1"
