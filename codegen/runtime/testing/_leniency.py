@@ -7,6 +7,8 @@ and failing in production is bad; the reverse is worse: a working client looks b
   but the Workers binding's own types mark it optional, and clients that send tools without
   per-parameter descriptions (langchain-cloudflare's ``bind_tools``) work against the live API.
 - ``stop: null``: OpenAI-style clients send ``null`` for "no stop sequences"; the API takes it.
+- a message's ``content: null``: an OpenAI-form assistant message that carries ``tool_calls`` has no
+  content, and clients send it back that way in the next turn of a tool loop.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from .._json import as_list, as_object
 
 __all__ = ["loosen"]
 
-_NULLABLE = frozenset({"stop"})
+_NULLABLE = frozenset({"stop", "content"})
 
 
 def loosen(schema: Any) -> Any:
