@@ -26,6 +26,7 @@ from ._synth import MISSING, Synthesizer, Unsatisfiable, merge_schemas
 from ._validate import SchemaError
 
 __all__ = [
+    "JSON_MODE_UNMET",
     "Branch",
     "Generation",
     "JsonModeUnmet",
@@ -261,6 +262,10 @@ def _tool_call(p: Mapping[str, Any], question: str, seed: str) -> tuple[str, Any
         except (SchemaError, Unsatisfiable):
             args = {}
     return name, args
+
+
+JSON_MODE_UNMET = "JSON Mode couldn't be met"
+"""The API's message when no reply fits a ``response_format`` (code unknown: the emulator answers 400/3030)."""
 
 
 class JsonModeUnmet(Exception):
@@ -595,15 +600,18 @@ def _openai_tool_call(gen: Generation, seed: str) -> dict[str, Any]:
     }
 
 
-def chat_completion(model_id: str, gen: Generation, seed: str, *, text_completion: bool = False) -> dict[str, Any]:
-    """An OpenAI ``chat.completion`` (or ``text_completion``) object for ``gen``."""
+def chat_completion(
+    model_id: str, gen: Generation, seed: str, *, text_completion: bool = False, tool_content: str | None = None
+) -> dict[str, Any]:
+    """An OpenAI ``chat.completion`` (or ``text_completion``) object for ``gen``; a message that calls a
+    tool has ``tool_content`` as its content (OpenAI's null unless a model's output schema wants a string)."""
     if text_completion:
         choice: dict[str, Any] = {"index": 0, "text": reply_text(gen), "finish_reason": _finish(gen)}
         obj, ident = "text_completion", "cmpl-" + seed[:24]
     else:
         message: dict[str, Any] = {"role": "assistant", "content": reply_text(gen)}
         if gen.tool is not None:
-            message["content"] = None
+            message["content"] = tool_content
             message["tool_calls"] = [_openai_tool_call(gen, seed)]
         message["refusal"] = None
         choice = {"index": 0, "message": message, "finish_reason": _finish(gen), "logprobs": None}
@@ -613,7 +621,8 @@ def chat_completion(model_id: str, gen: Generation, seed: str, *, text_completio
 
 def _chat_hint(spec: ModelSpec, p: Mapping[str, Any], gen: Generation, seed: str, out: list[Branch]) -> dict[str, Any]:
     text_completion = "messages" not in p and _text_completion_branch(out)
-    return chat_completion(spec.model_id, gen, seed, text_completion=text_completion)
+    # the published chat output schemas type `content` as a required string: "" where OpenAI sends null
+    return chat_completion(spec.model_id, gen, seed, text_completion=text_completion, tool_content="")
 
 
 def _pieces(text: str) -> list[str]:

@@ -12,7 +12,7 @@ import msgspec
 from .._json import as_list, as_object
 from ._catalog import ModelSpec
 from ._faults import Fault
-from ._outputs import run_model
+from ._outputs import JSON_MODE_UNMET, JsonModeUnmet, run_model
 from ._records import RecordedRequest
 from ._reply import SSE, APIError, Reply, json_reply
 
@@ -103,7 +103,10 @@ def answer(
         problem = spec.inputs.validator.first_error(body.payload)
         if problem is not None:
             raise bad_input(problem)
-    result = run_model(spec, body.payload, raw=body.raw, check=check)
+    try:
+        result = run_model(spec, body.payload, raw=body.raw, check=check)
+    except JsonModeUnmet:
+        raise APIError(400, 3030, JSON_MODE_UNMET) from None
     if result.kind == "stream":
         return sse_reply(result.events, stream_fault(), stream_interval)
     if result.kind == "binary":

@@ -13,7 +13,7 @@ from typing import Any, cast
 from .._json import as_list, as_object
 from ._catalog import Catalog, ModelSpec
 from ._faults import Fault
-from ._outputs import run_model, seed_for
+from ._outputs import JSON_MODE_UNMET, JsonModeUnmet, run_model, seed_for
 from ._reply import APIError, Reply, json_reply
 from ._settings import Settings
 from ._state import Job, Jobs
@@ -113,7 +113,12 @@ class Batches:
                     result=None, success=False, errors=[{"code": 5006, "message": f"AiError: Bad input: {problem}"}]
                 )
             else:
-                result = run_model(spec, item, allow_stream=False, check=self._settings.check_outputs)
+                try:
+                    result = run_model(spec, item, allow_stream=False, check=self._settings.check_outputs)
+                except JsonModeUnmet:
+                    entry.update(result=None, success=False, errors=[{"code": 3030, "message": JSON_MODE_UNMET}])
+                    responses.append(entry)
+                    continue
                 value: Any = result.value
                 if result.kind == "binary":
                     value = base64.b64encode(result.data).decode("ascii")

@@ -28,6 +28,7 @@ from ._faults import Fault, FaultKind
 from ._finetunes import check_lora
 from ._outputs import (
     CREATED,
+    JSON_MODE_UNMET,
     Generation,
     JsonModeUnmet,
     chat_chunks,
@@ -123,7 +124,7 @@ class Unified:
         try:
             return generate(request, seed), seed
         except JsonModeUnmet:
-            raise APIError(400, 3030, "JSON Mode couldn't be met") from None
+            raise APIError(400, 3030, JSON_MODE_UNMET) from None
 
     def _third_party(self, ref: ModelRef, fault_reply: FaultReply) -> Reply | None:
         return fault_reply("third_party") if ref.provider is not None else None
