@@ -12,9 +12,10 @@ import msgspec
 from .._json import as_list, as_object
 from ._catalog import ModelSpec
 from ._faults import Fault
-from ._outputs import JSON_MODE_UNMET, JsonModeUnmet, run_model
+from ._outputs import run_model
 from ._records import RecordedRequest
 from ._reply import SSE, APIError, Reply, json_reply
+from ._textgen import JSON_MODE_UNMET, JsonModeUnmet
 
 __all__ = ["MAX_DEPTH", "Input", "answer", "bad_input", "decode_json", "read_input", "sse_reply"]
 

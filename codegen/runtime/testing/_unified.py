@@ -26,7 +26,12 @@ from .._json import as_list, as_object
 from ._catalog import Catalog, ModelSpec
 from ._faults import Fault, FaultKind
 from ._finetunes import check_lora
-from ._outputs import (
+from ._outputs import embed, embedding_dim, seed_for
+from ._reply import JSON, SSE, APIError, Reply, json_reply
+from ._run import bad_input, sse_reply
+from ._settings import Settings
+from ._state import State
+from ._textgen import (
     CREATED,
     JSON_MODE_UNMET,
     Generation,
@@ -34,16 +39,9 @@ from ._outputs import (
     chat_chunks,
     chat_completion,
     count_tokens,
-    embed,
-    embedding_dim,
     generate,
     reply_text,
-    seed_for,
 )
-from ._reply import JSON, SSE, APIError, Reply, json_reply
-from ._run import bad_input, sse_reply
-from ._settings import Settings
-from ._state import State
 from ._thirdparty import ModelRef, resolve
 
 __all__ = ["RESPONSES_MODELS", "Unified", "json_mode_checks"]

@@ -13,11 +13,12 @@ from typing import Any, cast
 from .._json import as_list, as_object
 from ._catalog import Catalog, ModelSpec
 from ._faults import Fault
-from ._outputs import JSON_MODE_UNMET, JsonModeUnmet, run_model, seed_for
+from ._outputs import run_model, seed_for
 from ._reply import APIError, Reply, json_reply
 from ._settings import Settings
 from ._state import Job, Jobs
 from ._synth import input_variants
+from ._textgen import JSON_MODE_UNMET, JsonModeUnmet
 
 __all__ = ["Batches", "is_poll", "is_submission"]
 

@@ -4,6 +4,7 @@ Each task builds a *hint*, the reply a real model might give (embedding vectors 
 text, a reply echoing the prompt, a transcript, a real PNG...). The synthesizer then keeps whatever
 part of the hint fits the model's output schema and fills in the rest, so realism never costs
 validity. Binary outputs are real files of the declared type; streams are lists of SSE payloads.
+What text-generation models say (text, tool calls, JSON mode) is in :mod:`._textgen`.
 """
 
 from __future__ import annotations
@@ -22,28 +23,21 @@ import msgspec
 from .._json import as_list, as_object
 from ._catalog import ModelSpec
 from ._media import media_for, mp3, png
-from ._synth import MISSING, Synthesizer, Unsatisfiable, merge_schemas
-from ._validate import SchemaError
+from ._synth import MISSING, merge_schemas
+from ._textgen import (
+    PADDING,
+    Generation,
+    chat_chunks,
+    chat_completion,
+    count_tokens,
+    generate,
+    pieces,
+    reply_text,
+    words,
+)
 
-__all__ = [
-    "JSON_MODE_UNMET",
-    "Branch",
-    "Generation",
-    "JsonModeUnmet",
-    "Result",
-    "branches",
-    "chat_chunks",
-    "chat_completion",
-    "count_tokens",
-    "embed",
-    "embedding_dim",
-    "generate",
-    "reply_text",
-    "run_model",
-    "seed_for",
-]
+__all__ = ["Branch", "Result", "branches", "embed", "embedding_dim", "run_model", "seed_for"]
 
-CREATED = 1735689600  # a fixed "created" timestamp keeps replies byte-identical across runs
 _JSON = "application/json"
 _SSE = "text/event-stream"
 _DIMENSIONS = {"bge-base": 768, "bge-large": 1024, "bge-m3": 1024, "bge-small": 384}
@@ -63,7 +57,6 @@ _STOPWORDS = frozenset(
     it its i you he she we they me my your our their what which who how tell please do does did can""".split()
 )
 _OBJECTS = ("person", "dog", "cat", "car", "bicycle", "chair", "cup", "bird")
-_PADDING = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 
 @dataclass
@@ -131,167 +124,7 @@ def branches(spec: ModelSpec) -> list[Branch]:
     return out
 
 
-# --------------------------------------------------------------------------- text helpers
-
-
-def words(text: str) -> list[str]:
-    return re.findall(r"[\w']+", text.lower())
-
-
-def count_tokens(text: str) -> int:
-    return len(re.findall(r"\w+|[^\w\s]", text))
-
-
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    parts: list[str] = []
-    for part in as_list(content) or []:
-        p = as_object(part)
-        if p is not None and isinstance(p.get("text"), str):
-            parts.append(cast(str, p["text"]))
-        elif isinstance(part, str):
-            parts.append(part)
-    return " ".join(parts)
-
-
-def _conversation(p: Mapping[str, Any]) -> tuple[str, str, int]:
-    """(all input text, the text to answer, number of messages)."""
-    prompt = p.get("prompt")
-    if isinstance(prompt, str):
-        return prompt, prompt, 1
-    messages = as_list(p.get("messages"))
-    if messages is None:
-        raw_input = p.get("input")
-        if isinstance(raw_input, str):
-            return raw_input, raw_input, 1
-        messages = as_list(raw_input)
-    if messages is not None:
-        texts: list[str] = []
-        last = ""
-        for m in messages:
-            msg = as_object(m)
-            if msg is None:
-                continue
-            text = _content_text(msg.get("content"))
-            texts.append(text)
-            if msg.get("role") in (None, "user") or not last:
-                last = text
-        return " ".join(texts), last, len(messages)
-    for key in ("text", "input_text", "query"):
-        value = p.get(key)
-        if isinstance(value, str):
-            return value, value, 1
-    return "", "", 0
-
-
-def _max_tokens(p: Mapping[str, Any]) -> int | None:
-    for key in ("max_tokens", "max_completion_tokens", "max_output_tokens", "max_new_tokens"):
-        value = p.get(key)
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return value
-    return None
-
-
-def _reply(question: str, seed: str, limit: int | None) -> tuple[str, bool]:
-    """A deterministic answer echoing the question; (text, cut short by max_tokens)."""
-    echo = re.findall(r"[\w']+", question)[:16]
-    rng = random.Random(seed)
-    opener = rng.choice(("Sure.", "Here is an emulated answer.", "Happy to help.", "Good question."))
-    text = (
-        f"{opener} You asked about: {' '.join(echo)}."
-        if echo
-        else f"{opener} This reply comes from the Workers AI emulator."
-    )
-    pieces = text.split(" ")
-    if limit is not None and len(pieces) > limit:
-        return " ".join(pieces[:limit]), True
-    return text, False
-
-
-def _tools(p: Mapping[str, Any]) -> list[tuple[str, Any]]:
-    """``(name, parameters schema)`` of each tool, in either request form (``{name, parameters}`` or
-    ``{type: "function", function: {...}}``; Anthropic's ``input_schema`` too)."""
-    out: list[tuple[str, Any]] = []
-    for raw in as_list(p.get("tools")) or []:
-        tool = as_object(raw)
-        if tool is None:
-            continue
-        fn = as_object(tool.get("function")) or tool
-        name = fn.get("name")
-        if isinstance(name, str) and name:
-            out.append((name, fn.get("parameters", fn.get("input_schema"))))
-    return out
-
-
-def _tool_answered(p: Mapping[str, Any]) -> bool:
-    """Whether the conversation ends with a tool's result (a ``tool`` message, an Anthropic
-    ``tool_result`` block or a Responses ``function_call_output`` item): then the model answers in text."""
-    items = as_list(p.get("messages"))
-    if items is None:
-        items = as_list(p.get("input"))
-    last = as_object(items[-1]) if items else None
-    if last is None:
-        return False
-    if last.get("role") == "tool" or last.get("type") == "function_call_output":
-        return True
-    blocks = as_list(last.get("content")) or []
-    return any((as_object(b) or {}).get("type") == "tool_result" for b in blocks)
-
-
-def _tool_call(p: Mapping[str, Any], question: str, seed: str) -> tuple[str, Any] | None:
-    """The tool a first reply calls: the one the question names (else the first one), with arguments
-    synthesized from its parameters and valid against them. None once a tool result is in the
-    conversation, with ``tool_choice: "none"``, or without tools."""
-    tools = _tools(p)
-    if not tools or _tool_answered(p) or p.get("tool_choice") == "none":
-        return None
-    choice = as_object(p.get("tool_choice"))
-    wanted = as_object((choice or {}).get("function")) or choice or {}
-    lowered = question.lower()
-    picked = next((t for t in tools if t[0] == wanted.get("name")), None)
-    picked = picked or next((t for t in tools if t[0].lower() in lowered), tools[0])
-    name, params = picked
-    args: Any = {}
-    if as_object(params) is not None:
-        try:
-            synth = Synthesizer(params)
-            candidate = synth.generate(seed=seed, optional=0.0)
-            if synth.validator.is_valid(candidate) and as_object(candidate) is not None:
-                args = candidate
-        except (SchemaError, Unsatisfiable):
-            args = {}
-    return name, args
-
-
-JSON_MODE_UNMET = "JSON Mode couldn't be met"
-"""The API's message when no reply fits a ``response_format`` (code unknown: the emulator answers 400/3030)."""
-
-
-class JsonModeUnmet(Exception):
-    """No object fits the request's ``response_format`` schema (the API's "JSON Mode couldn't be met")."""
-
-
-def _json_mode(p: Mapping[str, Any], text: str, seed: str) -> Any:
-    """The object a JSON-mode reply holds (deterministic, valid against the request's schema), or MISSING
-    without ``response_format``; :class:`JsonModeUnmet` when no valid object can be made."""
-    fmt = as_object(p.get("response_format"))
-    if fmt is None or fmt.get("type") not in ("json_schema", "json_object"):
-        return MISSING
-    schema = fmt.get("json_schema") if fmt.get("type") == "json_schema" else None
-    inner = as_object(schema)
-    if inner is not None and as_object(inner.get("schema")) is not None and "type" not in inner:
-        schema = inner["schema"]  # OpenAI's {name, schema} wrapper (the /ai/v1 routes take it)
-    if as_object(schema) is None or schema == {}:
-        return {"answer": text}
-    try:
-        synth = Synthesizer(schema)
-        value = synth.generate(seed=seed, optional=1.0)
-    except (SchemaError, Unsatisfiable):
-        raise JsonModeUnmet from None
-    if not synth.validator.is_valid(value):
-        raise JsonModeUnmet
-    return value
+# --------------------------------------------------------------------------- text generation shapes
 
 
 def _chat_shaped(out: list[Branch]) -> bool:
@@ -536,43 +369,12 @@ def _task_hint(spec: ModelSpec, p: Mapping[str, Any] | None, raw: bytes | None, 
 # --------------------------------------------------------------------------- text generation
 
 
-@dataclass
-class Generation:
-    text: str
-    truncated: bool
-    usage: dict[str, int]
-    tool: tuple[str, Any] | None
-    structured: Any
-
-
-def generate(p: Mapping[str, Any], seed: str) -> Generation:
-    """A text-generation reply to the request ``p``: text, a tool call or a JSON-mode object, and usage."""
-    everything, question, messages = _conversation(p)
-    text, truncated = _reply(question, seed, _max_tokens(p))
-    tool = _tool_call(p, question, seed)
-    structured = _json_mode(p, text, seed)
-    if tool is not None:
-        text = ""
-    prompt_tokens = count_tokens(everything) + 4 * messages
-    completion_tokens = count_tokens(text) + (8 if tool is not None else 0)
-    usage = {
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-        "total_tokens": prompt_tokens + completion_tokens,
-    }
-    return Generation(text, truncated, usage, tool, structured)
-
-
 def _is_text_generation(spec: ModelSpec, p: Mapping[str, Any] | None, out: list[Branch]) -> bool:
     if p is None:
         return False
     if spec.task_name.lower() == "text generation":
         return True
     return any(k in p for k in ("prompt", "messages")) and (_chat_shaped(out) or any(b.kind == "stream" for b in out))
-
-
-def _chat_id(seed: str) -> str:
-    return "chatcmpl-" + seed[:24]
 
 
 def _legacy_hint(gen: Generation) -> dict[str, Any]:
@@ -582,85 +384,10 @@ def _legacy_hint(gen: Generation) -> dict[str, Any]:
     return hint
 
 
-def reply_text(gen: Generation) -> str:
-    """The reply as text: the words, or a JSON-mode object as JSON."""
-    return gen.text if gen.structured is MISSING else msgspec.json.encode(gen.structured).decode()
-
-
-def _finish(gen: Generation) -> str:
-    return "tool_calls" if gen.tool is not None else ("length" if gen.truncated else "stop")
-
-
-def _openai_tool_call(gen: Generation, seed: str) -> dict[str, Any]:
-    assert gen.tool is not None
-    return {
-        "id": "call_" + seed[:9],
-        "type": "function",
-        "function": {"name": gen.tool[0], "arguments": msgspec.json.encode(gen.tool[1]).decode()},
-    }
-
-
-def chat_completion(
-    model_id: str, gen: Generation, seed: str, *, text_completion: bool = False, tool_content: str | None = None
-) -> dict[str, Any]:
-    """An OpenAI ``chat.completion`` (or ``text_completion``) object for ``gen``; a message that calls a
-    tool has ``tool_content`` as its content (OpenAI's null unless a model's output schema wants a string)."""
-    if text_completion:
-        choice: dict[str, Any] = {"index": 0, "text": reply_text(gen), "finish_reason": _finish(gen)}
-        obj, ident = "text_completion", "cmpl-" + seed[:24]
-    else:
-        message: dict[str, Any] = {"role": "assistant", "content": reply_text(gen)}
-        if gen.tool is not None:
-            message["content"] = tool_content
-            message["tool_calls"] = [_openai_tool_call(gen, seed)]
-        message["refusal"] = None
-        choice = {"index": 0, "message": message, "finish_reason": _finish(gen), "logprobs": None}
-        obj, ident = "chat.completion", _chat_id(seed)
-    return {"id": ident, "object": obj, "created": CREATED, "model": model_id, "choices": [choice], "usage": gen.usage}
-
-
 def _chat_hint(spec: ModelSpec, p: Mapping[str, Any], gen: Generation, seed: str, out: list[Branch]) -> dict[str, Any]:
     text_completion = "messages" not in p and _text_completion_branch(out)
     # the published chat output schemas type `content` as a required string: "" where OpenAI sends null
     return chat_completion(spec.model_id, gen, seed, text_completion=text_completion, tool_content="")
-
-
-def _pieces(text: str) -> list[str]:
-    parts = re.findall(r"\S+\s*", text)
-    return parts or [text]
-
-
-def chat_chunks(model_id: str, gen: Generation, seed: str, *, padding: bool = True) -> list[dict[str, Any]]:
-    """OpenAI ``chat.completion.chunk`` objects for ``gen``: text deltas (Workers AI adds a ``p``
-    padding field; ``padding=False`` leaves it out), a tool call's fragments, then the finish chunk."""
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        choice = {"index": 0, "delta": delta, "finish_reason": finish}
-        return {
-            "id": _chat_id(seed),
-            "object": "chat.completion.chunk",
-            "created": CREATED,
-            "model": model_id,
-            "choices": [choice],
-        }
-
-    events: list[dict[str, Any]] = []
-    if gen.tool is None:
-        for i, piece in enumerate(_pieces(reply_text(gen))):
-            event = chunk({"content": piece, **({"role": "assistant"} if i == 0 else {})})
-            if padding:
-                event["p"] = _PADDING[: 4 + (i * 7) % 20]
-            events.append(event)
-    else:
-        call = _openai_tool_call(gen, seed)
-        arguments = call["function"]["arguments"]
-        half = len(arguments) // 2
-        head = {"index": 0, "id": call["id"], "type": "function", "function": {"name": gen.tool[0], "arguments": ""}}
-        events.append(chunk({"role": "assistant", "content": None, "tool_calls": [head]}))
-        for part in (arguments[:half], arguments[half:]):  # arguments arrive in fragments, merged by index
-            events.append(chunk({"tool_calls": [{"index": 0, "function": {"arguments": part}}]}))
-    events.append(chunk({}, _finish(gen)))
-    return events
 
 
 def _stream_events(spec: ModelSpec, gen: Generation, seed: str, chat: bool) -> list[Any]:
@@ -668,8 +395,8 @@ def _stream_events(spec: ModelSpec, gen: Generation, seed: str, chat: bool) -> l
     if chat:
         events.extend(chat_chunks(spec.model_id, gen, seed))
     else:
-        for i, piece in enumerate(_pieces(reply_text(gen))):
-            events.append({"response": piece, "p": _PADDING[: 4 + (i * 7) % 20]})
+        for i, piece in enumerate(pieces(reply_text(gen))):
+            events.append({"response": piece, "p": PADDING[: 4 + (i * 7) % 20]})
         if gen.tool is not None:
             events.append({"response": "", "tool_calls": [{"name": gen.tool[0], "arguments": gen.tool[1]}]})
     events.append({"response": "", "usage": gen.usage})
