@@ -189,3 +189,16 @@ def test_json_mode_with_streaming_is_5023(client: openai.OpenAI) -> None:
             stream=True,
         )
     assert refused.value.response.json()["errors"][0]["code"] == 5023
+
+
+@pytest.mark.parametrize("tail", ["workers-ai/v1", "compat"])
+def test_openai_sdk_through_the_ai_gateway_paths(emu: Emulator, tail: str) -> None:
+    base = f"{emu.gateway_url}/{emu.account_id}/my-gateway/{tail}"
+    oai = openai.OpenAI(base_url=base, api_key=emu.api_token, max_retries=0)
+    model = "workers-ai/" + LLAMA if tail == "compat" else LLAMA  # the compat endpoint names the provider
+    reply = oai.chat.completions.create(model=model, messages=[{"role": "user", "content": "hello gateway"}])
+    assert reply.choices[0].message.content and "gateway" in reply.choices[0].message.content
+    assert emu.requests[-1].model == LLAMA and emu.requests[-1].path.startswith("/v1/")
+    vectors = oai.embeddings.create(model=BGE, input="x", encoding_format="float")
+    assert len(vectors.data[0].embedding) == 768
+    oai.close()

@@ -149,6 +149,7 @@ class Emulator:
         lines = [
             f"Workers AI emulator listening on {self.url}",
             f"  base URL:   {self.base_url}",
+            f"  OpenAI SDK: base_url={self.openai_base_url}",
             f"  account id: {self.account_id}",
             f"  API token:  {self.api_token}",
             f"  models:     {len(self.models())}",

@@ -45,6 +45,7 @@ _FIXED: dict[tuple[str, ...], RouteKind] = {
     ("ai", "tasks", "search"): "tasks",
     ("ai", "authors", "search"): "authors",
 }
+_GATEWAY_COMPAT: dict[tuple[str, ...], RouteKind] = {("chat", "completions"): "chat", ("embeddings",): "embeddings"}
 _METHODS: dict[RouteKind, frozenset[str]] = {
     "search": frozenset({"GET"}),
     "schema": frozenset({"GET"}),
@@ -88,8 +89,13 @@ def route(path: str) -> Route:
             return Route(kind, account, None, False)
         if len(rest) == 4 and rest[:2] == ["ai", "finetunes"] and rest[3] == "finetune-assets":
             return Route("finetune_assets", account, None, False, rest[2])
-    if len(parts) >= 5 and parts[0] == "v1" and parts[3] == "workers-ai":
+    if len(parts) >= 5 and parts[0] == "v1" and parts[3] in ("workers-ai", "compat"):
         rest = parts[4:]
+        compat = _GATEWAY_COMPAT.get(tuple(rest[1:] if parts[3] == "workers-ai" and rest[0] == "v1" else rest))
+        if compat is not None and (parts[3] == "compat" or rest[0] == "v1"):
+            return Route(compat, parts[1], None, True)  # OpenAI-compatible routes through the gateway
+        if parts[3] == "compat":
+            raise APIError(400, 7000, "No route for that URI")
         if rest[0] == "run" and len(rest) > 1:
             rest = rest[1:]
         return Route("run", parts[1], "/".join(rest), True)
