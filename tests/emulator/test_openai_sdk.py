@@ -189,6 +189,10 @@ def test_json_mode_with_streaming_is_5023(client: openai.OpenAI) -> None:
             stream=True,
         )
     assert refused.value.response.json()["errors"][0]["code"] == 5023
+    plain = client.chat.completions.create(  # {"type": "text"} is not JSON mode: streaming is fine
+        model=LLAMA, messages=[{"role": "user", "content": "x"}], response_format={"type": "text"}, stream=True
+    )
+    assert [c for c in plain if c.choices and c.choices[0].delta.content]
 
 
 @pytest.mark.parametrize("tail", ["workers-ai/v1", "compat"])

@@ -56,8 +56,9 @@ FaultReply = Callable[[FaultKind], Reply | None]
 def json_mode_checks(payload: Any, fault_reply: FaultReply) -> Reply | None:
     """400/5023 for ``response_format`` with streaming; the ``json_mode_unmet`` fault's reply, if one applies."""
     data = as_object(payload)
-    if data is None or as_object(data.get("response_format")) is None:
-        return None
+    fmt = as_object(data.get("response_format")) if data is not None else None
+    if data is None or fmt is None or fmt.get("type") not in ("json_object", "json_schema"):
+        return None  # no JSON mode (OpenAI clients send {"type": "text"} for plain text)
     if data.get("stream") is True:
         raise APIError(400, 5023, "JSON Mode does not support streaming: leave out stream or response_format")
     return fault_reply("json_mode")
@@ -107,6 +108,8 @@ class Unified:
         """The OpenAI-style body as the model's own input (fields it does not declare are left out), validated."""
         declared = _declared(spec.input_schema)
         payload = {k: v for k, v in body.items() if k in declared and k != "model"}
+        if (as_object(payload.get("response_format")) or {}).get("type") == "text":
+            del payload["response_format"]  # OpenAI's explicit default (plain text), which the models' enums lack
         tokens = body.get("max_completion_tokens")
         if "max_tokens" not in payload and tokens is not None and "max_tokens" in declared:
             payload["max_tokens"] = tokens
