@@ -49,7 +49,7 @@ def main() -> int:
 
         print("1. Embeddings: bge.embed(text=[...])")
         emb = bge.embed(text=STORIES)
-        vectors = emb.data if isinstance(emb.data, list) else []
+        vectors = emb.data
         print(f"   shape {emb.shape}, {len(vectors)} vectors of {len(vectors[0]) if vectors else 0} floats")
         if len(vectors) == 3:
             print(f"   similarity(story 1, story 2) = {cosine(vectors[0], vectors[1]):.3f}")
@@ -58,10 +58,8 @@ def main() -> int:
         query = "Tell me about a llama"
         ranked = bge.rank(query=query, contexts=[Context(text=s) for s in STORIES])
         print(f"   query: {query!r}")
-        for item in ranked.response if isinstance(ranked.response, list) else []:
-            index = item.id if isinstance(item.id, int) else 0
-            score = item.score if isinstance(item.score, float) else 0.0
-            print(f"   {score:6.3f}  {STORIES[index]}")
+        for item in ranked.response:
+            print(f"   {item.score:6.3f}  {STORIES[item.id]}")
 
         print("\n3. Text generation: llama.chat(messages=[...])")
         llama = ai.model("@cf/meta/llama-3-8b-instruct")

@@ -251,7 +251,10 @@ def test_nested_results_missing_items_and_unplaceable_entries(server: ScriptedSe
 
 
 def test_an_item_that_fits_no_output_variant_fails_alone(server: ScriptedServer) -> None:
-    responses = [{"id": 0, "success": True, "result": {"data": [[1.0]]}}, {"id": 1, "success": True, "result": 42}]
+    responses = [
+        {"id": 0, "success": True, "result": {"shape": [1, 1], "data": [[1.0]]}},
+        {"id": 1, "success": True, "result": 42},
+    ]
     server.script(ok({"status": "queued", "request_id": "r-1"}), ok({"responses": responses}))
     result = client(server).model(BASE).batch([bge_base.TextInput(text="a"), bge_base.TextInput(text="b")]).wait()
     assert result.items[0].success and isinstance(result.items[0].result, bge_base.TextEmbeddingsOutput)

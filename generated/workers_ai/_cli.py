@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -130,10 +132,40 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return serve(["--port", str(args.port), "--host", args.host])
 
 
-def _cmd_sync(args: argparse.Namespace) -> int:
-    from ._sync import main as sync
+def _load_sync() -> Any:
+    """The generator's sync tool (``codegen.sync``): installed, or in the checkout we are run from."""
+    try:
+        return importlib.import_module("codegen.sync")
+    except ImportError:
+        pass
+    here = Path.cwd()
+    if (here / "codegen" / "sync.py").is_file() and str(here) not in sys.path:
+        sys.path.insert(0, str(here))  # `workers-ai sync` run at the root of a workers-ai checkout
+        try:
+            return importlib.import_module("codegen.sync")
+        except ImportError:
+            pass
+    return None
 
-    return sync(args)
+
+def _cmd_sync(args: argparse.Namespace) -> int:
+    sync = _load_sync()
+    if sync is None:
+        print(
+            "workers-ai sync: needs the generator (the `codegen` package of a workers-ai checkout); run it at the "
+            "root of a checkout with `pip install -e '.[codegen]'` done, e.g. `make sync`",
+            file=sys.stderr,
+        )
+        return 2
+    from ._core import BaseClient
+    from .errors import APIError
+
+    client = BaseClient(base_url=args.base_url)
+    try:
+        code: int = sync.run_live(args, client.get_json, (APIError,))
+    finally:
+        client.close()
+    return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,27 +12,106 @@ from ._handle import ModelHandle
 from ._stream import EventStream
 
 if TYPE_CHECKING:
+    from .models.cf.ai4bharat.indictrans2_en_indic_1b import Indictrans2EnIndic1B as _H_cf__ai4bharat__indictrans2_en_indic_1b, Indictrans2EnIndic1BInput as _In_cf__ai4bharat__indictrans2_en_indic_1b, Indictrans2EnIndic1BOutput as _Out_cf__ai4bharat__indictrans2_en_indic_1b
+    from .models.cf.aisingapore.gemma_sea_lion_v4_27b_it import GemmaSeaLionV427bIt as _H_cf__aisingapore__gemma_sea_lion_v4_27b_it, GemmaSeaLionV427bItInput as _In_cf__aisingapore__gemma_sea_lion_v4_27b_it, GemmaSeaLionV427bItOutput as _Out_cf__aisingapore__gemma_sea_lion_v4_27b_it
     from .models.cf.baai.bge_base_en_v1_5 import BgeBaseEnV15 as _H_cf__baai__bge_base_en_v1_5, BgeBaseEnV15Input as _In_cf__baai__bge_base_en_v1_5, BgeBaseEnV15Output as _Out_cf__baai__bge_base_en_v1_5
+    from .models.cf.baai.bge_large_en_v1_5 import BgeLargeEnV15 as _H_cf__baai__bge_large_en_v1_5, BgeLargeEnV15Input as _In_cf__baai__bge_large_en_v1_5, BgeLargeEnV15Output as _Out_cf__baai__bge_large_en_v1_5
     from .models.cf.baai.bge_m3 import BgeM3 as _H_cf__baai__bge_m3, BgeM3Input as _In_cf__baai__bge_m3, BgeM3Output as _Out_cf__baai__bge_m3
     from .models.cf.baai.bge_reranker_base import BgeRerankerBase as _H_cf__baai__bge_reranker_base, BgeRerankerBaseInput as _In_cf__baai__bge_reranker_base, BgeRerankerBaseOutput as _Out_cf__baai__bge_reranker_base
     from .models.cf.baai.bge_small_en_v1_5 import BgeSmallEnV15 as _H_cf__baai__bge_small_en_v1_5, BgeSmallEnV15Input as _In_cf__baai__bge_small_en_v1_5, BgeSmallEnV15Output as _Out_cf__baai__bge_small_en_v1_5
+    from .models.cf.baai.omni_bge_base_en_v1_5 import OmniBgeBaseEnV15 as _H_cf__baai__omni_bge_base_en_v1_5, OmniBgeBaseEnV15Input as _In_cf__baai__omni_bge_base_en_v1_5, OmniBgeBaseEnV15Output as _Out_cf__baai__omni_bge_base_en_v1_5
     from .models.cf.black_forest_labs.flux_1_schnell import Flux1Schnell as _H_cf__black_forest_labs__flux_1_schnell, Flux1SchnellInput as _In_cf__black_forest_labs__flux_1_schnell, Flux1SchnellOutput as _Out_cf__black_forest_labs__flux_1_schnell
+    from .models.cf.black_forest_labs.flux_2_dev import Flux2Dev as _H_cf__black_forest_labs__flux_2_dev, Flux2DevInput as _In_cf__black_forest_labs__flux_2_dev, Flux2DevOutput as _Out_cf__black_forest_labs__flux_2_dev
+    from .models.cf.black_forest_labs.flux_2_klein_4b import Flux2Klein4b as _H_cf__black_forest_labs__flux_2_klein_4b, Flux2Klein4bInput as _In_cf__black_forest_labs__flux_2_klein_4b, Flux2Klein4bOutput as _Out_cf__black_forest_labs__flux_2_klein_4b
+    from .models.cf.black_forest_labs.flux_2_klein_9b import Flux2Klein9b as _H_cf__black_forest_labs__flux_2_klein_9b, Flux2Klein9bInput as _In_cf__black_forest_labs__flux_2_klein_9b, Flux2Klein9bOutput as _Out_cf__black_forest_labs__flux_2_klein_9b
+    from .models.cf.bytedance.stable_diffusion_xl_lightning import StableDiffusionXlLightning as _H_cf__bytedance__stable_diffusion_xl_lightning, StableDiffusionXlLightningInput as _In_cf__bytedance__stable_diffusion_xl_lightning, StableDiffusionXlLightningOutput as _Out_cf__bytedance__stable_diffusion_xl_lightning
+    from .models.cf.cloudflare.clef import Clef as _H_cf__cloudflare__clef, ClefInput as _In_cf__cloudflare__clef, ClefOutput as _Out_cf__cloudflare__clef
+    from .models.cf.cloudflare.clef_flash import ClefFlash as _H_cf__cloudflare__clef_flash, ClefFlashInput as _In_cf__cloudflare__clef_flash, ClefFlashOutput as _Out_cf__cloudflare__clef_flash
+    from .models.cf.cloudflare.clef_omni import ClefOmni as _H_cf__cloudflare__clef_omni, ClefOmniInput as _In_cf__cloudflare__clef_omni, ClefOmniOutput as _Out_cf__cloudflare__clef_omni
     from .models.cf.deepgram.aura_1 import Aura1 as _H_cf__deepgram__aura_1, Aura1Input as _In_cf__deepgram__aura_1, Aura1Output as _Out_cf__deepgram__aura_1
+    from .models.cf.deepgram.aura_2_en import Aura2En as _H_cf__deepgram__aura_2_en, Aura2EnInput as _In_cf__deepgram__aura_2_en, Aura2EnOutput as _Out_cf__deepgram__aura_2_en
+    from .models.cf.deepgram.aura_2_es import Aura2Es as _H_cf__deepgram__aura_2_es, Aura2EsInput as _In_cf__deepgram__aura_2_es, Aura2EsOutput as _Out_cf__deepgram__aura_2_es
+    from .models.cf.deepgram.flux import Flux as _H_cf__deepgram__flux, FluxInput as _In_cf__deepgram__flux, FluxOutput as _Out_cf__deepgram__flux
+    from .models.cf.deepgram.nova_3 import Nova3 as _H_cf__deepgram__nova_3, Nova3Input as _In_cf__deepgram__nova_3, Nova3Output as _Out_cf__deepgram__nova_3
+    from .models.cf.deepseek_ai.deepseek_math_7b_instruct import DeepseekMath7bInstruct as _H_cf__deepseek_ai__deepseek_math_7b_instruct, DeepseekMath7bInstructInput as _In_cf__deepseek_ai__deepseek_math_7b_instruct, DeepseekMath7bInstructOutput as _Out_cf__deepseek_ai__deepseek_math_7b_instruct
+    from .models.cf.deepseek_ai.deepseek_r1_distill_qwen_32b import DeepseekR1DistillQwen32b as _H_cf__deepseek_ai__deepseek_r1_distill_qwen_32b, DeepseekR1DistillQwen32bInput as _In_cf__deepseek_ai__deepseek_r1_distill_qwen_32b, DeepseekR1DistillQwen32bOutput as _Out_cf__deepseek_ai__deepseek_r1_distill_qwen_32b
+    from .models.cf.deepseek_ai.deepseek_v4_pro_0813 import DeepseekV4Pro0813 as _H_cf__deepseek_ai__deepseek_v4_pro_0813, DeepseekV4Pro0813Input as _In_cf__deepseek_ai__deepseek_v4_pro_0813, DeepseekV4Pro0813Output as _Out_cf__deepseek_ai__deepseek_v4_pro_0813
+    from .models.cf.defog.sqlcoder_7b_2 import Sqlcoder7b2 as _H_cf__defog__sqlcoder_7b_2, Sqlcoder7b2Input as _In_cf__defog__sqlcoder_7b_2, Sqlcoder7b2Output as _Out_cf__defog__sqlcoder_7b_2
     from .models.cf.facebook.bart_large_cnn import BartLargeCnn as _H_cf__facebook__bart_large_cnn, BartLargeCnnInput as _In_cf__facebook__bart_large_cnn, BartLargeCnnOutput as _Out_cf__facebook__bart_large_cnn
     from .models.cf.facebook.detr_resnet_50 import DetrResnet50 as _H_cf__facebook__detr_resnet_50, DetrResnet50Input as _In_cf__facebook__detr_resnet_50, DetrResnet50Output as _Out_cf__facebook__detr_resnet_50
+    from .models.cf.fblgit.una_cybertron_7b_v2_bf16 import UnaCybertron7bV2Bf16 as _H_cf__fblgit__una_cybertron_7b_v2_bf16, UnaCybertron7bV2Bf16Input as _In_cf__fblgit__una_cybertron_7b_v2_bf16, UnaCybertron7bV2Bf16Output as _Out_cf__fblgit__una_cybertron_7b_v2_bf16
+    from .models.cf.google.embeddinggemma_300m import Embeddinggemma300m as _H_cf__google__embeddinggemma_300m, Embeddinggemma300mInput as _In_cf__google__embeddinggemma_300m, Embeddinggemma300mOutput as _Out_cf__google__embeddinggemma_300m
+    from .models.cf.google.gemma_2b_it_lora import Gemma2bItLora as _H_cf__google__gemma_2b_it_lora, Gemma2bItLoraInput as _In_cf__google__gemma_2b_it_lora, Gemma2bItLoraOutput as _Out_cf__google__gemma_2b_it_lora
+    from .models.cf.google.gemma_3_12b_it import Gemma312bIt as _H_cf__google__gemma_3_12b_it, Gemma312bItInput as _In_cf__google__gemma_3_12b_it, Gemma312bItOutput as _Out_cf__google__gemma_3_12b_it
+    from .models.cf.google.gemma_4_26b_a4b_it import Gemma426bA4bIt as _H_cf__google__gemma_4_26b_a4b_it, Gemma426bA4bItInput as _In_cf__google__gemma_4_26b_a4b_it, Gemma426bA4bItOutput as _Out_cf__google__gemma_4_26b_a4b_it
+    from .models.cf.google.gemma_7b_it_lora import Gemma7bItLora as _H_cf__google__gemma_7b_it_lora, Gemma7bItLoraInput as _In_cf__google__gemma_7b_it_lora, Gemma7bItLoraOutput as _Out_cf__google__gemma_7b_it_lora
     from .models.cf.huggingface.distilbert_sst_2_int8 import DistilbertSst2Int8 as _H_cf__huggingface__distilbert_sst_2_int8, DistilbertSst2Int8Input as _In_cf__huggingface__distilbert_sst_2_int8, DistilbertSst2Int8Output as _Out_cf__huggingface__distilbert_sst_2_int8
+    from .models.cf.leonardo.lucid_origin import LucidOrigin as _H_cf__leonardo__lucid_origin, LucidOriginInput as _In_cf__leonardo__lucid_origin, LucidOriginOutput as _Out_cf__leonardo__lucid_origin
+    from .models.cf.leonardo.phoenix_1_0 import Phoenix10 as _H_cf__leonardo__phoenix_1_0, Phoenix10Input as _In_cf__leonardo__phoenix_1_0, Phoenix10Output as _Out_cf__leonardo__phoenix_1_0
     from .models.cf.llava_hf.llava_1_5_7b_hf import Llava157bHf as _H_cf__llava_hf__llava_1_5_7b_hf, Llava157bHfInput as _In_cf__llava_hf__llava_1_5_7b_hf, Llava157bHfOutput as _Out_cf__llava_hf__llava_1_5_7b_hf
+    from .models.cf.lykon.dreamshaper_8_lcm import Dreamshaper8Lcm as _H_cf__lykon__dreamshaper_8_lcm, Dreamshaper8LcmInput as _In_cf__lykon__dreamshaper_8_lcm, Dreamshaper8LcmOutput as _Out_cf__lykon__dreamshaper_8_lcm
+    from .models.cf.meta_llama.llama_2_7b_chat_hf_lora import Llama27bChatHfLora as _H_cf__meta_llama__llama_2_7b_chat_hf_lora, Llama27bChatHfLoraInput as _In_cf__meta_llama__llama_2_7b_chat_hf_lora, Llama27bChatHfLoraOutput as _Out_cf__meta_llama__llama_2_7b_chat_hf_lora
+    from .models.cf.meta.llama_2_7b_chat_fp16 import Llama27bChatFp16 as _H_cf__meta__llama_2_7b_chat_fp16, Llama27bChatFp16Input as _In_cf__meta__llama_2_7b_chat_fp16, Llama27bChatFp16Output as _Out_cf__meta__llama_2_7b_chat_fp16
+    from .models.cf.meta.llama_2_7b_chat_int8 import Llama27bChatInt8 as _H_cf__meta__llama_2_7b_chat_int8, Llama27bChatInt8Input as _In_cf__meta__llama_2_7b_chat_int8, Llama27bChatInt8Output as _Out_cf__meta__llama_2_7b_chat_int8
     from .models.cf.meta.llama_3_8b_instruct import Llama38bInstruct as _H_cf__meta__llama_3_8b_instruct, Llama38bInstructInput as _In_cf__meta__llama_3_8b_instruct, Llama38bInstructOutput as _Out_cf__meta__llama_3_8b_instruct
+    from .models.cf.meta.llama_3_8b_instruct_awq import Llama38bInstructAwq as _H_cf__meta__llama_3_8b_instruct_awq, Llama38bInstructAwqInput as _In_cf__meta__llama_3_8b_instruct_awq, Llama38bInstructAwqOutput as _Out_cf__meta__llama_3_8b_instruct_awq
+    from .models.cf.meta.llama_3_1_70b_instruct import Llama3170bInstruct as _H_cf__meta__llama_3_1_70b_instruct, Llama3170bInstructInput as _In_cf__meta__llama_3_1_70b_instruct, Llama3170bInstructOutput as _Out_cf__meta__llama_3_1_70b_instruct
+    from .models.cf.meta.llama_3_1_8b_instruct import Llama318bInstruct as _H_cf__meta__llama_3_1_8b_instruct, Llama318bInstructInput as _In_cf__meta__llama_3_1_8b_instruct, Llama318bInstructOutput as _Out_cf__meta__llama_3_1_8b_instruct
+    from .models.cf.meta.llama_3_1_8b_instruct_awq import Llama318bInstructAwq as _H_cf__meta__llama_3_1_8b_instruct_awq, Llama318bInstructAwqInput as _In_cf__meta__llama_3_1_8b_instruct_awq, Llama318bInstructAwqOutput as _Out_cf__meta__llama_3_1_8b_instruct_awq
+    from .models.cf.meta.llama_3_1_8b_instruct_fast import Llama318bInstructFast as _H_cf__meta__llama_3_1_8b_instruct_fast, Llama318bInstructFastInput as _In_cf__meta__llama_3_1_8b_instruct_fast, Llama318bInstructFastOutput as _Out_cf__meta__llama_3_1_8b_instruct_fast
+    from .models.cf.meta.llama_3_1_8b_instruct_fp8 import Llama318bInstructFp8 as _H_cf__meta__llama_3_1_8b_instruct_fp8, Llama318bInstructFp8Input as _In_cf__meta__llama_3_1_8b_instruct_fp8, Llama318bInstructFp8Output as _Out_cf__meta__llama_3_1_8b_instruct_fp8
+    from .models.cf.meta.llama_3_2_11b_vision_instruct import Llama3211bVisionInstruct as _H_cf__meta__llama_3_2_11b_vision_instruct, Llama3211bVisionInstructInput as _In_cf__meta__llama_3_2_11b_vision_instruct, Llama3211bVisionInstructOutput as _Out_cf__meta__llama_3_2_11b_vision_instruct
+    from .models.cf.meta.llama_3_2_1b_instruct import Llama321bInstruct as _H_cf__meta__llama_3_2_1b_instruct, Llama321bInstructInput as _In_cf__meta__llama_3_2_1b_instruct, Llama321bInstructOutput as _Out_cf__meta__llama_3_2_1b_instruct
+    from .models.cf.meta.llama_3_2_3b_instruct import Llama323bInstruct as _H_cf__meta__llama_3_2_3b_instruct, Llama323bInstructInput as _In_cf__meta__llama_3_2_3b_instruct, Llama323bInstructOutput as _Out_cf__meta__llama_3_2_3b_instruct
     from .models.cf.meta.llama_3_3_70b_instruct_fp8_fast import Llama3370bInstructFp8Fast as _H_cf__meta__llama_3_3_70b_instruct_fp8_fast, Llama3370bInstructFp8FastInput as _In_cf__meta__llama_3_3_70b_instruct_fp8_fast, Llama3370bInstructFp8FastOutput as _Out_cf__meta__llama_3_3_70b_instruct_fp8_fast
+    from .models.cf.meta.llama_4_scout_17b_16e_instruct import Llama4Scout17b16eInstruct as _H_cf__meta__llama_4_scout_17b_16e_instruct, Llama4Scout17b16eInstructInput as _In_cf__meta__llama_4_scout_17b_16e_instruct, Llama4Scout17b16eInstructOutput as _Out_cf__meta__llama_4_scout_17b_16e_instruct
+    from .models.cf.meta.llama_guard_3_8b import LlamaGuard38b as _H_cf__meta__llama_guard_3_8b, LlamaGuard38bInput as _In_cf__meta__llama_guard_3_8b, LlamaGuard38bOutput as _Out_cf__meta__llama_guard_3_8b
     from .models.cf.meta.m2m100_1_2b import M2m10012b as _H_cf__meta__m2m100_1_2b, M2m10012bInput as _In_cf__meta__m2m100_1_2b, M2m10012bOutput as _Out_cf__meta__m2m100_1_2b
+    from .models.cf.microsoft.phi_2 import Phi2 as _H_cf__microsoft__phi_2, Phi2Input as _In_cf__microsoft__phi_2, Phi2Output as _Out_cf__microsoft__phi_2
     from .models.cf.microsoft.resnet_50 import Resnet50 as _H_cf__microsoft__resnet_50, Resnet50Input as _In_cf__microsoft__resnet_50, Resnet50Output as _Out_cf__microsoft__resnet_50
+    from .models.cf.mistral.mistral_7b_instruct_v0_1 import Mistral7bInstructV01 as _H_cf__mistral__mistral_7b_instruct_v0_1, Mistral7bInstructV01Input as _In_cf__mistral__mistral_7b_instruct_v0_1, Mistral7bInstructV01Output as _Out_cf__mistral__mistral_7b_instruct_v0_1
+    from .models.cf.mistral.mistral_7b_instruct_v0_2_lora import Mistral7bInstructV02Lora as _H_cf__mistral__mistral_7b_instruct_v0_2_lora, Mistral7bInstructV02LoraInput as _In_cf__mistral__mistral_7b_instruct_v0_2_lora, Mistral7bInstructV02LoraOutput as _Out_cf__mistral__mistral_7b_instruct_v0_2_lora
+    from .models.cf.mistralai.mistral_small_3_1_24b_instruct import MistralSmall3124bInstruct as _H_cf__mistralai__mistral_small_3_1_24b_instruct, MistralSmall3124bInstructInput as _In_cf__mistralai__mistral_small_3_1_24b_instruct, MistralSmall3124bInstructOutput as _Out_cf__mistralai__mistral_small_3_1_24b_instruct
+    from .models.cf.moondream.moondream3_1_9b_a2b import Moondream319BA2B as _H_cf__moondream__moondream3_1_9b_a2b, Moondream319BA2BInput as _In_cf__moondream__moondream3_1_9b_a2b, Moondream319BA2BOutput as _Out_cf__moondream__moondream3_1_9b_a2b
+    from .models.cf.moonshotai.kimi_k2_5 import KimiK25 as _H_cf__moonshotai__kimi_k2_5, KimiK25Input as _In_cf__moonshotai__kimi_k2_5, KimiK25Output as _Out_cf__moonshotai__kimi_k2_5
     from .models.cf.myshell_ai.melotts import Melotts as _H_cf__myshell_ai__melotts, MelottsInput as _In_cf__myshell_ai__melotts, MelottsOutput as _Out_cf__myshell_ai__melotts
+    from .models.cf.nvidia.nemotron_3_120b_a12b import Nemotron3120bA12b as _H_cf__nvidia__nemotron_3_120b_a12b, Nemotron3120bA12bInput as _In_cf__nvidia__nemotron_3_120b_a12b, Nemotron3120bA12bOutput as _Out_cf__nvidia__nemotron_3_120b_a12b
+    from .models.cf.openai.gpt_oss_120b import GptOss120b as _H_cf__openai__gpt_oss_120b, GptOss120bInput as _In_cf__openai__gpt_oss_120b, GptOss120bOutput as _Out_cf__openai__gpt_oss_120b
+    from .models.cf.openai.gpt_oss_20b import GptOss20b as _H_cf__openai__gpt_oss_20b, GptOss20bInput as _In_cf__openai__gpt_oss_20b, GptOss20bOutput as _Out_cf__openai__gpt_oss_20b
     from .models.cf.openai.whisper import Whisper as _H_cf__openai__whisper, WhisperInput as _In_cf__openai__whisper, WhisperOutput as _Out_cf__openai__whisper
     from .models.cf.openai.whisper_large_v3_turbo import WhisperLargeV3Turbo as _H_cf__openai__whisper_large_v3_turbo, WhisperLargeV3TurboInput as _In_cf__openai__whisper_large_v3_turbo, WhisperLargeV3TurboOutput as _Out_cf__openai__whisper_large_v3_turbo
+    from .models.cf.openai.whisper_tiny_en import WhisperTinyEn as _H_cf__openai__whisper_tiny_en, WhisperTinyEnInput as _In_cf__openai__whisper_tiny_en, WhisperTinyEnOutput as _Out_cf__openai__whisper_tiny_en
+    from .models.cf.openchat.openchat_3_5_0106 import Openchat350106 as _H_cf__openchat__openchat_3_5_0106, Openchat350106Input as _In_cf__openchat__openchat_3_5_0106, Openchat350106Output as _Out_cf__openchat__openchat_3_5_0106
+    from .models.cf.pfnet.plamo_embedding_1b import PlamoEmbedding1b as _H_cf__pfnet__plamo_embedding_1b, PlamoEmbedding1bInput as _In_cf__pfnet__plamo_embedding_1b, PlamoEmbedding1bOutput as _Out_cf__pfnet__plamo_embedding_1b
     from .models.cf.pipecat_ai.smart_turn_v2 import SmartTurnV2 as _H_cf__pipecat_ai__smart_turn_v2, SmartTurnV2Input as _In_cf__pipecat_ai__smart_turn_v2, SmartTurnV2Output as _Out_cf__pipecat_ai__smart_turn_v2
+    from .models.cf.qwen.qwen1_5_0_5b_chat import Qwen1505bChat as _H_cf__qwen__qwen1_5_0_5b_chat, Qwen1505bChatInput as _In_cf__qwen__qwen1_5_0_5b_chat, Qwen1505bChatOutput as _Out_cf__qwen__qwen1_5_0_5b_chat
+    from .models.cf.qwen.qwen1_5_1_8b_chat import Qwen1518bChat as _H_cf__qwen__qwen1_5_1_8b_chat, Qwen1518bChatInput as _In_cf__qwen__qwen1_5_1_8b_chat, Qwen1518bChatOutput as _Out_cf__qwen__qwen1_5_1_8b_chat
+    from .models.cf.qwen.qwen1_5_14b_chat_awq import Qwen1514bChatAwq as _H_cf__qwen__qwen1_5_14b_chat_awq, Qwen1514bChatAwqInput as _In_cf__qwen__qwen1_5_14b_chat_awq, Qwen1514bChatAwqOutput as _Out_cf__qwen__qwen1_5_14b_chat_awq
+    from .models.cf.qwen.qwen1_5_7b_chat_awq import Qwen157bChatAwq as _H_cf__qwen__qwen1_5_7b_chat_awq, Qwen157bChatAwqInput as _In_cf__qwen__qwen1_5_7b_chat_awq, Qwen157bChatAwqOutput as _Out_cf__qwen__qwen1_5_7b_chat_awq
+    from .models.cf.qwen.qwen2_5_coder_32b_instruct import Qwen25Coder32bInstruct as _H_cf__qwen__qwen2_5_coder_32b_instruct, Qwen25Coder32bInstructInput as _In_cf__qwen__qwen2_5_coder_32b_instruct, Qwen25Coder32bInstructOutput as _Out_cf__qwen__qwen2_5_coder_32b_instruct
     from .models.cf.qwen.qwen3_30b_a3b_fp8 import Qwen330bA3bFp8 as _H_cf__qwen__qwen3_30b_a3b_fp8, Qwen330bA3bFp8Input as _In_cf__qwen__qwen3_30b_a3b_fp8, Qwen330bA3bFp8Output as _Out_cf__qwen__qwen3_30b_a3b_fp8
+    from .models.cf.qwen.qwen3_embedding_0_6b import Qwen3Embedding06b as _H_cf__qwen__qwen3_embedding_0_6b, Qwen3Embedding06bInput as _In_cf__qwen__qwen3_embedding_0_6b, Qwen3Embedding06bOutput as _Out_cf__qwen__qwen3_embedding_0_6b
+    from .models.cf.runwayml.stable_diffusion_v1_5_img2img import StableDiffusionV15Img2img as _H_cf__runwayml__stable_diffusion_v1_5_img2img, StableDiffusionV15Img2imgInput as _In_cf__runwayml__stable_diffusion_v1_5_img2img, StableDiffusionV15Img2imgOutput as _Out_cf__runwayml__stable_diffusion_v1_5_img2img
+    from .models.cf.runwayml.stable_diffusion_v1_5_inpainting import StableDiffusionV15Inpainting as _H_cf__runwayml__stable_diffusion_v1_5_inpainting, StableDiffusionV15InpaintingInput as _In_cf__runwayml__stable_diffusion_v1_5_inpainting, StableDiffusionV15InpaintingOutput as _Out_cf__runwayml__stable_diffusion_v1_5_inpainting
     from .models.cf.stabilityai.stable_diffusion_xl_base_1_0 import StableDiffusionXlBase10 as _H_cf__stabilityai__stable_diffusion_xl_base_1_0, StableDiffusionXlBase10Input as _In_cf__stabilityai__stable_diffusion_xl_base_1_0, StableDiffusionXlBase10Output as _Out_cf__stabilityai__stable_diffusion_xl_base_1_0
+    from .models.cf.thebloke.discolm_german_7b_v1_awq import DiscolmGerman7bV1Awq as _H_cf__thebloke__discolm_german_7b_v1_awq, DiscolmGerman7bV1AwqInput as _In_cf__thebloke__discolm_german_7b_v1_awq, DiscolmGerman7bV1AwqOutput as _Out_cf__thebloke__discolm_german_7b_v1_awq
+    from .models.cf.tiiuae.falcon_7b_instruct import Falcon7bInstruct as _H_cf__tiiuae__falcon_7b_instruct, Falcon7bInstructInput as _In_cf__tiiuae__falcon_7b_instruct, Falcon7bInstructOutput as _Out_cf__tiiuae__falcon_7b_instruct
+    from .models.cf.tinyllama.tinyllama_1_1b_chat_v1_0 import Tinyllama11bChatV10 as _H_cf__tinyllama__tinyllama_1_1b_chat_v1_0, Tinyllama11bChatV10Input as _In_cf__tinyllama__tinyllama_1_1b_chat_v1_0, Tinyllama11bChatV10Output as _Out_cf__tinyllama__tinyllama_1_1b_chat_v1_0
+    from .models.cf.unum.uform_gen2_qwen_500m import UformGen2Qwen500m as _H_cf__unum__uform_gen2_qwen_500m, UformGen2Qwen500mInput as _In_cf__unum__uform_gen2_qwen_500m, UformGen2Qwen500mOutput as _Out_cf__unum__uform_gen2_qwen_500m
+    from .models.cf.zai_org.glm_4_7_flash import Glm47Flash as _H_cf__zai_org__glm_4_7_flash, Glm47FlashInput as _In_cf__zai_org__glm_4_7_flash, Glm47FlashOutput as _Out_cf__zai_org__glm_4_7_flash
+    from .models.hf.google.gemma_7b_it import Gemma7bIt as _H_hf__google__gemma_7b_it, Gemma7bItInput as _In_hf__google__gemma_7b_it, Gemma7bItOutput as _Out_hf__google__gemma_7b_it
+    from .models.hf.meta_llama.meta_llama_3_8b_instruct import MetaLlama38bInstruct as _H_hf__meta_llama__meta_llama_3_8b_instruct, MetaLlama38bInstructInput as _In_hf__meta_llama__meta_llama_3_8b_instruct, MetaLlama38bInstructOutput as _Out_hf__meta_llama__meta_llama_3_8b_instruct
+    from .models.hf.mistral.mistral_7b_instruct_v0_2 import Mistral7bInstructV02 as _H_hf__mistral__mistral_7b_instruct_v0_2, Mistral7bInstructV02Input as _In_hf__mistral__mistral_7b_instruct_v0_2, Mistral7bInstructV02Output as _Out_hf__mistral__mistral_7b_instruct_v0_2
+    from .models.hf.nexusflow.starling_lm_7b_beta import StarlingLm7bBeta as _H_hf__nexusflow__starling_lm_7b_beta, StarlingLm7bBetaInput as _In_hf__nexusflow__starling_lm_7b_beta, StarlingLm7bBetaOutput as _Out_hf__nexusflow__starling_lm_7b_beta
     from .models.hf.nousresearch.hermes_2_pro_mistral_7b import Hermes2ProMistral7b as _H_hf__nousresearch__hermes_2_pro_mistral_7b, Hermes2ProMistral7bInput as _In_hf__nousresearch__hermes_2_pro_mistral_7b, Hermes2ProMistral7bOutput as _Out_hf__nousresearch__hermes_2_pro_mistral_7b
+    from .models.hf.thebloke.deepseek_coder_6_7b_base_awq import DeepseekCoder67bBaseAwq as _H_hf__thebloke__deepseek_coder_6_7b_base_awq, DeepseekCoder67bBaseAwqInput as _In_hf__thebloke__deepseek_coder_6_7b_base_awq, DeepseekCoder67bBaseAwqOutput as _Out_hf__thebloke__deepseek_coder_6_7b_base_awq
+    from .models.hf.thebloke.deepseek_coder_6_7b_instruct_awq import DeepseekCoder67bInstructAwq as _H_hf__thebloke__deepseek_coder_6_7b_instruct_awq, DeepseekCoder67bInstructAwqInput as _In_hf__thebloke__deepseek_coder_6_7b_instruct_awq, DeepseekCoder67bInstructAwqOutput as _Out_hf__thebloke__deepseek_coder_6_7b_instruct_awq
+    from .models.hf.thebloke.llama_2_13b_chat_awq import Llama213bChatAwq as _H_hf__thebloke__llama_2_13b_chat_awq, Llama213bChatAwqInput as _In_hf__thebloke__llama_2_13b_chat_awq, Llama213bChatAwqOutput as _Out_hf__thebloke__llama_2_13b_chat_awq
+    from .models.hf.thebloke.llamaguard_7b_awq import Llamaguard7bAwq as _H_hf__thebloke__llamaguard_7b_awq, Llamaguard7bAwqInput as _In_hf__thebloke__llamaguard_7b_awq, Llamaguard7bAwqOutput as _Out_hf__thebloke__llamaguard_7b_awq
+    from .models.hf.thebloke.mistral_7b_instruct_v0_1_awq import Mistral7bInstructV01Awq as _H_hf__thebloke__mistral_7b_instruct_v0_1_awq, Mistral7bInstructV01AwqInput as _In_hf__thebloke__mistral_7b_instruct_v0_1_awq, Mistral7bInstructV01AwqOutput as _Out_hf__thebloke__mistral_7b_instruct_v0_1_awq
+    from .models.hf.thebloke.neural_chat_7b_v3_1_awq import NeuralChat7bV31Awq as _H_hf__thebloke__neural_chat_7b_v3_1_awq, NeuralChat7bV31AwqInput as _In_hf__thebloke__neural_chat_7b_v3_1_awq, NeuralChat7bV31AwqOutput as _Out_hf__thebloke__neural_chat_7b_v3_1_awq
+    from .models.hf.thebloke.openhermes_2_5_mistral_7b_awq import Openhermes25Mistral7bAwq as _H_hf__thebloke__openhermes_2_5_mistral_7b_awq, Openhermes25Mistral7bAwqInput as _In_hf__thebloke__openhermes_2_5_mistral_7b_awq, Openhermes25Mistral7bAwqOutput as _Out_hf__thebloke__openhermes_2_5_mistral_7b_awq
+    from .models.hf.thebloke.zephyr_7b_beta_awq import Zephyr7bBetaAwq as _H_hf__thebloke__zephyr_7b_beta_awq, Zephyr7bBetaAwqInput as _In_hf__thebloke__zephyr_7b_beta_awq, Zephyr7bBetaAwqOutput as _Out_hf__thebloke__zephyr_7b_beta_awq
 
 __all__ = ["WorkersAI"]
 
@@ -45,7 +124,13 @@ class WorkersAI(BaseClient):
     """
 
     @overload
+    def model(self, model_id: Literal['@cf/ai4bharat/indictrans2-en-indic-1B']) -> _H_cf__ai4bharat__indictrans2_en_indic_1b: ...
+    @overload
+    def model(self, model_id: Literal['@cf/aisingapore/gemma-sea-lion-v4-27b-it']) -> _H_cf__aisingapore__gemma_sea_lion_v4_27b_it: ...
+    @overload
     def model(self, model_id: Literal['@cf/baai/bge-base-en-v1.5']) -> _H_cf__baai__bge_base_en_v1_5: ...
+    @overload
+    def model(self, model_id: Literal['@cf/baai/bge-large-en-v1.5']) -> _H_cf__baai__bge_large_en_v1_5: ...
     @overload
     def model(self, model_id: Literal['@cf/baai/bge-m3']) -> _H_cf__baai__bge_m3: ...
     @overload
@@ -53,39 +138,191 @@ class WorkersAI(BaseClient):
     @overload
     def model(self, model_id: Literal['@cf/baai/bge-small-en-v1.5']) -> _H_cf__baai__bge_small_en_v1_5: ...
     @overload
+    def model(self, model_id: Literal['@cf/baai/omni-bge-base-en-v1.5']) -> _H_cf__baai__omni_bge_base_en_v1_5: ...
+    @overload
     def model(self, model_id: Literal['@cf/black-forest-labs/flux-1-schnell']) -> _H_cf__black_forest_labs__flux_1_schnell: ...
     @overload
+    def model(self, model_id: Literal['@cf/black-forest-labs/flux-2-dev']) -> _H_cf__black_forest_labs__flux_2_dev: ...
+    @overload
+    def model(self, model_id: Literal['@cf/black-forest-labs/flux-2-klein-4b']) -> _H_cf__black_forest_labs__flux_2_klein_4b: ...
+    @overload
+    def model(self, model_id: Literal['@cf/black-forest-labs/flux-2-klein-9b']) -> _H_cf__black_forest_labs__flux_2_klein_9b: ...
+    @overload
+    def model(self, model_id: Literal['@cf/bytedance/stable-diffusion-xl-lightning']) -> _H_cf__bytedance__stable_diffusion_xl_lightning: ...
+    @overload
+    def model(self, model_id: Literal['@cf/cloudflare/clef']) -> _H_cf__cloudflare__clef: ...
+    @overload
+    def model(self, model_id: Literal['@cf/cloudflare/clef-flash']) -> _H_cf__cloudflare__clef_flash: ...
+    @overload
+    def model(self, model_id: Literal['@cf/cloudflare/clef-omni']) -> _H_cf__cloudflare__clef_omni: ...
+    @overload
     def model(self, model_id: Literal['@cf/deepgram/aura-1']) -> _H_cf__deepgram__aura_1: ...
+    @overload
+    def model(self, model_id: Literal['@cf/deepgram/aura-2-en']) -> _H_cf__deepgram__aura_2_en: ...
+    @overload
+    def model(self, model_id: Literal['@cf/deepgram/aura-2-es']) -> _H_cf__deepgram__aura_2_es: ...
+    @overload
+    def model(self, model_id: Literal['@cf/deepgram/flux']) -> _H_cf__deepgram__flux: ...
+    @overload
+    def model(self, model_id: Literal['@cf/deepgram/nova-3']) -> _H_cf__deepgram__nova_3: ...
+    @overload
+    def model(self, model_id: Literal['@cf/deepseek-ai/deepseek-math-7b-instruct']) -> _H_cf__deepseek_ai__deepseek_math_7b_instruct: ...
+    @overload
+    def model(self, model_id: Literal['@cf/deepseek-ai/deepseek-r1-distill-qwen-32b']) -> _H_cf__deepseek_ai__deepseek_r1_distill_qwen_32b: ...
+    @overload
+    def model(self, model_id: Literal['@cf/deepseek-ai/deepseek-v4-pro-0813']) -> _H_cf__deepseek_ai__deepseek_v4_pro_0813: ...
+    @overload
+    def model(self, model_id: Literal['@cf/defog/sqlcoder-7b-2']) -> _H_cf__defog__sqlcoder_7b_2: ...
     @overload
     def model(self, model_id: Literal['@cf/facebook/bart-large-cnn']) -> _H_cf__facebook__bart_large_cnn: ...
     @overload
     def model(self, model_id: Literal['@cf/facebook/detr-resnet-50']) -> _H_cf__facebook__detr_resnet_50: ...
     @overload
+    def model(self, model_id: Literal['@cf/fblgit/una-cybertron-7b-v2-bf16']) -> _H_cf__fblgit__una_cybertron_7b_v2_bf16: ...
+    @overload
+    def model(self, model_id: Literal['@cf/google/embeddinggemma-300m']) -> _H_cf__google__embeddinggemma_300m: ...
+    @overload
+    def model(self, model_id: Literal['@cf/google/gemma-2b-it-lora']) -> _H_cf__google__gemma_2b_it_lora: ...
+    @overload
+    def model(self, model_id: Literal['@cf/google/gemma-3-12b-it']) -> _H_cf__google__gemma_3_12b_it: ...
+    @overload
+    def model(self, model_id: Literal['@cf/google/gemma-4-26b-a4b-it']) -> _H_cf__google__gemma_4_26b_a4b_it: ...
+    @overload
+    def model(self, model_id: Literal['@cf/google/gemma-7b-it-lora']) -> _H_cf__google__gemma_7b_it_lora: ...
+    @overload
     def model(self, model_id: Literal['@cf/huggingface/distilbert-sst-2-int8']) -> _H_cf__huggingface__distilbert_sst_2_int8: ...
+    @overload
+    def model(self, model_id: Literal['@cf/leonardo/lucid-origin']) -> _H_cf__leonardo__lucid_origin: ...
+    @overload
+    def model(self, model_id: Literal['@cf/leonardo/phoenix-1.0']) -> _H_cf__leonardo__phoenix_1_0: ...
     @overload
     def model(self, model_id: Literal['@cf/llava-hf/llava-1.5-7b-hf']) -> _H_cf__llava_hf__llava_1_5_7b_hf: ...
     @overload
+    def model(self, model_id: Literal['@cf/lykon/dreamshaper-8-lcm']) -> _H_cf__lykon__dreamshaper_8_lcm: ...
+    @overload
+    def model(self, model_id: Literal['@cf/meta-llama/llama-2-7b-chat-hf-lora']) -> _H_cf__meta_llama__llama_2_7b_chat_hf_lora: ...
+    @overload
+    def model(self, model_id: Literal['@cf/meta/llama-2-7b-chat-fp16']) -> _H_cf__meta__llama_2_7b_chat_fp16: ...
+    @overload
+    def model(self, model_id: Literal['@cf/meta/llama-2-7b-chat-int8']) -> _H_cf__meta__llama_2_7b_chat_int8: ...
+    @overload
     def model(self, model_id: Literal['@cf/meta/llama-3-8b-instruct']) -> _H_cf__meta__llama_3_8b_instruct: ...
+    @overload
+    def model(self, model_id: Literal['@cf/meta/llama-3-8b-instruct-awq']) -> _H_cf__meta__llama_3_8b_instruct_awq: ...
+    @overload
+    def model(self, model_id: Literal['@cf/meta/llama-3.1-70b-instruct']) -> _H_cf__meta__llama_3_1_70b_instruct: ...
+    @overload
+    def model(self, model_id: Literal['@cf/meta/llama-3.1-8b-instruct']) -> _H_cf__meta__llama_3_1_8b_instruct: ...
+    @overload
+    def model(self, model_id: Literal['@cf/meta/llama-3.1-8b-instruct-awq']) -> _H_cf__meta__llama_3_1_8b_instruct_awq: ...
+    @overload
+    def model(self, model_id: Literal['@cf/meta/llama-3.1-8b-instruct-fast']) -> _H_cf__meta__llama_3_1_8b_instruct_fast: ...
+    @overload
+    def model(self, model_id: Literal['@cf/meta/llama-3.1-8b-instruct-fp8']) -> _H_cf__meta__llama_3_1_8b_instruct_fp8: ...
+    @overload
+    def model(self, model_id: Literal['@cf/meta/llama-3.2-11b-vision-instruct']) -> _H_cf__meta__llama_3_2_11b_vision_instruct: ...
+    @overload
+    def model(self, model_id: Literal['@cf/meta/llama-3.2-1b-instruct']) -> _H_cf__meta__llama_3_2_1b_instruct: ...
+    @overload
+    def model(self, model_id: Literal['@cf/meta/llama-3.2-3b-instruct']) -> _H_cf__meta__llama_3_2_3b_instruct: ...
     @overload
     def model(self, model_id: Literal['@cf/meta/llama-3.3-70b-instruct-fp8-fast']) -> _H_cf__meta__llama_3_3_70b_instruct_fp8_fast: ...
     @overload
+    def model(self, model_id: Literal['@cf/meta/llama-4-scout-17b-16e-instruct']) -> _H_cf__meta__llama_4_scout_17b_16e_instruct: ...
+    @overload
+    def model(self, model_id: Literal['@cf/meta/llama-guard-3-8b']) -> _H_cf__meta__llama_guard_3_8b: ...
+    @overload
     def model(self, model_id: Literal['@cf/meta/m2m100-1.2b']) -> _H_cf__meta__m2m100_1_2b: ...
+    @overload
+    def model(self, model_id: Literal['@cf/microsoft/phi-2']) -> _H_cf__microsoft__phi_2: ...
     @overload
     def model(self, model_id: Literal['@cf/microsoft/resnet-50']) -> _H_cf__microsoft__resnet_50: ...
     @overload
+    def model(self, model_id: Literal['@cf/mistral/mistral-7b-instruct-v0.1']) -> _H_cf__mistral__mistral_7b_instruct_v0_1: ...
+    @overload
+    def model(self, model_id: Literal['@cf/mistral/mistral-7b-instruct-v0.2-lora']) -> _H_cf__mistral__mistral_7b_instruct_v0_2_lora: ...
+    @overload
+    def model(self, model_id: Literal['@cf/mistralai/mistral-small-3.1-24b-instruct']) -> _H_cf__mistralai__mistral_small_3_1_24b_instruct: ...
+    @overload
+    def model(self, model_id: Literal['@cf/moondream/moondream3.1-9B-A2B']) -> _H_cf__moondream__moondream3_1_9b_a2b: ...
+    @overload
+    def model(self, model_id: Literal['@cf/moonshotai/kimi-k2.5']) -> _H_cf__moonshotai__kimi_k2_5: ...
+    @overload
     def model(self, model_id: Literal['@cf/myshell-ai/melotts']) -> _H_cf__myshell_ai__melotts: ...
+    @overload
+    def model(self, model_id: Literal['@cf/nvidia/nemotron-3-120b-a12b']) -> _H_cf__nvidia__nemotron_3_120b_a12b: ...
+    @overload
+    def model(self, model_id: Literal['@cf/openai/gpt-oss-120b']) -> _H_cf__openai__gpt_oss_120b: ...
+    @overload
+    def model(self, model_id: Literal['@cf/openai/gpt-oss-20b']) -> _H_cf__openai__gpt_oss_20b: ...
     @overload
     def model(self, model_id: Literal['@cf/openai/whisper']) -> _H_cf__openai__whisper: ...
     @overload
     def model(self, model_id: Literal['@cf/openai/whisper-large-v3-turbo']) -> _H_cf__openai__whisper_large_v3_turbo: ...
     @overload
+    def model(self, model_id: Literal['@cf/openai/whisper-tiny-en']) -> _H_cf__openai__whisper_tiny_en: ...
+    @overload
+    def model(self, model_id: Literal['@cf/openchat/openchat-3.5-0106']) -> _H_cf__openchat__openchat_3_5_0106: ...
+    @overload
+    def model(self, model_id: Literal['@cf/pfnet/plamo-embedding-1b']) -> _H_cf__pfnet__plamo_embedding_1b: ...
+    @overload
     def model(self, model_id: Literal['@cf/pipecat-ai/smart-turn-v2']) -> _H_cf__pipecat_ai__smart_turn_v2: ...
+    @overload
+    def model(self, model_id: Literal['@cf/qwen/qwen1.5-0.5b-chat']) -> _H_cf__qwen__qwen1_5_0_5b_chat: ...
+    @overload
+    def model(self, model_id: Literal['@cf/qwen/qwen1.5-1.8b-chat']) -> _H_cf__qwen__qwen1_5_1_8b_chat: ...
+    @overload
+    def model(self, model_id: Literal['@cf/qwen/qwen1.5-14b-chat-awq']) -> _H_cf__qwen__qwen1_5_14b_chat_awq: ...
+    @overload
+    def model(self, model_id: Literal['@cf/qwen/qwen1.5-7b-chat-awq']) -> _H_cf__qwen__qwen1_5_7b_chat_awq: ...
+    @overload
+    def model(self, model_id: Literal['@cf/qwen/qwen2.5-coder-32b-instruct']) -> _H_cf__qwen__qwen2_5_coder_32b_instruct: ...
     @overload
     def model(self, model_id: Literal['@cf/qwen/qwen3-30b-a3b-fp8']) -> _H_cf__qwen__qwen3_30b_a3b_fp8: ...
     @overload
+    def model(self, model_id: Literal['@cf/qwen/qwen3-embedding-0.6b']) -> _H_cf__qwen__qwen3_embedding_0_6b: ...
+    @overload
+    def model(self, model_id: Literal['@cf/runwayml/stable-diffusion-v1-5-img2img']) -> _H_cf__runwayml__stable_diffusion_v1_5_img2img: ...
+    @overload
+    def model(self, model_id: Literal['@cf/runwayml/stable-diffusion-v1-5-inpainting']) -> _H_cf__runwayml__stable_diffusion_v1_5_inpainting: ...
+    @overload
     def model(self, model_id: Literal['@cf/stabilityai/stable-diffusion-xl-base-1.0']) -> _H_cf__stabilityai__stable_diffusion_xl_base_1_0: ...
     @overload
+    def model(self, model_id: Literal['@cf/thebloke/discolm-german-7b-v1-awq']) -> _H_cf__thebloke__discolm_german_7b_v1_awq: ...
+    @overload
+    def model(self, model_id: Literal['@cf/tiiuae/falcon-7b-instruct']) -> _H_cf__tiiuae__falcon_7b_instruct: ...
+    @overload
+    def model(self, model_id: Literal['@cf/tinyllama/tinyllama-1.1b-chat-v1.0']) -> _H_cf__tinyllama__tinyllama_1_1b_chat_v1_0: ...
+    @overload
+    def model(self, model_id: Literal['@cf/unum/uform-gen2-qwen-500m']) -> _H_cf__unum__uform_gen2_qwen_500m: ...
+    @overload
+    def model(self, model_id: Literal['@cf/zai-org/glm-4.7-flash']) -> _H_cf__zai_org__glm_4_7_flash: ...
+    @overload
+    def model(self, model_id: Literal['@hf/google/gemma-7b-it']) -> _H_hf__google__gemma_7b_it: ...
+    @overload
+    def model(self, model_id: Literal['@hf/meta-llama/meta-llama-3-8b-instruct']) -> _H_hf__meta_llama__meta_llama_3_8b_instruct: ...
+    @overload
+    def model(self, model_id: Literal['@hf/mistral/mistral-7b-instruct-v0.2']) -> _H_hf__mistral__mistral_7b_instruct_v0_2: ...
+    @overload
+    def model(self, model_id: Literal['@hf/nexusflow/starling-lm-7b-beta']) -> _H_hf__nexusflow__starling_lm_7b_beta: ...
+    @overload
     def model(self, model_id: Literal['@hf/nousresearch/hermes-2-pro-mistral-7b']) -> _H_hf__nousresearch__hermes_2_pro_mistral_7b: ...
+    @overload
+    def model(self, model_id: Literal['@hf/thebloke/deepseek-coder-6.7b-base-awq']) -> _H_hf__thebloke__deepseek_coder_6_7b_base_awq: ...
+    @overload
+    def model(self, model_id: Literal['@hf/thebloke/deepseek-coder-6.7b-instruct-awq']) -> _H_hf__thebloke__deepseek_coder_6_7b_instruct_awq: ...
+    @overload
+    def model(self, model_id: Literal['@hf/thebloke/llama-2-13b-chat-awq']) -> _H_hf__thebloke__llama_2_13b_chat_awq: ...
+    @overload
+    def model(self, model_id: Literal['@hf/thebloke/llamaguard-7b-awq']) -> _H_hf__thebloke__llamaguard_7b_awq: ...
+    @overload
+    def model(self, model_id: Literal['@hf/thebloke/mistral-7b-instruct-v0.1-awq']) -> _H_hf__thebloke__mistral_7b_instruct_v0_1_awq: ...
+    @overload
+    def model(self, model_id: Literal['@hf/thebloke/neural-chat-7b-v3-1-awq']) -> _H_hf__thebloke__neural_chat_7b_v3_1_awq: ...
+    @overload
+    def model(self, model_id: Literal['@hf/thebloke/openhermes-2.5-mistral-7b-awq']) -> _H_hf__thebloke__openhermes_2_5_mistral_7b_awq: ...
+    @overload
+    def model(self, model_id: Literal['@hf/thebloke/zephyr-7b-beta-awq']) -> _H_hf__thebloke__zephyr_7b_beta_awq: ...
     @overload
     def model(self, model_id: str) -> ModelHandle[Any, Any]: ...
     def model(self, model_id: str) -> ModelHandle[Any, Any]:
@@ -115,6 +352,26 @@ class WorkersAI(BaseClient):
     @overload
     def run(
         self,
+        model_id: Literal['@cf/ai4bharat/indictrans2-en-indic-1B'],
+        payload: _In_cf__ai4bharat__indictrans2_en_indic_1b | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__ai4bharat__indictrans2_en_indic_1b: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/aisingapore/gemma-sea-lion-v4-27b-it'],
+        payload: _In_cf__aisingapore__gemma_sea_lion_v4_27b_it | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__aisingapore__gemma_sea_lion_v4_27b_it: ...
+    @overload
+    def run(
+        self,
         model_id: Literal['@cf/baai/bge-base-en-v1.5'],
         payload: _In_cf__baai__bge_base_en_v1_5 | Mapping[str, Any],
         *,
@@ -122,6 +379,16 @@ class WorkersAI(BaseClient):
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
     ) -> _Out_cf__baai__bge_base_en_v1_5: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/baai/bge-large-en-v1.5'],
+        payload: _In_cf__baai__bge_large_en_v1_5 | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__baai__bge_large_en_v1_5: ...
     @overload
     def run(
         self,
@@ -155,6 +422,16 @@ class WorkersAI(BaseClient):
     @overload
     def run(
         self,
+        model_id: Literal['@cf/baai/omni-bge-base-en-v1.5'],
+        payload: _In_cf__baai__omni_bge_base_en_v1_5 | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__baai__omni_bge_base_en_v1_5: ...
+    @overload
+    def run(
+        self,
         model_id: Literal['@cf/black-forest-labs/flux-1-schnell'],
         payload: _In_cf__black_forest_labs__flux_1_schnell | Mapping[str, Any],
         *,
@@ -165,6 +442,76 @@ class WorkersAI(BaseClient):
     @overload
     def run(
         self,
+        model_id: Literal['@cf/black-forest-labs/flux-2-dev'],
+        payload: _In_cf__black_forest_labs__flux_2_dev | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__black_forest_labs__flux_2_dev: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/black-forest-labs/flux-2-klein-4b'],
+        payload: _In_cf__black_forest_labs__flux_2_klein_4b | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__black_forest_labs__flux_2_klein_4b: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/black-forest-labs/flux-2-klein-9b'],
+        payload: _In_cf__black_forest_labs__flux_2_klein_9b | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__black_forest_labs__flux_2_klein_9b: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/bytedance/stable-diffusion-xl-lightning'],
+        payload: _In_cf__bytedance__stable_diffusion_xl_lightning | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__bytedance__stable_diffusion_xl_lightning: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/cloudflare/clef'],
+        payload: _In_cf__cloudflare__clef | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__cloudflare__clef: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/cloudflare/clef-flash'],
+        payload: _In_cf__cloudflare__clef_flash | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__cloudflare__clef_flash: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/cloudflare/clef-omni'],
+        payload: _In_cf__cloudflare__clef_omni | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__cloudflare__clef_omni: ...
+    @overload
+    def run(
+        self,
         model_id: Literal['@cf/deepgram/aura-1'],
         payload: _In_cf__deepgram__aura_1 | Mapping[str, Any],
         *,
@@ -172,6 +519,86 @@ class WorkersAI(BaseClient):
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
     ) -> _Out_cf__deepgram__aura_1: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/deepgram/aura-2-en'],
+        payload: _In_cf__deepgram__aura_2_en | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__deepgram__aura_2_en: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/deepgram/aura-2-es'],
+        payload: _In_cf__deepgram__aura_2_es | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__deepgram__aura_2_es: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/deepgram/flux'],
+        payload: _In_cf__deepgram__flux | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__deepgram__flux: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/deepgram/nova-3'],
+        payload: _In_cf__deepgram__nova_3 | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__deepgram__nova_3: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/deepseek-ai/deepseek-math-7b-instruct'],
+        payload: _In_cf__deepseek_ai__deepseek_math_7b_instruct | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__deepseek_ai__deepseek_math_7b_instruct: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/deepseek-ai/deepseek-r1-distill-qwen-32b'],
+        payload: _In_cf__deepseek_ai__deepseek_r1_distill_qwen_32b | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__deepseek_ai__deepseek_r1_distill_qwen_32b: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/deepseek-ai/deepseek-v4-pro-0813'],
+        payload: _In_cf__deepseek_ai__deepseek_v4_pro_0813 | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__deepseek_ai__deepseek_v4_pro_0813: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/defog/sqlcoder-7b-2'],
+        payload: _In_cf__defog__sqlcoder_7b_2 | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__defog__sqlcoder_7b_2: ...
     @overload
     def run(
         self,
@@ -195,6 +622,66 @@ class WorkersAI(BaseClient):
     @overload
     def run(
         self,
+        model_id: Literal['@cf/fblgit/una-cybertron-7b-v2-bf16'],
+        payload: _In_cf__fblgit__una_cybertron_7b_v2_bf16 | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__fblgit__una_cybertron_7b_v2_bf16: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/google/embeddinggemma-300m'],
+        payload: _In_cf__google__embeddinggemma_300m | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__google__embeddinggemma_300m: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/google/gemma-2b-it-lora'],
+        payload: _In_cf__google__gemma_2b_it_lora | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__google__gemma_2b_it_lora: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/google/gemma-3-12b-it'],
+        payload: _In_cf__google__gemma_3_12b_it | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__google__gemma_3_12b_it: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/google/gemma-4-26b-a4b-it'],
+        payload: _In_cf__google__gemma_4_26b_a4b_it | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__google__gemma_4_26b_a4b_it: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/google/gemma-7b-it-lora'],
+        payload: _In_cf__google__gemma_7b_it_lora | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__google__gemma_7b_it_lora: ...
+    @overload
+    def run(
+        self,
         model_id: Literal['@cf/huggingface/distilbert-sst-2-int8'],
         payload: _In_cf__huggingface__distilbert_sst_2_int8 | Mapping[str, Any],
         *,
@@ -202,6 +689,26 @@ class WorkersAI(BaseClient):
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
     ) -> _Out_cf__huggingface__distilbert_sst_2_int8: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/leonardo/lucid-origin'],
+        payload: _In_cf__leonardo__lucid_origin | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__leonardo__lucid_origin: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/leonardo/phoenix-1.0'],
+        payload: _In_cf__leonardo__phoenix_1_0 | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__leonardo__phoenix_1_0: ...
     @overload
     def run(
         self,
@@ -215,6 +722,46 @@ class WorkersAI(BaseClient):
     @overload
     def run(
         self,
+        model_id: Literal['@cf/lykon/dreamshaper-8-lcm'],
+        payload: _In_cf__lykon__dreamshaper_8_lcm | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__lykon__dreamshaper_8_lcm: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/meta-llama/llama-2-7b-chat-hf-lora'],
+        payload: _In_cf__meta_llama__llama_2_7b_chat_hf_lora | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__meta_llama__llama_2_7b_chat_hf_lora: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/meta/llama-2-7b-chat-fp16'],
+        payload: _In_cf__meta__llama_2_7b_chat_fp16 | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__meta__llama_2_7b_chat_fp16: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/meta/llama-2-7b-chat-int8'],
+        payload: _In_cf__meta__llama_2_7b_chat_int8 | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__meta__llama_2_7b_chat_int8: ...
+    @overload
+    def run(
+        self,
         model_id: Literal['@cf/meta/llama-3-8b-instruct'],
         payload: _In_cf__meta__llama_3_8b_instruct | Mapping[str, Any],
         *,
@@ -222,6 +769,96 @@ class WorkersAI(BaseClient):
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
     ) -> _Out_cf__meta__llama_3_8b_instruct: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/meta/llama-3-8b-instruct-awq'],
+        payload: _In_cf__meta__llama_3_8b_instruct_awq | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__meta__llama_3_8b_instruct_awq: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/meta/llama-3.1-70b-instruct'],
+        payload: _In_cf__meta__llama_3_1_70b_instruct | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__meta__llama_3_1_70b_instruct: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/meta/llama-3.1-8b-instruct'],
+        payload: _In_cf__meta__llama_3_1_8b_instruct | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__meta__llama_3_1_8b_instruct: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/meta/llama-3.1-8b-instruct-awq'],
+        payload: _In_cf__meta__llama_3_1_8b_instruct_awq | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__meta__llama_3_1_8b_instruct_awq: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/meta/llama-3.1-8b-instruct-fast'],
+        payload: _In_cf__meta__llama_3_1_8b_instruct_fast | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__meta__llama_3_1_8b_instruct_fast: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/meta/llama-3.1-8b-instruct-fp8'],
+        payload: _In_cf__meta__llama_3_1_8b_instruct_fp8 | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__meta__llama_3_1_8b_instruct_fp8: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/meta/llama-3.2-11b-vision-instruct'],
+        payload: _In_cf__meta__llama_3_2_11b_vision_instruct | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__meta__llama_3_2_11b_vision_instruct: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/meta/llama-3.2-1b-instruct'],
+        payload: _In_cf__meta__llama_3_2_1b_instruct | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__meta__llama_3_2_1b_instruct: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/meta/llama-3.2-3b-instruct'],
+        payload: _In_cf__meta__llama_3_2_3b_instruct | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__meta__llama_3_2_3b_instruct: ...
     @overload
     def run(
         self,
@@ -235,6 +872,26 @@ class WorkersAI(BaseClient):
     @overload
     def run(
         self,
+        model_id: Literal['@cf/meta/llama-4-scout-17b-16e-instruct'],
+        payload: _In_cf__meta__llama_4_scout_17b_16e_instruct | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__meta__llama_4_scout_17b_16e_instruct: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/meta/llama-guard-3-8b'],
+        payload: _In_cf__meta__llama_guard_3_8b | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__meta__llama_guard_3_8b: ...
+    @overload
+    def run(
+        self,
         model_id: Literal['@cf/meta/m2m100-1.2b'],
         payload: _In_cf__meta__m2m100_1_2b | Mapping[str, Any],
         *,
@@ -242,6 +899,16 @@ class WorkersAI(BaseClient):
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
     ) -> _Out_cf__meta__m2m100_1_2b: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/microsoft/phi-2'],
+        payload: _In_cf__microsoft__phi_2 | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__microsoft__phi_2: ...
     @overload
     def run(
         self,
@@ -255,6 +922,56 @@ class WorkersAI(BaseClient):
     @overload
     def run(
         self,
+        model_id: Literal['@cf/mistral/mistral-7b-instruct-v0.1'],
+        payload: _In_cf__mistral__mistral_7b_instruct_v0_1 | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__mistral__mistral_7b_instruct_v0_1: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/mistral/mistral-7b-instruct-v0.2-lora'],
+        payload: _In_cf__mistral__mistral_7b_instruct_v0_2_lora | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__mistral__mistral_7b_instruct_v0_2_lora: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/mistralai/mistral-small-3.1-24b-instruct'],
+        payload: _In_cf__mistralai__mistral_small_3_1_24b_instruct | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__mistralai__mistral_small_3_1_24b_instruct: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/moondream/moondream3.1-9B-A2B'],
+        payload: _In_cf__moondream__moondream3_1_9b_a2b | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__moondream__moondream3_1_9b_a2b: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/moonshotai/kimi-k2.5'],
+        payload: _In_cf__moonshotai__kimi_k2_5 | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__moonshotai__kimi_k2_5: ...
+    @overload
+    def run(
+        self,
         model_id: Literal['@cf/myshell-ai/melotts'],
         payload: _In_cf__myshell_ai__melotts | Mapping[str, Any],
         *,
@@ -262,6 +979,36 @@ class WorkersAI(BaseClient):
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
     ) -> _Out_cf__myshell_ai__melotts: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/nvidia/nemotron-3-120b-a12b'],
+        payload: _In_cf__nvidia__nemotron_3_120b_a12b | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__nvidia__nemotron_3_120b_a12b: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/openai/gpt-oss-120b'],
+        payload: _In_cf__openai__gpt_oss_120b | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__openai__gpt_oss_120b: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/openai/gpt-oss-20b'],
+        payload: _In_cf__openai__gpt_oss_20b | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__openai__gpt_oss_20b: ...
     @overload
     def run(
         self,
@@ -285,6 +1032,36 @@ class WorkersAI(BaseClient):
     @overload
     def run(
         self,
+        model_id: Literal['@cf/openai/whisper-tiny-en'],
+        payload: _In_cf__openai__whisper_tiny_en | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__openai__whisper_tiny_en: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/openchat/openchat-3.5-0106'],
+        payload: _In_cf__openchat__openchat_3_5_0106 | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__openchat__openchat_3_5_0106: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/pfnet/plamo-embedding-1b'],
+        payload: _In_cf__pfnet__plamo_embedding_1b | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__pfnet__plamo_embedding_1b: ...
+    @overload
+    def run(
+        self,
         model_id: Literal['@cf/pipecat-ai/smart-turn-v2'],
         payload: _In_cf__pipecat_ai__smart_turn_v2 | Mapping[str, Any],
         *,
@@ -292,6 +1069,56 @@ class WorkersAI(BaseClient):
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
     ) -> _Out_cf__pipecat_ai__smart_turn_v2: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/qwen/qwen1.5-0.5b-chat'],
+        payload: _In_cf__qwen__qwen1_5_0_5b_chat | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__qwen__qwen1_5_0_5b_chat: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/qwen/qwen1.5-1.8b-chat'],
+        payload: _In_cf__qwen__qwen1_5_1_8b_chat | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__qwen__qwen1_5_1_8b_chat: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/qwen/qwen1.5-14b-chat-awq'],
+        payload: _In_cf__qwen__qwen1_5_14b_chat_awq | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__qwen__qwen1_5_14b_chat_awq: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/qwen/qwen1.5-7b-chat-awq'],
+        payload: _In_cf__qwen__qwen1_5_7b_chat_awq | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__qwen__qwen1_5_7b_chat_awq: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/qwen/qwen2.5-coder-32b-instruct'],
+        payload: _In_cf__qwen__qwen2_5_coder_32b_instruct | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__qwen__qwen2_5_coder_32b_instruct: ...
     @overload
     def run(
         self,
@@ -305,6 +1132,36 @@ class WorkersAI(BaseClient):
     @overload
     def run(
         self,
+        model_id: Literal['@cf/qwen/qwen3-embedding-0.6b'],
+        payload: _In_cf__qwen__qwen3_embedding_0_6b | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__qwen__qwen3_embedding_0_6b: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/runwayml/stable-diffusion-v1-5-img2img'],
+        payload: _In_cf__runwayml__stable_diffusion_v1_5_img2img | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__runwayml__stable_diffusion_v1_5_img2img: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/runwayml/stable-diffusion-v1-5-inpainting'],
+        payload: _In_cf__runwayml__stable_diffusion_v1_5_inpainting | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__runwayml__stable_diffusion_v1_5_inpainting: ...
+    @overload
+    def run(
+        self,
         model_id: Literal['@cf/stabilityai/stable-diffusion-xl-base-1.0'],
         payload: _In_cf__stabilityai__stable_diffusion_xl_base_1_0 | Mapping[str, Any],
         *,
@@ -315,6 +1172,96 @@ class WorkersAI(BaseClient):
     @overload
     def run(
         self,
+        model_id: Literal['@cf/thebloke/discolm-german-7b-v1-awq'],
+        payload: _In_cf__thebloke__discolm_german_7b_v1_awq | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__thebloke__discolm_german_7b_v1_awq: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/tiiuae/falcon-7b-instruct'],
+        payload: _In_cf__tiiuae__falcon_7b_instruct | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__tiiuae__falcon_7b_instruct: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/tinyllama/tinyllama-1.1b-chat-v1.0'],
+        payload: _In_cf__tinyllama__tinyllama_1_1b_chat_v1_0 | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__tinyllama__tinyllama_1_1b_chat_v1_0: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/unum/uform-gen2-qwen-500m'],
+        payload: _In_cf__unum__uform_gen2_qwen_500m | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__unum__uform_gen2_qwen_500m: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/zai-org/glm-4.7-flash'],
+        payload: _In_cf__zai_org__glm_4_7_flash | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_cf__zai_org__glm_4_7_flash: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@hf/google/gemma-7b-it'],
+        payload: _In_hf__google__gemma_7b_it | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_hf__google__gemma_7b_it: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@hf/meta-llama/meta-llama-3-8b-instruct'],
+        payload: _In_hf__meta_llama__meta_llama_3_8b_instruct | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_hf__meta_llama__meta_llama_3_8b_instruct: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@hf/mistral/mistral-7b-instruct-v0.2'],
+        payload: _In_hf__mistral__mistral_7b_instruct_v0_2 | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_hf__mistral__mistral_7b_instruct_v0_2: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@hf/nexusflow/starling-lm-7b-beta'],
+        payload: _In_hf__nexusflow__starling_lm_7b_beta | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_hf__nexusflow__starling_lm_7b_beta: ...
+    @overload
+    def run(
+        self,
         model_id: Literal['@hf/nousresearch/hermes-2-pro-mistral-7b'],
         payload: _In_hf__nousresearch__hermes_2_pro_mistral_7b | Mapping[str, Any],
         *,
@@ -322,6 +1269,86 @@ class WorkersAI(BaseClient):
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
     ) -> _Out_hf__nousresearch__hermes_2_pro_mistral_7b: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@hf/thebloke/deepseek-coder-6.7b-base-awq'],
+        payload: _In_hf__thebloke__deepseek_coder_6_7b_base_awq | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_hf__thebloke__deepseek_coder_6_7b_base_awq: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@hf/thebloke/deepseek-coder-6.7b-instruct-awq'],
+        payload: _In_hf__thebloke__deepseek_coder_6_7b_instruct_awq | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_hf__thebloke__deepseek_coder_6_7b_instruct_awq: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@hf/thebloke/llama-2-13b-chat-awq'],
+        payload: _In_hf__thebloke__llama_2_13b_chat_awq | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_hf__thebloke__llama_2_13b_chat_awq: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@hf/thebloke/llamaguard-7b-awq'],
+        payload: _In_hf__thebloke__llamaguard_7b_awq | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_hf__thebloke__llamaguard_7b_awq: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@hf/thebloke/mistral-7b-instruct-v0.1-awq'],
+        payload: _In_hf__thebloke__mistral_7b_instruct_v0_1_awq | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_hf__thebloke__mistral_7b_instruct_v0_1_awq: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@hf/thebloke/neural-chat-7b-v3-1-awq'],
+        payload: _In_hf__thebloke__neural_chat_7b_v3_1_awq | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_hf__thebloke__neural_chat_7b_v3_1_awq: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@hf/thebloke/openhermes-2.5-mistral-7b-awq'],
+        payload: _In_hf__thebloke__openhermes_2_5_mistral_7b_awq | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_hf__thebloke__openhermes_2_5_mistral_7b_awq: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@hf/thebloke/zephyr-7b-beta-awq'],
+        payload: _In_hf__thebloke__zephyr_7b_beta_awq | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> _Out_hf__thebloke__zephyr_7b_beta_awq: ...
     @overload
     def run(
         self,

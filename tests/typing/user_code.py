@@ -9,7 +9,7 @@ bge = ai.model("@cf/baai/bge-m3")
 reveal_type(bge)  # E: BgeM3
 out = bge.embed(text=["a"])
 reveal_type(out)  # E: EmbeddingOutput
-reveal_type(out.data)  # E: list[list[float]] | UnsetType
+reveal_type(out.data)  # E: list[list[float]]
 scores = bge.rank(query="q", contexts=[Context(text="c")])
 reveal_type(scores)  # E: QueryOutput
 job = bge.batch([])
