@@ -21,22 +21,8 @@ CONFIG = json.dumps({"r": 8, "lora_alpha": 16, "model_type": "mistral"}).encode(
 @pytest.fixture
 def emu() -> Iterator[Emulator]:
     with Emulator() as emulator:
-        # a LoRA-capable base as the catalog marks one (property lora = "true"), with a schema of our own
-        emulator.add_model(
-            LORA_MODEL,
-            {
-                "task": {"name": "Text Generation"},
-                "properties": [{"property_id": "lora", "value": "true"}],
-                "schema": {
-                    "input": {
-                        "type": "object",
-                        "properties": {"prompt": {"type": "string"}, "lora": {"type": "string"}, "raw": {}},
-                        "required": ["prompt"],
-                    },
-                    "output": {"type": "object", "properties": {"response": {"type": "string"}}},
-                },
-            },
-        )
+        spec = emulator.catalog.get(LORA_MODEL)
+        assert spec is not None and spec.properties["lora"] == "true"  # the catalog marks it LoRA-capable
         yield emulator
 
 

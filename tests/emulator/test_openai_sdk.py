@@ -34,17 +34,6 @@ WEATHER = {
 @pytest.fixture
 def emu() -> Iterator[Emulator]:
     with Emulator(check_outputs=True) as emulator:
-        # gpt-oss answers /ai/v1/responses; a small schema of our own stands in for its catalog entry
-        emulator.add_model(
-            GPT_OSS,
-            {
-                "task": {"name": "Text Generation"},
-                "schema": {
-                    "input": {"type": "object", "properties": {"input": {"type": ["string", "array"]}}},
-                    "output": {"type": "object", "properties": {"response": {"type": "string"}}},
-                },
-            },
-        )
         yield emulator
 
 
