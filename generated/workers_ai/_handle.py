@@ -13,12 +13,13 @@ from ._chunking import BatchProgress, embed_many
 from ._decode import OutputDecoder, decode_typed, split_error, validator_for
 from ._envelope import media_type, unwrap
 from ._json import as_list, as_object
-from ._session import Reply, Session
+from ._session import Reply, Session, SessionConfig
 from ._stream import EventStream
 from .errors import InputValidationError, ResponseDecodeError, StreamError, error_from
 
-__all__ = ["GenericHandle", "ModelHandle", "ModelInfo", "OutputDecoder", "split_error", "validator_for"]
+__all__ = ["GenericHandle", "HandleBase", "ModelHandle", "ModelInfo", "OutputDecoder", "split_error", "validator_for"]
 
+SessionT = TypeVar("SessionT", bound=SessionConfig)
 InT = TypeVar("InT")
 OutT = TypeVar("OutT")
 T = TypeVar("T")
@@ -44,18 +45,15 @@ _BINARY_FAMILIES = ("image/", "audio/", "video/")
 _BINARY_TYPES = frozenset({"application/octet-stream", "application/pdf", "application/zip"})
 
 
-class ModelHandle(Generic[InT, OutT]):
-    """Base of every generated model handle: validation, encoding, the call and decoding.
-
-    Subclasses add one method per input variant of the model's schema.
-    """
+class HandleBase(Generic[SessionT, InT, OutT]):
+    """What sync and async handles share: model info, validation, encoding and decoding (no I/O)."""
 
     info: ClassVar[ModelInfo] = ModelInfo(model_id="")
     decoder: ClassVar[OutputDecoder] = OutputDecoder(variants=(), rules=(), indexes=())
     input_types: ClassVar[tuple[tuple[type[Any], tuple[str, ...]], ...]] = ()
     batch_input: ClassVar[type[Any] | None] = None  # the `{"requests": [...]}` variant, when the model has one
 
-    def __init__(self, client: Session, model_id: str | None = None) -> None:
+    def __init__(self, client: SessionT, model_id: str | None = None) -> None:
         self.client = client
         self.model_id = model_id or self.info.model_id
         self._url: str | None = None
@@ -63,7 +61,121 @@ class ModelHandle(Generic[InT, OutT]):
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.model_id}>"
 
-    # ------------------------------------------------------------------ public
+    def validate(self, request: msgspec.Struct) -> bytes:
+        """Encode ``request`` and check it against the schema constraints; returns the JSON body."""
+        body = _ENCODER.encode(request)
+        checker = validator_for(type(request))
+        if checker is not None:
+            try:
+                checker.decode(body)
+            except msgspec.ValidationError as exc:
+                path, message = split_error(exc)
+                raise InputValidationError(self.model_id, path, message) from None
+        return body
+
+    def encode_input(self, payload: Any) -> bytes:
+        """The JSON body for a struct or mapping payload, validated against its input variant."""
+        if isinstance(payload, msgspec.Struct):
+            return self.validate(payload)
+        if not isinstance(payload, Mapping):
+            raise InputValidationError(
+                self.model_id, "$", f"expected a mapping or request struct, got {type(payload).__name__}"
+            )
+        data: Mapping[str, Any] = payload  # pyright: ignore[reportUnknownVariableType]
+        if self.input_types:
+            self._check_mapping(data)
+        try:
+            return _ENCODER.encode(data)
+        except TypeError as exc:
+            raise InputValidationError(self.model_id, "$", f"not JSON-serialisable: {exc}") from None
+
+    def _check_mapping(self, data: Mapping[str, Any]) -> type[Any]:
+        matching = [(cls, req) for cls, req in self.input_types if all(k in data for k in req)]
+        if not matching:
+            wants = "; ".join(f"{cls.__name__} needs {', '.join(req) or 'nothing'}" for cls, req in self.input_types)
+            gaps: list[list[str]] = [[k for k in req if k not in data] for _, req in self.input_types]
+            missing: list[str] = min(gaps, key=len) if gaps else []
+            path = f"$.{missing[0]}" if missing else "$"
+            raise InputValidationError(self.model_id, path, f"missing required field for every input variant ({wants})")
+        first_error: InputValidationError | None = None
+        for cls, _ in sorted(matching, key=lambda m: -len(m[1])):
+            try:
+                msgspec.convert(data, cls)
+                return cls
+            except msgspec.ValidationError as exc:
+                path, message = split_error(exc)
+                first_error = first_error or InputValidationError(self.model_id, path, message)
+            except TypeError:
+                return cls
+        assert first_error is not None
+        raise first_error
+
+    def _run_url(self) -> str:
+        if self._url is None:
+            self._url = self.client.run_url(self.model_id)
+        return self._url
+
+    def _decode(self, reply: Reply, expect: type[T] | None) -> T:
+        content_type = media_type(reply.headers)
+        if content_type == _SSE:
+            raise StreamError(
+                f"{self.model_id}: the server streamed the reply; call the *_stream method or stream()",
+                status=reply.status,
+                model_id=self.model_id,
+            )
+        data = reply.data
+        if not (content_type == _JSON or content_type.endswith("+json")):
+            if content_type.startswith("text/") and data[:1] in (b"{", b"["):
+                pass  # some proxies mislabel JSON; read it as JSON
+            elif self._binary_ok(content_type):
+                self.client.remember(reply.status, reply.headers, [])
+                out: Any = BinaryOutput(data, content_type)
+                return cast("T", out)
+            else:
+                # A 200 HTML page (a proxy or challenge page) is not this model's answer.
+                raise error_from(reply.status, reply.headers, data, model_id=self.model_id)
+        return self.decode_envelope(reply, expect)
+
+    def _binary_ok(self, content_type: str) -> bool:
+        """Bytes are an answer only when they are declared as binary media (image, audio, octet-stream),
+        and, for a generated model, only when its schema has a binary output."""
+        binary = content_type.startswith(_BINARY_FAMILIES) or content_type in _BINARY_TYPES
+        if not self.info.model_id:
+            return binary
+        return bool(self.decoder.binary_types) and (binary or content_type in self.decoder.binary_types)
+
+    def decode_envelope(self, reply: Reply, expect: type[T] | None) -> T:
+        """Unwrap ``{result, success, errors, messages}``; ``success: false`` raises even on HTTP 200."""
+        if expect is not None:
+            fast = decode_typed(reply.data, expect)  # one pass straight into the expected struct
+            if fast is not None:
+                self.client.remember(reply.status, reply.headers, fast[1])
+                return fast[0]
+        value, messages = unwrap(reply.status, reply.headers, reply.data, model_id=self.model_id)
+        self.client.remember(reply.status, reply.headers, messages)
+        if expect is None:
+            return cast("T", self.decoder.decode(value, self.model_id))
+        try:
+            return msgspec.convert(value, expect)
+        except msgspec.ValidationError as exc:
+            path, message = split_error(exc)
+            actual = self.decoder.pick(value) if self.decoder.variants else None
+            hint = f"; it looks like {actual.__name__}" if actual is not None and actual is not expect else ""
+            wanted = getattr(expect, "__name__", expect)
+            raise ResponseDecodeError(
+                f"{self.model_id}: result does not fit {wanted} at {path}: {message}{hint}",
+                status=reply.status,
+                cf_ray=reply.headers.get("cf-ray"),
+                model_id=self.model_id,
+                body=reply.data,
+            ) from None
+
+
+class ModelHandle(HandleBase[Session, InT, OutT]):
+    """Base of every generated model handle: validation, encoding, the call and decoding.
+
+    Subclasses add one method per input variant of the model's schema.
+    """
 
     def run(self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> OutT:
         """Run with a request struct or a plain mapping; returns the decoded output variant."""
@@ -129,64 +241,6 @@ class ModelHandle(Generic[InT, OutT]):
             poll_interval=poll_interval,
         )
 
-    # ------------------------------------------------------------------ encoding and validation
-
-    def validate(self, request: msgspec.Struct) -> bytes:
-        """Encode ``request`` and check it against the schema constraints; returns the JSON body."""
-        body = _ENCODER.encode(request)
-        checker = validator_for(type(request))
-        if checker is not None:
-            try:
-                checker.decode(body)
-            except msgspec.ValidationError as exc:
-                path, message = split_error(exc)
-                raise InputValidationError(self.model_id, path, message) from None
-        return body
-
-    def encode_input(self, payload: Any) -> bytes:
-        """The JSON body for a struct or mapping payload, validated against its input variant."""
-        if isinstance(payload, msgspec.Struct):
-            return self.validate(payload)
-        if not isinstance(payload, Mapping):
-            raise InputValidationError(
-                self.model_id, "$", f"expected a mapping or request struct, got {type(payload).__name__}"
-            )
-        data: Mapping[str, Any] = payload  # pyright: ignore[reportUnknownVariableType]
-        if self.input_types:
-            self._check_mapping(data)
-        try:
-            return _ENCODER.encode(data)
-        except TypeError as exc:
-            raise InputValidationError(self.model_id, "$", f"not JSON-serialisable: {exc}") from None
-
-    def _check_mapping(self, data: Mapping[str, Any]) -> type[Any]:
-        matching = [(cls, req) for cls, req in self.input_types if all(k in data for k in req)]
-        if not matching:
-            wants = "; ".join(f"{cls.__name__} needs {', '.join(req) or 'nothing'}" for cls, req in self.input_types)
-            gaps: list[list[str]] = [[k for k in req if k not in data] for _, req in self.input_types]
-            missing: list[str] = min(gaps, key=len) if gaps else []
-            path = f"$.{missing[0]}" if missing else "$"
-            raise InputValidationError(self.model_id, path, f"missing required field for every input variant ({wants})")
-        first_error: InputValidationError | None = None
-        for cls, _ in sorted(matching, key=lambda m: -len(m[1])):
-            try:
-                msgspec.convert(data, cls)
-                return cls
-            except msgspec.ValidationError as exc:
-                path, message = split_error(exc)
-                first_error = first_error or InputValidationError(self.model_id, path, message)
-            except TypeError:
-                return cls
-        assert first_error is not None
-        raise first_error
-
-    # ------------------------------------------------------------------ calls
-
-    def _run_url(self) -> str:
-        if self._url is None:
-            self._url = self.client.run_url(self.model_id)
-        return self._url
-
     def _post(self, body: bytes, *, content_type: str = _JSON, headers: Mapping[str, str] | None = None) -> Reply:
         return self.client.request(
             "POST", self._run_url(), body, content_type=content_type, headers=headers, model_id=self.model_id
@@ -225,63 +279,6 @@ class ModelHandle(Generic[InT, OutT]):
 
     def _send_and_decode(self, body: bytes, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
         return self._decode(self._post(body, headers=headers), expect)
-
-    # ------------------------------------------------------------------ decoding
-
-    def _decode(self, reply: Reply, expect: type[T] | None) -> T:
-        content_type = media_type(reply.headers)
-        if content_type == _SSE:
-            raise StreamError(
-                f"{self.model_id}: the server streamed the reply; call the *_stream method or stream()",
-                status=reply.status,
-                model_id=self.model_id,
-            )
-        data = reply.data
-        if not (content_type == _JSON or content_type.endswith("+json")):
-            if content_type.startswith("text/") and data[:1] in (b"{", b"["):
-                pass  # some proxies mislabel JSON; read it as JSON
-            elif self._binary_ok(content_type):
-                self.client.remember(reply.status, reply.headers, [])
-                out: Any = BinaryOutput(data, content_type)
-                return cast("T", out)
-            else:
-                # A 200 HTML page (a proxy or challenge page) is not this model's answer.
-                raise error_from(reply.status, reply.headers, data, model_id=self.model_id)
-        return self.decode_envelope(reply, expect)
-
-    def _binary_ok(self, content_type: str) -> bool:
-        """Bytes are an answer only when they are declared as binary media (image, audio, octet-stream),
-        and, for a generated model, only when its schema has a binary output."""
-        binary = content_type.startswith(_BINARY_FAMILIES) or content_type in _BINARY_TYPES
-        if not self.info.model_id:
-            return binary
-        return bool(self.decoder.binary_types) and (binary or content_type in self.decoder.binary_types)
-
-    def decode_envelope(self, reply: Reply, expect: type[T] | None) -> T:
-        """Unwrap ``{result, success, errors, messages}``; ``success: false`` raises even on HTTP 200."""
-        if expect is not None:
-            fast = decode_typed(reply.data, expect)  # one pass straight into the expected struct
-            if fast is not None:
-                self.client.remember(reply.status, reply.headers, fast[1])
-                return fast[0]
-        value, messages = unwrap(reply.status, reply.headers, reply.data, model_id=self.model_id)
-        self.client.remember(reply.status, reply.headers, messages)
-        if expect is None:
-            return cast("T", self.decoder.decode(value, self.model_id))
-        try:
-            return msgspec.convert(value, expect)
-        except msgspec.ValidationError as exc:
-            path, message = split_error(exc)
-            actual = self.decoder.pick(value) if self.decoder.variants else None
-            hint = f"; it looks like {actual.__name__}" if actual is not None and actual is not expect else ""
-            wanted = getattr(expect, "__name__", expect)
-            raise ResponseDecodeError(
-                f"{self.model_id}: result does not fit {wanted} at {path}: {message}{hint}",
-                status=reply.status,
-                cf_ray=reply.headers.get("cf-ray"),
-                model_id=self.model_id,
-                body=reply.data,
-            ) from None
 
 
 class GenericHandle(ModelHandle[Any, Any]):
