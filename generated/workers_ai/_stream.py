@@ -401,6 +401,19 @@ class StreamParser:
             model_id=self.model_id,
         )
 
+    def _read_failure(self, exc: APIConnectionError, idle_end: float) -> APIConnectionError | None:
+        """The error to raise for a failed read (None when the stream was closed meanwhile)."""
+        if self.closed:
+            return None
+        self.closed = True
+        if isinstance(exc, APITimeoutError):
+            if idle_end <= self._until:
+                why = f"no event for {self._idle:g}s (stream_idle_timeout)"
+            else:
+                why = f"the stream took longer than {self._total:g}s (stream_timeout)"
+            return APITimeoutError(f"{self.model_id}: {why}")
+        return APIConnectionError(f"{self.model_id}: the stream broke off ({exc})")
+
     def _fast(self, block: bytes, decoder: SSEDecoder) -> list[StreamEvent] | None:
         """The events of ``block`` (whole events, the final blank line cut off) when each is one plain
         ``data: {...}`` line of the classic shape; None for anything else (the full parser takes it)."""
@@ -625,20 +638,11 @@ class EventStream(StreamParser):
         idle_end = since + self._idle
         try:
             chunk = self._resp.read_chunk(min(idle_end, self._until))
-        except APITimeoutError:
-            if self.closed:
-                return b""
-            self.closed = True
-            if idle_end <= self._until:
-                why = f"no event for {self._idle:g}s (stream_idle_timeout)"
-            else:
-                why = f"the stream took longer than {self._total:g}s (stream_timeout)"
-            raise APITimeoutError(f"{self.model_id}: {why}") from None
         except APIConnectionError as exc:
-            if self.closed:
+            failure = self._read_failure(exc, idle_end)
+            if failure is None:
                 return b""
-            self.closed = True
-            raise APIConnectionError(f"{self.model_id}: the stream broke off ({exc})") from None
+            raise failure from None
         self.bytes_read += len(chunk)
         return chunk
 
