@@ -12,7 +12,6 @@ A task cancelled mid-request closes its connection (it is never pooled half-read
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 import time
@@ -55,16 +54,24 @@ class AsyncTransport(Protocol):
     async def aclose(self) -> None: ...
 
 
+if TYPE_CHECKING:
+    import asyncio
+
+# asyncio is imported on first use, never by ``import workers_ai`` (it costs tens of milliseconds).
 if sys.version_info >= (3, 11):
 
     async def bounded(awaitable: Awaitable[T], deadline: float) -> T:
         """Await ``awaitable`` until ``deadline`` at most (``TimeoutError`` after it)."""
+        import asyncio
+
         async with asyncio.timeout_at(deadline):
             return await awaitable
 
 else:  # pragma: no cover - 3.10
 
     async def bounded(awaitable: Awaitable[T], deadline: float) -> T:
+        import asyncio
+
         return await asyncio.wait_for(awaitable, max(0.0, deadline - time.monotonic()))
 
 
@@ -185,6 +192,8 @@ class AiohttpTransport:
     ) -> AiohttpResponse:
         if deadline - time.monotonic() <= 0:
             raise APITimeoutError("the deadline passed before sending", request_sent=False)
+        import asyncio
+
         session = self._session_for(asyncio.get_running_loop())
         aiohttp = _aiohttp()
         from yarl import URL

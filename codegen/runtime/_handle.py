@@ -110,6 +110,30 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         assert first_error is not None
         raise first_error
 
+    def _stream_body(self, payload: Any) -> bytes:
+        """The validated JSON body of ``stream(payload)``: the payload with ``stream: true``."""
+        if isinstance(payload, msgspec.Struct):
+            data: Any = msgspec.to_builtins(payload)
+        elif isinstance(payload, Mapping):
+            data = dict(payload)  # pyright: ignore[reportUnknownArgumentType]
+        else:
+            raise TypeError("stream() takes a request struct or a mapping")
+        data["stream"] = True
+        return self.encode_input(data)
+
+    def _batch_requests(self, payload: Any) -> list[Any]:
+        """The ``requests`` list of a ``submit_batch`` payload (a mapping or a struct)."""
+        value: object = payload
+        source = as_object(value)
+        requests = as_list(source.get("requests") if source is not None else getattr(value, "requests", None))
+        if requests is None:
+            raise InputValidationError(self.model_id, "$.requests", "a batch needs a `requests` list")
+        return requests
+
+    @staticmethod
+    def _is_binary(payload: object) -> bool:
+        return isinstance(payload, (bytes, bytearray, memoryview)) or hasattr(payload, "read")
+
     def _run_url(self) -> str:
         if self._url is None:
             self._url = self.client.run_url(self.model_id)
@@ -179,7 +203,7 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
 
     def run(self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> OutT:
         """Run with a request struct or a plain mapping; returns the decoded output variant."""
-        if isinstance(payload, (bytes, bytearray, memoryview)) or hasattr(payload, "read"):
+        if self._is_binary(payload):
             binary = cast("BinaryInput", payload)
             result: OutT = self._call_binary(binary, None, headers=headers)
             return result
@@ -188,23 +212,11 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
 
     def stream(self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> EventStream:
         """Run with ``stream: true`` and iterate the server-sent events."""
-        if isinstance(payload, msgspec.Struct):
-            data: Any = msgspec.to_builtins(payload)
-        elif isinstance(payload, Mapping):
-            data = dict(payload)  # pyright: ignore[reportUnknownArgumentType]
-        else:
-            raise TypeError("stream() takes a request struct or a mapping")
-        data["stream"] = True
-        return self._open_stream(self.encode_input(data), headers)
+        return self._open_stream(self._stream_body(payload), headers)
 
     def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> BatchJob[OutT]:
         """Queue ``{"requests": [...]}`` with the async batch API."""
-        value: object = payload
-        source = as_object(value)
-        requests = as_list(source.get("requests") if source is not None else getattr(value, "requests", None))
-        if requests is None:
-            raise InputValidationError(self.model_id, "$.requests", "a batch needs a `requests` list")
-        return self._submit_batch(requests, headers=headers)
+        return self._submit_batch(self._batch_requests(payload), headers=headers)
 
     def batch_job(self, request_id: str) -> BatchJob[OutT]:
         """A job for an already queued ``request_id``."""

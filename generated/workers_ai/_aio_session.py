@@ -7,7 +7,6 @@ every decision of the loop (retry or not, how long to wait, which error) is the 
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -27,6 +26,8 @@ class AsyncSession(SessionConfig):
     _transport: AsyncTransport
 
     def _new_transport(self, transport: Any, max_connections: int, compress: bool) -> AsyncTransport:
+        import asyncio  # here, not at import: ``import workers_ai`` stays free of asyncio
+
         self._sleep_async: Callable[[float], Awaitable[None]] = asyncio.sleep
         return transport or AiohttpTransport(max_connections=max_connections, decompress=compress)
 
