@@ -166,7 +166,8 @@ async def embed_many(
                 elif kind == POLL:
                     out = await arg[0].status(deadline=arg[1])
                 else:
-                    out = await sleep(arg)
+                    await sleep(arg)
+                    out = None
             except Exception as exc:
                 kind, arg = steps.throw(exc)
                 continue

@@ -34,9 +34,11 @@ T = TypeVar("T")
 _JSON = "application/json"
 
 
-class AsyncModelHandle(HandleBase["AsyncSession", InT, OutT], Generic[InT, OutT]):
+class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
     """Base of every generated async handle: the typed methods are awaitables (streams excepted:
     ``h.chat_stream(...)`` is used with ``async with``)."""
+
+    client: AsyncSession  # declared here, not as a type argument: loading _aio_session waits for the first call
 
     # ------------------------------------------------------------------ public
 
@@ -88,9 +90,7 @@ class AsyncModelHandle(HandleBase["AsyncSession", InT, OutT], Generic[InT, OutT]
 
     # ------------------------------------------------------------------ calls
 
-    async def _post(
-        self, body: bytes, *, content_type: str = _JSON, headers: Mapping[str, str] | None = None
-    ) -> Reply:
+    async def _post(self, body: bytes, *, content_type: str = _JSON, headers: Mapping[str, str] | None = None) -> Reply:
         return await self.client.request(
             "POST", self._run_url(), body, content_type=content_type, headers=headers, model_id=self.model_id
         )

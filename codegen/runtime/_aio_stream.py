@@ -17,7 +17,16 @@ from types import TracebackType
 from typing import Any
 
 from ._aio_transport import AsyncResponse
-from ._stream import _ALL, _DRAIN_LIMIT, _DRAIN_SECONDS, _MORE, EventJoiner, StreamEvent, StreamParser, StreamResult
+from ._stream import (
+    DRAIN_LIMIT,
+    DRAIN_SECONDS,
+    WANT_BODY,
+    WANT_BYTES,
+    EventJoiner,
+    StreamEvent,
+    StreamParser,
+    StreamResult,
+)
 from .errors import APIConnectionError, ResponseTooLargeError
 
 __all__ = ["AsyncEventStream", "AsyncStreamRequest"]
@@ -78,8 +87,8 @@ class AsyncEventStream(StreamParser):
         self._resp.close()
 
     async def _drain(self) -> bool:
-        deadline = time.monotonic() + _DRAIN_SECONDS
-        left = _DRAIN_LIMIT
+        deadline = time.monotonic() + DRAIN_SECONDS
+        left = DRAIN_LIMIT
         try:
             while left > 0:
                 chunk = await self._resp.read_chunk(deadline)
@@ -108,9 +117,9 @@ class AsyncEventStream(StreamParser):
             want = next(parser)
             since = time.monotonic()
             while True:
-                if want == _MORE:
+                if want == WANT_BYTES:
                     want = parser.send(await self._read(since))
-                elif want == _ALL:
+                elif want == WANT_BODY:
                     body = await self._resp.read_all(self._max_reply)
                     self.bytes_read += len(body)
                     want = parser.send(body)

@@ -55,11 +55,11 @@ __all__ = [
     "event_from",
 ]
 
-_DRAIN_LIMIT = 1 << 20  # after [DONE], read at most this much to put the connection back in the pool
-_DRAIN_SECONDS = 0.25  # ... and wait at most this long for it; a server that keeps the body open loses the connection
+DRAIN_LIMIT = 1 << 20  # after [DONE], read at most this much to put the connection back in the pool
+DRAIN_SECONDS = 0.25  # ... and wait at most this long for it; a server that keeps the body open loses the connection
 _decode = msgspec.json.Decoder().decode
-_MORE = 0  # what the parser asks its reader for: the next bytes
-_ALL = 1  # ... or the whole body
+WANT_BYTES = 0  # what the parser asks its reader for: the next bytes
+WANT_BODY = 1  # ... or the whole body
 _encode = msgspec.json.Encoder().encode
 
 
@@ -333,11 +333,11 @@ class StreamParser:
         return f"<{type(self).__name__} {self.model_id} {state}>"
 
     def _parse(self) -> Generator[list[StreamEvent] | int, bytes, None]:
-        """The events of the reply, sans I/O: yields ``_MORE`` (send the next bytes, ``b\"\"`` at the
-        end) or ``_ALL`` (send the whole body), and lists of events for the reader to hand out."""
+        """The events of the reply, sans I/O: yields ``WANT_BYTES`` (send the next bytes, ``b\"\"`` at the
+        end) or ``WANT_BODY`` (send the whole body), and lists of events for the reader to hand out."""
         kind = media_type(self.headers, default="")
         if kind == "application/json" or kind.endswith("+json"):
-            yield [self._json_event((yield _ALL))]
+            yield [self._json_event((yield WANT_BODY))]
             return
         if kind and kind != "text/event-stream":
             raise StreamError(
@@ -353,7 +353,7 @@ class StreamParser:
         held = 0
         whole = True
         while not self.closed:
-            chunk = yield _MORE
+            chunk = yield WANT_BYTES
             if not chunk:
                 break
             failure: APIError | None = None
@@ -610,8 +610,8 @@ class EventStream(StreamParser):
     def _drain(self) -> bool:
         """Read what follows ``[DONE]`` (normally only the end of the chunked body) within a short time
         bound; True when the body ended, so the connection can go back to the pool."""
-        deadline = time.monotonic() + _DRAIN_SECONDS
-        left = _DRAIN_LIMIT
+        deadline = time.monotonic() + DRAIN_SECONDS
+        left = DRAIN_LIMIT
         try:
             while left > 0:
                 chunk = self._resp.read_chunk(deadline)
@@ -652,9 +652,9 @@ class EventStream(StreamParser):
             want = next(parser)
             since = time.monotonic()
             while True:
-                if want == _MORE:
+                if want == WANT_BYTES:
                     want = parser.send(self._read(since))
-                elif want == _ALL:
+                elif want == WANT_BODY:
                     want = parser.send(self._read_all())
                 else:
                     assert not isinstance(want, int)

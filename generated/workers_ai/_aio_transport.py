@@ -174,7 +174,9 @@ class AiohttpTransport:
         session = self._session
         if session is not None and self._loop is loop and self._pid == os.getpid() and not session.closed:
             return session
-        aiohttp = _aiohttp()
+        _aiohttp()  # a clear error when the extra is not installed
+        import aiohttp
+
         connector = aiohttp.TCPConnector(limit=self.max_connections, limit_per_host=0, ttl_dns_cache=300)
         session = aiohttp.ClientSession(
             connector=connector,
@@ -195,7 +197,7 @@ class AiohttpTransport:
         import asyncio
 
         session = self._session_for(asyncio.get_running_loop())
-        aiohttp = _aiohttp()
+        import aiohttp
         from yarl import URL
 
         try:

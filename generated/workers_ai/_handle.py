@@ -115,7 +115,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         if isinstance(payload, msgspec.Struct):
             data: Any = msgspec.to_builtins(payload)
         elif isinstance(payload, Mapping):
-            data = dict(payload)  # pyright: ignore[reportUnknownArgumentType]
+            data = dict(cast("Mapping[str, Any]", payload))
         else:
             raise TypeError("stream() takes a request struct or a mapping")
         data["stream"] = True
