@@ -13,6 +13,7 @@ from ._chunking import BatchProgress, embed_many
 from ._decode import OutputDecoder, decode_typed, split_error, validator_for
 from ._envelope import media_type, unwrap
 from ._json import as_list, as_object
+from ._pickle import handle_of
 from ._session import Reply, Session
 from ._stream import EventStream
 from .errors import InputValidationError, ResponseDecodeError, StreamError, error_from
@@ -62,6 +63,10 @@ class ModelHandle(Generic[InT, OutT]):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.model_id}>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The client pickles as its configuration (token included, see _pickle); the copy's own handle.
+        return (handle_of, (self.client, self.model_id, type(self)))
 
     # ------------------------------------------------------------------ public
 
