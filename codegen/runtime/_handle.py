@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast, overload
 
 import msgspec
 
@@ -17,6 +17,9 @@ from ._pickle import handle_of
 from ._session import Reply, Session
 from ._stream import EventStream
 from .errors import InputValidationError, ResponseDecodeError, StreamError, error_from
+
+if TYPE_CHECKING:
+    from ._f32 import F32
 
 __all__ = ["GenericHandle", "ModelHandle", "ModelInfo", "OutputDecoder", "split_error", "validator_for"]
 
@@ -103,6 +106,7 @@ class ModelHandle(Generic[InT, OutT]):
         """A job for an already queued ``request_id``."""
         return BatchJob(self, request_id)
 
+    @overload
     def embed_many(
         self,
         texts: Sequence[str],
@@ -112,7 +116,31 @@ class ModelHandle(Generic[InT, OutT]):
         on_progress: Callable[[BatchProgress], None] | None = None,
         timeout: float = 3600.0,
         poll_interval: float = 1.0,
-    ) -> list[list[float]]:
+        as_numpy: Literal[False] = False,
+    ) -> list[list[float]]: ...
+    @overload
+    def embed_many(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
+        timeout: float = 3600.0,
+        poll_interval: float = 1.0,
+        as_numpy: Literal[True],
+    ) -> F32: ...
+    def embed_many(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
+        timeout: float = 3600.0,
+        poll_interval: float = 1.0,
+        as_numpy: bool = False,
+    ) -> list[list[float]] | F32:
         """Embed any number of texts through the async batch API; one vector per text, in input order.
 
         For models with a batch (``requests``) variant whose requests take a list of ``text`` (the bge
@@ -123,6 +151,10 @@ class ModelHandle(Generic[InT, OutT]):
         ``BatchProgress`` after every polling round. Failed requests raise ``BatchItemsError`` carrying
         the vectors that did arrive; the deadline raises ``BatchTimeoutError`` naming the unfinished
         request ids (resume them with :meth:`batch_job`).
+
+        ``as_numpy=True`` returns a ``(len(texts), dim)`` float32 numpy array instead, each request's
+        vectors decoded straight into their rows (never the whole job as Python lists; batches are then
+        kept to 400 texts so no status reply is large). Needs numpy (``pip install 'workers-ai[ray]'``).
         """
         return embed_many(
             self,
@@ -132,6 +164,7 @@ class ModelHandle(Generic[InT, OutT]):
             on_progress=on_progress,
             timeout=timeout,
             poll_interval=poll_interval,
+            as_numpy=as_numpy,
         )
 
     # ------------------------------------------------------------------ encoding and validation

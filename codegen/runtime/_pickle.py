@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["Rebuildable", "Secret", "handle_of", "rebuild", "with_options"]
 
@@ -63,7 +66,7 @@ class Rebuildable:
 
     __init_call: _Args
 
-    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
         self = super().__new__(cls)
         self.__init_call = _Args(args, dict(kwargs))
         return self

@@ -3,7 +3,8 @@
 A :class:`RateBudget` holds one :class:`Pace` per model, made on first use with the model's rate:
 ``rate_limit`` given to the client (a number for every model, a mapping ``model id -> rpm`` with the
 published defaults for the others, or None for no budget), else the published per-model or per-task
-default (:data:`TASK_RPM`, :data:`MODEL_RPM`).
+default (:data:`TASK_RPM`, :data:`MODEL_RPM`); models of other tasks, and models this package was not
+generated for, are not paced unless ``rate_limit`` names them.
 
 A pace spaces requests evenly (``60 / rpm`` seconds apart) and lets up to one second's worth through at
 once, so any 60-second window sees at most ``rpm + rpm / 60`` requests. It never sleeps itself:
@@ -56,8 +57,9 @@ MODEL_RPM: dict[str, float] = {
     "@cf/tinyllama/tinyllama-1.1b-chat-v1.0": 720,
     "@cf/runwayml/stable-diffusion-v1-5-img2img": 1500,
 }
-# A task the table does not list (or a model this package does not know): the lowest common limit.
-DEFAULT_RPM = 300.0
+# A task the table does not list, or a model this package was not generated for: no published limit
+# to keep to, so no pacing (give one with ``rate_limit={model_id: rpm}``).
+DEFAULT_RPM: float | None = None
 
 RateLimit: TypeAlias = "float | Mapping[str, float | None] | None"
 """What ``WorkersAI(rate_limit=...)`` takes: None (no budget), a number of requests per minute for
@@ -197,7 +199,8 @@ class RateBudget:
         elif model_id in MODEL_RPM:
             rpm = MODEL_RPM[model_id]
         else:
-            rpm = TASK_RPM.get(self._task_of(model_id) or "", DEFAULT_RPM)
+            task = self._task_of(model_id)
+            rpm = TASK_RPM.get(task, DEFAULT_RPM) if task else DEFAULT_RPM
         return None if rpm is None else rpm * self.scale
 
     def pace(self, model_id: str) -> Pace | None:

@@ -262,11 +262,13 @@ class Session(Rebuildable):
         all_headers = self._headers(content_type if body is not None else None, headers)
         pace = self.rate_budget.pace(model_id) if model_id is not None else None
         attempt = 0
+        booked = False  # a retry's pause already covered its slot in the rate budget
         while True:
-            if pace is not None:
+            if pace is not None and not booked:
                 ahead = pace.reserve()
                 if ahead > 0:
                     self._sleep(ahead if deadline is None else max(0.0, min(ahead, deadline - time.monotonic())))
+            booked = False
             until = time.monotonic() + self.timeout
             if deadline is not None:
                 until = min(until, deadline)
@@ -279,6 +281,8 @@ class Session(Rebuildable):
                 wait = delay_after_failure(
                     attempt, self.max_retries, request_sent=exc.request_sent, retryable=exc.retryable, queued=queued
                 )
+                if wait is not None and pace is not None:
+                    wait, booked = max(wait, pace.reserve()), True
                 if wait is not None and self._time_left(deadline, wait):
                     attempt = self._pause(attempt, wait, method, url, str(exc))
                     continue
@@ -292,6 +296,10 @@ class Session(Rebuildable):
             if pace is not None and not quota and _throttled(resp.status, resp.headers, data):
                 pace.slow_down(server_wait)
             wait = delay_after_status(attempt, self.max_retries, resp.status, server_wait, queued=queued, quota=quota)
+            if wait is not None and pace is not None:
+                # One pause covers both the server's wait and this request's slot (slow_down above
+                # already holds the budget until Retry-After has passed).
+                wait, booked = max(wait, pace.reserve()), True
             if wait is not None and self._time_left(deadline, wait):
                 attempt = self._pause(attempt, wait, method, url, f"HTTP {resp.status}")
                 continue

@@ -76,7 +76,7 @@ def test_budget_configuration() -> None:
     assert published.rpm("@cf/x/gen") == TASK_RPM["Text Generation"] == 300
     assert published.rpm(BGE) == 3000
     assert published.rpm("@cf/baai/bge-large-en-v1.5") == MODEL_RPM["@cf/baai/bge-large-en-v1.5"] == 1500
-    assert published.rpm("@cf/unknown/model") == 300
+    assert published.rpm("@cf/unknown/model") is None and published.pace("@cf/unknown/model") is None
     assert RateBudget(None).pace(BGE) is None
     assert RateBudget(90).rpm("@cf/anything") == 90
     mixed = RateBudget({BGE: 60, "@cf/x/gen": None}, task_of=tasks.get)
@@ -93,6 +93,8 @@ def test_client_defaults_come_from_the_model_task(emu: Emulator) -> None:
     assert ai.rate_budget.rpm(BGE) == 3000
     assert ai.rate_budget.rpm("@cf/meta/llama-3-8b-instruct") == 300
     assert ai.rate_budget.rpm("@cf/facebook/bart-large-cnn") == 1500
+    assert ai.rate_budget.rpm("@cf/deepgram/aura-1") is None  # text-to-speech: no published limit
+    assert ai.rate_budget.rpm("@cf/someone/not-generated") is None
     with pytest.raises(errors.ConfigurationError):
         _client(emu, rate_limit=-5)
 
