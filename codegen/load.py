@@ -78,6 +78,7 @@ class LoadResult:
     models: list[ModelSource] = field(default_factory=list[ModelSource])
     problems: list[Problem] = field(default_factory=list[Problem])
     warnings: list[str] = field(default_factory=list[str])
+    skipped: list[str] = field(default_factory=list[str])  # files without a schema (one line each)
 
 
 def load_schemas(schemas_dir: Path, patterns: Iterable[str] = ()) -> LoadResult:
@@ -138,11 +139,18 @@ def _load_file(path: Path, rel: str, display: str, result: LoadResult) -> ModelS
 
     problems: list[Problem] = []
     schema: dict[str, Any]
+    no_schema = ("schema" in doc and not doc["schema"]) or (
+        "schema" not in doc and "input" not in doc and "output" not in doc and isinstance(doc.get("name"), str)
+    )
+    if no_schema:
+        # A catalog entry for a model that publishes no schema: nothing to type, nothing wrong.
+        result.skipped.append(f"{display}: the model publishes no input/output schema; skipped")
+        return None
     if "schema" in doc:
         base = "/schema"
         schema = as_obj(doc["schema"]) or {}
         if not schema:
-            problems.append(Problem(display, base, "the model publishes no input/output schema"))
+            problems.append(Problem(display, base, "`schema` must be an object with `input` and `output`"))
     elif "input" in doc or "output" in doc:
         schema, base = doc, ""
     else:

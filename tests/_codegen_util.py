@@ -34,9 +34,11 @@ def codegen_cli(
     )
 
 
-def build(schemas: Path, out: Path, package: str, models: tuple[str, ...] = ()) -> GenerateResult:
+def build(
+    schemas: Path, out: Path, package: str, models: tuple[str, ...] = (), *, with_testing: bool | None = None
+) -> GenerateResult:
     """Generate in this process (much faster than the CLI); fails loudly on problems."""
-    result = generate(schemas, out, package, models)
+    result = generate(schemas, out, package, models, with_testing=with_testing)
     assert result.code == 0, "\n".join(result.problems)
     return result
 

@@ -174,7 +174,7 @@ def test_module_carries_task_description_and_price(zoo: tuple[Path, Any]) -> Non
 def test_every_variant_decodes_and_round_trips(zoo: tuple[Path, Any]) -> None:
     base, module = zoo
     loaded = load_schemas(base / "schemas")
-    (plan,) = plan_models(loaded.models, [])
+    (plan,), _shared = plan_models(loaded.models, [])
     src = plan.source
     for raw, variants in ((src.input, [v for v in plan.inputs if v.class_name]), (src.output, plan.json_outputs)):
         branches = variant_schemas(raw)

@@ -64,7 +64,7 @@ def test_drop_in_schema_becomes_a_typed_callable_model(tmp_path: Path) -> None:
     schemas, out = tmp_path / "schemas", tmp_path / "out"
     shutil.copytree(ROOT / "schemas", schemas)
     write_schema(schemas, "@cf/acme/tone-detector.json", NEW_SCHEMA)  # the only change
-    build(schemas, out, PACKAGE)
+    build(schemas, out, PACKAGE, with_testing=True)  # a package not named workers_ai is lean unless asked
 
     with importable(out, PACKAGE):
         pkg = importlib.import_module(PACKAGE)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,8 +29,24 @@ def _print_json(value: Any) -> None:
 
 
 def _cmd_models(args: argparse.Namespace) -> int:
-    for model_id in sorted(_registry.MODELS):
-        print(model_id)
+    """Every generated model: id, task, methods and price, from the registry (no schema files needed)."""
+    wanted: str | None = args.task.lower() if args.task else None
+    rows = [
+        {"id": model_id, "task": task, "methods": list(methods), "price": price}
+        for model_id, (task, methods, price) in sorted(_registry.DETAILS.items())
+        if wanted is None or task.lower() == wanted
+    ]
+    if args.json:
+        _print_json(rows)
+        return 0
+    if not rows:
+        print(f"no generated model has the task {args.task!r}", file=sys.stderr)
+        return 1
+    headers = ("MODEL", "TASK", "METHODS", "PRICE")
+    table = [(r["id"], r["task"], ", ".join(r["methods"]), r["price"] or "-") for r in rows]
+    widths = [max(len(str(row[i])) for row in [headers, *table]) for i in range(3)]
+    for row in [headers, *table]:
+        print("  ".join(str(cell).ljust(w) for cell, w in zip(row[:3], widths, strict=True)) + "  " + str(row[3]))
     return 0
 
 
@@ -127,8 +143,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from .testing.__main__ import main as serve
-
+    try:  # imported by name: a lean vendored copy has no emulator, and must type-check without one
+        module = importlib.import_module(f"{__package__}.testing.__main__")
+    except ImportError as exc:
+        print(f"workers-ai serve: the emulator is not available here ({exc})", file=sys.stderr)
+        return 2
+    serve: Callable[[list[str]], int] = module.main
     return serve(["--port", str(args.port), "--host", args.host])
 
 
@@ -182,7 +202,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_run.add_argument("--poll-interval", type=float, default=1.0, help="first wait between batch polls (grows)")
     p_run.add_argument("--base-url", default=None)
     p_run.set_defaults(func=_cmd_run)
-    p_models = sub.add_parser("models", help="list the models this package knows")
+    p_models = sub.add_parser("models", help="list the models this package knows (id, task, methods, price)")
+    p_models.add_argument("--task", help="only models of this task, e.g. 'Text Embeddings'")
+    p_models.add_argument("--json", action="store_true", help="print JSON for scripts")
     p_models.set_defaults(func=_cmd_models)
     p_serve = sub.add_parser("serve", help="start the local emulator")
     p_serve.add_argument("--port", type=int, default=8787)

@@ -81,10 +81,17 @@ def test_percent_encoded_model_slashes_get_no_route(workers_ai_emulator: Emulato
     assert ok.status == 200
 
 
-@pytest.mark.parametrize("path", ["/client/v4/accounts/x/ai/v1/models", "/nope", "/client/v4/accounts/x/ai/run"])
+@pytest.mark.parametrize("path", ["/client/v4/accounts/x/ai/v1/nothing", "/nope", "/client/v4/accounts/x/ai/v2/run"])
 def test_unknown_routes_get_7000(workers_ai_emulator: Emulator, http: urllib3.PoolManager, path: str) -> None:
     resp = http.request("GET", workers_ai_emulator.url + path, headers=_auth(workers_ai_emulator))
     assert resp.status == 400 and _errors(resp)[0]["code"] == 7000
+
+
+def test_openai_model_list_is_not_an_endpoint(workers_ai_emulator: Emulator, http: urllib3.PoolManager) -> None:
+    url = workers_ai_emulator.openai_base_url + "/models"  # the API answers every method with 405/7001
+    for method in ("GET", "POST"):
+        resp = http.request(method, url, headers=_auth(workers_ai_emulator))
+        assert resp.status == 405 and _errors(resp)[0]["code"] == 7001
 
 
 def test_get_on_run_is_405_7001(workers_ai_emulator: Emulator, http: urllib3.PoolManager) -> None:

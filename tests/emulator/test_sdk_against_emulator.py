@@ -208,7 +208,7 @@ def test_error_routes_raise_the_right_errors(workers_ai_emulator: Emulator) -> N
         WorkersAI(account_id="someone-else", api_token=emu.api_token, base_url=emu.base_url).model(BGE).embed(text="a")
     assert account.value.code == 7003 and account.value.status == 404
     with pytest.raises(errors.ModelNotFoundError) as route:
-        _client(emu).get_json("ai/v1/models")
+        _client(emu).get_json("ai/v9/nothing")
     assert route.value.code == 7000
     assert all(e.cf_ray and e.cf_ray.endswith("-EMU") for e in (no_model.value, auth.value, account.value))
 

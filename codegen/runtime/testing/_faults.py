@@ -15,7 +15,7 @@ from ._reply import JSON, Reply, envelope, error_reply
 
 __all__ = ["FAULTS", "Fault", "FaultKind", "parse_fault_header", "replace_reply", "shape_reply"]
 
-FaultKind = Literal["request", "stream", "batch"]
+FaultKind = Literal["request", "stream", "batch", "json_mode", "third_party"]
 _HTML_502 = (
     "<!DOCTYPE html>\n<html><head><title>api.cloudflare.com | 502: Bad gateway</title></head>\n"
     "<body><h1>Bad gateway</h1><p>Error code 502</p><p>The web server reported a bad gateway error.</p>"
@@ -63,6 +63,37 @@ FAULTS: Mapping[str, _Spec] = {
     "truncated_json": _Spec("request", "a well-framed 200 whose JSON body is cut in half"),
     "html_502": _Spec("request", "a 502 HTML error page instead of JSON", 502),
     "success_false": _Spec("request", "HTTP 200 with success:false and an error", 200, 3043, "Internal server error"),
+    "model_deprecated": _Spec(
+        "request",
+        "410, code 5028: the model is deprecated (the message names it and its planned end)",
+        410,
+        5028,
+        "Model {model} is deprecated and reached its planned end of service on 2026-01-01",
+    ),
+    "model_agreement": _Spec(
+        "request",
+        "403, code 5016: the model's licence terms were not accepted (send the prompt 'agree' once)",
+        403,
+        5016,
+        "User has not agreed to the {model} model terms; send the prompt 'agree' to this model once to accept them",
+    ),
+    # Only requests with `response_format` meet it. The message is the documented one; the docs give no
+    # code or status for it, so 400 with code 3030 stands in (override both with `status=`/`code=`).
+    "json_mode_unmet": _Spec(
+        "json_mode",
+        "400, JSON Mode couldn't be met (requests with response_format only)",
+        400,
+        3030,
+        "JSON Mode couldn't be met",
+    ),
+    # Only third-party models (universal route, /ai/v1/* with a provider id) meet it.
+    "unfunded": _Spec(
+        "third_party",
+        "402, code 2021: Unified Billing has no credits for a third-party model",
+        402,
+        2021,
+        "Insufficient Unified Billing credits for {model}: add credits to the account to use third-party models",
+    ),
     "stream_error": _Spec(
         "stream",
         "a few events, then an error event (code 3040), then the stream closes",
@@ -149,9 +180,9 @@ def parse_fault_header(value: str) -> Fault:
     return Fault(name, times=1, **options)
 
 
-def replace_reply(fault: Fault, ray: str) -> Reply | None:
+def replace_reply(fault: Fault, ray: str, model: str | None = None) -> Reply | None:
     """The reply a request fault answers instead of the real one; None for faults that only change how
-    the real reply is sent (see :func:`shape_reply`)."""
+    the real reply is sent (see :func:`shape_reply`). ``{model}`` in a message becomes ``model``."""
     extra: list[tuple[str, str]] = []
     if fault.retry_after is not None:
         extra.append(("retry-after", f"{fault.retry_after:g}"))
@@ -164,7 +195,8 @@ def replace_reply(fault: Fault, ray: str) -> Reply | None:
             fault.status or 200, [("content-type", JSON), *extra], envelope(None, success=False, errors=errors)
         )
     if fault.status is not None and fault.code is not None:
-        return error_reply(fault.status, fault.code, fault.message or "", extra)
+        message = (fault.message or "").replace("{model}", model or "this model")
+        return error_reply(fault.status, fault.code, message, extra)
     return None
 
 

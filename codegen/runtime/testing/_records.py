@@ -51,6 +51,13 @@ class RecordedRequest:
         return self.path + (f"?{self.query}" if self.query else "")
 
     @property
+    def aig(self) -> dict[str, str]:
+        """The AI Gateway options sent (``cf-aig-*`` headers such as ``cf-aig-gateway-id``), secrets masked."""
+        return {
+            k: (_mask(v) if k in _SECRET_HEADERS else v) for k, v in self.headers.items() if k.startswith("cf-aig-")
+        }
+
+    @property
     def params(self) -> dict[str, str]:
         """Query parameters (the first value of each)."""
         return {k: v[0] for k, v in parse_qs(self.query, keep_blank_values=True).items()}

@@ -1,7 +1,7 @@
 """What the emulator holds between requests: recorded requests, injected faults and async batch jobs.
 
-Each store has its own lock and is bounded by :class:`Settings` (``keep_requests``, ``keep_jobs``).
-Another kind of state (say, fine-tunes an account uploaded) is one more store here, reset with the rest.
+Each store has its own lock and is bounded by :class:`Settings` (``keep_requests``, ``keep_jobs``) or,
+for fine-tunes, by the API's own per-account limit.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from ._faults import Fault, FaultKind
 from ._records import RecordedRequest
 from ._settings import Settings
 
-__all__ = ["Faults", "Job", "Jobs", "Recorder", "State"]
+__all__ = ["Finetune", "Finetunes", "Faults", "Job", "Jobs", "Recorder", "State"]
 
 
 class Recorder:
@@ -126,6 +126,72 @@ class Jobs:
             self._items.clear()
 
 
+@dataclass
+class Finetune:
+    """One fine-tune (LoRA adapter) of the account: its record and the asset files uploaded so far."""
+
+    id: str
+    name: str
+    model: str
+    description: str
+    public: bool
+    created_at: str
+    modified_at: str
+    assets: dict[str, bytes] = field(default_factory=lambda: {})
+
+    def record(self) -> dict[str, Any]:
+        """The fine-tune as the API lists it."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "model": self.model,
+            "description": self.description,
+            "public": self.public,
+            "created_at": self.created_at,
+            "modified_at": self.modified_at,
+        }
+
+
+class Finetunes:
+    """The account's fine-tunes, in creation order, found by id or by name."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: list[Finetune] = []
+
+    def add(self, item: Finetune, limit: int) -> bool:
+        """Keep ``item`` unless the account already has ``limit`` fine-tunes (False then)."""
+        with self._lock:
+            if len(self._items) >= limit:
+                return False
+            self._items.append(item)
+            return True
+
+    def find(self, key: str) -> Finetune | None:
+        with self._lock:
+            for item in self._items:
+                if key in (item.id, item.name):
+                    return item
+            return None
+
+    def named(self, name: str) -> bool:
+        with self._lock:
+            return any(item.name == name for item in self._items)
+
+    def snapshot(self) -> list[Finetune]:
+        with self._lock:
+            return list(self._items)
+
+    def put_asset(self, item: Finetune, file_name: str, data: bytes, when: str) -> None:
+        with self._lock:
+            item.assets[file_name] = data
+            item.modified_at = when
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
 class State:
     """All of it, for one emulator."""
 
@@ -133,8 +199,10 @@ class State:
         self.requests = Recorder(settings)
         self.faults = Faults()
         self.jobs = Jobs(settings)
+        self.finetunes = Finetunes()
 
     def reset(self) -> None:
         self.requests.clear()
         self.faults.clear()
         self.jobs.clear()
+        self.finetunes.clear()

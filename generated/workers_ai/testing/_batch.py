@@ -18,6 +18,7 @@ from ._reply import APIError, Reply, json_reply
 from ._settings import Settings
 from ._state import Job, Jobs
 from ._synth import input_variants
+from ._textgen import JSON_MODE_UNMET, JsonModeUnmet
 
 __all__ = ["Batches", "is_poll", "is_submission"]
 
@@ -113,7 +114,12 @@ class Batches:
                     result=None, success=False, errors=[{"code": 5006, "message": f"AiError: Bad input: {problem}"}]
                 )
             else:
-                result = run_model(spec, item, allow_stream=False, check=self._settings.check_outputs)
+                try:
+                    result = run_model(spec, item, allow_stream=False, check=self._settings.check_outputs)
+                except JsonModeUnmet:
+                    entry.update(result=None, success=False, errors=[{"code": 3030, "message": JSON_MODE_UNMET}])
+                    responses.append(entry)
+                    continue
                 value: Any = result.value
                 if result.kind == "binary":
                     value = base64.b64encode(result.data).decode("ascii")

@@ -16,13 +16,19 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .. import _registry
 from .._json import as_list, as_object
+from ._leniency import loosen
 from ._synth import Synthesizer, input_variants
 from ._validate import Validator
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable
 
-__all__ = ["Catalog", "ModelSpec", "model_object"]
+__all__ = ["EXAMPLE_SKIP", "Catalog", "ModelSpec", "model_object"]
+
+EXAMPLE_SKIP = frozenset({"stream", "lora", "response_format"})
+"""Input fields example inputs leave out: ``stream`` changes the kind of reply, ``lora`` needs a LoRA-capable
+model and an uploaded adapter (405/5005 otherwise, like the API), and with ``response_format`` the reply's
+``response`` is an object, which the published output schemas (typing it as a string) do not describe."""
 
 _PACKAGE = __package__.rpartition(".")[0] if __package__ else "workers_ai"
 _NAMESPACE = uuid.UUID("7f1c0c5e-8a0e-4d0b-9a57-0d1c2d3e4f50")
@@ -79,10 +85,10 @@ class ModelSpec:
 
     @property
     def inputs(self) -> Synthesizer:
-        """Validator and synthesizer of the input schema."""
+        """Validator and synthesizer of the input schema, loosened where the platform is (see ``_leniency``)."""
         with self._lock:
             if self._input is None:
-                self._input = Synthesizer(validator=Validator(self.input_schema))
+                self._input = Synthesizer(validator=Validator(loosen(self.input_schema)))
             return self._input
 
     @property
@@ -103,7 +109,7 @@ class ModelSpec:
                 raise ValueError(f"{self.model_id} has no input variant {variant!r} (variants: {labels})")
         if not variants:
             raise ValueError(f"{self.model_id} takes only a binary body")
-        return self.inputs.generate(variants[0][1], seed=seed, skip={"stream"})
+        return self.inputs.generate(variants[0][1], seed=seed, skip=EXAMPLE_SKIP)
 
     @property
     def accepts_binary(self) -> bool:

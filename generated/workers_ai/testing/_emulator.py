@@ -149,6 +149,7 @@ class Emulator:
         lines = [
             f"Workers AI emulator listening on {self.url}",
             f"  base URL:   {self.base_url}",
+            f"  OpenAI SDK: base_url={self.openai_base_url}",
             f"  account id: {self.account_id}",
             f"  API token:  {self.api_token}",
             f"  models:     {len(self.models())}",
@@ -186,6 +187,11 @@ class Emulator:
     def base_url(self) -> str:
         """What ``WorkersAI(base_url=...)`` takes: ``url + "/client/v4"``."""
         return self.url + "/client/v4"
+
+    @property
+    def openai_base_url(self) -> str:
+        """What the ``openai`` SDK takes as ``base_url``: ``…/accounts/{account_id}/ai/v1``."""
+        return f"{self.base_url}/accounts/{self.account_id}/ai/v1"
 
     @property
     def gateway_url(self) -> str:

@@ -4,6 +4,7 @@ Each task builds a *hint*, the reply a real model might give (embedding vectors 
 text, a reply echoing the prompt, a transcript, a real PNG...). The synthesizer then keeps whatever
 part of the hint fits the model's output schema and fills in the rest, so realism never costs
 validity. Binary outputs are real files of the declared type; streams are lists of SSE payloads.
+What text-generation models say (text, tool calls, JSON mode) is in :mod:`._textgen`.
 """
 
 from __future__ import annotations
@@ -22,12 +23,21 @@ import msgspec
 from .._json import as_list, as_object
 from ._catalog import ModelSpec
 from ._media import media_for, mp3, png
-from ._synth import MISSING, Synthesizer, Unsatisfiable, merge_schemas
-from ._validate import SchemaError
+from ._synth import MISSING, merge_schemas
+from ._textgen import (
+    PADDING,
+    Generation,
+    chat_chunks,
+    chat_completion,
+    count_tokens,
+    generate,
+    pieces,
+    reply_text,
+    words,
+)
 
 __all__ = ["Branch", "Result", "branches", "embed", "embedding_dim", "run_model", "seed_for"]
 
-CREATED = 1735689600  # a fixed "created" timestamp keeps replies byte-identical across runs
 _JSON = "application/json"
 _SSE = "text/event-stream"
 _DIMENSIONS = {"bge-base": 768, "bge-large": 1024, "bge-m3": 1024, "bge-small": 384}
@@ -47,7 +57,6 @@ _STOPWORDS = frozenset(
     it its i you he she we they me my your our their what which who how tell please do does did can""".split()
 )
 _OBJECTS = ("person", "dog", "cat", "car", "bicycle", "chair", "cup", "bird")
-_PADDING = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 
 @dataclass
@@ -115,124 +124,7 @@ def branches(spec: ModelSpec) -> list[Branch]:
     return out
 
 
-# --------------------------------------------------------------------------- text helpers
-
-
-def words(text: str) -> list[str]:
-    return re.findall(r"[\w']+", text.lower())
-
-
-def count_tokens(text: str) -> int:
-    return len(re.findall(r"\w+|[^\w\s]", text))
-
-
-def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    parts: list[str] = []
-    for part in as_list(content) or []:
-        p = as_object(part)
-        if p is not None and isinstance(p.get("text"), str):
-            parts.append(cast(str, p["text"]))
-        elif isinstance(part, str):
-            parts.append(part)
-    return " ".join(parts)
-
-
-def _conversation(p: Mapping[str, Any]) -> tuple[str, str, int]:
-    """(all input text, the text to answer, number of messages)."""
-    prompt = p.get("prompt")
-    if isinstance(prompt, str):
-        return prompt, prompt, 1
-    messages = as_list(p.get("messages"))
-    if messages is None:
-        raw_input = p.get("input")
-        if isinstance(raw_input, str):
-            return raw_input, raw_input, 1
-        messages = as_list(raw_input)
-    if messages is not None:
-        texts: list[str] = []
-        last = ""
-        for m in messages:
-            msg = as_object(m)
-            if msg is None:
-                continue
-            text = _content_text(msg.get("content"))
-            texts.append(text)
-            if msg.get("role") in (None, "user") or not last:
-                last = text
-        return " ".join(texts), last, len(messages)
-    for key in ("text", "input_text", "query"):
-        value = p.get(key)
-        if isinstance(value, str):
-            return value, value, 1
-    return "", "", 0
-
-
-def _max_tokens(p: Mapping[str, Any]) -> int | None:
-    for key in ("max_tokens", "max_completion_tokens", "max_output_tokens", "max_new_tokens"):
-        value = p.get(key)
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return value
-    return None
-
-
-def _reply(question: str, seed: str, limit: int | None) -> tuple[str, bool]:
-    """A deterministic answer echoing the question; (text, cut short by max_tokens)."""
-    echo = re.findall(r"[\w']+", question)[:16]
-    rng = random.Random(seed)
-    opener = rng.choice(("Sure.", "Here is an emulated answer.", "Happy to help.", "Good question."))
-    text = (
-        f"{opener} You asked about: {' '.join(echo)}."
-        if echo
-        else f"{opener} This reply comes from the Workers AI emulator."
-    )
-    pieces = text.split(" ")
-    if limit is not None and len(pieces) > limit:
-        return " ".join(pieces[:limit]), True
-    return text, False
-
-
-def _tool_call(p: Mapping[str, Any], question: str, seed: str) -> tuple[str, Any] | None:
-    """The first tool whose name the question mentions, with arguments built from its parameters."""
-    lowered = question.lower()
-    for raw in as_list(p.get("tools")) or []:
-        tool = as_object(raw)
-        if tool is None:
-            continue
-        fn = as_object(tool.get("function")) or tool
-        name = fn.get("name")
-        if not isinstance(name, str) or not name or name.lower() not in lowered:
-            continue
-        params = fn.get("parameters")
-        args: Any = {}
-        if as_object(params) is not None:
-            try:
-                args = Synthesizer(params).generate(seed=seed, optional=0.0)
-            except (SchemaError, Unsatisfiable):
-                args = {}
-        return name, args
-    return None
-
-
-def _json_mode(p: Mapping[str, Any], text: str, seed: str) -> Any:
-    fmt = as_object(p.get("response_format"))
-    if fmt is None:
-        return MISSING
-    if fmt.get("type") == "json_schema":
-        schema = fmt.get("json_schema")
-        inner = as_object(schema)
-        if inner is not None and as_object(inner.get("schema")) is not None and "type" not in inner:
-            schema = inner["schema"]  # OpenAI's {name, schema} wrapper
-        if as_object(schema) is not None:
-            try:
-                return Synthesizer(schema).generate(seed=seed, optional=1.0)
-            except (SchemaError, Unsatisfiable):
-                pass
-        return {"answer": text}
-    if fmt.get("type") == "json_object":
-        return {"answer": text}
-    return MISSING
+# --------------------------------------------------------------------------- text generation shapes
 
 
 def _chat_shaped(out: list[Branch]) -> bool:
@@ -477,32 +369,6 @@ def _task_hint(spec: ModelSpec, p: Mapping[str, Any] | None, raw: bytes | None, 
 # --------------------------------------------------------------------------- text generation
 
 
-@dataclass
-class _Generation:
-    text: str
-    truncated: bool
-    usage: dict[str, int]
-    tool: tuple[str, Any] | None
-    structured: Any
-
-
-def _generate(p: Mapping[str, Any], seed: str) -> _Generation:
-    everything, question, messages = _conversation(p)
-    text, truncated = _reply(question, seed, _max_tokens(p))
-    tool = _tool_call(p, question, seed)
-    structured = _json_mode(p, text, seed)
-    if tool is not None:
-        text = ""
-    prompt_tokens = count_tokens(everything) + 4 * messages
-    completion_tokens = count_tokens(text) + (8 if tool is not None else 0)
-    usage = {
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-        "total_tokens": prompt_tokens + completion_tokens,
-    }
-    return _Generation(text, truncated, usage, tool, structured)
-
-
 def _is_text_generation(spec: ModelSpec, p: Mapping[str, Any] | None, out: list[Branch]) -> bool:
     if p is None:
         return False
@@ -511,106 +377,28 @@ def _is_text_generation(spec: ModelSpec, p: Mapping[str, Any] | None, out: list[
     return any(k in p for k in ("prompt", "messages")) and (_chat_shaped(out) or any(b.kind == "stream" for b in out))
 
 
-def _chat_id(seed: str) -> str:
-    return "chatcmpl-" + seed[:24]
-
-
-def _legacy_hint(gen: _Generation) -> dict[str, Any]:
+def _legacy_hint(gen: Generation) -> dict[str, Any]:
     hint: dict[str, Any] = {"response": gen.text if gen.structured is MISSING else gen.structured, "usage": gen.usage}
     if gen.tool is not None:
         hint["tool_calls"] = [{"name": gen.tool[0], "arguments": gen.tool[1]}]
     return hint
 
 
-def _chat_hint(spec: ModelSpec, p: Mapping[str, Any], gen: _Generation, seed: str, out: list[Branch]) -> dict[str, Any]:
-    finish = "tool_calls" if gen.tool is not None else ("length" if gen.truncated else "stop")
-    content: Any = gen.text if gen.structured is MISSING else msgspec.json.encode(gen.structured).decode()
-    if "messages" not in p and _text_completion_branch(out):
-        choice: dict[str, Any] = {"index": 0, "text": content, "finish_reason": finish}
-        obj = "text_completion"
-        ident = "cmpl-" + seed[:24]
-    else:
-        message: dict[str, Any] = {"role": "assistant", "content": content}
-        if gen.tool is not None:
-            message["content"] = None
-            message["tool_calls"] = [
-                {
-                    "id": "call_" + seed[:9],
-                    "type": "function",
-                    "function": {"name": gen.tool[0], "arguments": msgspec.json.encode(gen.tool[1]).decode()},
-                }
-            ]
-        message.setdefault("refusal", None)
-        choice = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
-        obj = "chat.completion"
-        ident = _chat_id(seed)
-    return {
-        "id": ident,
-        "object": obj,
-        "created": CREATED,
-        "model": spec.model_id,
-        "choices": [choice],
-        "usage": gen.usage,
-    }
+def _chat_hint(spec: ModelSpec, p: Mapping[str, Any], gen: Generation, seed: str, out: list[Branch]) -> dict[str, Any]:
+    text_completion = "messages" not in p and _text_completion_branch(out)
+    # the published chat output schemas type `content` as a required string: "" where OpenAI sends null
+    return chat_completion(spec.model_id, gen, seed, text_completion=text_completion, tool_content="")
 
 
-def _pieces(text: str) -> list[str]:
-    parts = re.findall(r"\S+\s*", text)
-    return parts or [text]
-
-
-def _stream_events(spec: ModelSpec, gen: _Generation, seed: str, chat: bool) -> list[Any]:
+def _stream_events(spec: ModelSpec, gen: Generation, seed: str, chat: bool) -> list[Any]:
     events: list[Any] = []
-    text = gen.text if gen.structured is MISSING else msgspec.json.encode(gen.structured).decode()
-    pieces = _pieces(text)
-    for i, piece in enumerate(pieces):
-        pad = _PADDING[: 4 + (i * 7) % 20]
-        if chat:
-            delta: dict[str, Any] = {"content": piece}
-            if i == 0:
-                delta["role"] = "assistant"
-            events.append(
-                {
-                    "id": _chat_id(seed),
-                    "object": "chat.completion.chunk",
-                    "created": CREATED,
-                    "model": spec.model_id,
-                    "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
-                    "p": pad,
-                }
-            )
-        else:
-            events.append({"response": piece, "p": pad})
-    if gen.tool is not None and not chat:
-        events.append({"response": "", "tool_calls": [{"name": gen.tool[0], "arguments": gen.tool[1]}]})
-    elif gen.tool is not None:
-        call = {
-            "index": 0,
-            "id": "call_" + seed[:9],
-            "type": "function",
-            "function": {"name": gen.tool[0], "arguments": msgspec.json.encode(gen.tool[1]).decode()},
-        }
-        chunk = {"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": None}
-        events.append(
-            {
-                "id": _chat_id(seed),
-                "object": "chat.completion.chunk",
-                "created": CREATED,
-                "model": spec.model_id,
-                "choices": [chunk],
-            }
-        )
     if chat:
-        finish = "tool_calls" if gen.tool is not None else ("length" if gen.truncated else "stop")
-        events.append(
-            {
-                "id": _chat_id(seed),
-                "object": "chat.completion.chunk",
-                "created": CREATED,
-                "model": spec.model_id,
-                "choices": [{"index": 0, "delta": {}, "finish_reason": finish}],
-            }
-        )
+        events.extend(chat_chunks(spec.model_id, gen, seed))
+    else:
+        for i, piece in enumerate(pieces(reply_text(gen))):
+            events.append({"response": piece, "p": PADDING[: 4 + (i * 7) % 20]})
+        if gen.tool is not None:
+            events.append({"response": "", "tool_calls": [{"name": gen.tool[0], "arguments": gen.tool[1]}]})
     events.append({"response": "", "usage": gen.usage})
     return events
 
@@ -645,9 +433,11 @@ def run_model(
     wants_stream = p is not None and p.get("stream") is True and allow_stream
     only_stream = kinds <= {"stream", "async"} and "stream" in kinds
     synth = spec.outputs
+    structured: Any = MISSING
     if _is_text_generation(spec, p, out):
         assert p is not None
-        gen = _generate(p, seed)
+        gen = generate(p, seed)
+        structured = gen.structured
         chat = _chat_shaped(out)
         if ("stream" in kinds and (wants_stream or only_stream)) and allow_stream:
             return Result("stream", events=_stream_events(spec, gen, seed, chat), content_type=_SSE, usage=gen.usage)
@@ -664,6 +454,11 @@ def run_model(
             problem = synth.validator.first_error(value)
             if problem is not None:
                 raise ValueError(f"{spec.model_id}: emulated output does not fit the output schema at {problem}")
+        shaped = as_object(value)
+        if structured is not MISSING and shaped is not None and "response" in shaped:
+            # JSON mode: the API answers `response` as the object itself, though the published output
+            # schemas type it as a string; the schema check above ran on the schema's own shape.
+            shaped["response"] = structured
         usage = as_object(as_object(value) and cast("dict[str, Any]", value).get("usage"))
         return Result("json", value=value, usage=_int_usage(usage) if usage is not None else _input_usage(p))
     binary = [b for b in out if b.kind == "binary"]

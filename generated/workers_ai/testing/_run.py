@@ -12,11 +12,12 @@ import msgspec
 from .._json import as_list, as_object
 from ._catalog import ModelSpec
 from ._faults import Fault
-from ._outputs import Result, run_model
+from ._outputs import run_model
 from ._records import RecordedRequest
 from ._reply import SSE, APIError, Reply, json_reply
+from ._textgen import JSON_MODE_UNMET, JsonModeUnmet
 
-__all__ = ["MAX_DEPTH", "Input", "answer", "read_input"]
+__all__ = ["MAX_DEPTH", "Input", "answer", "bad_input", "decode_json", "read_input", "sse_reply"]
 
 MAX_DEPTH = 100
 """JSON bodies nested deeper than this are refused (400/5006) before anything walks them."""
@@ -45,8 +46,25 @@ def _nested_deeper_than(value: Any, limit: int) -> bool:
     return False
 
 
-def _bad_input(message: str) -> APIError:
+def bad_input(message: str) -> APIError:
+    """400/5006, the API's answer to a body that does not fit the model's input schema."""
     return APIError(400, 5006, f"AiError: Bad input: {message}")
+
+
+def decode_json(body: bytes) -> dict[str, Any]:
+    """A JSON-only route's body as an object; 400/5006 when it is not one (or nests too deep)."""
+    try:
+        payload: Any = msgspec.json.decode(body) if body.strip() else {}
+    except RecursionError:
+        raise bad_input(f"/: the JSON is nested deeper than {MAX_DEPTH} levels") from None
+    except (UnicodeDecodeError, msgspec.DecodeError):
+        raise bad_input("/: the body is not valid JSON") from None
+    obj = as_object(payload)
+    if obj is None:
+        raise bad_input("/: the body must be a JSON object")
+    if _nested_deeper_than(obj, MAX_DEPTH):
+        raise bad_input(f"/: the JSON is nested deeper than {MAX_DEPTH} levels")
+    return obj
 
 
 def read_input(rec: RecordedRequest, spec: ModelSpec) -> Input:
@@ -62,18 +80,18 @@ def read_input(rec: RecordedRequest, spec: ModelSpec) -> Input:
         try:
             payload = msgspec.json.decode(rec.body)
         except RecursionError:
-            raise _bad_input(f"/: the JSON is nested deeper than {MAX_DEPTH} levels") from None
+            raise bad_input(f"/: the JSON is nested deeper than {MAX_DEPTH} levels") from None
         except UnicodeDecodeError:
             if not spec.accepts_binary or content_type == "application/json":
-                raise _bad_input("/: the body is not valid UTF-8") from None
+                raise bad_input("/: the body is not valid UTF-8") from None
             binary_type = True
         except msgspec.DecodeError:
             binary_type = True
         if isinstance(payload, (dict, list)) and _nested_deeper_than(payload, MAX_DEPTH):
-            raise _bad_input(f"/: the JSON is nested deeper than {MAX_DEPTH} levels")
+            raise bad_input(f"/: the JSON is nested deeper than {MAX_DEPTH} levels")
     if binary_type:
         if not spec.accepts_binary:
-            raise _bad_input(f"/: the body is not JSON, and {spec.model_id} takes no binary input")
+            raise bad_input(f"/: the body is not JSON, and {spec.model_id} takes no binary input")
         return Input({}, rec.body)
     return Input(payload, None)
 
@@ -85,17 +103,21 @@ def answer(
     if body.raw is None:
         problem = spec.inputs.validator.first_error(body.payload)
         if problem is not None:
-            raise _bad_input(problem)
-    result = run_model(spec, body.payload, raw=body.raw, check=check)
+            raise bad_input(problem)
+    try:
+        result = run_model(spec, body.payload, raw=body.raw, check=check)
+    except JsonModeUnmet:
+        raise APIError(400, 3030, JSON_MODE_UNMET) from None
     if result.kind == "stream":
-        return _stream(result, stream_fault(), stream_interval)
+        return sse_reply(result.events, stream_fault(), stream_interval)
     if result.kind == "binary":
         return Reply(200, [("content-type", result.content_type)], result.data)
     return json_reply(result.value)
 
 
-def _stream(result: Result, fault: Fault | None, interval: float) -> Reply:
-    events = [msgspec.json.encode(e) for e in result.events]
+def sse_reply(payloads: list[Any], fault: Fault | None, interval: float) -> Reply:
+    """Server-sent events, one ``data:`` line per payload, then ``data: [DONE]`` (unless ``fault`` breaks it)."""
+    events = [msgspec.json.encode(e) for e in payloads]
     if fault is not None and fault.name == "stream_error":
         keep = max(1, len(events) // 2)
         error = {"errors": [{"code": fault.code, "message": fault.message or ""}]}

@@ -1,0 +1,669 @@
+"""Types: every struct, TypedDict twin and alias of one model, named and annotated, from its shaped schema.
+
+Input is the document ``shape.reshape`` built (``$defs``: the variant roots under their final names plus
+the schema's own definitions). Output is a list of frozen :class:`StructPlan` / :class:`AliasPlan`
+records: each struct's final name, its fields (Python and wire names, types as annotation text for
+parameters and TypedDicts, defaults, required-ness) and the normalised JSON schema that
+datamodel-code-generator prints the msgspec struct from (``render`` checks its output against the record).
+
+Naming: a nested object is named from the property that holds it (``tool_calls`` items ->
+``ToolCall``). When two different shapes would get one name, every one of them takes its parent's name
+as a prefix (``ChoiceMessage``, ``InputMessage``), and so on up the path; if the whole path is the same,
+a key only one of them has tells them apart (``UsageWithA``), else the model is refused (exit 2). Identical
+shapes share one struct. Nodes datamodel-code-generator would turn into named aliases (constrained union
+members and array items) get titles from their path, so no name is ever a counter.
+
+Fields: a ``required`` property is a plain type with no default. In output structs one that may be
+absent is nullable (``T | None = None``, or ``T | None = <schema default>``); in input structs it is left
+out of the request when not given (``UNSET``). Structs reachable from an input also get a ``TypedDict``
+twin (``Message`` -> ``MessageDict``) so that methods accept plain dict literals.
+"""
+
+from __future__ import annotations
+
+import json
+import keyword
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .load import as_arr, as_obj
+from .naming import pascal, singular
+from .shape import DEF_PREFIX, canonical, strs
+
+__all__ = [
+    "AliasPlan",
+    "FieldPlan",
+    "NamingError",
+    "StructPlan",
+    "TypeSet",
+    "build_types",
+    "default_code",
+    "names_in",
+    "with_none",
+]
+
+
+@dataclass(frozen=True)
+class FieldPlan:
+    name: str  # Python attribute name (datamodel-code-generator is given it as an alias when it differs)
+    wire: str  # JSON key
+    annotation: str  # the field's type with its constraints (what the struct declares)
+    plain: str  # the same type without constraints
+    loose: str  # what a caller may pass: structs or their TypedDict twins, sequences, mappings
+    required: bool
+    default: str | None  # Python expression of the schema default, when the field has one
+    factory: bool  # that default is a list/dict
+    description: str
+    none_default: bool  # optional and absent means None (outputs); otherwise absent means UNSET (inputs)
+
+
+@dataclass(frozen=True)
+class StructPlan:
+    name: str
+    fields: tuple[FieldPlan, ...]
+    twin: str | None  # TypedDict name, for structs a caller builds (inputs)
+    twin_classy: bool  # the twin can use class syntax (all keys are identifiers)
+    deps: tuple[str, ...]  # other struct names its annotations use
+    schema: str  # the normalised JSON schema datamodel-code-generator prints this struct from
+    alias_names: tuple[str, ...]  # type aliases datamodel-code-generator writes for it (titled by the plan)
+    key: str  # structure-only identity, including the structs it uses (for sharing across models)
+
+    @property
+    def twin_required(self) -> tuple[FieldPlan, ...]:
+        return tuple(f for f in self.fields if f.required)
+
+    @property
+    def twin_optional(self) -> tuple[FieldPlan, ...]:
+        return tuple(f for f in self.fields if not f.required)
+
+
+@dataclass(frozen=True)
+class AliasPlan:
+    name: str
+    annotation: str
+
+
+class NamingError(Exception):
+    """Two different shapes could not be given distinct names (a bad-input problem, exit 2)."""
+
+
+@dataclass(frozen=True)
+class TypeSet:
+    structs: tuple[StructPlan, ...]
+    aliases: tuple[AliasPlan, ...]
+    roots: dict[str, str]  # variant name -> "struct" | "alias"
+    loose_roots: dict[str, str]  # variant name -> what a caller may pass for it (struct | twin)
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+
+
+def names_in(text: str) -> set[str]:
+    """Identifiers an annotation or expression uses (string literals left out)."""
+    return set(_IDENT.findall(_STRING.sub("", text)))
+
+
+def with_none(annotation: str) -> str:
+    parts = _split_union(annotation)
+    if "None" in parts or "Any" in parts:
+        return annotation
+    return f"{annotation} | None"
+
+
+def _split_union(annotation: str) -> list[str]:
+    """Top-level ``|`` members of an annotation."""
+    out: list[str] = []
+    depth, start = 0, 0
+    quote: str | None = None
+    for i, ch in enumerate(annotation):
+        if quote:
+            if ch == "\\":
+                continue
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            out.append(annotation[start:i].strip())
+            start = i + 1
+    out.append(annotation[start:].strip())
+    return out
+
+
+def _union(members: list[str]) -> str:
+    flat: list[str] = []
+    for m in members:
+        for part in _split_union(m):
+            if part not in flat:
+                flat.append(part)
+    if "Any" in flat or not flat:
+        return "Any"
+    if "None" in flat:
+        flat = [p for p in flat if p != "None"] + ["None"]
+    return " | ".join(flat)
+
+
+def default_code(value: Any) -> str:
+    """A Python expression for a JSON default (lists as lists, never tuples)."""
+    if isinstance(value, str):
+        return repr(value)
+    if value is None or isinstance(value, (bool, int, float)):
+        return repr(value)
+    arr, obj = as_arr(value), as_obj(value)
+    if arr is not None:
+        return "[" + ", ".join(default_code(v) for v in arr) + "]"
+    if obj is not None:
+        return "{" + ", ".join(f"{k!r}: {default_code(v)}" for k, v in obj.items()) + "}"
+    return repr(str(value))
+
+
+def _is_struct_node(node: dict[str, Any]) -> bool:
+    props = as_obj(node.get("properties"))
+    return bool(props) and "$ref" not in node
+
+
+def _meta(node: dict[str, Any], kind: str) -> str:
+    keys = {
+        "string": (("minLength", "min_length"), ("maxLength", "max_length"), ("pattern", "pattern")),
+        "number": (
+            ("minimum", "ge"),
+            ("maximum", "le"),
+            ("exclusiveMinimum", "gt"),
+            ("exclusiveMaximum", "lt"),
+            ("multipleOf", "multiple_of"),
+        ),
+        "array": (("minItems", "min_length"), ("maxItems", "max_length")),
+    }[kind]
+    args = [f"{arg}={node[key]!r}" for key, arg in keys if key in node]
+    return f"Meta({', '.join(args)})" if args else ""
+
+
+class _Builder:
+    def __init__(self, defs: dict[str, Any], variants: list[str], inputs: set[str], reserved: set[str]) -> None:
+        self.defs = defs
+        self.variants = variants
+        self.inputs = inputs
+        self.reserved = reserved
+        self.def_struct: dict[str, str] = {}  # def name -> struct name (defs that are objects)
+        self.key_name: dict[str, str] = {}  # canonical shape -> struct name (inline objects)
+        self.nodes: dict[str, dict[str, Any]] = {}  # struct name -> schema node
+        self.twins: set[str] = set()
+        self.busy: set[str] = set()
+        self._first: dict[str, dict[str, Any]] = {}  # shape key -> the first node of that shape
+        self.alias_names: set[str] = set()  # titles given to nodes datamodel-code-generator names itself
+
+    # ------------------------------------------------------------------ naming
+
+    def name_everything(self) -> None:
+        claims: dict[str, list[str]] = {}  # shape key -> path segments of its first place
+        order: list[str] = []
+        fixed = set(self.variants)
+        for name in self.variants:
+            node = as_obj(self.defs.get(name)) or {}
+            if _is_struct_node(node):
+                self.def_struct[name] = name
+                self.nodes[name] = node
+        for name, raw in self.defs.items():
+            node = as_obj(raw) or {}
+            direction = "Input" if name.startswith("input_") or name in self.inputs else "Output"
+            if name in self.variants:
+                stem = re.sub(r"(Input|Output)$", "", name) or name
+                self._walk(node, [direction, stem], claims, order, root=True)
+            else:
+                tail = pascal(name.split("_", 1)[1] if "_" in name else name)
+                if _is_struct_node(node):
+                    key = f"def:{name}"
+                    claims[key] = [direction, tail]
+                    order.append(key)
+                self._walk(node, [direction, tail], claims, order, root=True)
+        cands = {key: _candidates(claims[key]) for key in order}
+        level = dict.fromkeys(order, 0)
+        taken = set(self.reserved) | fixed | {f"{v}Dict" for v in fixed}
+        while True:
+            names = {key: cands[key][level[key]] for key in order}
+            groups: dict[str, list[str]] = {}
+            for key in order:
+                groups.setdefault(names[key], []).append(key)
+            twin_names = {f"{n}Dict" for n in names.values()}
+            bumped = False
+            for name, keys in groups.items():
+                clash = name in taken or name in twin_names
+                if len(keys) == 1 and not clash:
+                    continue
+                movable = [k for k in keys if level[k] + 1 < len(cands[k])]
+                if not movable:
+                    if len(keys) > 1:
+                        # Same path, different shapes (`Usage` and `usage` in one object): tell them apart
+                        # by a property only one of them has, else refuse the schema.
+                        for k in keys:
+                            cands[k].append(self._with_own_key(k, [o for o in keys if o != k], cands[k][0], name))
+                    else:
+                        cands[keys[0]].append(f"{name}Type")
+                    movable = keys
+                for k in movable:
+                    level[k] += 1
+                bumped = True
+            if not bumped:
+                break
+        for key in order:
+            name = names[key]
+            if key.startswith("def:"):
+                def_name = key[4:]
+                self.def_struct[def_name] = name
+                self.nodes[name] = as_obj(self.defs[def_name]) or {}
+            else:
+                self.key_name[key] = name
+                self.nodes.setdefault(name, self._first[key])
+
+    def _with_own_key(self, key: str, others: list[str], base: str, name: str) -> str:
+        mine = as_obj(self._node_of(key).get("properties")) or {}
+        theirs = [set(as_obj(self._node_of(o).get("properties")) or {}) for o in others]
+        own = [p for p in mine if all(p not in t for t in theirs)]
+        if not own:
+            raise NamingError(f"two different object shapes would both be named {name!r} (same path, same keys)")
+        return f"{base}With{pascal(own[0])}"
+
+    def _node_of(self, key: str) -> dict[str, Any]:
+        if key.startswith("def:"):
+            return as_obj(self.defs.get(key[4:])) or {}
+        return self._first[key]
+
+    def _walk(
+        self, node: dict[str, Any], segs: list[str], claims: dict[str, list[str]], order: list[str], root: bool = False
+    ) -> None:
+        if not root and _is_struct_node(node):
+            key = canonical(node)
+            if key not in claims:
+                claims[key] = segs
+                order.append(key)
+                self._first[key] = node
+        for prop, sub in (as_obj(node.get("properties")) or {}).items():
+            child = as_obj(sub)
+            if child is not None:
+                self._walk(child, [*segs, pascal(prop)], claims, order)
+        items = as_obj(node.get("items"))
+        if items is not None:
+            self._walk(items, [*segs[:-1], singular(segs[-1])], claims, order)
+        extra = as_obj(node.get("additionalProperties"))
+        if extra is not None:
+            self._walk(extra, [*segs[:-1], singular(segs[-1])], claims, order)
+        for comb in ("anyOf", "oneOf"):
+            for member in as_arr(node.get(comb)) or []:
+                m = as_obj(member)
+                if m is not None:
+                    self._walk(m, segs, claims, order)
+
+    # ------------------------------------------------------------------ annotations
+
+    def struct_for(self, node: dict[str, Any]) -> str | None:
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith(DEF_PREFIX):
+            return self.def_struct.get(ref[len(DEF_PREFIX) :])
+        if _is_struct_node(node):
+            return self.key_name.get(canonical(node))
+        return None
+
+    def ann(self, raw: Any, mode: str) -> str:
+        """``mode``: "struct" (with Meta), "plain" (without), "loose" (what a caller may pass)."""
+        node = as_obj(raw)
+        if not node:
+            return "Any"
+        name = self.struct_for(node)
+        if name is not None:
+            return f"{name} | {name}Dict" if mode == "loose" and name in self.twins else name
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            target = ref[len(DEF_PREFIX) :] if ref.startswith(DEF_PREFIX) else ""
+            if target in self.busy or target not in self.defs:
+                return "Any"
+            self.busy.add(target)
+            try:
+                return self.ann(self.defs[target], mode)
+            finally:
+                self.busy.discard(target)
+        members = [m for m in (as_obj(x) for c in ("anyOf", "oneOf") for x in as_arr(node.get(c)) or []) if m]
+        if members:
+            return _union([self.ann(m, mode) for m in members])
+        if "enum" in node:
+            values = [
+                v for v in as_arr(node.get("enum")) or [] if isinstance(v, (str, int)) and not isinstance(v, bool)
+            ]
+            if values:
+                return f"Literal[{', '.join(repr(v) for v in values)}]"
+        kinds = [k for k in (as_arr(node.get("type")) or [node.get("type")]) if isinstance(k, str)]
+        if not kinds:
+            if "properties" in node or "additionalProperties" in node:
+                kinds = ["object"]
+            elif "items" in node:
+                kinds = ["array"]
+            else:
+                return "Any"
+        return _union([self._typed(node, k, mode) for k in kinds])
+
+    def _typed(self, node: dict[str, Any], kind: str, mode: str) -> str:
+        meta = ""
+        if kind == "string":
+            base = "bytes" if node.get("format") == "binary" else "str"
+            meta = _meta(node, "string") if base == "str" else ""
+        elif kind in ("integer", "number"):
+            base = "int" if kind == "integer" else "float"
+            meta = _meta(node, "number")
+        elif kind == "boolean":
+            base = "bool"
+        elif kind == "null":
+            return "None"
+        elif kind == "array":
+            item = self.ann(node.get("items"), mode)
+            base = f"Sequence[{item}]" if mode == "loose" else f"list[{item}]"
+            meta = _meta(node, "array")
+        elif kind == "object":
+            extra = node.get("additionalProperties")
+            value = self.ann(extra, mode) if as_obj(extra) else "Any"
+            base = f"Mapping[str, {value}]" if mode == "loose" else f"dict[str, {value}]"
+        else:
+            return "Any"
+        if meta and mode == "struct":
+            return f"Annotated[{base}, {meta}]"
+        return base
+
+    # ------------------------------------------------------------------ structs
+
+    def reachable(self, roots: list[str]) -> set[str]:
+        """Structs a set of variants uses (struct variants themselves, and what alias variants hold)."""
+        seen: set[str] = set()
+        todo = [self.def_struct[r] for r in roots if r in self.def_struct]
+        for r in roots:
+            if r not in self.def_struct:
+                todo.extend(self.deps_of(as_obj(self.defs.get(r)) or {}))
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            todo.extend(self.deps_of(self.nodes[name]))
+        return seen
+
+    def deps_of(self, node: dict[str, Any]) -> list[str]:
+        found: list[str] = []
+
+        def visit(raw: Any, top: bool, guard: frozenset[str]) -> None:
+            n = as_obj(raw)
+            if n is None:
+                return
+            name = None if top else self.struct_for(n)
+            if name is not None:
+                found.append(name)
+                return
+            ref = n.get("$ref")
+            if isinstance(ref, str):
+                target = ref[len(DEF_PREFIX) :]
+                if target in self.defs and target not in guard:
+                    visit(self.defs[target], False, guard | {target})
+                return
+            for sub in (as_obj(n.get("properties")) or {}).values():
+                visit(sub, False, guard)
+            for key in ("items", "additionalProperties"):
+                visit(n.get(key), False, guard)
+            for c in ("anyOf", "oneOf"):
+                for m in as_arr(n.get(c)) or []:
+                    visit(m, False, guard)
+
+        visit(node, True, frozenset())
+        return found
+
+    def fields(self, node: dict[str, Any], none_default: bool, pynames: dict[str, str]) -> tuple[FieldPlan, ...]:
+        props = as_obj(node.get("properties")) or {}
+        required = set(strs(node.get("required")))
+        out: list[FieldPlan] = []
+        for wire, raw in props.items():
+            sub = as_obj(raw) or {}
+            has_default = "default" in sub and wire not in required
+            value = sub.get("default") if has_default else None
+            desc = sub.get("description")
+            out.append(
+                FieldPlan(
+                    name=pynames[wire],
+                    wire=wire,
+                    annotation=self.ann(sub, "struct"),
+                    plain=self.ann(sub, "plain"),
+                    loose=self.ann(sub, "loose"),
+                    required=wire in required,
+                    default=default_code(value) if has_default and value is not None else None,
+                    factory=has_default and isinstance(value, (list, dict)),
+                    description=desc if isinstance(desc, str) else "",
+                    none_default=none_default and wire not in required,
+                )
+            )
+        return tuple(out)
+
+    # ------------------------------------------------------------------ the document for datamodel-code-generator
+
+    def dcg_node(self, raw: Any, path: str, guard: frozenset[str] = frozenset()) -> dict[str, Any]:
+        """A schema node as datamodel-code-generator gets it: objects that are structs become ``$ref``s to
+        their final names, references to other definitions are inlined, wording is left out, and every
+        node it would turn into a named alias (a constrained union member or array item) gets a title
+        from ``path`` (``EmbeddingInputTextList``), so no alias is ever named by a counter."""
+        node = as_obj(raw)
+        if not node:
+            return {}
+        name = self.struct_for(node)
+        if name is not None:
+            return {"$ref": f"{DEF_PREFIX}{name}"}
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            target = ref[len(DEF_PREFIX) :] if ref.startswith(DEF_PREFIX) else ""
+            if target in guard or target not in self.defs:
+                return {}
+            return self.dcg_node(self.defs[target], path, guard | {target})
+        return self._dcg_body(node, path, guard)
+
+    def _dcg_body(self, node: dict[str, Any], path: str, guard: frozenset[str]) -> dict[str, Any]:
+        members = [m for c in ("anyOf", "oneOf") for m in as_arr(node.get(c)) or []]
+        nulls = [m for m in members if as_obj(m) == {"type": "null"}]
+        scalar = [as_obj(m) or {} for m in members if as_obj(m) != {"type": "null"}]
+        if nulls and len(scalar) == 1 and isinstance(scalar[0].get("type"), str) and scalar[0]["type"] != "object":
+            # `anyOf: [X, null]` as `type: [x, "null"]`: written inline (`Annotated[X, Meta(...)] | None`).
+            only = {**scalar[0], "type": [scalar[0]["type"], "null"]}
+            rest = {k: v for k, v in node.items() if k not in ("anyOf", "oneOf")}
+            return self._dcg_body({**only, **rest}, path, guard)
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in ("title", "description", "$ref"):
+                continue
+            if key == "items" and as_obj(value) is not None:
+                out[key] = self._titled(self.dcg_node(value, f"{path}Item", guard), f"{path}Item")
+            elif key == "additionalProperties" and as_obj(value) is not None:
+                out[key] = self._titled(self.dcg_node(value, f"{path}Value", guard), f"{path}Value")
+            elif key in ("anyOf", "oneOf"):
+                out[key] = [
+                    self._titled(self.dcg_node(m, f"{path}{_kind(m)}", guard), f"{path}{_kind(m)}")
+                    for m in as_arr(value) or []
+                ]
+            else:
+                out[key] = value
+        return out
+
+    def _titled(self, node: dict[str, Any], title: str) -> dict[str, Any]:
+        """Give a node datamodel-code-generator would make a named alias of its planned name."""
+        constrained = any(k in node for k in _CONSTRAINTS)
+        if "$ref" in node or not constrained or any(c in node for c in ("anyOf", "oneOf")):
+            return node
+        self.alias_names.add(title)
+        return {**node, "title": title}
+
+    def dcg_struct(self, name: str, none_default: bool) -> dict[str, Any]:
+        """The definition of one struct; for outputs every optional property is ``nullable`` (absent -> None)."""
+        node = self.nodes[name]
+        props_in = as_obj(node.get("properties")) or {}
+        body = self._dcg_body({k: v for k, v in node.items() if k != "properties"}, name, frozenset())
+        body["properties"] = {k: self.dcg_node(v, f"{name}{pascal(k)}") for k, v in props_in.items()}
+        body["title"] = name
+        body.setdefault("type", "object")
+        if none_default:
+            required = set(strs(node.get("required")))
+            props = as_obj(body.get("properties")) or {}
+            body["properties"] = {k: (v if k in required else _nullable(v)) for k, v in props.items()}
+        return body
+
+
+_CONSTRAINTS = frozenset(
+    {"minLength", "maxLength", "pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
+    | {"multipleOf", "minItems", "maxItems"}
+)
+
+
+def _kind(raw: Any) -> str:
+    node = as_obj(raw) or {}
+    t = node.get("type")
+    return {"string": "String", "array": "List", "integer": "Integer", "number": "Number", "boolean": "Boolean"}.get(
+        t if isinstance(t, str) else "", "Value"
+    )
+
+
+def _nullable(node: dict[str, Any]) -> dict[str, Any]:
+    """``node`` with null taken out of its own types and ``nullable: true`` instead (rendered ``T | None = None``)."""
+    out = dict(node)
+    kinds = as_arr(out.get("type"))
+    if kinds is not None and "null" in kinds:
+        rest = [k for k in kinds if k != "null"]
+        if rest:
+            out["type"] = rest[0] if len(rest) == 1 else rest
+        else:
+            del out["type"]
+    for comb in ("anyOf", "oneOf"):
+        members = as_arr(out.get(comb))
+        if members is not None and any(as_obj(m) == {"type": "null"} for m in members):
+            rest_members = [m for m in members if as_obj(m) != {"type": "null"}]
+            if len(rest_members) == 1 and isinstance(rest_members[0], dict):
+                del out[comb]
+                only: dict[str, Any] = rest_members[0]  # pyright: ignore[reportUnknownVariableType]
+                out = {**only, **out}
+            else:
+                out[comb] = rest_members
+    if out.get("default", 0) is None:
+        del out["default"]
+    out["nullable"] = True
+    return out
+
+
+# Names an annotation datamodel-code-generator writes may use: a field with one of them would shadow it.
+_ANNOTATION_NAMES = frozenset(
+    {"str", "int", "float", "bool", "bytes", "list", "dict", "None", "Any", "Literal", "Annotated", "Meta"}
+    | {"Struct", "UNSET", "UnsetType", "field", "TypeAlias", "msgspec"}
+)
+
+
+def _python_names(wires: list[str], reserved: set[str]) -> dict[str, str]:
+    """One Python name per wire name for the whole module (the alias map datamodel-code-generator gets).
+
+    A plain identifier keeps its name unless it would shadow a type name; anything else is cleaned up
+    (``a-b`` -> ``a_b``, ``class`` -> ``class_``, ``123`` -> ``f_123``) and given a trailing ``_`` until it
+    is unique among the module's field names.
+    """
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    plain = [w for w in wires if _field_name(w) == w and w not in reserved]
+    for w in plain:
+        out[w] = w
+        taken.add(w)
+    for w in wires:
+        if w in out:
+            continue
+        py = _field_name(w)
+        while py in taken or py in reserved:
+            py += "_"
+        out[w] = py
+        taken.add(py)
+    return out
+
+
+def _candidates(segs: list[str]) -> list[str]:
+    """Names for a path, most local first: ``Message``, ``ChoiceMessage``, ``OutputChoiceMessage``..."""
+    out: list[str] = []
+    for k in range(1, len(segs) + 1):
+        tail = segs[-k:]
+        kept = [
+            s for i, s in enumerate(tail) if i + 1 == len(tail) or (singular(s) != tail[i + 1] and s != tail[i + 1])
+        ]
+        name = "".join(kept)
+        if name and name not in out:
+            out.append(name)
+    return out or ["Object"]
+
+
+def _field_name(wire: str) -> str:
+    name = re.sub(r"\W", "_", wire, flags=re.ASCII).lstrip("_")
+    if not name:
+        name = "field"
+    if name[0].isdigit():
+        name = f"f_{name}"
+    if keyword.iskeyword(name) or keyword.issoftkeyword(name):
+        name += "_"
+    return name
+
+
+def build_types(defs: dict[str, Any], variants: list[str], input_variants: list[str], reserved: set[str]) -> TypeSet:
+    """Every type one model module declares, from the shaped ``$defs`` (see the module docstring)."""
+    b = _Builder(defs, variants, set(input_variants), reserved)
+    b.name_everything()
+    b.twins = b.reachable(input_variants)
+    output_side = b.reachable([v for v in variants if v not in input_variants])
+    order = list(dict.fromkeys([*(b.def_struct[v] for v in variants if v in b.def_struct), *b.nodes]))
+    wires = list(dict.fromkeys(w for n in order for w in as_obj(b.nodes[n].get("properties")) or {}))
+    pynames = _python_names(wires, set(_ANNOTATION_NAMES) | set(order) | reserved)
+    structs: dict[str, StructPlan] = {}
+    for name in order:
+        node = b.nodes[name]
+        none_default = name in output_side
+        fields = b.fields(node, none_default, pynames)
+        twin = name in b.twins
+        classy = all(f.wire.isidentifier() and not keyword.iskeyword(f.wire) for f in fields)
+        if twin and classy:
+            uses = {n for f in fields for n in names_in(f.loose)}
+            classy = not any(f.wire in uses for f in fields)
+        deps = tuple(dict.fromkeys(d for d in b.deps_of(node) if d != name))
+        b.alias_names = set()
+        schema = json.dumps(b.dcg_struct(name, none_default), sort_keys=True, ensure_ascii=False)
+        titles = tuple(sorted(b.alias_names))
+        structs[name] = StructPlan(name, fields, f"{name}Dict" if twin else None, classy, deps, schema, titles, "")
+    keyed = _keys(structs)
+    roots: dict[str, str] = {}
+    loose_roots: dict[str, str] = {}
+    aliases: list[AliasPlan] = []
+    for v in variants:
+        if v in b.def_struct:
+            roots[v] = "struct"
+            loose_roots[v] = f"{v} | {v}Dict" if v in b.twins else v
+        else:
+            roots[v] = "alias"
+            aliases.append(AliasPlan(v, b.ann(defs.get(v), "struct")))
+            loose_roots[v] = v
+    return TypeSet(tuple(keyed[n] for n in order), tuple(aliases), roots, loose_roots)
+
+
+def _keys(structs: dict[str, StructPlan]) -> dict[str, StructPlan]:
+    """Each struct with its identity key: its own text plus the keys of the structs it uses."""
+    import hashlib
+
+    done: dict[str, str] = {}
+
+    def key(name: str, busy: frozenset[str]) -> str:
+        if name in done:
+            return done[name]
+        s = structs[name]
+        own = repr((s.name, s.fields, s.twin, s.twin_classy, s.schema))
+        deps = [key(d, busy | {name}) if d not in busy and d in structs else f"<{d}>" for d in s.deps]
+        value = hashlib.sha256("\0".join([own, *deps]).encode()).hexdigest()[:20]
+        if not busy:
+            done[name] = value
+        return value
+
+    from dataclasses import replace
+
+    return {n: replace(s, key=key(n, frozenset())) for n, s in structs.items()}

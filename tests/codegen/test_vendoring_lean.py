@@ -1,0 +1,77 @@
+"""Vendoring is lean by default (runtime and the selected models, no emulator, no schema JSON) and passes
+plain ``mypy --strict`` with no config of ours; ``--with-testing`` adds the emulator, which starts."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests._codegen_util import codegen_cli
+
+PACKAGE = "myapp._vendor.workers_ai"
+MODELS = ("@cf/baai/*", "@cf/meta/llama-3-8b-instruct")
+
+
+def _vendor(out: Path, *extra: str) -> Path:
+    proc = codegen_cli("--package", PACKAGE, "--models", *MODELS, "--out", out, "-q", *extra)
+    assert proc.returncode == 0, proc.stderr
+    return out / "myapp" / "_vendor" / "workers_ai"
+
+
+def test_lean_copy_has_runtime_and_models_only_and_passes_plain_mypy_strict(tmp_path: Path) -> None:
+    root = _vendor(tmp_path)
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+    assert "_client.py" in files and "models/cf/meta/llama_3_8b_instruct.py" in files
+    assert not any(f.startswith(("testing/", "_schemas/")) or f.endswith(".json") for f in files), files
+    models = {f for f in files if f.startswith("models/cf/") and not f.endswith("__init__.py")}
+    assert models and all(f.startswith(("models/cf/baai/", "models/cf/meta/llama_3_8b_instruct")) for f in models)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--config-file",
+            os.devnull,
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "-p",
+            PACKAGE,
+        ],
+        cwd=tmp_path,
+        env={**os.environ, "MYPYPATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0 and "Success: no issues found" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_with_testing_adds_the_emulator_and_its_schemas_and_it_serves_the_vendored_models(tmp_path: Path) -> None:
+    root = _vendor(tmp_path, "--with-testing")
+    assert (root / "testing" / "__init__.py").is_file()
+    assert (root / "_schemas" / "models" / "cf" / "baai" / "bge_m3.json").is_file()
+    script = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(tmp_path)!r})\n"
+        "from myapp._vendor.workers_ai.testing import Emulator\n"
+        "with Emulator() as emu:\n"
+        "    ai = emu.client()\n"
+        "    out = ai.model('@cf/baai/bge-m3').embed(text=['a', 'b'])\n"
+        "    reply = ai.model('@cf/meta/llama-3-8b-instruct').chat(messages=[{'role': 'user', 'content': 'hi'}])\n"
+        "    print(out.shape[0], len(out.data[0]), type(reply.response).__name__, type(ai).__module__)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["2", "1024", "str", "myapp._vendor.workers_ai._client"]
+
+
+def test_the_main_package_keeps_the_emulator_and_can_leave_it_out(tmp_path: Path) -> None:
+    proc = codegen_cli("--models", "@cf/baai/bge-m3", "--out", tmp_path / "a", "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "a" / "workers_ai" / "testing" / "__init__.py").is_file()
+    proc = codegen_cli("--models", "@cf/baai/bge-m3", "--out", tmp_path / "b", "-q", "--without-testing")
+    assert proc.returncode == 0, proc.stderr
+    assert not (tmp_path / "b" / "workers_ai" / "testing").exists()

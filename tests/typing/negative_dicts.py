@@ -1,0 +1,13 @@
+# Each line marked with an "error" comment must be reported by mypy --strict (tests/typing/test_families.py).
+from workers_ai import WorkersAI
+
+ai = WorkersAI(account_id="a", api_token="t")
+llama = ai.model("@cf/meta/llama-3-8b-instruct")
+llama.chat(messages=[{"role": "user", "contnet": "hi"}])  # error: misspelled key
+llama.chat(messages=[{"role": "user", "content": 42}])  # error: wrong value type
+llama.chat(messages=[{"role": "user"}])  # error: missing required key
+bge = ai.model("@cf/baai/bge-m3")
+bge.rank(query="q", contexts=[{"txt": "a"}])  # error: misspelled key
+bge.rank(query="q", contexts=[{"text": 1.5}])  # error: wrong value type
+bge.batch([{"text": "a", "truncate_inputs": "yes"}])  # error: wrong value type in a batch item
+llama.chat(messages=[{"role": "user", "content": "fine"}])  # a correct literal: no error here
