@@ -51,14 +51,14 @@ class Request:
 
 
 RawRequest = Request  # the name the hostile-server tests use
-Handler = Callable[[socket.socket, Request], "bool | None"]
+RawHandler = Callable[[socket.socket, Request], "bool | None"]
 
 
 class Server:
     """A threaded raw-socket HTTP/1.1 server; each connection runs ``handler`` for every request."""
 
-    def __init__(self, handler: Handler | None = None, tls: ssl.SSLContext | None = None) -> None:
-        self.handler: Handler = handler or self.handle
+    def __init__(self, handler: RawHandler | None = None, tls: ssl.SSLContext | None = None) -> None:
+        self.handler: RawHandler = handler or self.handle
         self.tls = tls
         self.requests: list[Request] = []
         self.connections = 0
@@ -286,7 +286,8 @@ def json_reply(value: Any, status: int = 200, **headers: str) -> Reply:
 
 
 Action = Reply | bytes | str
-ScriptItem = Action | Callable[[Request], Action]
+Handler = Callable[[Request], Action]  # a script item computed from the request
+ScriptItem = Action | Handler
 
 
 class ScriptedServer(Server):

@@ -3,7 +3,7 @@
 ``run_client(code)`` runs client code in a fresh ``python`` process whose address space is capped
 (``RLIMIT_AS``) and which is killed after a deadline, so a regression (an unbounded read, a call that
 never ends) fails the test instead of taking the machine down. The code sets ``result``; the child
-prints it as JSON together with its peak RSS.
+prints it as JSON together with its own peak RSS.
 """
 
 from __future__ import annotations
@@ -17,7 +17,10 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from tests._server import Server
+from tests._server import RawRequest, Server, envelope, head, reply
+
+RawServer = Server  # the older name, for imports from here
+__all__ = ["RawRequest", "RawServer", "Server", "envelope", "head", "reply", "run_client", "self_signed"]
 
 ROOT = Path(__file__).resolve().parents[2]
 MEMORY_LIMIT = 1 << 30  # 1 GiB of address space for the client process
@@ -48,7 +51,11 @@ result = None
 
 _EPILOGUE = """
 result = dict(result) if isinstance(result, dict) else {"value": result}
-result["rss_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+# This process's own peak RSS: VmHWM belongs to the process image, whereas ru_maxrss keeps the
+# parent's peak across fork and exec (a pytest process grown by earlier tests would show through).
+with open("/proc/self/status") as status:
+    hwm = [int(line.split()[1]) for line in status if line.startswith("VmHWM:")]
+result["rss_kib"] = hwm[0] if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print("RESULT " + json.dumps(result))
 """
 
