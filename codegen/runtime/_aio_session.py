@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from typing import Any
 
 from ._aio_transport import AiohttpTransport, AsyncResponse, AsyncTransport
@@ -20,6 +21,25 @@ from .errors import APIConnectionError, error_from, is_quota
 
 __all__ = ["AsyncSession"]
 
+# ``last_response`` per asyncio task (the sync session keeps it per thread): the owner is kept with the
+# value, so a task that uses two clients sees each one's own last reply or None.
+_LAST: ContextVar[tuple[object, Any] | None] = ContextVar("workers_ai_last_response", default=None)
+
+
+class _TaskLocal:
+    """Stands in for the session's ``threading.local``: ``last`` lives in the current task's context."""
+
+    __slots__ = ()
+
+    @property
+    def last(self) -> Any:
+        got = _LAST.get()
+        return got[1] if got is not None and got[0] is self else None
+
+    @last.setter
+    def last(self, value: Any) -> None:
+        _LAST.set((self, value))
+
 
 class AsyncSession(SessionConfig):
     """Configuration and the asyncio transport shared by every call (no thread per call)."""
@@ -29,6 +49,7 @@ class AsyncSession(SessionConfig):
     def _new_transport(self, transport: Any, max_connections: int, compress: bool) -> AsyncTransport:
         import asyncio  # here, not at import: ``import workers_ai`` stays free of asyncio
 
+        self._local: Any = _TaskLocal()
         self._sleep_async: Callable[[float], Awaitable[None]] = asyncio.sleep
         return transport or AiohttpTransport(max_connections=max_connections, decompress=compress)
 

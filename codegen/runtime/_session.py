@@ -148,9 +148,9 @@ class SessionConfig(Rebuildable):
         if self.gateway is not None:
             self._base_headers.update(self.gateway.headers())
         self._base_headers.update(headers or {})
-        self._transport = self._new_transport(transport, max_connections, compress)
         self._account = segment(account_id)
-        self._local = threading.local()
+        self._local: Any = threading.local()  # the async session keeps `last` per task instead (its transport hook)
+        self._transport = self._new_transport(transport, max_connections, compress)
         self._sleep: Callable[[float], None] = time.sleep
         if isinstance(rate_limit, RateBudget):
             self.rate_budget = RateBudget(rate_limit.limit, scale=rate_limit.scale, task_of=self._task_of)

@@ -212,3 +212,24 @@ def test_run_rejects_stream_with_queue_request() -> None:
     ai = AsyncWorkersAI("a", "t")
     with pytest.raises(errors.ConfigurationError):
         ai.run(BGE, {"text": "x"}, stream=True, queue_request=True)
+
+
+def test_last_response_is_kept_per_task() -> None:
+    with Emulator() as emu:
+
+        async def main() -> tuple[list[str | None], Any]:
+            async with AsyncWorkersAI(account_id=emu.account_id, api_token=emu.api_token, base_url=emu.base_url) as ai:
+                model = ai.model(BGE)
+
+                async def one(i: int) -> str | None:
+                    await model.embed(text=[f"t{i}"])
+                    await asyncio.sleep(0.01)  # the other tasks' replies arrive meanwhile
+                    info = ai.last_response
+                    assert info is not None and info.status == 200
+                    return info.cf_ray
+
+                rays = await asyncio.gather(*(one(i) for i in range(20)))
+                return list(rays), ai.last_response  # this task made no call itself
+
+        rays, own = asyncio.run(main())
+    assert len(set(rays)) == 20 and own is None
