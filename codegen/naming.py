@@ -54,11 +54,17 @@ def _handle_members() -> frozenset[str]:
     Read from the runtime source with ``ast`` (the generator never imports the runtime package), so a
     member added there is never shadowed by a generated method. A test compares it with the real class.
     """
-    tree = ast.parse((Path(__file__).parent / "runtime" / "_handle.py").read_text(encoding="utf-8"))
+    runtime = Path(__file__).parent / "runtime"
+    # The sync handle, the base it shares with the async handle, and the async handle (same template).
+    wanted = {"_handle.py": ("ModelHandle", "HandleBase"), "_aio_handle.py": ("AsyncModelHandle",)}
+    classes = [
+        cls
+        for file, names_in in wanted.items()
+        for cls in ast.parse((runtime / file).read_text(encoding="utf-8")).body
+        if isinstance(cls, ast.ClassDef) and cls.name in names_in
+    ]
     names: set[str] = set()
-    for cls in tree.body:
-        if not (isinstance(cls, ast.ClassDef) and cls.name == "ModelHandle"):
-            continue
+    for cls in classes:
         for node in cls.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 names.add(node.name)
@@ -95,6 +101,10 @@ RESERVED_NAMES = frozenset(
         "UNSET",
         "UnsetType",
         "ModelHandle",
+        "AsyncModelHandle",
+        "AsyncBatchJob",
+        "AsyncStreamRequest",
+        "TYPE_CHECKING",
         "ModelInfo",
         "OutputDecoder",
         "BatchJob",
