@@ -252,7 +252,12 @@ class BatchJob(Generic[OutT]):
         reply = client.request("POST", url, body, model_id=self.model, deadline=deadline)
         data = _result_object(client, reply, self.model, "batch status")
         if "responses" in data:
+            counted = self._result is not None
             self._result = self._decode_result(data)
+            if not counted:  # ``ai.usage``: the batch as one call, its requests as items
+                info = getattr(self.handle, "info", None)
+                price = getattr(info, "price", ())
+                client.usage.record(self.model, self._result.usage, price, items=len(self._result.items))
             state = data.get("status")
             state = state if isinstance(state, str) and state and state not in PENDING else "done"
         else:

@@ -7,6 +7,7 @@ from typing import Any, ClassVar, Generic, TypeVar, cast
 
 import msgspec
 
+from ._accounting import usage_of
 from ._batch import BatchJob, submit
 from ._binary import BinaryInput, BinaryOutput, read_binary
 from ._chunking import BatchProgress, embed_many
@@ -15,6 +16,7 @@ from ._envelope import media_type, unwrap
 from ._json import as_list, as_object
 from ._session import Reply, Session
 from ._stream import EventStream
+from ._usage import Usage
 from .errors import InputValidationError, ResponseDecodeError, StreamError, error_from
 
 __all__ = ["GenericHandle", "ModelHandle", "ModelInfo", "OutputDecoder", "split_error", "validator_for"]
@@ -208,6 +210,7 @@ class ModelHandle(Generic[InT, OutT]):
             max_event_bytes=session.max_event_bytes,
             max_response_bytes=session.max_response_bytes,
             on_messages=remember,
+            on_end=self._count_stream,
         )
 
     def _call(self, request: msgspec.Struct, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
@@ -215,7 +218,8 @@ class ModelHandle(Generic[InT, OutT]):
 
     def _call_binary(self, data: BinaryInput, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
         body = read_binary(data)
-        return self._decode(self._post(body, content_type="application/octet-stream", headers=headers), expect)
+        result = self._decode(self._post(body, content_type="application/octet-stream", headers=headers), expect)
+        return self._counted(result)
 
     def _stream(self, request: msgspec.Struct) -> EventStream:
         return self._open_stream(self.validate(request), None)
@@ -224,7 +228,16 @@ class ModelHandle(Generic[InT, OutT]):
         return submit(self, requests, headers=headers)
 
     def _send_and_decode(self, body: bytes, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
-        return self._decode(self._post(body, headers=headers), expect)
+        return self._counted(self._decode(self._post(body, headers=headers), expect))
+
+    # ------------------------------------------------------------------ usage (``ai.usage``)
+
+    def _counted(self, result: T) -> T:
+        self.client.usage.record(self.model_id, usage_of(result), self.info.price)
+        return result
+
+    def _count_stream(self, usage: Usage | None) -> None:
+        self.client.usage.record(self.model_id, usage, self.info.price)
 
     # ------------------------------------------------------------------ decoding
 

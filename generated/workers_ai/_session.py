@@ -17,6 +17,8 @@ from urllib.parse import urlencode
 
 import msgspec
 
+from ._accounting import UsageMeter
+from ._affinity import affinity_header
 from ._envelope import checked
 from ._gateway import Gateway
 from ._retry import (
@@ -93,6 +95,7 @@ class Session:
         stream_idle_timeout: float = 60.0,
         stream_timeout: float | None = None,
         compress: bool = False,
+        session_affinity: str | None = None,
     ) -> None:
         account_id = account_id or os.environ.get("CLOUDFLARE_ACCOUNT_ID")
         api_token = api_token or os.environ.get("CLOUDFLARE_API_TOKEN")
@@ -116,6 +119,11 @@ class Session:
         self.__token = api_token
         self.base_url = (base_url or os.environ.get("CLOUDFLARE_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self.gateway = Gateway.parse(gateway) if gateway is not None else None
+        if self.gateway is not None and not self.gateway.url_form:
+            if self.gateway.account_id not in (None, account_id):
+                raise ConfigurationError("a gateway of another account needs Gateway(..., url_form=True)")
+            if any(c in self.gateway.id for c in "\r\n\0"):
+                raise ConfigurationError(f"gateway id {self.gateway.id!r} has a line break")
         self.timeout = check_seconds(timeout, "timeout")
         self.max_retries = max_retries
         self.max_response_bytes = max_response_bytes
@@ -132,6 +140,9 @@ class Session:
         if self.gateway is not None:
             self._base_headers.update(self.gateway.headers())
         self._base_headers.update(headers or {})
+        if session_affinity is not None:
+            self._base_headers.update(affinity_header(session_affinity))
+        self.usage = UsageMeter()
         self._transport: Transport = transport or Urllib3Transport(max_connections=max_connections, decompress=compress)
         self._account = segment(account_id)
         self._local = threading.local()
@@ -172,7 +183,7 @@ class Session:
 
     def run_url(self, model_id: str) -> str:
         """The run URL, with the model id checked and its segments encoded (slashes kept literal)."""
-        if self.gateway is not None:
+        if self.gateway is not None and self.gateway.url_form:
             return self.gateway.url(self.account_id, model_id)
         return f"{self.base_url}/accounts/{self._account}/ai/run/{model_path(model_id)}"
 
