@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 import os
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -30,6 +30,8 @@ __all__ = [
     "Finetunes",
     "check_adapter",
 ]
+
+T = TypeVar("T")
 
 MAX_RANK = 8
 """Largest LoRA rank ``r`` an adapter may have."""
@@ -157,7 +159,7 @@ class Finetunes:
             self._result("POST", path, body, content_type, "fine-tune upload")
 
 
-def _convert(value: Any, kind: Any) -> Any:
+def _convert(value: Any, kind: type[T]) -> T:
     try:
         return msgspec.convert(value, kind)
     except msgspec.ValidationError as exc:

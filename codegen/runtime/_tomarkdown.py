@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import msgspec
 
@@ -13,6 +13,8 @@ from ._session import Session
 from .errors import ResponseDecodeError
 
 __all__ = ["MarkdownFormat", "MarkdownResult", "supported_formats", "to_markdown"]
+
+T = TypeVar("T")
 
 
 class MarkdownResult(msgspec.Struct, frozen=True, rename={"mime_type": "mimeType"}):
@@ -40,7 +42,8 @@ class MarkdownFormat(msgspec.Struct, frozen=True, rename={"mime_type": "mimeType
 def to_markdown(session: Session, files: Sequence[FileInput] | FileInput) -> list[MarkdownResult]:
     """Convert ``files`` (paths, binary files, ``(name, bytes)`` pairs) in one request; one result per file,
     in order. A file the API cannot convert gets a result with ``error`` set; the others are still converted."""
-    items: Sequence[FileInput] = [files] if isinstance(files, (str, tuple)) or not isinstance(files, Sequence) else files
+    single = isinstance(files, (str, tuple)) or not isinstance(files, Sequence)
+    items = [cast("FileInput", files)] if single else cast("Sequence[FileInput]", files)
     fields: list[FormField] = []
     for index, item in enumerate(items):
         name, data = read_file_input(item, index)
@@ -60,7 +63,7 @@ def supported_formats(session: Session) -> list[MarkdownFormat]:
     return _convert(env.get("result"), list[MarkdownFormat], b"")
 
 
-def _convert(value: Any, kind: Any, body: bytes) -> Any:
+def _convert(value: Any, kind: type[T], body: bytes) -> T:
     try:
         return msgspec.convert(value, kind)
     except msgspec.ValidationError as exc:

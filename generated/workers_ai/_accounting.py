@@ -152,7 +152,11 @@ class UsageMeter:
         cost: float | None = 0.0
         for u in self.by_model.values():
             calls, items = calls + u.calls, items + u.items
-            prompt, completion, total = prompt + u.prompt_tokens, completion + u.completion_tokens, total + u.total_tokens
+            prompt, completion, total = (
+                prompt + u.prompt_tokens,
+                completion + u.completion_tokens,
+                total + u.total_tokens,
+            )
             if u.neurons is not None:
                 neurons = (neurons or 0.0) + u.neurons
             cost = None if cost is None or u.cost_usd is None else cost + u.cost_usd

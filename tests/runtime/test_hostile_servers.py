@@ -76,7 +76,8 @@ def test_traversal_ids_are_refused_before_anything_is_sent(gateway: bool) -> Non
         result = run_client(
             f"""
             from workers_ai import Gateway
-            gw = Gateway(id="gw", account_id=ACCOUNT, base_url={server.url!r} + "/v1", url_form=True) if {gateway} else None
+            gw = Gateway(id="gw", account_id=ACCOUNT, base_url={server.url!r} + "/v1", url_form=True)
+            gw = gw if {gateway} else None
             ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE, gateway=gw, max_retries=0)
             result = {{repr(i): outcome(lambda i=i: ai.run(i, {{"prompt": "x"}})) for i in {TRAVERSALS!r}}}
             result["model"] = outcome(lambda: ai.model("@cf/../../x"))

@@ -82,7 +82,7 @@ def test_to_markdown_sends_each_file_as_a_files_part_byte_exact(server: Scripted
 
 
 def test_to_markdown_names_an_unreadable_file_and_sends_nothing(server: ScriptedServer, tmp_path: Path) -> None:
-    with pytest.raises(errors.ConfigurationError, match="missing.html"):
+    with pytest.raises(errors.ConfigurationError, match=r"missing\.html"):
         client(server).to_markdown([("ok.txt", b"x"), tmp_path / "missing.html"])
     with pytest.raises(errors.ConfigurationError, match="binary mode"), io.StringIO("text") as text_file:
         client(server).to_markdown([text_file])  # type: ignore[list-item]
@@ -93,7 +93,12 @@ def test_to_markdown_against_the_emulator(emu: Emulator) -> None:
     ai = emu.client()
     html = b"<h2>Menu</h2><ul><li>tea</li><li><a href='https://x.test'>cake</a></li></ul>"
     out = ai.to_markdown(
-        [("menu.html", html), ("prices.csv", b"item,price\ntea,2\n"), ("readme.txt", b"plain words"), ("a.png", b"\x89PNG")]
+        [
+            ("menu.html", html),
+            ("prices.csv", b"item,price\ntea,2\n"),
+            ("readme.txt", b"plain words"),
+            ("a.png", b"\x89PNG"),
+        ]
     )
     assert [r.ok for r in out] == [True, True, True, False]
     assert out[0].data == "## Menu\n\n- tea\n- [cake](https://x.test)" and out[0].mime_type == "text/html"
@@ -132,7 +137,9 @@ def test_finetune_upload_sends_two_forms_byte_exact(server: ScriptedServer, tmp_
     ):
         b = boundary_of(req)
         assert req.body == (
-            part(b, "file_name", name.encode()) + part(b, "file", path.read_bytes(), name, kind) + f"--{b}--\r\n".encode()
+            part(b, "file_name", name.encode())
+            + part(b, "file", path.read_bytes(), name, kind)
+            + f"--{b}--\r\n".encode()
         )
 
 
@@ -194,7 +201,9 @@ def test_finetunes_against_the_emulator(emu: Emulator, tmp_path: Path) -> None:
 
 
 def test_third_party_ids_go_to_the_universal_route(server: ScriptedServer) -> None:
-    server.script(ok({"object": "chat.completion", "choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 4}}))
+    server.script(
+        ok({"object": "chat.completion", "choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 4}})
+    )
     ai = client(server, gateway="my-gw")
     out = ai.run("openai/gpt-4.1-mini", {"messages": [{"role": "user", "content": "hi"}]})
     (req,) = server.requests

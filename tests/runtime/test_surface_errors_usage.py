@@ -24,12 +24,22 @@ def client(server: ScriptedServer) -> WorkersAI:
 @pytest.mark.parametrize(
     ("status", "code", "message", "cls"),
     [
-        (410, 5028, "Model @cf/x/y is deprecated and reached its planned end of service on 2026-01-01", errors.ModelDeprecatedError),
+        (
+            410,
+            5028,
+            "Model @cf/x/y is deprecated and reached its planned end of service on 2026-01-01",
+            errors.ModelDeprecatedError,
+        ),
         (403, 5016, "User has not agreed to Llama3.2 model terms", errors.ModelAgreementError),
         (400, 5023, "JSON Mode does not support streaming", errors.JsonModeError),
         (400, 3030, "JSON Mode couldn't be met", errors.JsonModeError),
         (405, 5005, "The model `@cf/x/y` does not support LoRa inference", errors.LoraUnsupportedError),
-        (400, 3039, "Finetune is missing required files (model.safetensors and config.json)", errors.LoraFilesMissingError),
+        (
+            400,
+            3039,
+            "Finetune is missing required files (model.safetensors and config.json)",
+            errors.LoraFilesMissingError,
+        ),
         (402, 2021, "Insufficient Unified Billing credits", errors.PaymentRequiredError),
     ],
 )
@@ -74,7 +84,9 @@ def test_status_alone_maps_too(server: ScriptedServer) -> None:
 def test_usage_and_cost_summed_across_threads(server: ScriptedServer) -> None:
     def answer(req: Request) -> Reply:
         prompt = len(req.json()["prompt"])
-        return ok({"response": "ok", "usage": {"prompt_tokens": prompt, "completion_tokens": 7, "total_tokens": prompt + 7}})
+        return ok(
+            {"response": "ok", "usage": {"prompt_tokens": prompt, "completion_tokens": 7, "total_tokens": prompt + 7}}
+        )
 
     server.script(answer)
     ai = client(server)
