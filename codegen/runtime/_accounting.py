@@ -198,17 +198,21 @@ class UsageMeter:
         return [m for m, u in self.by_model.items() if u.cost_usd is None]
 
     def summary(self) -> str:
-        """One line: ``3 calls, 120 tokens (100 in, 20 out), $0.000012`` (cost unknown -> says so)."""
+        """One line: ``3 calls, 120 tokens (100 in, 20 out), $0.000012`` (an unknown cost says so)."""
         t = self.total
         parts = [f"{t.calls} call{'s' if t.calls != 1 else ''}"]
         if t.items:
             parts.append(f"{t.items} batch item{'s' if t.items != 1 else ''}")
-        parts.append(f"{t.total_tokens} tokens ({t.prompt_tokens} in, {t.completion_tokens} out)")
+        if t.total_tokens or t.prompt_tokens or t.completion_tokens:
+            parts.append(f"{t.total_tokens} tokens ({t.prompt_tokens} in, {t.completion_tokens} out)")
+        elif t.calls:
+            parts.append("no token counts reported")
         if t.neurons is not None:
             parts.append(f"{t.neurons:g} neurons")
         if t.cost_usd is not None:
             parts.append(f"${t.cost_usd:.6f}")
         elif t.calls:
             known = self.known_cost_usd
-            parts.append(f"cost unknown (no usable price for {', '.join(self.unpriced)}; known part ${known:.6f})")
+            part = f"; ${known:.6f} for the rest" if known else ""
+            parts.append(f"cost unknown (no usable price or token counts for {', '.join(self.unpriced)}{part})")
         return ", ".join(parts)
