@@ -80,7 +80,9 @@ def _typed(model_id: str, key: str, raw: str, kind: str | None) -> Any:
         if kind == "float":
             return float(raw)
     except ValueError:
-        raise CLIInputError(f"{model_id}: {where}: {key} takes {'an integer' if kind == 'int' else 'a number'}") from None
+        raise CLIInputError(
+            f"{model_id}: {where}: {key} takes {'an integer' if kind == 'int' else 'a number'}"
+        ) from None
     if kind == "bool":
         if raw.lower() in _TRUE:
             return True
@@ -111,9 +113,7 @@ def _pairs(model_id: str, pairs: Sequence[str], kinds: Mapping[str, str]) -> dic
     return out
 
 
-def build_payload(
-    model_id: str, json_arg: str | None, pairs: Sequence[str], file: str | None
-) -> Payload:
+def build_payload(model_id: str, json_arg: str | None, pairs: Sequence[str], file: str | None) -> Payload:
     """The payload of ``workers-ai run``; ``CLIInputError`` says what is wrong, before anything is sent."""
     binary_body, kinds = _registry.INPUTS.get(model_id, (False, {}))
     data: dict[str, Any] | None = None

@@ -65,4 +65,3 @@ class ProgressBar:
     def end(self) -> None:
         if self.tty and self.drawn:
             self.stream.write("\n")
-

@@ -162,7 +162,7 @@ def _run_payload(ai: WorkersAI, args: argparse.Namespace, payload: Any, stream: 
         if not isinstance(payload, dict):
             print("workers-ai run: --stream needs a JSON payload", file=sys.stderr)
             return 2
-        out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115
+        out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
         try:
             with ai.run(args.model, payload, stream=True) as events:
                 for event in events:
@@ -208,7 +208,9 @@ def _cmd_embed(args: argparse.Namespace) -> int:
     ai = WorkersAI(base_url=args.base_url)
     bar = ProgressBar()
     try:
-        vectors = ai.model(args.model).embed_many(
+        model_id: str = args.model
+        handle = ai.model(model_id)
+        vectors = handle.embed_many(
             texts, batch_size=args.batch_size, on_progress=bar, timeout=args.timeout, poll_interval=args.poll_interval
         )
     finally:
