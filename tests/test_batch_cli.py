@@ -42,7 +42,9 @@ def test_queue_waits_and_prints_every_item(server: ScriptedServer, capsys: pytes
     lines = out.err.strip().splitlines()
     assert lines[0] == f"workers-ai: queued batch {request_id} for {BASE}"
     assert [line.split(": ")[1].split()[0] for line in lines[1:-1]] == ["queued", "running", "done"]
-    assert lines[-1] == "workers-ai: usage: 1 call, 2 batch items, 12 tokens (12 in, 0 out), $0.000001"  # 12 x 0.067 USD/M
+    assert (
+        lines[-1] == "workers-ai: usage: 1 call, 2 batch items, 12 tokens (12 in, 0 out), $0.000001"
+    )  # 12 x 0.067 USD/M
 
 
 def test_no_wait_prints_the_id_and_request_id_resumes(
