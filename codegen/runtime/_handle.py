@@ -17,7 +17,7 @@ from ._json import as_list, as_object
 from ._session import Reply, Session
 from ._stream import EventStream
 from ._usage import Usage
-from .errors import InputValidationError, ResponseDecodeError, StreamError, error_from
+from .errors import InputValidationError, ModelDeprecatedError, ResponseDecodeError, StreamError, error_from
 
 __all__ = ["GenericHandle", "ModelHandle", "ModelInfo", "OutputDecoder", "split_error", "validator_for"]
 
@@ -190,9 +190,15 @@ class ModelHandle(Generic[InT, OutT]):
         return self._url
 
     def _post(self, body: bytes, *, content_type: str = _JSON, headers: Mapping[str, str] | None = None) -> Reply:
-        return self.client.request(
-            "POST", self._run_url(), body, content_type=content_type, headers=headers, model_id=self.model_id
-        )
+        try:
+            return self.client.request(
+                "POST", self._run_url(), body, content_type=content_type, headers=headers, model_id=self.model_id
+            )
+        except ModelDeprecatedError as exc:
+            planned = as_object(self.info.properties) or {}
+            when = planned.get("planned_deprecation_date")
+            exc.catalog_end = when if isinstance(when, str) else None
+            raise
 
     def _open_stream(self, body: bytes, headers: Mapping[str, str] | None) -> EventStream:
         session = self.client

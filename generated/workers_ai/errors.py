@@ -221,8 +221,11 @@ class BatchItemsError(BatchError):
 class ModelDeprecatedError(ModelNotFoundError):
     """The model reached its planned end of service (HTTP 410, code 5028): switch to a newer model.
 
-    ``planned_end`` is the date the API named (``YYYY-MM-DD``), when its message names one.
+    ``planned_end`` is the date the API named (``YYYY-MM-DD``), else the ``planned_deprecation_date``
+    the catalog gave for the model (``catalog_end``, filled in by a generated model's handle), else None.
     """
+
+    catalog_end: str | None = None
 
     @property
     def planned_end(self) -> str | None:
@@ -230,7 +233,7 @@ class ModelDeprecatedError(ModelNotFoundError):
             found = _DATE.search(detail.message)
             if found:
                 return found.group(0)
-        return None
+        return self.catalog_end
 
 
 class ModelAgreementError(PermissionDeniedError):

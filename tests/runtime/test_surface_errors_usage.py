@@ -60,7 +60,6 @@ def test_deprecation_carries_the_planned_end_and_the_agreement_error_says_how(se
     server.script(
         fail(410, 5028, "Model @cf/x/y is deprecated and reached its planned end of service on 2026-01-01"),
         fail(410, 5028, "Model @cf/x/y is deprecated"),
-        fail(403, 5016, "User has not agreed to Llama3.2 model terms"),
     )
     ai = client(server)
     with pytest.raises(errors.ModelDeprecatedError) as dated:
@@ -69,6 +68,11 @@ def test_deprecation_carries_the_planned_end_and_the_agreement_error_says_how(se
     with pytest.raises(errors.ModelDeprecatedError) as undated:
         ai.run("@cf/x/y", {"prompt": "x"})
     assert undated.value.planned_end is None
+    server.script(fail(410, 5028, "Model is deprecated"))
+    with pytest.raises(errors.ModelDeprecatedError) as from_catalog:  # the catalog's planned_deprecation_date
+        ai.model("@cf/meta/llama-2-7b-chat-int8").generate(prompt="x")
+    assert from_catalog.value.planned_end == "2026-05-30"
+    server.script(fail(403, 5016, "User has not agreed to Llama3.2 model terms"))
     with pytest.raises(errors.ModelAgreementError, match=r'send \{"prompt": "agree"\} to @cf/meta/llama-3.2-11b'):
         ai.run("@cf/meta/llama-3.2-11b-vision-instruct", {"prompt": "x"})
 
