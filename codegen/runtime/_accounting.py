@@ -18,7 +18,7 @@ import msgspec
 from ._json import as_object
 from ._usage import Usage, usage_from
 
-__all__ = ["ModelUsage", "UsageMeter", "call_cost", "usage_of"]
+__all__ = ["ModelUsage", "UsageMeter", "call_cost", "rates", "usage_of"]
 
 _PER_MILLION = 1_000_000.0
 _TOKEN_UNITS = frozenset({"per M input tokens", "per M output tokens", "per M cached input tokens"})
@@ -45,8 +45,25 @@ def usage_of(result: Any) -> Usage | None:
     if isinstance(raw, Usage):
         return raw
     if isinstance(raw, msgspec.Struct):
-        raw = msgspec.to_builtins(raw)
+        return _from_struct(raw)
     return usage_from(raw)
+
+
+def _count(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def _from_struct(raw: msgspec.Struct) -> Usage:
+    """A generated usage struct read attribute by attribute (the API sends counts as numbers: 7.0)."""
+    details: Any = getattr(raw, "prompt_tokens_details", None)
+    neurons: Any = getattr(raw, "neurons", None)
+    return Usage(
+        prompt_tokens=_count(getattr(raw, "prompt_tokens", 0)),
+        completion_tokens=_count(getattr(raw, "completion_tokens", 0)),
+        total_tokens=_count(getattr(raw, "total_tokens", 0)),
+        prompt_tokens_details=as_object(msgspec.to_builtins(details)) if details is not None else None,
+        neurons=float(neurons) if isinstance(neurons, (int, float)) and not isinstance(neurons, bool) else None,
+    )
 
 
 def _cached(usage: Usage) -> int:
@@ -55,8 +72,8 @@ def _cached(usage: Usage) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
-def call_cost(price: Sequence[Any], usage: Usage | None, calls: int = 1) -> float | None:
-    """The cost in USD of ``calls`` calls that used ``usage`` in all, or None when it cannot be known."""
+def rates(price: Sequence[Any]) -> dict[str, float] | None:
+    """USD per unit of a published price, or None when it is missing or in units replies do not report."""
     entries = [e for e in (as_object(p) for p in price) if e is not None]
     if not entries:
         return None
@@ -70,6 +87,16 @@ def call_cost(price: Sequence[Any], usage: Usage | None, calls: int = 1) -> floa
         by_unit[unit] = float(amount)
     if any(unit not in _TOKEN_UNITS and unit != "per inference request" for unit in by_unit):
         return None  # steps, tiles, audio minutes, characters: not in what the API reports back
+    return by_unit
+
+
+def call_cost(price: Sequence[Any] | dict[str, float] | None, usage: Usage | None, calls: int = 1) -> float | None:
+    """The cost in USD of ``calls`` calls that used ``usage`` in all, or None when it cannot be known.
+
+    ``price`` is the catalog's price list or what :func:`rates` made of it."""
+    by_unit = price if isinstance(price, dict) or price is None else rates(price)
+    if by_unit is None:
+        return None
     cost = by_unit.get("per inference request", 0.0) * calls
     if by_unit.keys() & _TOKEN_UNITS:
         if usage is None:
@@ -104,6 +131,7 @@ class UsageMeter:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._models: dict[str, _Tally] = {}
+        self._rates: dict[int, tuple[Sequence[Any], dict[str, float] | None]] = {}
 
     def __repr__(self) -> str:
         return f"<UsageMeter {self.summary()}>"
@@ -118,7 +146,10 @@ class UsageMeter:
         items: int = 0,
     ) -> None:
         """Add ``calls`` calls (and ``items`` batch items) of ``model_id`` that used ``usage`` in all."""
-        cost = call_cost(price, usage, calls)
+        cached = self._rates.get(id(price))
+        if cached is None or cached[0] is not price:  # parsed once per price list (they are module constants)
+            cached = self._rates[id(price)] = (price, rates(price))
+        cost = call_cost(cached[1], usage, calls)
         with self._lock:
             tally = self._models.get(model_id)
             if tally is None:
