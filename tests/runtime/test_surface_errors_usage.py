@@ -144,3 +144,24 @@ def test_streams_and_batches_are_counted_against_the_emulator() -> None:
         batch = ai.usage.by_model["@cf/baai/bge-m3"]
         assert (batch.calls, batch.items) == (1, 3)
         assert msgspec.to_builtins(ai.usage.total)["items"] == 3
+
+
+def test_call_cost_units_cached_tokens_and_unknowns() -> None:
+    from workers_ai._accounting import call_cost
+    from workers_ai._usage import Usage
+
+    tokens = [
+        {"unit": "per M input tokens", "price": 1.0, "currency": "USD"},
+        {"unit": "per M output tokens", "price": 2.0, "currency": "USD"},
+        {"unit": "per M cached input tokens", "price": 0.1, "currency": "USD"},
+    ]
+    used = Usage(
+        prompt_tokens=1000, completion_tokens=500, total_tokens=1500, prompt_tokens_details={"cached_tokens": 400}
+    )
+    assert call_cost(tokens, used) == pytest.approx((600 * 1.0 + 400 * 0.1 + 500 * 2.0) / 1e6)
+    assert call_cost(tokens, None) is None  # token-priced but no counts reported
+    per_request = [{"unit": "per inference request", "price": 0.002, "currency": "USD"}]
+    assert call_cost(per_request, None, calls=3) == pytest.approx(0.006)
+    assert call_cost([{"unit": "per step", "price": 0.0001, "currency": "USD"}], used) is None
+    assert call_cost([{"unit": "per M input tokens", "price": 1.0, "currency": "EUR"}], used) is None
+    assert call_cost((), used) is None
