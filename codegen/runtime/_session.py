@@ -20,7 +20,7 @@ import msgspec
 from ._envelope import checked
 from ._gateway import Gateway
 from ._pickle import Rebuildable
-from ._ratelimit import RateBudget, RateLimit
+from ._ratelimit import RateBudget, RateLimit, throttled
 from ._retry import (
     call_bound,
     check_seconds,
@@ -34,8 +34,6 @@ from .errors import (
     APIConnectionError,
     APITimeoutError,
     ConfigurationError,
-    QuotaExceededError,
-    RateLimitError,
     error_from,
     is_quota,
 )
@@ -293,7 +291,7 @@ class Session(Rebuildable):
                 return resp, data
             server_wait = retry_after(resp.headers)
             quota = resp.status == 429 and is_quota(data)
-            if pace is not None and not quota and _throttled(resp.status, resp.headers, data):
+            if pace is not None and not quota and throttled(resp.status, resp.headers, data):
                 pace.slow_down(server_wait)
             wait = delay_after_status(attempt, self.max_retries, resp.status, server_wait, queued=queued, quota=quota)
             if wait is not None and pace is not None:
@@ -328,13 +326,3 @@ class Session(Rebuildable):
         env, messages = checked(reply.status, reply.headers, reply.data, model_id=None)
         self.remember(reply.status, reply.headers, messages)
         return env
-
-
-def _throttled(status: int, headers: Mapping[str, str], data: bytes) -> bool:
-    """A 429 or a capacity error (3040, whatever its status): the rate budget slows down."""
-    if status == 429:
-        return True
-    if status < 400 or b"3040" not in data:
-        return False
-    error = error_from(status, headers, data, model_id=None)
-    return isinstance(error, RateLimitError) and not isinstance(error, QuotaExceededError)

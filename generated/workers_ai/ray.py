@@ -12,8 +12,9 @@ None) in the output column and its message in ``error_column`` (None for rows th
 
 **Checkpoint / resume.** With ``output_path=DIR``, every finished batch of rows is written as
 ``DIR/<hash>.parquet``, where the hash covers the model, the options (or method) and the batch's input
-texts (or the requests ``build`` made; not ``parse``: use a new directory when it changes). A later run with the same ``output_path`` reads a batch from its file instead of calling
-the API, so re-running a job that failed half-way pays only for the batches it had not finished.
+texts (or the requests ``build`` made; not ``parse``: use a new directory when it changes). A later
+run with the same ``output_path`` reads a batch from its file instead of calling the API, so
+re-running a job that failed half-way pays only for the batches it had not finished.
 Batches with failed rows are not written (a re-run retries them). Batch boundaries come from the
 dataset's blocks and ``batch_size``: re-run with the same input and the same ``batch_size``.
 """
