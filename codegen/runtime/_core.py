@@ -29,7 +29,10 @@ class BaseClient(Session):
     (seconds per attempt, the whole reply included), ``max_retries``, ``max_connections`` (kept-alive
     connections per host, default 64), ``max_response_bytes`` (default 256 MiB), ``max_event_bytes``
     (one server-sent event, default 16 MiB), ``stream_idle_timeout`` (default 60 s between events),
-    ``stream_timeout`` (a whole stream; default none) and ``compress`` (ask for gzip; off by default).
+    ``stream_timeout`` (a whole stream; default none), ``compress`` (ask for gzip; off by default) and
+    ``rate_limit`` (requests per minute per model: the published limits by default, a number, a mapping
+    ``model id -> rpm`` or None; see :mod:`._ratelimit`). A client pickles as its configuration, the
+    token included (see :mod:`._pickle`).
     """
 
     @functools.cached_property
