@@ -21,6 +21,8 @@ from ._accounting import UsageMeter
 from ._affinity import affinity_header
 from ._envelope import checked
 from ._gateway import Gateway
+from ._pickle import Rebuildable
+from ._ratelimit import RateBudget, RateLimit, throttled
 from ._retry import (
     call_bound,
     check_seconds,
@@ -30,7 +32,13 @@ from ._retry import (
 )
 from ._transport import DEFAULT_MAX_CONNECTIONS, Response, Transport, Urllib3Transport
 from ._urls import model_path, segment
-from .errors import APIConnectionError, APITimeoutError, ConfigurationError, error_from, is_quota
+from .errors import (
+    APIConnectionError,
+    APITimeoutError,
+    ConfigurationError,
+    error_from,
+    is_quota,
+)
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -69,8 +77,11 @@ class Reply:
         self.data = data
 
 
-class Session:
+class Session(Rebuildable):
     """Configuration and transport shared by every call.
+
+    Picklable (:mod:`._pickle`): a copy is made with the same arguments, the token included, and opens
+    its own connections and rate budget. ``rate_limit`` paces each model's requests (:mod:`._ratelimit`).
 
     Deadlines: ``timeout`` bounds each attempt as a whole (connecting, sending, the headers and the
     entire body). Retries add at most ``max_retries`` attempts and waits of at most 60 s each, so one
@@ -96,6 +107,7 @@ class Session:
         stream_timeout: float | None = None,
         compress: bool = False,
         session_affinity: str | None = None,
+        rate_limit: RateLimit | RateBudget | str = "published",
     ) -> None:
         account_id = account_id or os.environ.get("CLOUDFLARE_ACCOUNT_ID")
         api_token = api_token or os.environ.get("CLOUDFLARE_API_TOKEN")
@@ -147,6 +159,18 @@ class Session:
         self._account = segment(account_id)
         self._local = threading.local()
         self._sleep: Callable[[float], None] = time.sleep
+        if isinstance(rate_limit, RateBudget):
+            self.rate_budget = RateBudget(rate_limit.limit, scale=rate_limit.scale, task_of=self._task_of)
+        else:
+            self.rate_budget = RateBudget(rate_limit, task_of=self._task_of)
+
+    def _task_of(self, model_id: str) -> str | None:
+        """The task of ``model_id`` (for the rate budget's defaults); None when unknown."""
+        return None
+
+    def _pickle_overrides(self) -> dict[str, Any]:
+        # What the constructor resolved from the environment travels too (the worker may not have it).
+        return {"account_id": self.account_id, "api_token": self.__token, "base_url": self.base_url}
 
     @property
     def call_bound(self) -> float:
@@ -245,8 +269,15 @@ class Session:
         stream: bool,
     ) -> tuple[Response, bytes]:
         all_headers = self._headers(content_type if body is not None else None, headers)
+        pace = self.rate_budget.pace(model_id) if model_id is not None else None
         attempt = 0
+        booked = False  # a retry's pause already covered its slot in the rate budget
         while True:
+            if pace is not None and not booked:
+                ahead = pace.reserve()
+                if ahead > 0:
+                    self._sleep(ahead if deadline is None else max(0.0, min(ahead, deadline - time.monotonic())))
+            booked = False
             until = time.monotonic() + self.timeout
             if deadline is not None:
                 until = min(until, deadline)
@@ -259,15 +290,25 @@ class Session:
                 wait = delay_after_failure(
                     attempt, self.max_retries, request_sent=exc.request_sent, retryable=exc.retryable, queued=queued
                 )
+                if wait is not None and pace is not None:
+                    wait, booked = max(wait, pace.reserve()), True
                 if wait is not None and self._time_left(deadline, wait):
                     attempt = self._pause(attempt, wait, method, url, str(exc))
                     continue
                 raise self._failure(exc, method, url, queued) from None
             if resp.status < 300:
+                if pace is not None:
+                    pace.succeeded()
                 return resp, data
             server_wait = retry_after(resp.headers)
             quota = resp.status == 429 and is_quota(data)
+            if pace is not None and not quota and throttled(resp.status, resp.headers, data):
+                pace.slow_down(server_wait)
             wait = delay_after_status(attempt, self.max_retries, resp.status, server_wait, queued=queued, quota=quota)
+            if wait is not None and pace is not None:
+                # One pause covers both the server's wait and this request's slot (slow_down above
+                # already holds the budget until Retry-After has passed).
+                wait, booked = max(wait, pace.reserve()), True
             if wait is not None and self._time_left(deadline, wait):
                 attempt = self._pause(attempt, wait, method, url, f"HTTP {resp.status}")
                 continue

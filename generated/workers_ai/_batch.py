@@ -246,10 +246,18 @@ class BatchJob(Generic[OutT]):
 
         ``deadline`` (``time.monotonic()``) bounds the poll, its retries included.
         """
+        return self.read_status(self.poll(deadline=deadline))
+
+    def poll(self, *, deadline: float | None = None) -> Reply:
+        """Send one status request and return the reply unread (:meth:`read_status` reads it)."""
         client = self.handle.client
         body = msgspec.json.encode({"request_id": self.request_id})
         url = client.run_url(self.model) + "?queueRequest=true"
-        reply = client.request("POST", url, body, model_id=self.model, deadline=deadline)
+        return client.request("POST", url, body, model_id=self.model, deadline=deadline)
+
+    def read_status(self, reply: Reply) -> BatchStatus:
+        """Read a status reply (see :meth:`status`)."""
+        client = self.handle.client
         data = _result_object(client, reply, self.model, "batch status")
         if "responses" in data:
             counted = self._result is not None

@@ -34,7 +34,10 @@ class BaseClient(Session):
     (seconds per attempt, the whole reply included), ``max_retries``, ``max_connections`` (kept-alive
     connections per host, default 64), ``max_response_bytes`` (default 256 MiB), ``max_event_bytes``
     (one server-sent event, default 16 MiB), ``stream_idle_timeout`` (default 60 s between events),
-    ``stream_timeout`` (a whole stream; default none) and ``compress`` (ask for gzip; off by default).
+    ``stream_timeout`` (a whole stream; default none), ``compress`` (ask for gzip; off by default) and
+    ``rate_limit`` (requests per minute per model: the published limits by default, a number, a mapping
+    ``model id -> rpm`` or None; see :mod:`._ratelimit`). A client pickles as its configuration, the
+    token included (see :mod:`._pickle`).
     """
 
     @functools.cached_property
@@ -56,6 +59,11 @@ class BaseClient(Session):
     def models(self) -> list[str]:
         """Ids of the models this package was generated for."""
         return sorted(_registry.MODELS)
+
+    def _task_of(self, model_id: str) -> str | None:
+        if model_id not in _registry.MODELS:
+            return None
+        return self._model(model_id).info.task or None
 
     def _model(self, model_id: str) -> ModelHandle[Any, Any]:
         handle = self._handles.get(model_id)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast, overload
 
 import msgspec
 
@@ -14,10 +14,14 @@ from ._chunking import BatchProgress, embed_many
 from ._decode import OutputDecoder, decode_typed, split_error, validator_for
 from ._envelope import media_type, unwrap
 from ._json import as_list, as_object
+from ._pickle import handle_of
 from ._session import Reply, Session
 from ._stream import EventStream
 from ._usage import Usage
 from .errors import InputValidationError, ModelDeprecatedError, ResponseDecodeError, StreamError, error_from
+
+if TYPE_CHECKING:
+    from ._f32 import F32
 
 __all__ = ["GenericHandle", "ModelHandle", "ModelInfo", "OutputDecoder", "split_error", "validator_for"]
 
@@ -65,6 +69,10 @@ class ModelHandle(Generic[InT, OutT]):
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.model_id}>"
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The client pickles as its configuration (token included, see _pickle); the copy's own handle.
+        return (handle_of, (self.client, self.model_id, type(self)))
+
     # ------------------------------------------------------------------ public
 
     def run(self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> OutT:
@@ -100,6 +108,7 @@ class ModelHandle(Generic[InT, OutT]):
         """A job for an already queued ``request_id``."""
         return BatchJob(self, request_id)
 
+    @overload
     def embed_many(
         self,
         texts: Sequence[str],
@@ -109,7 +118,31 @@ class ModelHandle(Generic[InT, OutT]):
         on_progress: Callable[[BatchProgress], None] | None = None,
         timeout: float = 3600.0,
         poll_interval: float = 1.0,
-    ) -> list[list[float]]:
+        as_numpy: Literal[False] = False,
+    ) -> list[list[float]]: ...
+    @overload
+    def embed_many(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
+        timeout: float = 3600.0,
+        poll_interval: float = 1.0,
+        as_numpy: Literal[True],
+    ) -> F32: ...
+    def embed_many(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
+        timeout: float = 3600.0,
+        poll_interval: float = 1.0,
+        as_numpy: bool = False,
+    ) -> list[list[float]] | F32:
         """Embed any number of texts through the async batch API; one vector per text, in input order.
 
         For models with a batch (``requests``) variant whose requests take a list of ``text`` (the bge
@@ -120,6 +153,10 @@ class ModelHandle(Generic[InT, OutT]):
         ``BatchProgress`` after every polling round. Failed requests raise ``BatchItemsError`` carrying
         the vectors that did arrive; the deadline raises ``BatchTimeoutError`` naming the unfinished
         request ids (resume them with :meth:`batch_job`).
+
+        ``as_numpy=True`` returns a ``(len(texts), dim)`` float32 numpy array instead, each request's
+        vectors decoded straight into their rows (never the whole job as Python lists; batches are then
+        kept to 400 texts so no status reply is large). Needs numpy (``pip install 'workers-ai[ray]'``).
         """
         return embed_many(
             self,
@@ -129,6 +166,7 @@ class ModelHandle(Generic[InT, OutT]):
             on_progress=on_progress,
             timeout=timeout,
             poll_interval=poll_interval,
+            as_numpy=as_numpy,
         )
 
     # ------------------------------------------------------------------ encoding and validation
