@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from . import _registry
+from ._affinity import affinity_header
 from ._aio_batch import AsyncBatchJob
 from ._aio_handle import AsyncGenericHandle, AsyncModelHandle
 from ._aio_session import AsyncSession
@@ -80,9 +81,18 @@ class AsyncBaseClient(AsyncSession):
         return await handle.run(payload, headers=headers)
 
     def _dispatch(
-        self, model_id: str, payload: Any, *, stream: bool, queue_request: bool, headers: Mapping[str, str] | None
+        self,
+        model_id: str,
+        payload: Any,
+        *,
+        stream: bool,
+        queue_request: bool,
+        headers: Mapping[str, str] | None,
+        session_affinity: str | None = None,
     ) -> Any:
         """What ``run`` returns: an ``AsyncStreamRequest`` for a stream, else a coroutine to await."""
+        if session_affinity is not None:
+            headers = {**(headers or {}), **affinity_header(session_affinity)}
         if stream and queue_request:
             raise ConfigurationError("stream and queue_request cannot be combined")
         if stream:

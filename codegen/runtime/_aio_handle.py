@@ -14,6 +14,7 @@ import msgspec
 
 from ._binary import BinaryInput, read_binary
 from ._handle import HandleBase
+from .errors import ModelDeprecatedError
 
 if TYPE_CHECKING:
     from ._aio_batch import AsyncBatchJob
@@ -118,9 +119,13 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
     # ------------------------------------------------------------------ calls
 
     async def _post(self, body: bytes, *, content_type: str = _JSON, headers: Mapping[str, str] | None = None) -> Reply:
-        return await self.client.request(
-            "POST", self._run_url(), body, content_type=content_type, headers=headers, model_id=self.model_id
-        )
+        try:
+            return await self.client.request(
+                "POST", self._run_url(), body, content_type=content_type, headers=headers, model_id=self.model_id
+            )
+        except ModelDeprecatedError as exc:
+            self._note_deprecation(exc)
+            raise
 
     def _open_stream(self, body: bytes, headers: Mapping[str, str] | None) -> AsyncStreamRequest:
         from ._aio_stream import AsyncEventStream, AsyncStreamRequest
@@ -143,6 +148,7 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
                 max_event_bytes=session.max_event_bytes,
                 max_response_bytes=session.max_response_bytes,
                 on_messages=remember,
+                on_end=self._count_stream,
             )
 
         return AsyncStreamRequest(open_stream)
@@ -156,7 +162,8 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         self, data: BinaryInput, expect: type[T] | None, *, headers: Mapping[str, str] | None = None
     ) -> T:
         body = read_binary(data)
-        return self._decode(await self._post(body, content_type="application/octet-stream", headers=headers), expect)
+        reply = await self._post(body, content_type="application/octet-stream", headers=headers)
+        return self._counted(self._decode(reply, expect))
 
     def _stream(self, request: msgspec.Struct) -> AsyncStreamRequest:
         return self._open_stream(self.validate(request), None)
@@ -171,7 +178,7 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
     async def _send_and_decode(
         self, body: bytes, expect: type[T] | None, *, headers: Mapping[str, str] | None = None
     ) -> T:
-        return self._decode(await self._post(body, headers=headers), expect)
+        return self._counted(self._decode(await self._post(body, headers=headers), expect))
 
 
 class AsyncGenericHandle(AsyncModelHandle[Any, Any]):

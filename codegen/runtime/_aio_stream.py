@@ -80,6 +80,7 @@ class AsyncEventStream(StreamParser):
         if self.closed:
             return
         self.closed = True
+        self._report_end()
         self._current = []
         if self.done and await self._drain():
             self._resp.release()

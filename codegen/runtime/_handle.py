@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast
 
 import msgspec
 
+from ._accounting import usage_of
 from ._batch import BatchJob, submit
 from ._binary import BinaryInput, BinaryOutput, read_binary
 from ._chunking import BatchProgress, embed_many
@@ -16,7 +17,8 @@ from ._json import as_list, as_object
 from ._pickle import handle_of
 from ._session import Reply, Session, SessionConfig
 from ._stream import EventStream
-from .errors import InputValidationError, ResponseDecodeError, StreamError, error_from
+from ._usage import Usage
+from .errors import InputValidationError, ModelDeprecatedError, ResponseDecodeError, StreamError, error_from
 
 if TYPE_CHECKING:
     from ._f32 import F32
@@ -141,6 +143,21 @@ class HandleBase(Generic[SessionT, InT, OutT]):
     @staticmethod
     def _is_binary(payload: object) -> bool:
         return isinstance(payload, (bytes, bytearray, memoryview)) or hasattr(payload, "read")
+
+    # ------------------------------------------------------------------ usage (``ai.usage``)
+
+    def _counted(self, result: T) -> T:
+        self.client.usage.record(self.model_id, usage_of(result), self.info.price)
+        return result
+
+    def _count_stream(self, usage: Usage | None) -> None:
+        self.client.usage.record(self.model_id, usage, self.info.price)
+
+    def _note_deprecation(self, exc: ModelDeprecatedError) -> None:
+        """Add the catalog's planned end of service to a deprecation error."""
+        planned = as_object(self.info.properties) or {}
+        when = planned.get("planned_deprecation_date")
+        exc.catalog_end = when if isinstance(when, str) else None
 
     def _run_url(self) -> str:
         if self._url is None:
@@ -292,9 +309,13 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         )
 
     def _post(self, body: bytes, *, content_type: str = _JSON, headers: Mapping[str, str] | None = None) -> Reply:
-        return self.client.request(
-            "POST", self._run_url(), body, content_type=content_type, headers=headers, model_id=self.model_id
-        )
+        try:
+            return self.client.request(
+                "POST", self._run_url(), body, content_type=content_type, headers=headers, model_id=self.model_id
+            )
+        except ModelDeprecatedError as exc:
+            self._note_deprecation(exc)
+            raise
 
     def _open_stream(self, body: bytes, headers: Mapping[str, str] | None) -> EventStream:
         session = self.client
@@ -312,6 +333,7 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
             max_event_bytes=session.max_event_bytes,
             max_response_bytes=session.max_response_bytes,
             on_messages=remember,
+            on_end=self._count_stream,
         )
 
     def _call(self, request: msgspec.Struct, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
@@ -319,7 +341,8 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
 
     def _call_binary(self, data: BinaryInput, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
         body = read_binary(data)
-        return self._decode(self._post(body, content_type="application/octet-stream", headers=headers), expect)
+        result = self._decode(self._post(body, content_type="application/octet-stream", headers=headers), expect)
+        return self._counted(result)
 
     def _stream(self, request: msgspec.Struct) -> EventStream:
         return self._open_stream(self.validate(request), None)
@@ -328,7 +351,7 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         return submit(self, requests, headers=headers)
 
     def _send_and_decode(self, body: bytes, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
-        return self._decode(self._post(body, headers=headers), expect)
+        return self._counted(self._decode(self._post(body, headers=headers), expect))
 
 
 class GenericHandle(ModelHandle[Any, Any]):

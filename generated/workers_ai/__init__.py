@@ -8,13 +8,16 @@
 from typing import TYPE_CHECKING, Any
 
 from . import errors
+from ._accounting import ModelUsage, UsageMeter
 from ._batch import BatchItem, BatchJob, BatchRequest, BatchResult, BatchStatus
 from ._binary import BinaryOutput
 from ._chunking import BatchProgress
 from ._client import WorkersAI
 from ._gateway import Gateway
 from ._handle import ModelHandle, ModelInfo
+from ._finetunes import Finetune
 from ._stream import EventStream, StreamEvent, StreamResult, ToolCall
+from ._tomarkdown import MarkdownFormat, MarkdownResult
 from ._usage import Usage
 
 if TYPE_CHECKING:
@@ -57,13 +60,18 @@ __all__ = [
     "BatchStatus",
     "BinaryOutput",
     "EventStream",
+    "Finetune",
     "Gateway",
     "ModelHandle",
+    "MarkdownFormat",
+    "MarkdownResult",
     "ModelInfo",
+    "ModelUsage",
     "StreamEvent",
     "StreamResult",
     "ToolCall",
     "Usage",
+    "UsageMeter",
     "WorkersAI",
     "errors",
 ]

@@ -309,7 +309,9 @@ class StreamParser:
         max_event_bytes: int = 16 * 1024 * 1024,
         max_response_bytes: int = 256 * 1024 * 1024,
         on_messages: Callable[[list[Any]], None] | None = None,
+        on_end: Callable[[Usage | None], None] | None = None,
     ) -> None:
+        self._on_end = on_end  # told the last usage seen when the stream is closed (``ai.usage``)
         self._resp = response
         self.model_id = model_id
         self._idle = idle_timeout
@@ -400,6 +402,12 @@ class StreamParser:
             cf_ray=self.cf_ray,
             model_id=self.model_id,
         )
+
+    def _report_end(self) -> None:
+        """On close: tell ``on_end`` the last usage read (the usage event is the last or next to last one)."""
+        if self._on_end is not None:
+            seen = [ev.usage for ev in self._current if ev.usage is not None]
+            self._on_end(seen[-1] if seen else None)
 
     def _read_failure(self, exc: APIConnectionError, idle_end: float) -> APIConnectionError | None:
         """The error to raise for a failed read (None when the stream was closed meanwhile)."""
@@ -601,6 +609,7 @@ class EventStream(StreamParser):
         if self.closed:
             return
         self.closed = True
+        self._report_end()
         self._current.clear()  # events decoded but not yet handed out are not delivered after close()
         if self.done and self._drain():
             self._resp.release()
