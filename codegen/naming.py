@@ -55,14 +55,24 @@ def _handle_members() -> frozenset[str]:
     member added there is never shadowed by a generated method. A test compares it with the real class.
     """
     runtime = Path(__file__).parent / "runtime"
-    # The sync handle, the base it shares with the async handle, and the async handle (same template).
-    wanted = {"_handle.py": ("ModelHandle", "HandleBase"), "_aio_handle.py": ("AsyncModelHandle",)}
-    classes = [
-        cls
-        for file, names_in in wanted.items()
-        for cls in ast.parse((runtime / file).read_text(encoding="utf-8")).body
-        if isinstance(cls, ast.ClassDef) and cls.name in names_in
-    ]
+    # Every class of the runtime by name, then the sync and async handles and all their bases (mixins
+    # included, wherever they live): a member added to any of them is reserved without listing it here.
+    by_name: dict[str, ast.ClassDef] = {}
+    for path in sorted(runtime.glob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef):
+                by_name.setdefault(node.name, node)
+    classes: list[ast.ClassDef] = []
+    todo = ["ModelHandle", "AsyncModelHandle"]
+    while todo:
+        cls = by_name.get(todo.pop())
+        if cls is None or cls in classes:
+            continue
+        classes.append(cls)
+        for base in cls.bases:
+            target = base.value if isinstance(base, ast.Subscript) else base
+            if isinstance(target, ast.Name):
+                todo.append(target.id)
     names: set[str] = set()
     for cls in classes:
         for node in cls.body:

@@ -400,3 +400,36 @@ def test_hostile_a_batch_poll_that_never_answers_is_bounded(kind: str) -> None:
             server,
         )
     assert result["type"] == "BatchTimeoutError" and "r1" in result["message"], result
+
+
+# ---------------------------------------------------------------------- usage and session affinity
+
+
+def test_usage_is_metered_for_calls_streams_and_batches(drive: Driver) -> None:
+    def go(ai: Any) -> Any:
+        llama = ai.model(LLAMA)
+        steps = [
+            llama.generate(prompt="count me"),
+            drive.texts(llama.generate_stream(prompt="count me too")),
+            drive.wait(ai.model(BGE).batch([{"text": ["a"]}, {"text": ["b"]}]), timeout=30, poll_interval=0.01),
+        ]
+
+        async def run_all() -> Any:
+            for step in steps:
+                await step
+            return ai.usage
+
+        if drive.kind == "async":
+            return run_all()
+        return ai.usage
+
+    usage = drive.call(go)
+    by_model = usage.by_model
+    assert by_model[LLAMA].calls == 2 and by_model[LLAMA].total_tokens > 0
+    assert by_model[BGE].calls == 1
+
+
+def test_session_affinity_is_sent(drive: Driver, emu: Emulator) -> None:
+    drive.call(lambda ai: ai.run(LLAMA, {"prompt": "x"}, session_affinity="conv-1"))
+    drive.call(lambda ai: ai.model(LLAMA).generate(prompt="x"), session_affinity="conv-2")
+    assert [r.headers.get("x-session-affinity") for r in emu.requests] == ["conv-1", "conv-2"]
