@@ -15,6 +15,7 @@ from ._envelope import media_type, unwrap
 from ._json import as_list, as_object
 from ._session import Reply, Session
 from ._stream import EventStream
+from ._structured import Parsed, check_no_stream, is_schema_type, json_payload, parse_into, textual
 from .errors import InputValidationError, ResponseDecodeError, StreamError, error_from
 
 __all__ = ["GenericHandle", "ModelHandle", "ModelInfo", "OutputDecoder", "split_error", "validator_for"]
@@ -83,7 +84,13 @@ class ModelHandle(Generic[InT, OutT]):
         else:
             raise TypeError("stream() takes a request struct or a mapping")
         data["stream"] = True
+        check_no_stream(self.model_id, data.get("response_format"))
         return self._open_stream(self.encode_input(data), headers)
+
+    def run_decoded(self, payload: Mapping[str, Any], expect: type[T] | None) -> T:
+        """Run with a mapping (validated like :meth:`run`) and decode the reply into ``expect`` (None: the
+        output union); what ``run_tools`` calls each round."""
+        return self._send_and_decode(self.encode_input(payload), expect)
 
     def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> BatchJob[OutT]:
         """Queue ``{"requests": [...]}`` with the async batch API."""
@@ -152,7 +159,15 @@ class ModelHandle(Generic[InT, OutT]):
                 self.model_id, "$", f"expected a mapping or request struct, got {type(payload).__name__}"
             )
         data: Mapping[str, Any] = payload  # pyright: ignore[reportUnknownVariableType]
+        if data.get("stream") is True:
+            check_no_stream(self.model_id, data.get("response_format"))
         if self.input_types:
+            if "response_format" in data and not any(
+                "response_format" in getattr(cls, "__struct_fields__", ()) for cls, _ in self.input_types
+            ):
+                raise InputValidationError(
+                    self.model_id, "$.response_format", "this model has no JSON mode (no `response_format` input)"
+                )
             self._check_mapping(data)
         try:
             return _ENCODER.encode(data)
@@ -218,7 +233,35 @@ class ModelHandle(Generic[InT, OutT]):
         return self._decode(self._post(body, content_type="application/octet-stream", headers=headers), expect)
 
     def _stream(self, request: msgspec.Struct) -> EventStream:
+        check_no_stream(self.model_id, getattr(request, "response_format", None))
         return self._open_stream(self.validate(request), None)
+
+    def _call_parsed(self, request: msgspec.Struct, expect: type[Any] | None, response_format: Any) -> Parsed[Any, Any]:
+        """A JSON-mode call: the reply's object parsed into ``response_format`` when it is a type (else
+        left as decoded), next to the model's usual output."""
+        reply = self._post(self.validate(request))
+        if media_type(reply.headers) == _SSE:
+            raise StreamError(f"{self.model_id}: the server streamed a JSON-mode reply", status=reply.status, model_id=self.model_id)
+        value, messages = unwrap(reply.status, reply.headers, reply.data, model_id=self.model_id)
+        self.client.remember(reply.status, reply.headers, messages)
+        payload = json_payload(value, self.model_id, reply.data)
+        parsed: Any = payload
+        if is_schema_type(response_format):
+            parsed = parse_into(payload, response_format, self.model_id, reply.status, reply.data)
+        text_value = textual(value)
+        try:
+            output: Any = (
+                msgspec.convert(text_value, expect) if expect is not None else self.decoder.decode(text_value, self.model_id)
+            )
+        except msgspec.ValidationError as exc:
+            path, message = split_error(exc)
+            raise ResponseDecodeError(
+                f"{self.model_id}: result does not fit {getattr(expect, '__name__', expect)} at {path}: {message}",
+                status=reply.status,
+                model_id=self.model_id,
+                body=reply.data,
+            ) from None
+        return Parsed(parsed, output, value)
 
     def _submit_batch(self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None) -> BatchJob[Any]:
         return submit(self, requests, headers=headers)

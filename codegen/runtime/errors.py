@@ -31,6 +31,7 @@ __all__ = [
     "InputValidationError",
     "InternalServerError",
     "InvalidInputError",
+    "JSONModeError",
     "ModelNotFoundError",
     "PermissionDeniedError",
     "QuotaExceededError",
@@ -40,6 +41,7 @@ __all__ = [
     "ResponseTooLargeError",
     "ServerTimeoutError",
     "StreamError",
+    "ToolLoopError",
     "WorkersAIError",
     "code_of",
     "details_from",
@@ -178,6 +180,21 @@ class ResponseDecodeError(APIError):
     """The reply could not be read: truncated JSON, an HTML error page, or an unexpected shape."""
 
 
+class JSONModeError(BadRequestError):
+    """The model could not produce JSON matching the request's ``response_format`` ("JSON Mode couldn't be
+    met"). The API documents no code for it: code 3030 (what the emulator sends) or that message maps here."""
+
+
+class ToolLoopError(WorkersAIError):
+    """``run_tools`` reached ``max_rounds`` with the model still calling tools; ``calls`` are the last ones
+    it asked for and ``messages`` the conversation so far."""
+
+    def __init__(self, message: str, *, calls: Sequence[Any], messages: Sequence[Any]) -> None:
+        self.calls = list(calls)
+        self.messages = list(messages)
+        super().__init__(message)
+
+
 class ResponseTooLargeError(APIError):
     """The reply (or one server-sent event) is larger than the client's limit (``max_response_bytes``,
     ``max_event_bytes``); the connection was dropped, not read to the end."""
@@ -245,7 +262,9 @@ _BY_CODE: dict[int, type[APIError]] = {
     3007: ServerTimeoutError,
     3008: ServerTimeoutError,
     3006: RequestTooLargeError,
+    3030: JSONModeError,
 }
+JSON_MODE_UNMET = "json mode couldn't be met"  # the API's message, matched whatever code comes with it
 
 
 _BY_STATUS: Mapping[int, type[APIError]] = {
@@ -382,6 +401,8 @@ def error_from(
         message = f"HTTP {status} with an empty body"
     where = f"{model_id}: " if model_id else ""
     cls = error_for(status, [e.code for e in errors if e.code is not None])
+    if JSON_MODE_UNMET in message.lower():
+        cls = JSONModeError
     if parsed is None and 200 <= status < 300:
         cls = ResponseDecodeError
     return cls(
