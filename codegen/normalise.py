@@ -137,7 +137,12 @@ def _nullable(schema: dict[str, Any]) -> bool:
     """Whether ``schema`` already admits null (or anything)."""
     if not schema or schema.get("type") == "null" or "null" in (as_list(schema.get("type")) or []):
         return True
-    return any(_nullable(b) for key in ("anyOf", "oneOf") for b in (as_map(x) for x in as_list(schema.get(key)) or []) if b is not None)
+    return any(
+        _nullable(b)
+        for key in ("anyOf", "oneOf")
+        for b in (as_map(x) for x in as_list(schema.get(key)) or [])
+        if b is not None
+    )
 
 
 def _make_nullable(props: dict[str, Any], name: str) -> bool:
@@ -179,7 +184,8 @@ def _platform_leniency(inp: dict[str, Any], notes: list[str]) -> None:
         "description": "`description` of a tool and of its parameters is not required (the published schema "
         "requires it; the platform and the Workers binding's types do not)",
         "stop": "`stop` also takes null, as the API does",
-        "content": "a message's `content` also takes null (an assistant message carrying `tool_calls`), as the API does",
+        "content": "a message's `content` also takes null (an assistant message carrying `tool_calls`), "
+        "as the API does",
     }
     for key in sorted(loosened):
         notes.append(f"/schema/input: {texts[key]}.")

@@ -348,7 +348,9 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
 
     inputs: list[InputDraft] = []
     taken_methods: set[str] = set()
-    openai_output = any("choices" in (as_obj(inline_ref(b, defs, set()).get("properties")) or {}) for b in branches(output_root))
+    openai_output = any(
+        "choices" in (as_obj(inline_ref(b, defs, set()).get("properties")) or {}) for b in branches(output_root)
+    )
     input_root = inline_ref(src.input, defs, inlined)
     input_branches = [inline_ref(b, defs, inlined) for b in branches(input_root)]
     classes: dict[str, str] = {canonical(defs[o.class_name]): o.class_name for o in outputs if o.class_name}

@@ -241,7 +241,9 @@ class ModelHandle(Generic[InT, OutT]):
         left as decoded), next to the model's usual output."""
         reply = self._post(self.validate(request))
         if media_type(reply.headers) == _SSE:
-            raise StreamError(f"{self.model_id}: the server streamed a JSON-mode reply", status=reply.status, model_id=self.model_id)
+            raise StreamError(
+                f"{self.model_id}: the server streamed a JSON-mode reply", status=reply.status, model_id=self.model_id
+            )
         value, messages = unwrap(reply.status, reply.headers, reply.data, model_id=self.model_id)
         self.client.remember(reply.status, reply.headers, messages)
         payload = json_payload(value, self.model_id, reply.data)
@@ -251,7 +253,9 @@ class ModelHandle(Generic[InT, OutT]):
         text_value = textual(value)
         try:
             output: Any = (
-                msgspec.convert(text_value, expect) if expect is not None else self.decoder.decode(text_value, self.model_id)
+                msgspec.convert(text_value, expect)
+                if expect is not None
+                else self.decoder.decode(text_value, self.model_id)
             )
         except msgspec.ValidationError as exc:
             path, message = split_error(exc)

@@ -12,7 +12,10 @@ from ._chunking import BatchProgress
 from ._client import WorkersAI
 from ._gateway import Gateway
 from ._handle import ModelHandle, ModelInfo
-from ._stream import EventStream, StreamEvent, StreamResult, ToolCall
+from ._stream import EventStream, StreamEvent, StreamResult
+from ._structured import Parsed
+from ._toolcall import ToolCall, tool_calls
+from ._toolloop import ToolRun, reply_text
 from ._usage import Usage
 
 __all__ = [
@@ -27,10 +30,14 @@ __all__ = [
     "Gateway",
     "ModelHandle",
     "ModelInfo",
+    "Parsed",
     "StreamEvent",
     "StreamResult",
     "ToolCall",
+    "ToolRun",
     "Usage",
     "WorkersAI",
     "errors",
+    "reply_text",
+    "tool_calls",
 ]

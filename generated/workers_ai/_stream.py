@@ -25,9 +25,9 @@ import msgspec
 from ._envelope import media_type, unwrap
 from ._json import as_list, as_object
 from ._sse import ServerSentEvent, SSEDecoder
+from ._toolcall import ToolCall, decode_arguments
 from ._transport import Response
 from ._usage import Usage, usage_from
-from ._toolcall import ToolCall, decode_arguments
 from .errors import (
     DECODE_ERRORS,
     APIConnectionError,

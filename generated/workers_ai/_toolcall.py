@@ -31,7 +31,7 @@ class ToolCall(msgspec.Struct):
         return self.arguments
 
     def openai_form(self) -> dict[str, Any]:
-        """``{id, type: "function", function: {name, arguments: "<JSON text>"}}``, as OpenAI-shaped models take it back."""
+        """``{id, type: "function", function: {name, arguments: "<JSON text>"}}``: how OpenAI-shaped models take it."""
         return {
             "id": self.id or f"call_{self.name}",
             "type": "function",

@@ -113,8 +113,17 @@ def _schema_of(tp: type[Any], name: str) -> dict[str, Any]:
 
 def _json_type(values: Sequence[Any]) -> str | None:
     kinds = {
-        "boolean" if isinstance(v, bool) else "integer" if isinstance(v, int) else "number" if isinstance(v, float)
-        else "string" if isinstance(v, str) else "null" if v is None else "other"
+        "boolean"
+        if isinstance(v, bool)
+        else "integer"
+        if isinstance(v, int)
+        else "number"
+        if isinstance(v, float)
+        else "string"
+        if isinstance(v, str)
+        else "null"
+        if v is None
+        else "other"
         for v in values
     }
     if kinds == {"integer", "number"}:
@@ -154,6 +163,7 @@ def _from_function(fn: Callable[..., Any]) -> ToolDef:
 def _from_struct(tp: type[msgspec.Struct]) -> ToolDef:
     name = tp.__name__
     params = _schema_of(tp, name)
+    _typed_enums(as_object(params.get("properties")) or {})
     description = str(params.pop("description", "") or "")
     return ToolDef(name, description, params, None, tp)
 
@@ -168,7 +178,9 @@ def _from_mapping(raw: Mapping[str, Any]) -> ToolDef:
     params = as_object(spec.get("parameters"))
     description = spec.get("description")
     return ToolDef(
-        name, description if isinstance(description, str) else "", params if params is not None else {"type": "object", "properties": {}}
+        name,
+        description if isinstance(description, str) else "",
+        params if params is not None else {"type": "object", "properties": {}},
     )
 
 
