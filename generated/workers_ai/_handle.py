@@ -87,10 +87,14 @@ class ModelHandle(Generic[InT, OutT]):
         check_no_stream(self.model_id, data.get("response_format"))
         return self._open_stream(self.encode_input(data), headers)
 
-    def run_decoded(self, payload: Mapping[str, Any], expect: type[T] | None) -> T:
-        """Run with a mapping (validated like :meth:`run`) and decode the reply into ``expect`` (None: the
-        output union); what ``run_tools`` calls each round."""
-        return self._send_and_decode(self.encode_input(payload), expect)
+    def run_decoded(self, payload: Mapping[str, Any], expect: type[T] | None) -> tuple[T, Any]:
+        """Run with a mapping (validated like :meth:`run`): ``(output decoded into expect, result as sent)``.
+        What ``run_tools`` calls each round: tool calls are read from the result as sent, since a
+        model's output struct may declare only one of the two tool-call shapes."""
+        reply = self._post(self.encode_input(payload))
+        value, messages = unwrap(reply.status, reply.headers, reply.data, model_id=self.model_id)
+        self.client.remember(reply.status, reply.headers, messages)
+        return self._convert(value, expect, reply), value
 
     def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> BatchJob[OutT]:
         """Queue ``{"requests": [...]}`` with the async batch API."""
@@ -250,13 +254,14 @@ class ModelHandle(Generic[InT, OutT]):
         parsed: Any = payload
         if is_schema_type(response_format):
             parsed = parse_into(payload, response_format, self.model_id, reply.status, reply.data)
-        text_value = textual(value)
+        output: Any = self._convert(textual(value), expect, reply)
+        return Parsed(parsed, output, value)
+
+    def _convert(self, value: Any, expect: type[T] | None, reply: Reply) -> T:
         try:
-            output: Any = (
-                msgspec.convert(text_value, expect)
-                if expect is not None
-                else self.decoder.decode(text_value, self.model_id)
-            )
+            if expect is None:
+                return cast("T", self.decoder.decode(value, self.model_id))
+            return msgspec.convert(value, expect)
         except msgspec.ValidationError as exc:
             path, message = split_error(exc)
             raise ResponseDecodeError(
@@ -265,7 +270,6 @@ class ModelHandle(Generic[InT, OutT]):
                 model_id=self.model_id,
                 body=reply.data,
             ) from None
-        return Parsed(parsed, output, value)
 
     def _submit_batch(self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None) -> BatchJob[Any]:
         return submit(self, requests, headers=headers)

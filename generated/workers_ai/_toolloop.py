@@ -159,10 +159,10 @@ def run_tools(
     every: list[ToolCall] = []
     rounds = 0
     while True:
-        output = handle.run_decoded({**extra, "messages": convo, "tools": specs}, expect)
-        calls = tool_calls(output)
+        output, raw = handle.run_decoded({**extra, "messages": convo, "tools": specs}, expect)
+        calls = tool_calls(raw)
         if not calls:
-            convo.append({"role": "assistant", "content": reply_text(output)})
+            convo.append({"role": "assistant", "content": reply_text(raw)})
             return ToolRun(output, convo, rounds, every)
         if rounds >= max_rounds:
             named = ", ".join(f"{c.name}({_result_text(c.arguments)})" for c in calls)
