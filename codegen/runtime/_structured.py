@@ -11,8 +11,7 @@ before anything is sent.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from typing import Any, Generic, TypeVar, cast, is_typeddict
+from typing import Any, Generic, TypeVar, is_typeddict
 
 import msgspec
 
@@ -52,9 +51,10 @@ class Parsed(Generic[OutT, T]):
 
 def is_schema_type(value: object) -> bool:
     """Whether ``response_format`` names a type to parse into (rather than being the request's dict form)."""
-    return isinstance(value, type) and (
-        issubclass(value, msgspec.Struct) or dataclasses.is_dataclass(value) or is_typeddict(value)
-    )
+    if not isinstance(value, type):
+        return False
+    kind: type[Any] = value
+    return issubclass(kind, msgspec.Struct) or dataclasses.is_dataclass(kind) or is_typeddict(kind)
 
 
 def response_format_payload(value: Any, model_id: str) -> Any:
@@ -132,6 +132,3 @@ def parse_into(payload: Any, target: type[T], model_id: str | None, status: int,
             body=body,
         ) from None
 
-
-def mapping_response_format(data: Mapping[str, Any]) -> Any:
-    return cast("Any", data.get("response_format", msgspec.UNSET))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
 
 import msgspec
 
@@ -70,8 +70,8 @@ class ToolRun(Generic[OutT]):
 
 
 def _as_message(m: Any) -> dict[str, Any]:
-    value: Any = msgspec.to_builtins(m) if isinstance(m, msgspec.Struct) else m
-    obj = as_object(dict(value) if isinstance(value, Mapping) else value)
+    value: object = msgspec.to_builtins(m) if isinstance(m, msgspec.Struct) else m
+    obj = as_object(dict(cast("Mapping[str, Any]", value)) if isinstance(value, Mapping) else value)
     if obj is None:
         raise InputValidationError("", "$.messages", f"a message must be a mapping or struct, got {type(m).__name__}")
     return obj

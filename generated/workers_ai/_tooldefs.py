@@ -74,8 +74,8 @@ def _doc_parts(doc: str) -> tuple[str, dict[str, str]]:
             continue
         match = _ARG_LINE.match(line)
         if match:
-            current = match.group(1)
-            params[current] = match.group(2).strip()
+            current = str(match.group(1))
+            params[current] = str(match.group(2)).strip()
         elif current is not None:
             params[current] = f"{params[current]} {stripped}"
     return summary, params
@@ -188,12 +188,13 @@ def tool_def(tool: ToolLike | ToolDef) -> ToolDef:
     """The :class:`ToolDef` for a function, a Struct type or a tool dict (either request form)."""
     if isinstance(tool, ToolDef):
         return tool
-    if isinstance(tool, Mapping):
-        return _from_mapping(tool)
-    if isinstance(tool, type) and issubclass(tool, msgspec.Struct):
-        return _from_struct(tool)
-    if callable(tool) and not isinstance(tool, type):
-        return _from_function(tool)
+    value: object = tool
+    if isinstance(value, Mapping):
+        return _from_mapping(cast("Mapping[str, Any]", value))
+    if isinstance(value, type) and issubclass(value, msgspec.Struct):
+        return _from_struct(value)
+    if not isinstance(value, type) and callable(value):
+        return _from_function(value)
     raise ConfigurationError(
         f"tools: expected a function, a msgspec Struct type or a dict, got {type(tool).__name__}: {tool!r}"
     )
@@ -202,15 +203,15 @@ def tool_def(tool: ToolLike | ToolDef) -> ToolDef:
 def tools_payload(tools: Any, form: ToolForm) -> Any:
     """``tools`` as the request sends them: each function, Struct type or dict in the model's ``form``;
     raw dicts already in one form are converted when the model takes only the other. ``UNSET`` stays."""
-    items = as_list(list(tools) if isinstance(tools, (list, tuple)) else tools)
-    if items is None or isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
+    value: object = tools
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         return tools
     out: list[Any] = []
-    for item in cast("Sequence[Any]", items):
+    for item in cast("Sequence[object]", value):
         if isinstance(item, msgspec.Struct):
             out.append(item)  # the model's own Tool struct: sent as built
         elif isinstance(item, Mapping) and ("function" in item) == (form == "openai"):
             out.append(item)  # a dict already in the form the model takes: sent as given
         else:
-            out.append(tool_def(item).request(form))
+            out.append(tool_def(cast("ToolLike", item)).request(form))
     return out

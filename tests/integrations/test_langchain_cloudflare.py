@@ -14,8 +14,8 @@ import httpx
 import pytest
 from langchain_cloudflare import ChatCloudflareWorkersAI
 from pydantic import BaseModel
-
 from workers_ai.testing import Emulator
+
 
 # langchain-cloudflare 0.4.3 opens an httpx client of its own per REST call and never closes it (even
 # with http_client= given); the unclosed sockets it leaves are its own, not ours.

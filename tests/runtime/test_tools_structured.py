@@ -10,12 +10,12 @@ from typing import Any, Literal
 
 import msgspec
 import pytest
-
-from tests.runtime._raw import RawRequest, RawServer, envelope, reply
 from workers_ai import WorkersAI, errors, tool_calls
 from workers_ai._stream import ToolCallMerger
 from workers_ai._tooldefs import tool_def
 from workers_ai.testing import Emulator
+
+from tests.runtime._raw import RawRequest, RawServer, envelope, reply
 
 LLAMA = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
 GPT = "@cf/openai/gpt-oss-20b"
@@ -43,13 +43,21 @@ def test_both_tool_call_shapes_and_stream_fragments_decode_to_the_same_toolcall(
             {
                 "message": {
                     "tool_calls": [
-                        {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+                        }
                     ]
                 }
             }
         ]
     }
-    flat = {"tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}]}
+    flat = {
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}
+        ]
+    }
     a, b, c = tool_calls(legacy)[0], tool_calls(openai)[0], tool_calls(flat)[0]
     assert (a.name, a.arguments, a.id) == ("get_weather", {"city": "Paris"}, None)
     assert (b.name, b.arguments, b.id) == ("get_weather", {"city": "Paris"}, "c1")
@@ -90,7 +98,11 @@ def _scripted(rounds: int, shape: str) -> tuple[RawServer, list[dict[str, Any]]]
         elif shape == "legacy":
             result = {"response": "", "tool_calls": [{"name": "get_weather", "arguments": {"city": f"c{seen}"}}]}
         else:
-            call = {"id": f"call{seen}", "type": "function", "function": {"name": "get_weather", "arguments": json.dumps({"city": f"c{seen}"})}}
+            call = {
+                "id": f"call{seen}",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": json.dumps({"city": f"c{seen}"})},
+            }
             result = {"response": "", "tool_calls": [call]}
         return reply(conn, envelope(result))
 
@@ -101,7 +113,9 @@ def _scripted(rounds: int, shape: str) -> tuple[RawServer, list[dict[str, Any]]]
 def test_a_tool_loop_of_three_rounds(shape: str) -> None:
     server, bodies = _scripted(3, shape)
     with server, WorkersAI(account_id="a" * 32, api_token="t", base_url=server.base_url) as ai:
-        run = ai.model(LLAMA).run_tools(messages=[{"role": "user", "content": "weather?"}], tools=[get_weather], max_rounds=3)
+        run = ai.model(LLAMA).run_tools(
+            messages=[{"role": "user", "content": "weather?"}], tools=[get_weather], max_rounds=3
+        )
     assert run.rounds == 3 and run.response == "done after 3" and len(bodies) == 4
     assert [c.arguments["city"] for c in run.calls] == ["c0", "c1", "c2"]
     last = bodies[-1]["messages"]
@@ -119,7 +133,9 @@ def test_a_tool_loop_of_three_rounds(shape: str) -> None:
 def test_max_rounds_exceeded_names_the_last_calls() -> None:
     server, bodies = _scripted(5, "legacy")
     with server, WorkersAI(account_id="a" * 32, api_token="t", base_url=server.base_url) as ai:
-        with pytest.raises(errors.ToolLoopError, match=r"after 2 round\(s\); last calls: get_weather\(\{\"city\":\"c2\"\}\)") as info:
+        with pytest.raises(
+            errors.ToolLoopError, match=r"after 2 round\(s\); last calls: get_weather\(\{\"city\":\"c2\"\}\)"
+        ) as info:
             ai.model(LLAMA).run_tools(messages=[{"role": "user", "content": "x"}], tools=[get_weather], max_rounds=2)
     assert len(bodies) == 3 and info.value.calls[0].arguments == {"city": "c2"}
 
@@ -139,7 +155,9 @@ def test_a_raising_tool_is_reported_to_the_model_or_re_raised() -> None:
         assert bodies[-1]["messages"][2]["content"] == "error: RuntimeError: no weather for c0"
         before = len(bodies)
         with pytest.raises(RuntimeError, match="no weather for c0"):
-            ai.model(LLAMA).run_tools(messages=[{"role": "user", "content": "x"}], tools=[get_weather], on_tool_error="raise")
+            ai.model(LLAMA).run_tools(
+                messages=[{"role": "user", "content": "x"}], tools=[get_weather], on_tool_error="raise"
+            )
         assert len(bodies) == before + 1  # the first call only: nothing sent after the tool raised
 
 
@@ -160,7 +178,9 @@ def test_the_tool_loop_against_the_emulator_in_both_families() -> None:
     with Emulator() as emu:
         ai = emu.client()
         for model in (LLAMA, GPT):
-            run = ai.model(model).run_tools(messages=[{"role": "user", "content": "weather in Paris"}], tools=[get_weather])
+            run = ai.model(model).run_tools(
+                messages=[{"role": "user", "content": "weather in Paris"}], tools=[get_weather]
+            )
             assert run.rounds == 1 and "Paris" in run.response
             assert run.calls[0].name == "get_weather" and isinstance(run.calls[0].arguments["city"], str)
         assert all(r.status == 200 for r in emu.requests)
@@ -210,7 +230,9 @@ def test_structured_output_from_the_emulator_and_json_mode_unmet() -> None:
 
 def test_the_json_mode_message_maps_to_its_error_whatever_the_code() -> None:
     def handle(conn: socket.socket, req: RawRequest) -> bool:
-        body = json.dumps({"success": False, "result": None, "errors": [{"code": 5000, "message": "JSON Mode couldn't be met"}]})
+        body = json.dumps(
+            {"success": False, "result": None, "errors": [{"code": 5000, "message": "JSON Mode couldn't be met"}]}
+        )
         return reply(conn, body.encode(), status=400)
 
     with RawServer(handle) as server, WorkersAI(account_id="a" * 32, api_token="t", base_url=server.base_url) as ai:
