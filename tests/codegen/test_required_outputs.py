@@ -13,9 +13,9 @@ from typing import Any
 
 import msgspec
 import pytest
-import urllib3
 from workers_ai import WorkersAI, errors
 from workers_ai._registry import MODELS
+from workers_ai._session import Reply
 from workers_ai.testing._synth import Synthesizer
 
 from codegen.load import load_schemas
@@ -46,9 +46,9 @@ def _struct_outputs(plan: ModelPlan) -> Iterator[tuple[type[Any], dict[str, Any]
             yield cls, example
 
 
-def _reply(result: Any) -> tuple[urllib3.HTTPResponse, bytes]:
+def _reply(result: Any) -> Reply:
     body = msgspec.json.encode({"result": result, "success": True, "errors": [], "messages": []})
-    return urllib3.HTTPResponse(body=body, headers={"content-type": "application/json"}, status=200), body
+    return Reply(200, {"content-type": "application/json"}, body)
 
 
 def test_a_reply_missing_a_required_field_is_a_decode_error_naming_it(plans: list[ModelPlan]) -> None:
@@ -57,25 +57,25 @@ def test_a_reply_missing_a_required_field_is_a_decode_error_naming_it(plans: lis
     for plan in plans:
         handle = ai.model(plan.model_id)
         for cls, example in _struct_outputs(plan):
-            resp, body = _reply(example)
-            assert isinstance(handle.decode_envelope(resp, body, cls), cls), plan.model_id
+            reply = _reply(example)
+            assert isinstance(handle.decode_envelope(reply, cls), cls), plan.model_id
             required = [f.encode_name for f in msgspec.structs.fields(cls) if f.required]
             for key in required:
                 broken = {k: v for k, v in example.items() if k != key}
                 for expect in (cls, None):  # the method's direct path, then run()'s union path
-                    resp, body = _reply(broken)
+                    reply = _reply(broken)
                     if expect is None and len(module_variants(handle)) > 1:
                         # A union may read a gutted reply as another variant (a free-form one, or one
                         # whose keys it still has); never as the variant it no longer fits.
                         try:
-                            value = handle.decode_envelope(resp, body, expect)
+                            value = handle.decode_envelope(reply, expect)
                         except errors.ResponseDecodeError as exc:
                             assert plan.model_id in str(exc) and "missing required field" in str(exc), str(exc)
                         else:
                             assert not isinstance(value, cls), (plan.model_id, key)
                         continue
                     with pytest.raises(errors.ResponseDecodeError) as info:
-                        handle.decode_envelope(resp, body, expect)
+                        handle.decode_envelope(reply, expect)
                     message = str(info.value)
                     assert plan.model_id in message and f"`{key}`" in message, message
                 checked += 1
