@@ -250,6 +250,8 @@ class ModelPlan:
             names.append(m.name)
             if m.streams:
                 names.append(f"{m.name}_stream")
+            if m.runs_tools:
+                names.append("run_tools")
         return tuple(names)
 
 

@@ -131,4 +131,3 @@ def parse_into(payload: Any, target: type[T], model_id: str | None, status: int,
             model_id=model_id,
             body=body,
         ) from None
-
