@@ -244,6 +244,22 @@ class ModelPlan:
         return self.source.task
 
     @property
+    def async_handle(self) -> str:
+        """The async twin of :attr:`handle` (same methods, awaited), printed in the same module."""
+        return f"Async{self.handle}"
+
+    @property
+    def type_only_imports(self) -> tuple[str, ...]:
+        """Imports only the async handle's annotations need (under ``TYPE_CHECKING``: never loaded by sync users)."""
+        up = "." * (self.module.count(".") + 1)
+        lines: list[str] = []
+        if any(m.kind == "requests" for m in self.methods):
+            lines.append(f"from {up}_aio_batch import AsyncBatchJob")
+        if any(m.streams for m in self.methods):
+            lines.append(f"from {up}_aio_stream import AsyncStreamRequest")
+        return tuple(lines)
+
+    @property
     def method_names(self) -> tuple[str, ...]:
         names: list[str] = []
         for m in self.methods:
@@ -691,6 +707,8 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
         texts += [m.returns, m.batch_item]
     need = _typing_imports(texts, p.structs)
     need.setdefault("typing", set()).update({"ClassVar", "TypeAlias", "Any"})
+    if p.type_only_imports:
+        need["typing"].add("TYPE_CHECKING")
     if any(prm.loose for m in p.methods for prm in m.params):
         need["typing"].add("cast")
     need[_relative(depth, "_handle")] = {"ModelHandle", "ModelInfo", "OutputDecoder"}
@@ -705,9 +723,11 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
     if any(m.tool_form for m in p.methods):
         need[_relative(depth, "_tooldefs")] = {"ToolLike", "tools_payload"}
     if any(m.runs_tools for m in p.methods):
-        need[_relative(depth, "_toolloop")] = {"ToolRun", "run_tools as _run_tools"}
+        need[_relative(depth, "_toolloop")] = {"ToolRun", "run_tools as _run_tools", "arun_tools as _arun_tools"}
         need["typing"].add("Literal")
         need.setdefault("collections.abc", set()).update({"Callable", "Mapping", "Sequence"})
+    # The async twin: _aio_handle imports nothing heavy; its batch and stream types are TYPE_CHECKING imports.
+    need[_relative(depth, "_aio_handle")] = {"AsyncModelHandle"}
     if any(m.kind == "json" for m in p.methods):
         need.setdefault("", set()).add("msgspec")
     binary = {"BinaryInput"} if any(m.kind == "binary" for m in p.methods) else set[str]()
@@ -728,7 +748,7 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
     exported += [a.name for a in p.aliases]
     for _mod, names in p.shared:
         exported += list(names)
-    skip = {p.handle, p.input_alias, p.output_alias, "BinaryInput", "BinaryOutput"}
+    skip = {p.handle, p.async_handle, p.input_alias, p.output_alias, "BinaryInput", "BinaryOutput"}
     exported = [n for n in dict.fromkeys(exported) if n not in skip]
     shared_of = {n: mod for mod, names in p.shared for n in names}
     doc = struct_document(p.structs, shared_of, package)

@@ -332,6 +332,9 @@ def _bound_names(node: ast.stmt) -> set[str]:
         return {node.target.id} if isinstance(node.target, ast.Name) else set()
     if isinstance(node, ast.Assign):
         return {n.id for t in node.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+        # Imports for annotations only (the modules print ``from __future__ import annotations``).
+        return {name for stmt in node.body for name in _bound_names(stmt)}
     return set()
 
 
@@ -412,7 +415,8 @@ def render_package(
     by_id = [p for p in plans if (p.model_id, p.module, p.handle) in registry]
     common = dict(package=package, plans=by_id, registry=registry)
     files["_registry.py"] = env.get_template("registry.py.jinja").render(**common).encode()
-    files["_client.py"] = env.get_template("client.py.jinja").render(**common).encode()
+    files["_client.py"] = env.get_template("client.py.jinja").render(aio=False, **common).encode()
+    files["_aio_client.py"] = env.get_template("client.py.jinja").render(aio=True, **common).encode()
     files["__init__.py"] = env.get_template("package_init.py.jinja").render(**common).encode()
     files["py.typed"] = b""
     for path in sorted(RUNTIME.rglob("*")):

@@ -28,7 +28,7 @@ from ._decode import OutputDecoder, split_error
 from ._envelope import checked
 from ._json import as_list, as_object
 from ._retry import check_seconds
-from ._session import Reply, Session
+from ._session import Reply, Session, SessionConfig
 from ._usage import Usage, usage_from
 from .errors import (
     APITimeoutError,
@@ -47,17 +47,21 @@ __all__ = [
     "MAX_BATCH_BYTES",
     "BatchItem",
     "BatchJob",
+    "BatchJobBase",
     "BatchRequest",
     "BatchResult",
     "BatchStatus",
     "BatchStatusWarning",
+    "BatchModel",
     "BatchTarget",
     "PollSchedule",
     "batch_item_types",
+    "check_batch_size",
     "encode_requests",
     "strip_annotated",
     "submit",
     "submit_encoded",
+    "submitted_id",
     "union_members",
 ]
 
@@ -68,6 +72,19 @@ PENDING = frozenset({"queued", "running"})
 KNOWN = frozenset({"queued", "running", "done", "failed"})
 # "Ensure that the total payload is under 10 MB" (batch API docs); kept a little under 10 MiB on purpose.
 MAX_BATCH_BYTES = 10_000_000
+
+
+class BatchModel(Protocol):
+    """What encoding and decoding a batch need of a model handle: its id, decoder and input types."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    decoder: ClassVar[OutputDecoder]
+    batch_input: ClassVar[type[Any] | None]
+    input_types: ClassVar[tuple[tuple[type[Any], tuple[str, ...]], ...]]
+
+    def validate(self, request: msgspec.Struct) -> bytes: ...
 
 
 class BatchTarget(Protocol):
@@ -204,7 +221,7 @@ class PollSchedule:
         return wait
 
 
-class BatchJob(Generic[OutT]):
+class BatchJobBase(Generic[OutT]):
     """A queued batch. ``request_id`` (with the model id) is all it takes to rebuild it, in any process:
     ``ai.batch_job(model_id, request_id)``.
 
@@ -214,7 +231,7 @@ class BatchJob(Generic[OutT]):
 
     def __init__(
         self,
-        handle: BatchTarget,
+        handle: BatchModel,
         request_id: str,
         *,
         submitted_at: float | None = None,
@@ -232,25 +249,14 @@ class BatchJob(Generic[OutT]):
         self._clock: Callable[[], float] = time.monotonic
 
     def __repr__(self) -> str:
-        return f"BatchJob(model={self.model!r}, request_id={self.request_id!r})"
+        return f"{type(self).__name__}(model={self.model!r}, request_id={self.request_id!r})"
 
     @property
     def result(self) -> BatchResult[OutT] | None:
         """The results once a poll has seen the job finish, else None."""
         return self._result
 
-    # ------------------------------------------------------------------ polling
-
-    def status(self, *, deadline: float | None = None) -> BatchStatus:
-        """Poll once: POST ``{"request_id": ...}``. When the job is done the results are kept (see :attr:`result`).
-
-        ``deadline`` (``time.monotonic()``) bounds the poll, its retries included.
-        """
-        client = self.handle.client
-        body = msgspec.json.encode({"request_id": self.request_id})
-        url = client.run_url(self.model) + "?queueRequest=true"
-        reply = client.request("POST", url, body, model_id=self.model, deadline=deadline)
-        data = _result_object(client, reply, self.model, "batch status")
+    def _status_from(self, data: dict[str, Any]) -> BatchStatus:
         if "responses" in data:
             self._result = self._decode_result(data)
             state = data.get("status")
@@ -263,78 +269,58 @@ class BatchJob(Generic[OutT]):
         self.last_status = st
         return st
 
-    def wait(
+    def _poll_timed_out(self, timeout: float) -> BatchTimeoutError:
+        last = self.last_status.state if self.last_status is not None else "queued"
+        return BatchTimeoutError(
+            f"batch {self.request_id} for {self.model}: no answer to the last poll within the "
+            f"timeout ({timeout:g}s); resume it later with batch_job({self.model!r}, {self.request_id!r})",
+            request_id=self.request_id,
+            state=last,
+        )
+
+    def _after_poll(
         self,
-        timeout: float = 600.0,
-        poll_interval: float = 1.0,
-        *,
-        max_interval: float = 15.0,
-        on_progress: Callable[[BatchStatus, float], None] | None = None,
-    ) -> BatchResult[OutT]:
-        """Poll until the job is done and return its results.
-
-        The first wait is ``poll_interval`` seconds and each next one is 1.5 times longer, up to
-        ``max_interval``; the last wait is cut to end at the deadline, where one more poll is made.
-        ``on_progress(status, elapsed_seconds)`` is called after every poll.
-
-        Raises :class:`~workers_ai.errors.BatchTimeoutError` (naming the request id, so the job can be
-        resumed with ``batch_job``) when the deadline passes, and :class:`~workers_ai.errors.BatchError`
-        when the job failed as a whole. A status this SDK does not know is reported with a
-        :class:`BatchStatusWarning` (once per status) and polling goes on.
-        """
-        schedule = PollSchedule(timeout, poll_interval, max_interval, self._clock)
+        st: BatchStatus,
+        schedule: PollSchedule,
+        timeout: float,
+        warned: set[str],
+        on_progress: Callable[[BatchStatus, float], None] | None,
+    ) -> tuple[BatchResult[OutT] | None, float]:
+        """After one poll: the results when they are in, else the seconds to wait before the next poll;
+        raises when the job failed, is done without results, or the deadline passed."""
+        now = schedule.clock()
+        if on_progress is not None:
+            on_progress(st, now - schedule.started)
         if self._result is not None:
-            return self._result
-        # Polls are bounded in real time too (the schedule's clock may be a test's): none outlives the call.
-        deadline = time.monotonic() + timeout
-        sleep = self.handle.client._sleep  # pyright: ignore[reportPrivateUsage]
-        warned: set[str] = set()
-        while True:
-            try:
-                st = self.status(deadline=deadline)
-            except APITimeoutError:
-                if time.monotonic() < deadline:
-                    raise
-                last = self.last_status.state if self.last_status is not None else "queued"
-                raise BatchTimeoutError(
-                    f"batch {self.request_id} for {self.model}: no answer to the last poll within the "
-                    f"timeout ({timeout:g}s); resume it later with batch_job({self.model!r}, {self.request_id!r})",
-                    request_id=self.request_id,
-                    state=last,
-                ) from None
-            now = schedule.clock()
-            if on_progress is not None:
-                on_progress(st, now - schedule.started)
-            if self._result is not None:
-                return self._result
-            if st.state == "failed":
-                raise BatchError(
-                    f"batch {self.request_id} for {self.model} failed{_failure_text(st.raw)}",
-                    request_id=self.request_id,
-                    state=st.state,
-                )
-            if st.state == "done":
-                raise ResponseDecodeError(
-                    f"{self.model}: batch {self.request_id} is reported done but the reply has no responses",
-                    model_id=self.model,
-                )
-            if not st.known and st.state not in warned:
-                warned.add(st.state)
-                warnings.warn(
-                    f"batch {self.request_id} for {self.model}: unknown status {st.state!r}; still polling",
-                    BatchStatusWarning,
-                    stacklevel=2,
-                )
-            wait = schedule.next_wait(now)
-            if wait is None:
-                raise BatchTimeoutError(
-                    f"batch {self.request_id} for {self.model} is still {st.state} after "
-                    f"{now - schedule.started:.1f}s (timeout {timeout:g}s); resume it later with "
-                    f"batch_job({self.model!r}, {self.request_id!r})",
-                    request_id=self.request_id,
-                    state=st.state,
-                )
-            sleep(wait)
+            return self._result, 0.0
+        if st.state == "failed":
+            raise BatchError(
+                f"batch {self.request_id} for {self.model} failed{_failure_text(st.raw)}",
+                request_id=self.request_id,
+                state=st.state,
+            )
+        if st.state == "done":
+            raise ResponseDecodeError(
+                f"{self.model}: batch {self.request_id} is reported done but the reply has no responses",
+                model_id=self.model,
+            )
+        if not st.known and st.state not in warned:
+            warned.add(st.state)
+            warnings.warn(
+                f"batch {self.request_id} for {self.model}: unknown status {st.state!r}; still polling",
+                BatchStatusWarning,
+                stacklevel=3,  # the caller of wait()
+            )
+        wait = schedule.next_wait(now)
+        if wait is None:
+            raise BatchTimeoutError(
+                f"batch {self.request_id} for {self.model} is still {st.state} after "
+                f"{now - schedule.started:.1f}s (timeout {timeout:g}s); resume it later with "
+                f"batch_job({self.model!r}, {self.request_id!r})",
+                request_id=self.request_id,
+                state=st.state,
+            )
+        return None, wait
 
     # ------------------------------------------------------------------ results
 
@@ -380,6 +366,66 @@ class BatchJob(Generic[OutT]):
         return BatchItem(item_id, True, decoded, ref, [], entry)
 
 
+class BatchJob(BatchJobBase[OutT]):
+    """A queued batch. ``request_id`` (with the model id) is all it takes to rebuild it, in any process:
+    ``ai.batch_job(model_id, request_id)``.
+    """
+
+    handle: BatchTarget
+
+    # ------------------------------------------------------------------ polling
+
+    def status(self, *, deadline: float | None = None) -> BatchStatus:
+        """Poll once: POST ``{"request_id": ...}``. When the job is done the results are kept (see :attr:`result`).
+
+        ``deadline`` (``time.monotonic()``) bounds the poll, its retries included.
+        """
+        client = self.handle.client
+        body = msgspec.json.encode({"request_id": self.request_id})
+        url = client.run_url(self.model) + "?queueRequest=true"
+        reply = client.request("POST", url, body, model_id=self.model, deadline=deadline)
+        data = _result_object(client, reply, self.model, "batch status")
+        return self._status_from(data)
+
+    def wait(
+        self,
+        timeout: float = 600.0,
+        poll_interval: float = 1.0,
+        *,
+        max_interval: float = 15.0,
+        on_progress: Callable[[BatchStatus, float], None] | None = None,
+    ) -> BatchResult[OutT]:
+        """Poll until the job is done and return its results.
+
+        The first wait is ``poll_interval`` seconds and each next one is 1.5 times longer, up to
+        ``max_interval``; the last wait is cut to end at the deadline, where one more poll is made.
+        ``on_progress(status, elapsed_seconds)`` is called after every poll.
+
+        Raises :class:`~workers_ai.errors.BatchTimeoutError` (naming the request id, so the job can be
+        resumed with ``batch_job``) when the deadline passes, and :class:`~workers_ai.errors.BatchError`
+        when the job failed as a whole. A status this SDK does not know is reported with a
+        :class:`BatchStatusWarning` (once per status) and polling goes on.
+        """
+        schedule = PollSchedule(timeout, poll_interval, max_interval, self._clock)
+        if self._result is not None:
+            return self._result
+        # Polls are bounded in real time too (the schedule's clock may be a test's): none outlives the call.
+        deadline = time.monotonic() + timeout
+        sleep = self.handle.client._sleep  # pyright: ignore[reportPrivateUsage]
+        warned: set[str] = set()
+        while True:
+            try:
+                st = self.status(deadline=deadline)
+            except APITimeoutError:
+                if time.monotonic() < deadline:
+                    raise
+                raise self._poll_timed_out(timeout) from None
+            result, wait = self._after_poll(st, schedule, timeout, warned, on_progress)
+            if result is not None:
+                return result
+            sleep(wait)
+
+
 def _missing(item_id: int) -> BatchItem[Any]:
     return BatchItem(
         item_id, False, None, None, [ErrorDetail(None, "the finished batch has no response for this request")]
@@ -394,7 +440,7 @@ def _failure_text(raw: Any) -> str:
     return ": " + format_details(details) if details else ""
 
 
-def _result_object(client: Session, reply: Reply, model: str, what: str) -> dict[str, Any]:
+def _result_object(client: SessionConfig, reply: Reply, model: str, what: str) -> dict[str, Any]:
     """The ``result`` object of an enveloped reply (the envelope is checked by ``_envelope.checked``)."""
     env, messages = checked(reply.status, reply.headers, reply.data, model_id=model, what=f"{what} reply")
     client.remember(reply.status, reply.headers, messages)
@@ -426,7 +472,7 @@ def strip_annotated(tp: Any) -> Any:
 _ITEM_TYPES: dict[type[Any], tuple[type[Any], ...]] = {}
 
 
-def batch_item_types(handle: BatchTarget) -> tuple[type[Any], ...]:
+def batch_item_types(handle: BatchModel) -> tuple[type[Any], ...]:
     """The struct types a request in this model's batch may have (from its ``requests`` variant).
 
     Falls back to the model's ordinary input variants when the handle has no ``batch_input`` type.
@@ -451,7 +497,7 @@ def batch_item_types(handle: BatchTarget) -> tuple[type[Any], ...]:
     return found
 
 
-def _check_item(handle: BatchTarget, data: Mapping[str, Any], kinds: Sequence[type[Any]], where: str) -> None:
+def _check_item(handle: BatchModel, data: Mapping[str, Any], kinds: Sequence[type[Any]], where: str) -> None:
     """Raise when ``data`` fits none of ``kinds``; the error shown is the closest candidate's."""
     best: tuple[int, InputValidationError] | None = None
     for cls in kinds:
@@ -470,7 +516,7 @@ def _check_item(handle: BatchTarget, data: Mapping[str, Any], kinds: Sequence[ty
         raise best[1]
 
 
-def encode_requests(handle: BatchTarget, requests: Sequence[Any]) -> bytes:
+def encode_requests(handle: BatchModel, requests: Sequence[Any]) -> bytes:
     """The ``{"requests": [...]}`` body. Each request (a struct, a mapping, or either wrapped in
     :class:`BatchRequest`) is validated against the model's batch item types; errors name
     ``$.requests[i]`` and the field."""
@@ -552,12 +598,7 @@ def _submit_body(
     headers: Mapping[str, str] | None,
     max_bytes: int,
 ) -> BatchJob[Any]:
-    if len(body) >= max_bytes:
-        raise InputValidationError(
-            handle.model_id,
-            "$.requests",
-            f"the batch body is {len(body):,} bytes; the API takes under {max_bytes:,}: split it into smaller batches",
-        )
+    check_batch_size(handle.model_id, body, max_bytes)
     client = handle.client
     submitted = time.time()
     reply = client.request(
@@ -568,19 +609,35 @@ def _submit_body(
         queued=True,
         model_id=handle.model_id,
     )
+    request_id = submitted_id(handle.model_id, client, reply)
+    return BatchJob(handle, request_id, submitted_at=submitted, size=size)
+
+
+def check_batch_size(model_id: str, body: bytes, max_bytes: int) -> None:
+    """Refuse a batch body the API would refuse (10 MB), before anything is sent."""
+    if len(body) >= max_bytes:
+        raise InputValidationError(
+            model_id,
+            "$.requests",
+            f"the batch body is {len(body):,} bytes; the API takes under {max_bytes:,}: split it into smaller batches",
+        )
+
+
+def submitted_id(model_id: str, client: SessionConfig, reply: Reply) -> str:
+    """The ``request_id`` of a batch submission's reply (the envelope checked, ``messages`` kept)."""
     try:
-        data = _result_object(client, reply, handle.model_id, "batch submission")
+        data = _result_object(client, reply, model_id, "batch submission")
     except ResponseDecodeError as exc:
         err = ResponseDecodeError(
-            f"{exc}; the batch may have been queued anyway", cf_ray=exc.cf_ray, model_id=handle.model_id, body=exc.body
+            f"{exc}; the batch may have been queued anyway", cf_ray=exc.cf_ray, model_id=model_id, body=exc.body
         )
         err.status = exc.status  # kept out of the message, which already names it
         raise err from None
     request_id = data.get("request_id")
     if not isinstance(request_id, str) or not request_id:
         raise ResponseDecodeError(
-            f"{handle.model_id}: the batch submission reply has no request_id (status {data.get('status')!r})",
+            f"{model_id}: the batch submission reply has no request_id (status {data.get('status')!r})",
             status=reply.status,
-            model_id=handle.model_id,
+            model_id=model_id,
         )
-    return BatchJob(handle, request_id, submitted_at=submitted, size=size)
+    return request_id

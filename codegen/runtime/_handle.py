@@ -13,13 +13,14 @@ from ._chunking import BatchProgress, embed_many
 from ._decode import OutputDecoder, decode_typed, split_error, validator_for
 from ._envelope import media_type, unwrap
 from ._json import as_list, as_object
-from ._session import Reply, Session
+from ._session import Reply, Session, SessionConfig
 from ._stream import EventStream
 from ._structured import Parsed, check_no_stream, is_schema_type, json_payload, parse_into, textual
 from .errors import InputValidationError, ResponseDecodeError, StreamError, error_from
 
-__all__ = ["GenericHandle", "ModelHandle", "ModelInfo", "OutputDecoder", "split_error", "validator_for"]
+__all__ = ["GenericHandle", "HandleBase", "ModelHandle", "ModelInfo", "OutputDecoder", "split_error", "validator_for"]
 
+SessionT = TypeVar("SessionT", bound=SessionConfig)
 InT = TypeVar("InT")
 OutT = TypeVar("OutT")
 T = TypeVar("T")
@@ -45,102 +46,21 @@ _BINARY_FAMILIES = ("image/", "audio/", "video/")
 _BINARY_TYPES = frozenset({"application/octet-stream", "application/pdf", "application/zip"})
 
 
-class ModelHandle(Generic[InT, OutT]):
-    """Base of every generated model handle: validation, encoding, the call and decoding.
-
-    Subclasses add one method per input variant of the model's schema.
-    """
+class HandleBase(Generic[SessionT, InT, OutT]):
+    """What sync and async handles share: model info, validation, encoding and decoding (no I/O)."""
 
     info: ClassVar[ModelInfo] = ModelInfo(model_id="")
     decoder: ClassVar[OutputDecoder] = OutputDecoder(variants=(), rules=(), indexes=())
     input_types: ClassVar[tuple[tuple[type[Any], tuple[str, ...]], ...]] = ()
     batch_input: ClassVar[type[Any] | None] = None  # the `{"requests": [...]}` variant, when the model has one
 
-    def __init__(self, client: Session, model_id: str | None = None) -> None:
+    def __init__(self, client: SessionT, model_id: str | None = None) -> None:
         self.client = client
         self.model_id = model_id or self.info.model_id
         self._url: str | None = None
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.model_id}>"
-
-    # ------------------------------------------------------------------ public
-
-    def run(self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> OutT:
-        """Run with a request struct or a plain mapping; returns the decoded output variant."""
-        if isinstance(payload, (bytes, bytearray, memoryview)) or hasattr(payload, "read"):
-            binary = cast("BinaryInput", payload)
-            result: OutT = self._call_binary(binary, None, headers=headers)
-            return result
-        body = self.encode_input(payload)
-        return self._send_and_decode(body, None, headers=headers)
-
-    def stream(self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> EventStream:
-        """Run with ``stream: true`` and iterate the server-sent events."""
-        if isinstance(payload, msgspec.Struct):
-            data: Any = msgspec.to_builtins(payload)
-        elif isinstance(payload, Mapping):
-            data = dict(payload)  # pyright: ignore[reportUnknownArgumentType]
-        else:
-            raise TypeError("stream() takes a request struct or a mapping")
-        data["stream"] = True
-        check_no_stream(self.model_id, data.get("response_format"))
-        return self._open_stream(self.encode_input(data), headers)
-
-    def run_decoded(self, payload: Mapping[str, Any], expect: type[T] | None) -> tuple[T, Any]:
-        """Run with a mapping (validated like :meth:`run`): ``(output decoded into expect, result as sent)``.
-        What ``run_tools`` calls each round: tool calls are read from the result as sent, since a
-        model's output struct may declare only one of the two tool-call shapes."""
-        reply = self._post(self.encode_input(payload))
-        value, messages = unwrap(reply.status, reply.headers, reply.data, model_id=self.model_id)
-        self.client.remember(reply.status, reply.headers, messages)
-        return self._convert(value, expect, reply), value
-
-    def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> BatchJob[OutT]:
-        """Queue ``{"requests": [...]}`` with the async batch API."""
-        value: object = payload
-        source = as_object(value)
-        requests = as_list(source.get("requests") if source is not None else getattr(value, "requests", None))
-        if requests is None:
-            raise InputValidationError(self.model_id, "$.requests", "a batch needs a `requests` list")
-        return self._submit_batch(requests, headers=headers)
-
-    def batch_job(self, request_id: str) -> BatchJob[OutT]:
-        """A job for an already queued ``request_id``."""
-        return BatchJob(self, request_id)
-
-    def embed_many(
-        self,
-        texts: Sequence[str],
-        *,
-        batch_size: int | None = None,
-        options: Mapping[str, Any] | None = None,
-        on_progress: Callable[[BatchProgress], None] | None = None,
-        timeout: float = 3600.0,
-        poll_interval: float = 1.0,
-    ) -> list[list[float]]:
-        """Embed any number of texts through the async batch API; one vector per text, in input order.
-
-        For models with a batch (``requests``) variant whose requests take a list of ``text`` (the bge
-        embedding models); others raise ``ConfigurationError``. The texts are split into requests of at
-        most ``batch_size`` strings (default and upper bound: the schema's ``maxItems``), grouped into
-        batches under 10 MB each, submitted, polled together until done, and put back in order.
-        ``options`` are extra request fields (e.g. ``{"pooling": "cls"}``); ``on_progress`` gets a
-        ``BatchProgress`` after every polling round. Failed requests raise ``BatchItemsError`` carrying
-        the vectors that did arrive; the deadline raises ``BatchTimeoutError`` naming the unfinished
-        request ids (resume them with :meth:`batch_job`).
-        """
-        return embed_many(
-            self,
-            texts,
-            batch_size=batch_size,
-            options=options,
-            on_progress=on_progress,
-            timeout=timeout,
-            poll_interval=poll_interval,
-        )
-
-    # ------------------------------------------------------------------ encoding and validation
 
     def validate(self, request: msgspec.Struct) -> bytes:
         """Encode ``request`` and check it against the schema constraints; returns the JSON body."""
@@ -199,51 +119,41 @@ class ModelHandle(Generic[InT, OutT]):
         assert first_error is not None
         raise first_error
 
-    # ------------------------------------------------------------------ calls
+    def _stream_body(self, payload: Any) -> bytes:
+        """The validated JSON body of ``stream(payload)``: the payload with ``stream: true``."""
+        if isinstance(payload, msgspec.Struct):
+            data: Any = msgspec.to_builtins(payload)
+        elif isinstance(payload, Mapping):
+            data = dict(cast("Mapping[str, Any]", payload))
+        else:
+            raise TypeError("stream() takes a request struct or a mapping")
+        data["stream"] = True
+        check_no_stream(self.model_id, data.get("response_format"))
+        return self.encode_input(data)
 
-    def _run_url(self) -> str:
-        if self._url is None:
-            self._url = self.client.run_url(self.model_id)
-        return self._url
+    def _batch_requests(self, payload: Any) -> list[Any]:
+        """The ``requests`` list of a ``submit_batch`` payload (a mapping or a struct)."""
+        value: object = payload
+        source = as_object(value)
+        requests = as_list(source.get("requests") if source is not None else getattr(value, "requests", None))
+        if requests is None:
+            raise InputValidationError(self.model_id, "$.requests", "a batch needs a `requests` list")
+        return requests
 
-    def _post(self, body: bytes, *, content_type: str = _JSON, headers: Mapping[str, str] | None = None) -> Reply:
-        return self.client.request(
-            "POST", self._run_url(), body, content_type=content_type, headers=headers, model_id=self.model_id
-        )
-
-    def _open_stream(self, body: bytes, headers: Mapping[str, str] | None) -> EventStream:
-        session = self.client
-        resp = session.open_stream(self._run_url(), body, headers=headers, model_id=self.model_id)
-        session.remember(resp.status, resp.headers, [])
-
-        def remember(messages: list[Any]) -> None:
-            session.remember(resp.status, resp.headers, messages)
-
-        return EventStream(
-            resp,
-            model_id=self.model_id,
-            idle_timeout=session.stream_idle_timeout,
-            total_timeout=session.stream_timeout,
-            max_event_bytes=session.max_event_bytes,
-            max_response_bytes=session.max_response_bytes,
-            on_messages=remember,
-        )
-
-    def _call(self, request: msgspec.Struct, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
-        return self._send_and_decode(self.validate(request), expect, headers=headers)
-
-    def _call_binary(self, data: BinaryInput, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
-        body = read_binary(data)
-        return self._decode(self._post(body, content_type="application/octet-stream", headers=headers), expect)
-
-    def _stream(self, request: msgspec.Struct) -> EventStream:
+    def _stream_request_body(self, request: msgspec.Struct) -> bytes:
+        """The body of a generated ``*_stream`` call; JSON mode does not stream (refused before sending)."""
         check_no_stream(self.model_id, getattr(request, "response_format", None))
-        return self._open_stream(self.validate(request), None)
+        return self.validate(request)
 
-    def _call_parsed(self, request: msgspec.Struct, expect: type[Any] | None, response_format: Any) -> Parsed[Any, Any]:
-        """A JSON-mode call: the reply's object parsed into ``response_format`` when it is a type (else
-        left as decoded), next to the model's usual output."""
-        reply = self._post(self.validate(request))
+    def _decoded_pair(self, reply: Reply, expect: type[T] | None) -> tuple[T, Any]:
+        """``(output decoded into expect, result as sent)`` of a JSON reply."""
+        value, messages = unwrap(reply.status, reply.headers, reply.data, model_id=self.model_id)
+        self.client.remember(reply.status, reply.headers, messages)
+        return self._convert(value, expect, reply), value
+
+    def _parsed(self, reply: Reply, expect: type[Any] | None, response_format: Any) -> Parsed[Any, Any]:
+        """A JSON-mode reply: its object parsed into ``response_format`` when that is a type (else left as
+        decoded), next to the model's usual output (the object as JSON text in ``response``)."""
         if media_type(reply.headers) == _SSE:
             raise StreamError(
                 f"{self.model_id}: the server streamed a JSON-mode reply", status=reply.status, model_id=self.model_id
@@ -271,13 +181,14 @@ class ModelHandle(Generic[InT, OutT]):
                 body=reply.data,
             ) from None
 
-    def _submit_batch(self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None) -> BatchJob[Any]:
-        return submit(self, requests, headers=headers)
+    @staticmethod
+    def _is_binary(payload: object) -> bool:
+        return isinstance(payload, (bytes, bytearray, memoryview)) or hasattr(payload, "read")
 
-    def _send_and_decode(self, body: bytes, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
-        return self._decode(self._post(body, headers=headers), expect)
-
-    # ------------------------------------------------------------------ decoding
+    def _run_url(self) -> str:
+        if self._url is None:
+            self._url = self.client.run_url(self.model_id)
+        return self._url
 
     def _decode(self, reply: Reply, expect: type[T] | None) -> T:
         content_type = media_type(reply.headers)
@@ -333,6 +244,114 @@ class ModelHandle(Generic[InT, OutT]):
                 model_id=self.model_id,
                 body=reply.data,
             ) from None
+
+
+class ModelHandle(HandleBase[Session, InT, OutT]):
+    """Base of every generated model handle: validation, encoding, the call and decoding.
+
+    Subclasses add one method per input variant of the model's schema.
+    """
+
+    def run(self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> OutT:
+        """Run with a request struct or a plain mapping; returns the decoded output variant."""
+        if self._is_binary(payload):
+            binary = cast("BinaryInput", payload)
+            result: OutT = self._call_binary(binary, None, headers=headers)
+            return result
+        body = self.encode_input(payload)
+        return self._send_and_decode(body, None, headers=headers)
+
+    def stream(self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> EventStream:
+        """Run with ``stream: true`` and iterate the server-sent events."""
+        return self._open_stream(self._stream_body(payload), headers)
+
+    def run_decoded(self, payload: Mapping[str, Any], expect: type[T] | None) -> tuple[T, Any]:
+        """Run with a mapping (validated like :meth:`run`): ``(output decoded into expect, result as sent)``.
+        What ``run_tools`` calls each round: tool calls are read from the result as sent, since a
+        model's output struct may declare only one of the two tool-call shapes."""
+        return self._decoded_pair(self._post(self.encode_input(payload)), expect)
+
+    def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> BatchJob[OutT]:
+        """Queue ``{"requests": [...]}`` with the async batch API."""
+        return self._submit_batch(self._batch_requests(payload), headers=headers)
+
+    def batch_job(self, request_id: str) -> BatchJob[OutT]:
+        """A job for an already queued ``request_id``."""
+        return BatchJob(self, request_id)
+
+    def embed_many(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
+        timeout: float = 3600.0,
+        poll_interval: float = 1.0,
+    ) -> list[list[float]]:
+        """Embed any number of texts through the async batch API; one vector per text, in input order.
+
+        For models with a batch (``requests``) variant whose requests take a list of ``text`` (the bge
+        embedding models); others raise ``ConfigurationError``. The texts are split into requests of at
+        most ``batch_size`` strings (default and upper bound: the schema's ``maxItems``), grouped into
+        batches under 10 MB each, submitted, polled together until done, and put back in order.
+        ``options`` are extra request fields (e.g. ``{"pooling": "cls"}``); ``on_progress`` gets a
+        ``BatchProgress`` after every polling round. Failed requests raise ``BatchItemsError`` carrying
+        the vectors that did arrive; the deadline raises ``BatchTimeoutError`` naming the unfinished
+        request ids (resume them with :meth:`batch_job`).
+        """
+        return embed_many(
+            self,
+            texts,
+            batch_size=batch_size,
+            options=options,
+            on_progress=on_progress,
+            timeout=timeout,
+            poll_interval=poll_interval,
+        )
+
+    def _post(self, body: bytes, *, content_type: str = _JSON, headers: Mapping[str, str] | None = None) -> Reply:
+        return self.client.request(
+            "POST", self._run_url(), body, content_type=content_type, headers=headers, model_id=self.model_id
+        )
+
+    def _open_stream(self, body: bytes, headers: Mapping[str, str] | None) -> EventStream:
+        session = self.client
+        resp = session.open_stream(self._run_url(), body, headers=headers, model_id=self.model_id)
+        session.remember(resp.status, resp.headers, [])
+
+        def remember(messages: list[Any]) -> None:
+            session.remember(resp.status, resp.headers, messages)
+
+        return EventStream(
+            resp,
+            model_id=self.model_id,
+            idle_timeout=session.stream_idle_timeout,
+            total_timeout=session.stream_timeout,
+            max_event_bytes=session.max_event_bytes,
+            max_response_bytes=session.max_response_bytes,
+            on_messages=remember,
+        )
+
+    def _call(self, request: msgspec.Struct, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
+        return self._send_and_decode(self.validate(request), expect, headers=headers)
+
+    def _call_binary(self, data: BinaryInput, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
+        body = read_binary(data)
+        return self._decode(self._post(body, content_type="application/octet-stream", headers=headers), expect)
+
+    def _stream(self, request: msgspec.Struct) -> EventStream:
+        return self._open_stream(self._stream_request_body(request), None)
+
+    def _call_parsed(self, request: msgspec.Struct, expect: type[Any] | None, response_format: Any) -> Parsed[Any, Any]:
+        """A JSON-mode call (see :meth:`_parsed`)."""
+        return self._parsed(self._post(self.validate(request)), expect, response_format)
+
+    def _submit_batch(self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None) -> BatchJob[Any]:
+        return submit(self, requests, headers=headers)
+
+    def _send_and_decode(self, body: bytes, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
+        return self._decode(self._post(body, headers=headers), expect)
 
 
 class GenericHandle(ModelHandle[Any, Any]):

@@ -5,6 +5,8 @@
 ``workers_ai.models.<prefix>.<author>.<model>``.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from . import errors
 from ._batch import BatchItem, BatchJob, BatchRequest, BatchResult, BatchStatus
 from ._binary import BinaryOutput
@@ -18,7 +20,38 @@ from ._toolcall import ToolCall, tool_calls
 from ._toolloop import ToolRun, reply_text
 from ._usage import Usage
 
+if TYPE_CHECKING:
+    from ._aio_batch import AsyncBatchJob
+    from ._aio_client import AsyncWorkersAI
+    from ._aio_handle import AsyncModelHandle
+    from ._aio_stream import AsyncEventStream, AsyncStreamRequest
+
+# The async client loads on first use: ``import workers_ai`` never imports asyncio or aiohttp.
+_LAZY = {
+    "AsyncBatchJob": "_aio_batch",
+    "AsyncEventStream": "_aio_stream",
+    "AsyncModelHandle": "_aio_handle",
+    "AsyncStreamRequest": "_aio_stream",
+    "AsyncWorkersAI": "_aio_client",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 __all__ = [
+    "AsyncBatchJob",
+    "AsyncEventStream",
+    "AsyncModelHandle",
+    "AsyncStreamRequest",
+    "AsyncWorkersAI",
     "BatchItem",
     "BatchJob",
     "BatchProgress",

@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import time
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any, cast
 
 import msgspec
 
 from ._batch import (
     MAX_BATCH_BYTES,
-    BatchJob,
+    BatchJobBase,
+    BatchModel,
     BatchTarget,
     PollSchedule,
     batch_item_types,
@@ -43,8 +44,9 @@ from .errors import (
     InputValidationError,
 )
 
-__all__ = ["BatchProgress", "embed_many", "plan_batches", "text_batch_limit"]
+__all__ = ["POLL", "SLEEP", "SUBMIT", "BatchProgress", "embed_many", "embed_steps", "plan_batches", "text_batch_limit"]
 
+SUBMIT, POLL, SLEEP = 0, 1, 2  # the steps of embed_steps
 _OPEN = len(b'{"requests":[')
 _CLOSE = len(b"]}")
 
@@ -65,7 +67,7 @@ class BatchProgress(msgspec.Struct, frozen=True):
         return self.done / self.total if self.total else 1.0
 
 
-def text_batch_limit(handle: BatchTarget) -> tuple[type[Any], int | None]:
+def text_batch_limit(handle: BatchModel) -> tuple[type[Any], int | None]:
     """The batch request struct that takes a list of texts, and its ``maxItems`` (None when unbounded).
 
     Raises :class:`~workers_ai.errors.ConfigurationError` for a model without such a batch variant.
@@ -134,8 +136,8 @@ def plan_batches(
     return batches
 
 
-def embed_many(
-    handle: BatchTarget,
+def embed_steps(
+    handle: BatchModel,
     texts: Sequence[str],
     *,
     batch_size: int | None = None,
@@ -145,7 +147,7 @@ def embed_many(
     poll_interval: float = 1.0,
     max_interval: float = 15.0,
     max_bytes: int = MAX_BATCH_BYTES,
-) -> list[list[float]]:
+) -> Generator[tuple[int, Any], Any, list[list[float]]]:
     """Embed ``texts`` with the async batch API and return one vector per text, in input order.
 
     See ``ModelHandle.embed_many`` for the parameters. Raises ``BatchItemsError`` (carrying the
@@ -154,6 +156,9 @@ def embed_many(
     ``BatchError`` when a whole batch failed. Every request is encoded once, by :func:`plan_batches`,
     checked against the batch request struct (errors name ``$.texts[i]`` or ``$.options.<field>``)
     and sent as those bytes.
+
+    Sans I/O: yields ``(SUBMIT, bodies)`` (send back the job), ``(POLL, (job, deadline))`` (send back its
+    status) and ``(SLEEP, seconds)``; :func:`embed_many` and the async client each run the steps.
     """
     if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise InputValidationError(handle.model_id, "$.texts", "expected a list of strings")
@@ -179,11 +184,11 @@ def embed_many(
             for start, _, body in batch:
                 _check_request(handle.model_id, checker, body, start)
 
-    jobs: list[tuple[BatchJob[Any], list[tuple[int, int, bytes]]]] = []
+    jobs: list[tuple[BatchJobBase[Any], list[tuple[int, int, bytes]]]] = []
     for batch in plan:
         try:
             # Each request was encoded once, by plan_batches, and checked above: it is sent as it is.
-            job = submit_encoded(handle, [body for _, _, body in batch], max_bytes=max_bytes)
+            job = yield (SUBMIT, [body for _, _, body in batch])
         except Exception as exc:
             if not jobs:
                 raise
@@ -197,15 +202,14 @@ def embed_many(
 
     vectors: list[list[float] | None] = [None] * len(texts)
     failures: dict[int, str] = {}
-    sleep = handle.client._sleep  # pyright: ignore[reportPrivateUsage]
     pending = list(jobs)
     states: dict[str, str] = {job.request_id: "queued" for job, _ in jobs}
     done_texts = 0
     while True:
-        still: list[tuple[BatchJob[Any], list[tuple[int, int, bytes]]]] = []
+        still: list[tuple[BatchJobBase[Any], list[tuple[int, int, bytes]]]] = []
         for index, (job, batch) in enumerate(pending):
             try:
-                st = job.status(deadline=deadline)
+                st = yield (POLL, (job, deadline))
             except APITimeoutError:
                 if time.monotonic() < deadline:
                     raise
@@ -260,7 +264,7 @@ def embed_many(
                 request_id=pending[0][0].request_id,
                 state=states[pending[0][0].request_id],
             )
-        sleep(wait)
+        yield (SLEEP, wait)
     if failures:
         first = min(failures)
         raise BatchItemsError(
@@ -271,6 +275,50 @@ def embed_many(
             failures=failures,
         )
     return cast("list[list[float]]", vectors)
+
+
+def embed_many(
+    handle: BatchTarget,
+    texts: Sequence[str],
+    *,
+    batch_size: int | None = None,
+    options: Mapping[str, Any] | None = None,
+    on_progress: Callable[[BatchProgress], None] | None = None,
+    timeout: float = 3600.0,
+    poll_interval: float = 1.0,
+    max_interval: float = 15.0,
+    max_bytes: int = MAX_BATCH_BYTES,
+) -> list[list[float]]:
+    """Embed ``texts`` with the async batch API; one vector per text, in input order (see :func:`embed_steps`)."""
+    steps = embed_steps(
+        handle,
+        texts,
+        batch_size=batch_size,
+        options=options,
+        on_progress=on_progress,
+        timeout=timeout,
+        poll_interval=poll_interval,
+        max_interval=max_interval,
+        max_bytes=max_bytes,
+    )
+    sleep = handle.client._sleep  # pyright: ignore[reportPrivateUsage]
+    try:
+        kind, arg = next(steps)
+        while True:
+            try:
+                if kind == SUBMIT:
+                    out: Any = submit_encoded(handle, arg, max_bytes=max_bytes)
+                elif kind == POLL:
+                    out = arg[0].status(deadline=arg[1])
+                else:
+                    out = sleep(arg)
+            except Exception as exc:
+                kind, arg = steps.throw(exc)
+                continue
+            kind, arg = steps.send(out)
+    except StopIteration as stop:
+        vectors: list[list[float]] = stop.value
+        return vectors
 
 
 def _check_request(model_id: str, checker: msgspec.json.Decoder[Any], body: bytes, start: int) -> None:

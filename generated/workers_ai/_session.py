@@ -32,6 +32,7 @@ from .errors import APIConnectionError, APITimeoutError, ConfigurationError, err
 
 __all__ = [
     "DEFAULT_BASE_URL",
+    "SessionConfig",
     "DEFAULT_MAX_EVENT_BYTES",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "Reply",
@@ -67,8 +68,9 @@ class Reply:
         self.data = data
 
 
-class Session:
-    """Configuration and transport shared by every call.
+class SessionConfig:
+    """Configuration shared by every call, whichever transport sends it (sync :class:`Session` or
+    ``AsyncSession``): options, URLs, headers, ``last_response`` and the retry decisions' helpers.
 
     Deadlines: ``timeout`` bounds each attempt as a whole (connecting, sending, the headers and the
     entire body). Retries add at most ``max_retries`` attempts and waits of at most 60 s each, so one
@@ -132,7 +134,7 @@ class Session:
         if self.gateway is not None:
             self._base_headers.update(self.gateway.headers())
         self._base_headers.update(headers or {})
-        self._transport: Transport = transport or Urllib3Transport(max_connections=max_connections, decompress=compress)
+        self._transport = self._new_transport(transport, max_connections, compress)
         self._account = segment(account_id)
         self._local = threading.local()
         self._sleep: Callable[[float], None] = time.sleep
@@ -141,10 +143,6 @@ class Session:
     def call_bound(self) -> float:
         """The most seconds one call can take, retries and their waits included."""
         return call_bound(self.timeout, self.max_retries)
-
-    def close(self) -> None:
-        """Close pooled connections."""
-        self._transport.close()
 
     # ------------------------------------------------------------------ last reply
 
@@ -190,6 +188,39 @@ class Session:
         if extra:
             headers.update(extra)
         return headers
+
+    def _new_transport(self, transport: Any, max_connections: int, compress: bool) -> Any:
+        raise NotImplementedError
+
+    def _time_left(self, deadline: float | None, wait: float) -> bool:
+        return deadline is None or time.monotonic() + wait < deadline
+
+    def _failure(self, exc: APIConnectionError, method: str, url: str, queued: bool) -> APIConnectionError:
+        note = "; the batch may have been queued, so it was not re-sent" if queued and exc.request_sent else ""
+        host = url.split("/")[2] if "://" in url else url
+        if isinstance(exc, APITimeoutError) and exc.request_sent:
+            return APITimeoutError(f"{method} {host}: no complete reply within {self.timeout:g}s ({exc}){note}")
+        return type(exc)(f"{method} {host}: {exc}{note}", request_sent=exc.request_sent, retryable=exc.retryable)
+
+    def _log_retry(self, attempt: int, delay: float, method: str, url: str, why: str) -> None:
+        # Logs name the URL and the reason only: never headers, so never the token.
+        _log.info("%s %s failed (%s); retry %d of %d in %.2fs", method, url, why, attempt + 1, self.max_retries, delay)
+
+
+class Session(SessionConfig):
+    """Configuration and the blocking transport shared by every call.
+
+    Deadlines: see :class:`SessionConfig`; the transport is urllib3 (:class:`~._transport.Urllib3Transport`).
+    """
+
+    _transport: Transport
+
+    def _new_transport(self, transport: Any, max_connections: int, compress: bool) -> Transport:
+        return transport or Urllib3Transport(max_connections=max_connections, decompress=compress)
+
+    def close(self) -> None:
+        """Close pooled connections."""
+        self._transport.close()
 
     # ------------------------------------------------------------------ the request loop
 
@@ -262,20 +293,10 @@ class Session:
                 continue
             raise error_from(resp.status, resp.headers, data, model_id=model_id, retry_after=server_wait)
 
-    def _time_left(self, deadline: float | None, wait: float) -> bool:
-        return deadline is None or time.monotonic() + wait < deadline
-
-    def _failure(self, exc: APIConnectionError, method: str, url: str, queued: bool) -> APIConnectionError:
-        note = "; the batch may have been queued, so it was not re-sent" if queued and exc.request_sent else ""
-        host = url.split("/")[2] if "://" in url else url
-        if isinstance(exc, APITimeoutError) and exc.request_sent:
-            return APITimeoutError(f"{method} {host}: no complete reply within {self.timeout:g}s ({exc}){note}")
-        return type(exc)(f"{method} {host}: {exc}{note}", request_sent=exc.request_sent, retryable=exc.retryable)
-
     def _pause(self, attempt: int, delay: float, method: str, url: str, why: str) -> int:
         """Log and wait before the next attempt; returns the next attempt number. (Logs name the URL
         and the reason only: never headers, so never the token.)"""
-        _log.info("%s %s failed (%s); retry %d of %d in %.2fs", method, url, why, attempt + 1, self.max_retries, delay)
+        self._log_retry(attempt, delay, method, url, why)
         self._sleep(delay)
         return attempt + 1
 

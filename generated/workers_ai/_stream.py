@@ -16,9 +16,9 @@ import collections
 import itertools
 import operator
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
@@ -27,6 +27,9 @@ from ._json import as_list, as_object
 from ._sse import ServerSentEvent, SSEDecoder
 from ._toolcall import ToolCall, decode_arguments
 from ._transport import Response
+
+if TYPE_CHECKING:
+    from ._aio_transport import AsyncResponse
 from ._usage import Usage, usage_from
 from .errors import (
     DECODE_ERRORS,
@@ -41,11 +44,23 @@ from .errors import (
     format_details,
 )
 
-__all__ = ["EventStream", "StreamEvent", "StreamResult", "ToolCall", "ToolCallMerger", "Usage", "event_from"]
+__all__ = [
+    "EventJoiner",
+    "EventStream",
+    "StreamParser",
+    "StreamEvent",
+    "StreamResult",
+    "ToolCall",
+    "ToolCallMerger",
+    "Usage",
+    "event_from",
+]
 
-_DRAIN_LIMIT = 1 << 20  # after [DONE], read at most this much to put the connection back in the pool
-_DRAIN_SECONDS = 0.25  # ... and wait at most this long for it; a server that keeps the body open loses the connection
+DRAIN_LIMIT = 1 << 20  # after [DONE], read at most this much to put the connection back in the pool
+DRAIN_SECONDS = 0.25  # ... and wait at most this long for it; a server that keeps the body open loses the connection
 _decode = msgspec.json.Decoder().decode
+WANT_BYTES = 0  # what the parser asks its reader for: the next bytes
+WANT_BODY = 1  # ... or the whole body
 _encode = msgspec.json.Encoder().encode
 
 
@@ -245,32 +260,42 @@ class ToolCallMerger:
             call.arguments = args
 
 
-class EventStream:
-    """Iterator of :class:`StreamEvent` over a live reply; use it in ``with`` to close it early.
+class EventJoiner:
+    """Joins events as they come: text, reasoning, merged tool calls, the last usage and finish reason."""
 
-    - Ends cleanly at ``data: [DONE]``; the connection then goes back to the pool.
-    - A stream that stops without ``[DONE]`` raises :class:`~workers_ai.errors.StreamError` after the
-      events it did deliver; a broken connection raises :class:`~workers_ai.errors.APIConnectionError`.
-    - Deadlines: ``idle_timeout`` seconds at most between events (comments and keep-alive bytes do not
-      count as events) and, when set, ``total_timeout`` for the whole stream; either raises
-      :class:`~workers_ai.errors.APITimeoutError`. Time the caller spends between events is not counted.
-    - One event (or one line) larger than ``max_event_bytes`` raises
-      :class:`~workers_ai.errors.ResponseTooLargeError` and drops the connection.
-    - An error object sent mid-stream (``event: error``, ``{"error": ...}``, ``{"errors": [...]}``)
-      raises the error class its Workers AI code maps to (e.g. ``CapacityError`` for 3040), otherwise
-      ``StreamError``; ``.code`` and ``.errors`` carry the details.
-    - Leaving a ``with`` block (or calling :meth:`close`) before the end closes the socket, so the
-      rest of the reply is never read. A stream neither read to the end nor closed holds its
-      connection until it is garbage-collected, when it is closed the same way.
-    - After ``[DONE]`` the end of the body is read for at most a fraction of a second so the connection
-      can be reused; a server that keeps the body open longer gets the connection closed instead.
-    - A server that answers a stream request with a JSON envelope instead gives one event holding its
-      ``result``.
-    """
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.reasoning: list[str] = []
+        self.merger = ToolCallMerger()
+        self.usage: Usage | None = None
+        self.finish: str | None = None
+        self.count = 0
+
+    def add(self, ev: StreamEvent) -> None:
+        self.count += 1
+        if ev.text:
+            self.parts.append(ev.text)
+        if ev.reasoning:
+            self.reasoning.append(ev.reasoning)
+        if ev.tool_calls:
+            self.merger.add(ev.tool_calls)
+        if ev.usage is not None:
+            self.usage = ev.usage
+        if ev.finish_reason:
+            self.finish = ev.finish_reason
+
+    def result(self) -> StreamResult:
+        return StreamResult(
+            "".join(self.parts), "".join(self.reasoning), self.merger.calls, self.usage, self.finish, self.count
+        )
+
+
+class StreamParser:
+    """What sync and async event streams share: state and the parsing of a reply into events (no I/O)."""
 
     def __init__(
         self,
-        response: Response,
+        response: Response | AsyncResponse,
         *,
         model_id: str,
         idle_timeout: float = 60.0,
@@ -299,158 +324,89 @@ class EventStream:
 
     def __repr__(self) -> str:
         state = "done" if self.done else "closed" if self.closed else "open"
-        return f"<EventStream {self.model_id} {state}>"
+        return f"<{type(self).__name__} {self.model_id} {state}>"
 
-    def __enter__(self) -> EventStream:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        # Never iterated and not closed: give the connection back instead of holding it until the
-        # response object itself is collected. Guarded: this may run half-built or at shutdown.
-        try:
-            if not getattr(self, "closed", True):
-                self.close()
-        except Exception:
-            pass
-
-    def close(self) -> None:
-        """Stop reading. An unfinished stream's socket is closed; a finished one's connection is reused."""
-        if self.closed:
+    def _parse(self) -> Generator[list[StreamEvent] | int, bytes, None]:
+        """The events of the reply, sans I/O: yields ``WANT_BYTES`` (send the next bytes, ``b\"\"`` at the
+        end) or ``WANT_BODY`` (send the whole body), and lists of events for the reader to hand out."""
+        kind = media_type(self.headers, default="")
+        if kind == "application/json" or kind.endswith("+json"):
+            yield [self._json_event((yield WANT_BODY))]
             return
-        self.closed = True
-        self._current.clear()  # events decoded but not yet handed out are not delivered after close()
-        if self.done and self._drain():
-            self._resp.release()
-            return
-        self._resp.close()
-
-    def _drain(self) -> bool:
-        """Read what follows ``[DONE]`` (normally only the end of the chunked body) within a short time
-        bound; True when the body ended, so the connection can go back to the pool."""
-        deadline = time.monotonic() + _DRAIN_SECONDS
-        left = _DRAIN_LIMIT
-        try:
-            while left > 0:
-                chunk = self._resp.read_chunk(deadline)
-                if not chunk:
-                    return True
-                left -= len(chunk)
-        except APIConnectionError:
-            return False
-        return False
-
-    def __iter__(self) -> Iterator[StreamEvent]:
-        if self._iter is None:
-            # Events are decoded a read at a time into lists; chaining them keeps the per-event step in C.
-            self._iter = itertools.chain.from_iterable(self._batches())
-        return self._iter
-
-    def __next__(self) -> StreamEvent:
-        return next(iter(self))
-
-    # ------------------------------------------------------------------ reading
-
-    def _read(self, since: float) -> bytes:
-        """The next bytes, waiting at most ``idle_timeout`` after ``since`` and never past the total deadline."""
-        idle_end = since + self._idle
-        try:
-            chunk = self._resp.read_chunk(min(idle_end, self._until))
-        except APITimeoutError:
-            if self.closed:
-                return b""
-            self.closed = True
-            if idle_end <= self._until:
-                why = f"no event for {self._idle:g}s (stream_idle_timeout)"
-            else:
-                why = f"the stream took longer than {self._total:g}s (stream_timeout)"
-            raise APITimeoutError(f"{self.model_id}: {why}") from None
-        except APIConnectionError as exc:
-            if self.closed:
-                return b""
-            self.closed = True
-            raise APIConnectionError(f"{self.model_id}: the stream broke off ({exc})") from None
-        self.bytes_read += len(chunk)
-        return chunk
-
-    def _batches(self) -> Iterator[list[StreamEvent]]:
-        try:
-            kind = media_type(self.headers, default="")
-            if kind == "application/json" or kind.endswith("+json"):
-                yield [self._json_reply()]
-                return
-            if kind and kind != "text/event-stream":
-                raise StreamError(
-                    f"{self.model_id}: expected text/event-stream, got {kind}",
-                    status=self.status,
-                    cf_ray=self.cf_ray,
-                    model_id=self.model_id,
-                )
-            decoder = SSEDecoder(max_event_bytes=self._max_event)
-            # Bytes after the last blank line, while events are split here (``whole``): kept as pieces
-            # and joined once a blank line arrives, so a long event read in small pieces costs linear time.
-            pieces: list[bytes] = []
-            held = 0
-            whole = True
-            since = time.monotonic()
-            while not self.closed:
-                chunk = self._read(since)
-                if not chunk:
-                    break
-                failure: APIError | None = None
-                events: list[StreamEvent] | None = None
-                if whole and b"\r" in chunk:
-                    whole = False  # CR line endings: from here on the full parser takes every byte
-                    chunk = b"".join([*pieces, chunk])
-                    pieces, held = [], 0
-                if not whole:
-                    events, failure = self._slow(chunk, decoder)
-                else:
-                    if b"\n\n" not in chunk and not (pieces and chunk[:1] == b"\n" and pieces[-1][-1:] == b"\n"):
-                        pieces.append(chunk)
-                        held += len(chunk)
-                        if held > self._max_event:
-                            raise self._too_large(None)
-                        continue
-                    data = b"".join([*pieces, chunk]) if pieces else chunk
-                    end = data.rfind(b"\n\n")
-                    rest = data[end + 2 :]
-                    pieces, held = ([rest], len(rest)) if rest else ([], 0)
-                    if held > self._max_event:
-                        raise self._too_large(None)
-                    events = self._fast(data[:end], decoder)
-                    if events is None:
-                        events, failure = self._slow(data[: end + 2], decoder)
-                if events:
-                    self._current = events
-                    yield events
-                    since = time.monotonic()  # after the caller had the events: its time is not idle time
-                if failure is not None:
-                    raise failure
-                if self.done:
-                    return
-            if self.closed:
-                return
-            cut = ""
-            for sse in (decoder.feed(b"".join(pieces)) if pieces else []) + decoder.flush():
-                if _is_done(sse):
-                    self.done = True
-                    return
-                cut = f"; its last event was cut short ({sse.data[:80]!r})"
+        if kind and kind != "text/event-stream":
             raise StreamError(
-                f"{self.model_id}: the stream ended without [DONE]{cut}; the reply may be incomplete",
+                f"{self.model_id}: expected text/event-stream, got {kind}",
                 status=self.status,
                 cf_ray=self.cf_ray,
                 model_id=self.model_id,
             )
-        except ResponseTooLargeError as exc:
-            raise self._too_large(exc) from None
-        finally:
-            self.close()
+        decoder = SSEDecoder(max_event_bytes=self._max_event)
+        # Bytes after the last blank line, while events are split here (``whole``): kept as pieces
+        # and joined once a blank line arrives, so a long event read in small pieces costs linear time.
+        pieces: list[bytes] = []
+        held = 0
+        whole = True
+        while not self.closed:
+            chunk = yield WANT_BYTES
+            if not chunk:
+                break
+            failure: APIError | None = None
+            events: list[StreamEvent] | None = None
+            if whole and b"\r" in chunk:
+                whole = False  # CR line endings: from here on the full parser takes every byte
+                chunk = b"".join([*pieces, chunk])
+                pieces, held = [], 0
+            if not whole:
+                events, failure = self._slow(chunk, decoder)
+            else:
+                if b"\n\n" not in chunk and not (pieces and chunk[:1] == b"\n" and pieces[-1][-1:] == b"\n"):
+                    pieces.append(chunk)
+                    held += len(chunk)
+                    if held > self._max_event:
+                        raise self._too_large(None)
+                    continue
+                data = b"".join([*pieces, chunk]) if pieces else chunk
+                end = data.rfind(b"\n\n")
+                rest = data[end + 2 :]
+                pieces, held = ([rest], len(rest)) if rest else ([], 0)
+                if held > self._max_event:
+                    raise self._too_large(None)
+                events = self._fast(data[:end], decoder)
+                if events is None:
+                    events, failure = self._slow(data[: end + 2], decoder)
+            if events:
+                yield events
+            if failure is not None:
+                raise failure
+            if self.done:
+                return
+        if self.closed:
+            return
+        cut = ""
+        for sse in (decoder.feed(b"".join(pieces)) if pieces else []) + decoder.flush():
+            if _is_done(sse):
+                self.done = True
+                return
+            cut = f"; its last event was cut short ({sse.data[:80]!r})"
+        raise StreamError(
+            f"{self.model_id}: the stream ended without [DONE]{cut}; the reply may be incomplete",
+            status=self.status,
+            cf_ray=self.cf_ray,
+            model_id=self.model_id,
+        )
+
+    def _read_failure(self, exc: APIConnectionError, idle_end: float) -> APIConnectionError | None:
+        """The error to raise for a failed read (None when the stream was closed meanwhile)."""
+        if self.closed:
+            return None
+        self.closed = True
+        if isinstance(exc, APITimeoutError):
+            if idle_end <= self._until:
+                why = f"no event for {self._idle:g}s (stream_idle_timeout)"
+            else:
+                why = f"the stream took longer than {self._total:g}s (stream_timeout)"
+            return APITimeoutError(f"{self.model_id}: {why}")
+        return APIConnectionError(f"{self.model_id}: the stream broke off ({exc})")
 
     def _fast(self, block: bytes, decoder: SSEDecoder) -> list[StreamEvent] | None:
         """The events of ``block`` (whole events, the final blank line cut off) when each is one plain
@@ -505,12 +461,8 @@ class EventStream:
             f"{self.model_id}: {why}", status=self.status, cf_ray=self.cf_ray, model_id=self.model_id
         )
 
-    def _json_reply(self) -> StreamEvent:
-        try:
-            body = self._resp.read_all(self._max_reply)
-        except ResponseTooLargeError as exc:
-            raise self._too_large(exc) from None
-        self.bytes_read += len(body)
+    def _json_event(self, body: bytes) -> StreamEvent:
+        """The one event of a JSON envelope sent in reply to a stream request."""
         self.done = True
         what = "reply to a stream request"
         result, messages = unwrap(self.status, self.headers, body, model_id=self.model_id, what=what)
@@ -595,29 +547,136 @@ class EventStream:
             model_id=self.model_id,
         )
 
+
+class EventStream(StreamParser):
+    """Iterator of :class:`StreamEvent` over a live reply; use it in ``with`` to close it early.
+
+    - Ends cleanly at ``data: [DONE]``; the connection then goes back to the pool.
+    - A stream that stops without ``[DONE]`` raises :class:`~workers_ai.errors.StreamError` after the
+      events it did deliver; a broken connection raises :class:`~workers_ai.errors.APIConnectionError`.
+    - Deadlines: ``idle_timeout`` seconds at most between events (comments and keep-alive bytes do not
+      count as events) and, when set, ``total_timeout`` for the whole stream; either raises
+      :class:`~workers_ai.errors.APITimeoutError`. Time the caller spends between events is not counted.
+    - One event (or one line) larger than ``max_event_bytes`` raises
+      :class:`~workers_ai.errors.ResponseTooLargeError` and drops the connection.
+    - An error object sent mid-stream (``event: error``, ``{"error": ...}``, ``{"errors": [...]}``)
+      raises the error class its Workers AI code maps to (e.g. ``CapacityError`` for 3040), otherwise
+      ``StreamError``; ``.code`` and ``.errors`` carry the details.
+    - Leaving a ``with`` block (or calling :meth:`close`) before the end closes the socket, so the
+      rest of the reply is never read. A stream neither read to the end nor closed holds its
+      connection until it is garbage-collected, when it is closed the same way.
+    - After ``[DONE]`` the end of the body is read for at most a fraction of a second so the connection
+      can be reused; a server that keeps the body open longer gets the connection closed instead.
+    - A server that answers a stream request with a JSON envelope instead gives one event holding its
+      ``result``.
+    """
+
+    _resp: Response
+
+    def __enter__(self) -> EventStream:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        # Never iterated and not closed: give the connection back instead of holding it until the
+        # response object itself is collected. Guarded: this may run half-built or at shutdown.
+        try:
+            if not getattr(self, "closed", True):
+                self.close()
+        except Exception:
+            pass
+
+    def close(self) -> None:
+        """Stop reading. An unfinished stream's socket is closed; a finished one's connection is reused."""
+        if self.closed:
+            return
+        self.closed = True
+        self._current.clear()  # events decoded but not yet handed out are not delivered after close()
+        if self.done and self._drain():
+            self._resp.release()
+            return
+        self._resp.close()
+
+    def _drain(self) -> bool:
+        """Read what follows ``[DONE]`` (normally only the end of the chunked body) within a short time
+        bound; True when the body ended, so the connection can go back to the pool."""
+        deadline = time.monotonic() + DRAIN_SECONDS
+        left = DRAIN_LIMIT
+        try:
+            while left > 0:
+                chunk = self._resp.read_chunk(deadline)
+                if not chunk:
+                    return True
+                left -= len(chunk)
+        except APIConnectionError:
+            return False
+        return False
+
+    def __iter__(self) -> Iterator[StreamEvent]:
+        if self._iter is None:
+            # Events are decoded a read at a time into lists; chaining them keeps the per-event step in C.
+            self._iter = itertools.chain.from_iterable(self._batches())
+        return self._iter
+
+    def __next__(self) -> StreamEvent:
+        return next(iter(self))
+
+    # ------------------------------------------------------------------ reading
+
+    def _read(self, since: float) -> bytes:
+        """The next bytes, waiting at most ``idle_timeout`` after ``since`` and never past the total deadline."""
+        idle_end = since + self._idle
+        try:
+            chunk = self._resp.read_chunk(min(idle_end, self._until))
+        except APIConnectionError as exc:
+            failure = self._read_failure(exc, idle_end)
+            if failure is None:
+                return b""
+            raise failure from None
+        self.bytes_read += len(chunk)
+        return chunk
+
+    def _batches(self) -> Iterator[list[StreamEvent]]:
+        parser = self._parse()
+        try:
+            want = next(parser)
+            since = time.monotonic()
+            while True:
+                if want == WANT_BYTES:
+                    want = parser.send(self._read(since))
+                elif want == WANT_BODY:
+                    want = parser.send(self._read_all())
+                else:
+                    assert not isinstance(want, int)
+                    self._current = want
+                    yield want
+                    since = time.monotonic()  # after the caller had the events: its time is not idle time
+                    want = next(parser)
+        except StopIteration:
+            return
+        except ResponseTooLargeError as exc:
+            raise self._too_large(exc) from None
+        finally:
+            parser.close()
+            self.close()
+
+    def _read_all(self) -> bytes:
+        body = self._resp.read_all(self._max_reply)
+        self.bytes_read += len(body)
+        return body
+
     # ------------------------------------------------------------------ joining
 
     def collect(self) -> StreamResult:
         """Read the rest of the stream and join it: text, reasoning, merged tool calls, final usage."""
-        parts: list[str] = []
-        reasoning: list[str] = []
-        merger = ToolCallMerger()
-        usage: Usage | None = None
-        finish: str | None = None
-        count = 0
+        joined = EventJoiner()
         for ev in self:
-            count += 1
-            if ev.text:
-                parts.append(ev.text)
-            if ev.reasoning:
-                reasoning.append(ev.reasoning)
-            if ev.tool_calls:
-                merger.add(ev.tool_calls)
-            if ev.usage is not None:
-                usage = ev.usage
-            if ev.finish_reason:
-                finish = ev.finish_reason
-        return StreamResult("".join(parts), "".join(reasoning), merger.calls, usage, finish, count)
+            joined.add(ev)
+        return joined.result()
 
     def text(self) -> str:
         """Read the rest of the stream and return the joined text."""

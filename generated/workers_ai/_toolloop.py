@@ -24,9 +24,10 @@ from ._tooldefs import ToolDef, ToolForm, tool_def
 from .errors import ConfigurationError, InputValidationError, ToolLoopError
 
 if TYPE_CHECKING:
+    from ._aio_handle import AsyncModelHandle
     from ._handle import ModelHandle
 
-__all__ = ["ToolRun", "reply_text", "run_tools", "tool_messages"]
+__all__ = ["ToolRun", "arun_tools", "reply_text", "run_tools", "tool_messages"]
 
 OutT = TypeVar("OutT")
 OnToolError = Literal["report", "raise"]
@@ -124,6 +125,66 @@ def _run_one(call: ToolCall, index: int, defs: Mapping[str, ToolDef], model_id: 
         return f"error: {type(exc).__name__}: {exc}"
 
 
+class _Loop:
+    """The state of one tool loop, shared by the sync and async drivers (they only differ in how they call)."""
+
+    def __init__(
+        self,
+        model_id: str,
+        messages: Sequence[Any],
+        tools: Sequence[Callable[..., Any] | ToolDef],
+        form: ToolForm,
+        max_rounds: int,
+        on_tool_error: OnToolError,
+        options: Mapping[str, Any] | None,
+    ) -> None:
+        if max_rounds < 0:
+            raise ConfigurationError("run_tools: max_rounds must be 0 or more")
+        if on_tool_error not in ("report", "raise"):
+            raise ConfigurationError(f"run_tools: on_tool_error must be 'report' or 'raise', not {on_tool_error!r}")
+        self.defs: dict[str, ToolDef] = {}
+        for tool in tools:
+            d = tool_def(tool)
+            if d.function is None:
+                raise ConfigurationError(f"run_tools: tool {d.name!r} is not a function, so it cannot be run")
+            if d.name in self.defs:
+                raise ConfigurationError(f"run_tools: two tools are named {d.name!r}")
+            self.defs[d.name] = d
+        self.extra = dict(options or {})
+        for key in ("messages", "tools", "stream"):
+            if key in self.extra:
+                raise ConfigurationError(f"run_tools: options cannot set {key!r}")
+        self.model_id = model_id
+        self.max_rounds = max_rounds
+        self.on_tool_error: OnToolError = on_tool_error
+        self.convo = [_as_message(m) for m in messages]
+        self.specs = [d.request(form) for d in self.defs.values()]
+        self.calls: list[ToolCall] = []
+        self.rounds = 0
+
+    def payload(self) -> dict[str, Any]:
+        return {**self.extra, "messages": self.convo, "tools": self.specs}
+
+    def step(self, output: Any, raw: Any) -> ToolRun[Any] | None:
+        """Take one reply: the finished run when it holds no tool calls; else run them and return None."""
+        calls = tool_calls(raw)
+        if not calls:
+            self.convo.append({"role": "assistant", "content": reply_text(raw)})
+            return ToolRun(output, self.convo, self.rounds, self.calls)
+        if self.rounds >= self.max_rounds:
+            named = ", ".join(f"{c.name}({_result_text(c.arguments)})" for c in calls)
+            raise ToolLoopError(
+                f"{self.model_id}: still calling tools after {self.max_rounds} round(s); last calls: {named}",
+                calls=calls,
+                messages=self.convo,
+            )
+        results = [_run_one(c, i, self.defs, self.model_id, self.on_tool_error) for i, c in enumerate(calls)]
+        self.convo.extend(tool_messages(calls, results))
+        self.calls.extend(calls)
+        self.rounds += 1
+        return None
+
+
 def run_tools(
     handle: ModelHandle[Any, Any],
     expect: Any,
@@ -138,40 +199,29 @@ def run_tools(
     """Drive the loop for ``handle`` (see the module doc); ``expect`` is the output type to decode into
     (None: the handle's output union). Raises ``ToolLoopError`` when the model still calls tools after
     ``max_rounds`` rounds of them."""
-    if max_rounds < 0:
-        raise ConfigurationError("run_tools: max_rounds must be 0 or more")
-    if on_tool_error not in ("report", "raise"):
-        raise ConfigurationError(f"run_tools: on_tool_error must be 'report' or 'raise', not {on_tool_error!r}")
-    defs: dict[str, ToolDef] = {}
-    for tool in tools:
-        d = tool_def(tool)
-        if d.function is None:
-            raise ConfigurationError(f"run_tools: tool {d.name!r} is not a function, so it cannot be run")
-        if d.name in defs:
-            raise ConfigurationError(f"run_tools: two tools are named {d.name!r}")
-        defs[d.name] = d
-    extra = dict(options or {})
-    for key in ("messages", "tools", "stream"):
-        if key in extra:
-            raise ConfigurationError(f"run_tools: options cannot set {key!r}")
-    convo = [_as_message(m) for m in messages]
-    specs = [d.request(form) for d in defs.values()]
-    every: list[ToolCall] = []
-    rounds = 0
+    loop = _Loop(handle.model_id, messages, tools, form, max_rounds, on_tool_error, options)
     while True:
-        output, raw = handle.run_decoded({**extra, "messages": convo, "tools": specs}, expect)
-        calls = tool_calls(raw)
-        if not calls:
-            convo.append({"role": "assistant", "content": reply_text(raw)})
-            return ToolRun(output, convo, rounds, every)
-        if rounds >= max_rounds:
-            named = ", ".join(f"{c.name}({_result_text(c.arguments)})" for c in calls)
-            raise ToolLoopError(
-                f"{handle.model_id}: still calling tools after {max_rounds} round(s); last calls: {named}",
-                calls=calls,
-                messages=convo,
-            )
-        results = [_run_one(c, i, defs, handle.model_id, on_tool_error) for i, c in enumerate(calls)]
-        convo.extend(tool_messages(calls, results))
-        every.extend(calls)
-        rounds += 1
+        output, raw = handle.run_decoded(loop.payload(), expect)
+        done = loop.step(output, raw)
+        if done is not None:
+            return done
+
+
+async def arun_tools(
+    handle: AsyncModelHandle[Any, Any],
+    expect: Any,
+    *,
+    messages: Sequence[Any],
+    tools: Sequence[Callable[..., Any] | ToolDef],
+    form: ToolForm,
+    max_rounds: int = 8,
+    on_tool_error: OnToolError = "report",
+    options: Mapping[str, Any] | None = None,
+) -> ToolRun[Any]:
+    """:func:`run_tools` for an async handle (the functions themselves are called as plain functions)."""
+    loop = _Loop(handle.model_id, messages, tools, form, max_rounds, on_tool_error, options)
+    while True:
+        output, raw = await handle.run_decoded(loop.payload(), expect)
+        done = loop.step(output, raw)
+        if done is not None:
+            return done
