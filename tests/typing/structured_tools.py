@@ -6,7 +6,7 @@ from typing import Any, Literal, TypedDict
 import msgspec
 from typing_extensions import assert_type
 
-from workers_ai import Parsed, ToolCall, ToolRun, WorkersAI, tool_calls
+from workers_ai import AsyncWorkersAI, Parsed, ToolCall, ToolRun, WorkersAI, tool_calls
 from workers_ai.models.cf.meta.llama_3_3_70b_instruct_fp8_fast import TextGenerationOutput
 from workers_ai.models.cf.openai.gpt_oss_20b import ChatCompletionOutput
 
@@ -72,3 +72,12 @@ def main(ai: WorkersAI) -> dict[str, Any]:
         "oai_rounds": oai_run.rounds,
         "oai_messages": oai_run.messages,
     }
+
+
+async def amain(ai: AsyncWorkersAI) -> str:
+    llama = ai.model("@cf/meta/llama-3.3-70b-instruct-fp8-fast")
+    reply = await llama.chat(messages=[{"role": "user", "content": "weather in Paris"}], response_format=Weather)
+    assert_type(reply.parsed, Weather)
+    run = await llama.run_tools(messages=[{"role": "user", "content": "weather in Paris"}], tools=[get_weather])
+    assert_type(run, ToolRun[TextGenerationOutput])
+    return run.response
