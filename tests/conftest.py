@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from tests._catalog import catalog_dir, catalog_path, under_ci
 from tests._server import ScriptedServer
 
 ROOT = Path(__file__).resolve().parent.parent
-CATALOG = ROOT.parent / "shared" / "catalog"
+CATALOG = catalog_path()  # kept for imports from here; tests/_catalog.py decides
 pytest_plugins = ["workers_ai.testing.pytest_plugin"]  # the workers_ai_emulator fixture
 TOKEN = "tok-SECRET-1234567890"
 ACCOUNT = "acc123"
@@ -30,11 +31,9 @@ def server() -> Iterator[ScriptedServer]:
         yield srv
 
 
-def catalog_dir() -> Path:
-    if not CATALOG.is_dir():
-        pytest.skip(f"public catalog not found at {CATALOG} (CI provides ../shared/catalog)")
-    return CATALOG
-
-
 def env_flag(name: str) -> bool:
-    return os.environ.get(name, "") not in ("", "0")
+    """Whether env ``name`` is set to something other than ``""``, ``"0"`` or ``"false"``."""
+    return under_ci() if name == "CI" else os.environ.get(name, "").strip().lower() not in ("", "0", "false")
+
+
+__all__ = ["ACCOUNT", "CATALOG", "ROOT", "TOKEN", "catalog_dir", "env_flag"]

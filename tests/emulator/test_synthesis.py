@@ -23,7 +23,7 @@ from workers_ai.testing._outputs import branches, embed, run_model
 from workers_ai.testing._synth import MISSING, Unsatisfiable, input_variants, regex_example
 from workers_ai.testing._validate import relax, sanitize
 
-from tests.conftest import CATALOG, catalog_dir
+from tests._catalog import catalog_dir, catalog_files
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,8 +35,8 @@ def _has_schema(path: Path) -> bool:
 
 def _catalog_files() -> list[Path | None]:
     # Files without a usable schema are not models to emulate; the generator reports them
-    # (tests/test_catalog_conformance.py checks that each gives one exit-2 line).
-    files: list[Path | None] = [p for p in sorted(CATALOG.glob("*.json")) if _has_schema(p)] if CATALOG.is_dir() else []
+    # (tests/integrations/test_catalog_conformance.py checks that each gives one exit-2 line).
+    files: list[Path | None] = [p for p in catalog_files() if _has_schema(p)]
     return files or [None]
 
 

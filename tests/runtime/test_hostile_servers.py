@@ -11,7 +11,6 @@ from __future__ import annotations
 import gzip
 import json
 import socket
-import threading
 import time
 import zlib
 from pathlib import Path
@@ -19,25 +18,11 @@ from typing import Any
 
 import pytest
 
-from tests.runtime._raw import RawRequest, RawServer, envelope, head, reply, run_client, self_signed
+from tests._server import RawRequest, Server, chunk, drip, envelope, forever, head, reply
+from tests.runtime._raw import run_client, self_signed
 
 LLAMA = "@cf/meta/llama-3-8b-instruct"
 BGE = "@cf/baai/bge-m3"
-
-
-def _drip(conn: socket.socket, data: bytes, stop: threading.Event, every: float = 0.2) -> None:
-    for i in range(len(data)):
-        if stop.is_set():
-            return
-        conn.sendall(data[i : i + 1])
-        time.sleep(every)
-
-
-def _forever(conn: socket.socket, piece: bytes, stop: threading.Event, every: float = 0.0) -> None:
-    while not stop.is_set():
-        conn.sendall(piece)
-        if every:
-            time.sleep(every)
 
 
 def _never(conn: socket.socket, req: RawRequest) -> bool:
@@ -72,7 +57,7 @@ def test_traversal_ids_are_refused_before_anything_is_sent(gateway: bool) -> Non
         seen.append(req)
         return reply(conn, envelope({"response": "leaked"}))
 
-    with RawServer(record) as server:
+    with Server(record) as server:
         result = run_client(
             f"""
             from workers_ai import Gateway
@@ -100,7 +85,7 @@ def test_segments_are_percent_encoded_and_slashes_kept() -> None:
         seen.append(req)
         return reply(conn, envelope({"response": "ok"}))
 
-    with RawServer(record) as server:
+    with Server(record) as server:
         result = run_client(
             f"""
             from workers_ai import Gateway
@@ -123,12 +108,12 @@ def test_segments_are_percent_encoded_and_slashes_kept() -> None:
 
 
 def test_a_dripped_body_is_cut_at_the_total_deadline() -> None:
-    def drip(conn: socket.socket, req: RawRequest) -> bool:
+    def slow(conn: socket.socket, req: RawRequest) -> bool:
         conn.sendall(head(Content_Length=1000))
-        _drip(conn, b"x" * 1000, server.stop)
+        drip(conn, b"x" * 1000, server.stop)
         return False
 
-    with RawServer(drip) as server:
+    with Server(slow) as server:
         result = run_client(
             """
             ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE, timeout=1, max_retries=1)
@@ -143,11 +128,11 @@ def test_a_dripped_body_is_cut_at_the_total_deadline() -> None:
 
 
 def test_dripped_headers_are_cut_at_the_total_deadline() -> None:
-    def drip(conn: socket.socket, req: RawRequest) -> bool:
-        _drip(conn, b"HTTP/1.1 200 OK\r\n" + b"X-Slow: " + b"y" * 500 + b"\r\n\r\n", server.stop)
+    def slow(conn: socket.socket, req: RawRequest) -> bool:
+        drip(conn, b"HTTP/1.1 200 OK\r\n" + b"X-Slow: " + b"y" * 500 + b"\r\n\r\n", server.stop)
         return False
 
-    with RawServer(drip) as server:
+    with Server(slow) as server:
         result = run_client(
             """
             ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE, timeout=1, max_retries=0)
@@ -163,17 +148,13 @@ def _sse_head() -> bytes:
     return head(200, "text/event-stream", Transfer_Encoding="chunked")
 
 
-def _chunk(data: bytes) -> bytes:
-    return f"{len(data):x}\r\n".encode() + data + b"\r\n"
-
-
 def test_dripped_sse_comments_hit_the_idle_timeout() -> None:
     def comments(conn: socket.socket, req: RawRequest) -> bool:
-        conn.sendall(_sse_head() + _chunk(b'data: {"response": "hi"}\n\n'))
-        _forever(conn, _chunk(b": still here\n"), server.stop, every=0.2)
+        conn.sendall(_sse_head() + chunk(b'data: {"response": "hi"}\n\n'))
+        forever(conn, chunk(b": still here\n"), server.stop, every=0.2)
         return False
 
-    with RawServer(comments) as server:
+    with Server(comments) as server:
         result = run_client(
             f"""
             ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE, stream_idle_timeout=1)
@@ -194,10 +175,10 @@ def test_dripped_sse_comments_hit_the_idle_timeout() -> None:
 def test_a_stream_that_never_ends_hits_its_total_timeout() -> None:
     def events(conn: socket.socket, req: RawRequest) -> bool:
         conn.sendall(_sse_head())
-        _forever(conn, _chunk(b'data: {"response": "."}\n\n'), server.stop, every=0.1)
+        forever(conn, chunk(b'data: {"response": "."}\n\n'), server.stop, every=0.1)
         return False
 
-    with RawServer(events) as server:
+    with Server(events) as server:
         result = run_client(
             f"""
             ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE, stream_timeout=1.5)
@@ -220,10 +201,10 @@ def test_job_wait_bounds_a_poll_that_never_answers() -> None:
         if b"requests" in req.body:
             return reply(conn, envelope({"status": "queued", "request_id": "r-1", "model": BGE}))
         conn.sendall(head(Content_Length=100))
-        _drip(conn, b" " * 100, server.stop)
+        drip(conn, b" " * 100, server.stop)
         return False
 
-    with RawServer(batch) as server:
+    with Server(batch) as server:
         result = run_client(
             f"""
             ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE, timeout=60)
@@ -261,10 +242,10 @@ def test_bad_timeouts_are_refused_at_the_call(value: str) -> None:
 def test_a_huge_content_length_is_refused_unread() -> None:
     def huge(conn: socket.socket, req: RawRequest) -> bool:
         conn.sendall(head(Content_Length=2_000_000_000))
-        _forever(conn, b"x" * 65536, server.stop)
+        forever(conn, b"x" * 65536, server.stop)
         return False
 
-    with RawServer(huge) as server:
+    with Server(huge) as server:
         result = run_client(
             """
             ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE)
@@ -278,11 +259,11 @@ def test_a_huge_content_length_is_refused_unread() -> None:
 
 def test_an_endless_chunked_body_stops_at_the_limit() -> None:
     def endless(conn: socket.socket, req: RawRequest) -> bool:
-        conn.sendall(head(Transfer_Encoding="chunked") + _chunk(b'{"result": "'))
-        _forever(conn, _chunk(b"a" * 65536), server.stop)
+        conn.sendall(head(Transfer_Encoding="chunked") + chunk(b'{"result": "'))
+        forever(conn, chunk(b"a" * 65536), server.stop)
         return False
 
-    with RawServer(endless) as server:
+    with Server(endless) as server:
         result = run_client(
             """
             ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE, max_response_bytes=8 << 20)
@@ -296,11 +277,11 @@ def test_an_endless_chunked_body_stops_at_the_limit() -> None:
 
 def test_an_endless_sse_line_stops_at_the_event_limit() -> None:
     def endless(conn: socket.socket, req: RawRequest) -> bool:
-        conn.sendall(_sse_head() + _chunk(b'data: {"response": "'))
-        _forever(conn, _chunk(b"a" * 65536), server.stop)
+        conn.sendall(_sse_head() + chunk(b'data: {"response": "'))
+        forever(conn, chunk(b"a" * 65536), server.stop)
         return False
 
-    with RawServer(endless) as server:
+    with Server(endless) as server:
         result = run_client(
             f"""
             ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE, max_event_bytes=4 << 20)
@@ -315,10 +296,10 @@ def test_an_endless_sse_line_stops_at_the_event_limit() -> None:
 def test_many_data_lines_without_a_blank_line_stop_at_the_event_limit() -> None:
     def endless(conn: socket.socket, req: RawRequest) -> bool:
         conn.sendall(_sse_head())
-        _forever(conn, _chunk(b"data: x\n" * 8192), server.stop)
+        forever(conn, chunk(b"data: x\n" * 8192), server.stop)
         return False
 
-    with RawServer(endless) as server:
+    with Server(endless) as server:
         result = run_client(
             f"""
             ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE, max_event_bytes=4 << 20)
@@ -352,7 +333,7 @@ def test_a_gzip_bomb_is_not_decompressed(status: int) -> None:
         conn.sendall(head(status, Content_Encoding="gzip", Content_Length=len(body)) + body)
         return True
 
-    with RawServer(bomb) as server:
+    with Server(bomb) as server:
         result = run_client(
             """
             ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE, max_retries=0)
@@ -372,7 +353,7 @@ def test_with_compression_on_the_decoded_size_is_capped() -> None:
         conn.sendall(head(200, Content_Encoding="gzip", Content_Length=len(body)) + body)
         return True
 
-    with RawServer(bomb) as server:
+    with Server(bomb) as server:
         result = run_client(
             """
             ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE, compress=True,
@@ -394,7 +375,7 @@ def test_compressed_replies_are_read_when_asked_for() -> None:
         conn.sendall(head(200, Content_Encoding="gzip", Content_Length=len(body)) + body)
         return True
 
-    with RawServer(small) as server:
+    with Server(small) as server:
         result = run_client(
             """
             ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE, compress=True)
@@ -413,7 +394,7 @@ def _body_case(body: bytes, status: int = 200, code: str = "", content_type: str
     def answer(conn: socket.socket, req: RawRequest) -> bool:
         return reply(conn, body, status, content_type)
 
-    with RawServer(answer) as server:
+    with Server(answer) as server:
         return run_client(
             code
             or """
@@ -493,7 +474,7 @@ def _echo(delay: float = 0.0) -> Any:
 
 
 def test_a_forked_child_never_shares_the_parents_connections() -> None:
-    with RawServer(_echo(0.001)) as server:
+    with Server(_echo(0.001)) as server:
         result = run_client(
             """
             import os
@@ -529,7 +510,7 @@ def test_a_forked_child_never_shares_the_parents_connections() -> None:
 
 
 def test_64_threads_on_the_default_client_log_no_pool_warnings() -> None:
-    with RawServer(_echo(0.005)) as server:
+    with Server(_echo(0.005)) as server:
         result = run_client(
             """
             import logging, threading, warnings
@@ -571,14 +552,14 @@ def test_over_tls_calls_streams_and_deadlines_work(tmp_path: Path) -> None:
         prompt = json.loads(req.body)["prompt"]
         if prompt == "drip":
             conn.sendall(head(Content_Length=1000))
-            _drip(conn, b"x" * 1000, server.stop)
+            drip(conn, b"x" * 1000, server.stop)
             return False
         if prompt == "stream":
             events = b"".join(b'data: {"response": "%d"}\n\n' % i for i in range(300)) + b"data: [DONE]\n\n"
             return reply(conn, events, content_type="text/event-stream")
         return reply(conn, envelope({"response": prompt * 20000}))
 
-    with RawServer(answer, tls=context) as server:
+    with Server(answer, tls=context) as server:
         result = run_client(
             f"""
             ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE, timeout=1, max_retries=0)
@@ -611,7 +592,7 @@ def test_connections_are_reused_after_empty_and_whole_bodies() -> None:
             return True
         return reply(conn, envelope({"response": "x"}))
 
-    with RawServer(answer) as server:
+    with Server(answer) as server:
         result = run_client(
             """
             ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE)

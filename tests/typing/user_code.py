@@ -1,4 +1,4 @@
-# A small user program: every reveal_type below is checked by tests/test_typing.py.
+# A small user program: every reveal_type below is checked by tests/typing/test_revealed_types.py.
 from typing import Any
 
 from workers_ai import BatchJob, EventStream, WorkersAI

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests._codegen_util import ROOT, codegen_cli, tree
-from tests._hostile import (
+from tests.codegen._hostile import (
     CANARY,
     EVIL_TEXTS,
     JINJA,

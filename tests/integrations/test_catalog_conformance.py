@@ -1,9 +1,9 @@
 """The whole public catalog through the generator: every model generates, imports, decodes, round-trips
 and type-checks.
 
-The catalog (``../shared/catalog``, about 105 real model files) is conformance test data, never part
-of the project. Files without a schema are skipped with a warning (exit 2 only with ``--strict``);
-the build runs on a copy of the files that have one.
+The catalog (``WORKERS_AI_CATALOG`` or ``../shared/catalog``, see ``tests/_catalog.py``; about 105 real
+model files) is conformance test data, never part of the project. Files without a schema are skipped
+with a warning (exit 2 only with ``--strict``); the build runs on a copy of the files that have one.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from workers_ai.testing._synth import Synthesizer
 from codegen.cli import generate
 from codegen.load import load_schemas
 from codegen.plan import ModelPlan, always_returned, output_rule, plan_models, variant_schemas
+from tests._catalog import catalog_dir
 from tests._codegen_util import build, copy_catalog, importable, model_modules, mypy_strict
-from tests.conftest import catalog_dir
 
 PACKAGE = "wai_catalog"
 

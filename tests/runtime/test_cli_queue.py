@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from workers_ai._cli import main
 
-from tests._queue import QueueSim
 from tests._server import ScriptedServer
 from tests.conftest import ACCOUNT, TOKEN
+from tests.runtime._queue import QueueSim
 
 BASE = "@cf/baai/bge-base-en-v1.5"
 

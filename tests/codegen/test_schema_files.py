@@ -5,7 +5,6 @@ the published files by ``python -m codegen.sync adopt``, and none of the publish
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,21 +15,11 @@ from codegen.normalise import OUTPUT_REQUIRED_RULE, TITLE_RULE, TITLES, strip_pr
 from codegen.schema_file import dump
 from codegen.sync import adopt, read_catalog
 from codegen.sync import main as sync_main
-from tests.conftest import CATALOG, env_flag
+from tests._catalog import catalog_dir
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "schemas"
 FILES = sorted(SCHEMAS.rglob("*.json"))
-
-
-def _catalog() -> Path:
-    """The public catalog (test data); ``WORKERS_AI_CATALOG`` may point at it. Under CI it must exist."""
-    where = Path(os.environ.get("WORKERS_AI_CATALOG") or CATALOG)
-    if not where.is_dir():
-        if env_flag("CI"):
-            pytest.fail(f"public catalog not found at {where}; CI must provide it")
-        pytest.skip(f"public catalog not found at {where} (set WORKERS_AI_CATALOG or provide ../shared/catalog)")
-    return where
 
 
 def _doc(path: Path) -> dict[str, Any]:
@@ -69,7 +58,7 @@ def test_every_file_is_in_the_canonical_form() -> None:
 
 
 def test_no_description_or_title_is_the_publishers() -> None:
-    catalog = _catalog()
+    catalog = catalog_dir()
     theirs: set[str] = set()
     for path in catalog.glob("*.json"):
         theirs.update(" ".join(t.split()).lower() for t in _prose(_doc(path)))
@@ -79,19 +68,19 @@ def test_no_description_or_title_is_the_publishers() -> None:
 
 
 def test_every_catalog_model_with_a_schema_has_a_file_reproducible_by_the_tool(tmp_path: Path) -> None:
-    published, skipped, dupes = read_catalog([_catalog()])
+    published, skipped, dupes = read_catalog([catalog_dir()])
     ours = {_doc(p)["name"] for p in FILES}
     assert {p.model_id for p in published} <= ours
     assert all("no input/output schema" in why for why in skipped.values()), skipped
     assert len(dupes) <= 1, dupes  # qwen.json and qwen1.5-0.5b-chat.json name the same model
-    report, _lines = adopt([_catalog()], SCHEMAS, dry_run=True)
+    report, _lines = adopt([catalog_dir()], SCHEMAS, dry_run=True)
     assert not report.added and not report.changed and not report.notes_only, report.lines("adopted")
     assert len(report.unchanged) == len(published)
 
 
 def test_the_tool_rebuilds_a_file_from_the_published_one_alone(tmp_path: Path) -> None:
     """Without a local file, prose comes from our rules; the shapes are the shipped ones."""
-    catalog = _catalog()
+    catalog = catalog_dir()
     report, _ = adopt([catalog / "whisper.json", catalog / "flux-2-dev.json"], tmp_path)
     assert sorted(report.added) == ["@cf/black-forest-labs/flux-2-dev", "@cf/openai/whisper"]
     for model_id in report.added:
@@ -144,7 +133,7 @@ def test_variant_titles_follow_the_rule() -> None:
 def test_adopt_command_reports_a_schemaless_file_in_one_line_and_writes_the_rest(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    catalog = _catalog()
+    catalog = catalog_dir()
     empty = [p for p in sorted(catalog.glob("*.json")) if not _doc(p).get("schema")]
     assert empty, "the catalog has files without a schema"
     code = sync_main(["adopt", str(empty[0]), str(catalog / "m2m100-1.2b.json"), "--schemas", str(tmp_path)])

@@ -23,7 +23,7 @@ from workers_ai.errors import (
     StreamError,
 )
 
-from tests._server import Reply, ScriptedServer, fail, ok
+from tests._server import Reply, Request, ScriptedServer, Server, fail, ok
 from tests.conftest import ACCOUNT, TOKEN
 
 LLAMA = "@cf/meta/llama-3-8b-instruct"
@@ -317,36 +317,17 @@ def test_ten_megabyte_stream_end_to_end(server: ScriptedServer) -> None:
     assert len(result.text) == 4 * count
 
 
-class _RawStreamServer:
-    """One-connection raw HTTP server on 127.0.0.1: reads the request, sends chunked SSE headers, then
-    hands the socket to ``_stream`` (the part each test server does differently)."""
+class _RawStreamServer(Server):
+    """A raw server on 127.0.0.1 that answers the request with chunked SSE headers, then hands the
+    socket to ``_stream`` (the part each test server does differently)."""
 
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(4)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/client/v4"
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        conn, _ = self.sock.accept()
-        buf = b""
-        while b"\r\n\r\n" not in buf:
-            buf += conn.recv(65536)
-        head, _, rest = buf.partition(b"\r\n\r\n")
-        length = int(
-            next((h.split(":")[1] for h in head.decode().split("\r\n") if h.lower().startswith("content-length")), "0")
-        )
-        while len(rest) < length:
-            rest += conn.recv(65536)
+    def handle(self, conn: socket.socket, request: Request) -> bool:
         conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
         self._stream(conn)
+        return False
 
     def _stream(self, conn: socket.socket) -> None:
         raise NotImplementedError
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 class EndlessStream(_RawStreamServer):
@@ -379,7 +360,7 @@ def endless() -> Iterator[EndlessStream]:
 
 
 def test_leaving_a_with_block_early_closes_the_connection(endless: EndlessStream) -> None:
-    ai = client(endless.url)
+    ai = client(endless.base_url)
     with ai.run(LLAMA, {"prompt": "x"}, stream=True) as events:
         for n, ev in enumerate(events):
             assert ev.text == "more "
@@ -394,8 +375,8 @@ def test_leaving_a_with_block_early_closes_the_connection(endless: EndlessStream
 
 
 def test_a_stream_dropped_unread_gives_its_connection_back(endless: EndlessStream) -> None:
-    ai = client(endless.url)
-    pool = ai._transport._pool.connection_from_url(endless.url)  # type: ignore[attr-defined]
+    ai = client(endless.base_url)
+    pool = ai._transport._pool.connection_from_url(endless.base_url)  # type: ignore[attr-defined]
     free = pool.pool.qsize()
     events = ai.run(LLAMA, {"prompt": "x"}, stream=True)
     assert pool.pool.qsize() == free - 1  # the stream holds a pooled connection
@@ -442,7 +423,7 @@ def test_a_server_holding_the_body_open_after_done_does_not_block_the_stream() -
     srv = DoneThenHold()
     results: list[Any] = []
     try:
-        ai = client(srv.url, timeout=30, max_retries=0)
+        ai = client(srv.base_url, timeout=30, max_retries=0)
 
         def read() -> None:
             try:

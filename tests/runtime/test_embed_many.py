@@ -12,9 +12,9 @@ from workers_ai._chunking import BatchProgress, plan_batches, text_batch_limit
 from workers_ai.errors import BatchItemsError, BatchTimeoutError, ConfigurationError, InputValidationError
 from workers_ai.models.cf.baai import bge_m3
 
-from tests._queue import QueueSim, embed_vectors
 from tests._server import ScriptedServer, fail
 from tests.conftest import ACCOUNT, TOKEN
+from tests.runtime._queue import QueueSim, embed_vectors
 
 BASE = "@cf/baai/bge-base-en-v1.5"
 M3 = "@cf/baai/bge-m3"

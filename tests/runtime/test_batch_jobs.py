@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -30,9 +29,9 @@ from workers_ai.models.cf.baai import bge_base_en_v1_5 as bge_base
 from workers_ai.models.cf.baai import bge_m3
 from workers_ai.models.cf.meta import llama_3_3_70b_instruct_fp8_fast as llama33
 
-from tests._queue import QueueSim
-from tests._server import Reply, ScriptedServer, fail, ok
+from tests._server import Reply, ScriptedServer, closed_port, fail, ok
 from tests.conftest import ACCOUNT, ROOT, TOKEN
+from tests.runtime._queue import QueueSim
 
 M3 = "@cf/baai/bge-m3"
 BASE = "@cf/baai/bge-base-en-v1.5"
@@ -429,10 +428,7 @@ def test_a_batch_is_not_resent_after_the_connection_drops_mid_request(server: Sc
 
 
 def test_a_batch_is_resent_after_a_connect_failure() -> None:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()  # nothing listens there: connecting is refused, so nothing can have been queued
+    port = closed_port()  # nothing listens there: connecting is refused, so nothing can have been queued
     ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=f"http://127.0.0.1:{port}/client/v4", max_retries=2)
     sleeps: list[float] = []
     ai._sleep = sleeps.append

@@ -20,7 +20,7 @@ from codegen.normalise import strip_prose
 from codegen.schema_file import dump
 from tests._codegen_util import importable, write_schema
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ROOT / "schemas"
 LISTED = ["@cf/baai/bge-m3", "@cf/meta/m2m100-1.2b", "@cf/deepgram/aura-1", "@cf/meta/llama-3-8b-instruct"]
 NO_SCHEMA = "@cf/test/no-schema"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-HERE = Path(__file__).parent / "typing"
+HERE = Path(__file__).parent
 USER = HERE / "user_code.py"
 
 

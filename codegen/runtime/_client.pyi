@@ -1,0 +1,45 @@
+# Type-checking bridge, never copied (render copies .py files only). In a generated package
+# `_client.py` is rendered from templates/client.py.jinja: `WorkersAI` is `BaseClient` plus one typed
+# `model()`/`run()` overload per model, ending in the model-independent ones below. The runtime calls
+# the client with model ids it does not know statically, so checking it where it lives
+# (codegen/runtime) sees only those.
+from collections.abc import Mapping
+from typing import Any, Literal, overload
+
+from ._batch import BatchJob
+from ._core import BaseClient
+from ._handle import ModelHandle
+from ._stream import EventStream
+
+class WorkersAI(BaseClient):
+    def model(self, model_id: str) -> ModelHandle[Any, Any]: ...
+    @overload
+    def run(
+        self,
+        model_id: str,
+        payload: Any,
+        *,
+        stream: Literal[True],
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> EventStream: ...
+    @overload
+    def run(
+        self,
+        model_id: str,
+        payload: Any,
+        *,
+        queue_request: Literal[True],
+        stream: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> BatchJob[Any]: ...
+    @overload
+    def run(
+        self,
+        model_id: str,
+        payload: Any,
+        *,
+        stream: bool = False,
+        queue_request: bool = False,
+        headers: Mapping[str, str] | None = None,
+    ) -> Any: ...
