@@ -3,8 +3,9 @@
 ``python bench/_batch.py probe``: prints ``ok`` when ``workers_ai.testing.Emulator`` can be imported.
 ``python bench/_batch.py serve``: runs the emulator with fast queue settings in this process and prints
 ``EMULATOR {json}`` (base URL, account, token, settings) once it listens; it stops when stdin closes.
-``python bench/_batch.py client SPEC N``: embeds N texts against it and prints one JSON object with
-the client's CPU seconds, wall seconds and peak RSS (``ru_maxrss`` of this process).
+``python bench/_batch.py client SPEC N [lists|numpy]``: embeds N texts against it (``embed_many`` returning
+lists, or ``as_numpy=True``) and prints one JSON object with the client's CPU seconds, wall seconds and
+peak RSS (``ru_maxrss`` of this process; each mode runs in a fresh process).
 
 The emulator and the client are separate processes, so the emulator's CPU never counts as the client's.
 """
@@ -66,8 +67,11 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def client(spec_text: str, count: int) -> None:
+def client(spec_text: str, count: int, mode: str = "lists") -> None:
     spec = json.loads(spec_text)
+    if mode == "numpy":
+        import numpy  # noqa: F401  # part of the baseline: the interpreter with numpy loaded
+
     from workers_ai import WorkersAI
 
     ai = WorkersAI(account_id=spec["account_id"], api_token=spec["api_token"], base_url=spec["base_url"])
@@ -76,7 +80,11 @@ def client(spec_text: str, count: int) -> None:
     base = rss_mb()
     c0 = time.process_time()
     w0 = time.perf_counter()
-    if hasattr(bge, "embed_many"):
+    if mode == "numpy":
+        api = "bge.embed_many(texts, as_numpy=True)"
+        array = bge.embed_many(texts, poll_interval=POLL_INTERVAL, as_numpy=True)
+        vectors = array  # type: ignore[assignment]
+    elif hasattr(bge, "embed_many"):
         api = "bge.embed_many(texts)"
         vectors = bge.embed_many(texts, poll_interval=POLL_INTERVAL)
     else:
@@ -92,12 +100,16 @@ def client(spec_text: str, count: int) -> None:
     wall = time.perf_counter() - w0
     cpu = time.process_time() - c0
     # What the vectors alone take as Python lists of floats: the least any pure-Python client holds.
-    held = sum(sys.getsizeof(v) + sum(sys.getsizeof(x) for x in v) for v in vectors) + sys.getsizeof(vectors)
+    if mode == "numpy":
+        held = array.nbytes
+    else:
+        held = sum(sys.getsizeof(v) + sum(sys.getsizeof(x) for x in v) for v in vectors) + sys.getsizeof(vectors)
     out = {
         "api": api,
+        "mode": mode,
         "texts": count,
         "vectors": len(vectors),
-        "dims": len(vectors[0]) if vectors else 0,
+        "dims": len(vectors[0]) if len(vectors) else 0,
         "cpu_s": cpu,
         "wall_s": wall,
         "peak_rss_mb": rss_mb(),
@@ -116,7 +128,7 @@ def main() -> None:
     elif command == "serve":
         serve()
     elif command == "client":
-        client(sys.argv[2], int(sys.argv[3]))
+        client(sys.argv[2], int(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else "lists")
     else:
         raise SystemExit(f"unknown command {command!r}")
 

@@ -14,7 +14,7 @@ Where things run:
   process on 127.0.0.1, so the server's CPU never counts as the client's.
 
 Options: ``--quick`` (fewer repeats, for trying the harness), ``--only NAME ...`` (sections: cold,
-calls, batch, sse, load, generator, footprint, typing), ``--skip-peers`` (no comparison SDKs).
+calls, batch, sse, load, async, generator, footprint, typing), ``--skip-peers`` (no comparison SDKs).
 """
 
 from __future__ import annotations
@@ -489,6 +489,22 @@ def bench_load(envs: Envs, stream_rounds: int, thread_seconds: float) -> dict[st
     return out
 
 
+def bench_async(seconds: float, rounds: int) -> dict[str, Any]:
+    """``AsyncWorkersAI`` vs aiohttp and httpx used directly and vs the sync client on threads: calls/s
+    and CPU per call at concurrency 1, 16 and 64 against a server holding every reply 20 ms. Runs in
+    the project's .venv (it has the ``async`` extra and httpx; the wheel venv has only the core deps)."""
+    rows = "aiohttp,httpx,ours_async,ours_threads"
+    with background([PY, str(BENCH / "_server.py"), "0", "20"], "PORT ") as port:
+        out: dict[str, Any] = run_json([PY, str(BENCH / "_async.py"), port, str(seconds), rows, str(rounds)])
+    for level in ("1", "16", "64"):
+        base = out["aiohttp"][level]["calls_per_s"]
+        out.setdefault("ratio_vs_aiohttp", {})[level] = out["ours_async"][level]["calls_per_s"] / base
+        out.setdefault("ratio_vs_threads", {})[level] = (
+            out["ours_async"][level]["calls_per_s"] / out["ours_threads"][level]["calls_per_s"]
+        )
+    return out
+
+
 def bench_batch(texts: int) -> dict[str, Any]:
     """10,000 texts through the chunking helper and the batch API, against the emulator in another
     process with fast queue settings: client CPU, wall time and peak RSS of the client process."""
@@ -726,6 +742,14 @@ def goals(results: dict[str, Any]) -> list[dict[str, Any]]:
         None if full is None else float(full),
         lambda v: v == 0,
         "{:.0f}",
+    )
+    aio = results.get("async", {})
+    add(
+        "AsyncWorkersAI at 64 tasks, 20 ms server, calls/s vs aiohttp used directly (issue 12)",
+        ">= 0.9x",
+        aio.get("ratio_vs_aiohttp", {}).get("64"),
+        lambda v: v >= 0.9,
+        "{:.2f}x",
     )
     gen = results.get("generator", {})
     add("Regenerate the whole catalog (issue #5)", "<= 10 s", gen.get("full_s"), lambda v: v <= 10.0, "{:.1f} s")
@@ -987,6 +1011,40 @@ def render_markdown(results: dict[str, Any]) -> str:
                 )
         w("")
 
+    aio = results.get("async")
+    if aio:
+        w("## Async client")
+        w("")
+        if "error" in aio:
+            w(f"Not run: {aio['error']}")
+        else:
+            w(
+                "Calls/s (wall) and client CPU per call at concurrency 1/16/64 against `bench/_server.py` "
+                "holding every reply 20 ms (`bench/_async.py`; bge-m3 `rank`, reply decoded into a typed struct)."
+            )
+            w("")
+            w("| Client | 1: calls/s | 16: calls/s | 64: calls/s | CPU µs/call at 1 / 16 / 64 |")
+            w("|---|---|---|---|---|")
+            labels = {
+                "aiohttp": "aiohttp used directly + msgspec",
+                "httpx": "httpx `AsyncClient` used directly + msgspec",
+                "ours_async": "ours: `AsyncWorkersAI` (aiohttp)",
+                "ours_threads": "ours: sync `WorkersAI`, one thread per concurrent call",
+            }
+            for key, label in labels.items():
+                row = aio[key]
+                calls = " | ".join(f"{row[lv]['calls_per_s']:.0f}" for lv in ("1", "16", "64"))
+                cpu = " / ".join(f"{row[lv]['cpu_us_per_call']:.0f}" for lv in ("1", "16", "64"))
+                w(f"| {label} | {calls} | {cpu} |")
+            r = aio["ratio_vs_aiohttp"]
+            t = aio["ratio_vs_threads"]
+            w("")
+            w(
+                f"Ours / aiohttp: {r['1']:.2f}x, {r['16']:.2f}x, {r['64']:.2f}x; "
+                f"ours async / ours on threads: {t['1']:.2f}x, {t['16']:.2f}x, {t['64']:.2f}x."
+            )
+        w("")
+
     gen = results.get("generator")
     if gen:
         w("## Generator")
@@ -1075,7 +1133,7 @@ def _us(value: float) -> str:
 # --------------------------------------------------------------------------- main
 
 
-SECTIONS = ["cold", "calls", "batch", "sse", "load", "generator", "footprint", "typing"]
+SECTIONS = ["cold", "calls", "batch", "sse", "load", "async", "generator", "footprint", "typing"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1104,6 +1162,7 @@ def main(argv: list[str] | None = None) -> int:
             ("batch", lambda: bench_batch(1000 if quick else 10_000)),
             ("sse", lambda: bench_sse(2.0 if quick else 10.0, 2 if quick else 5)),
             ("load", lambda: bench_load(envs, 5 if quick else 15, 1.0 if quick else 3.0)),
+            ("async", lambda: bench_async(1.0 if quick else 2.0, 1 if quick else 3)),
             ("generator", lambda: bench_generator(work)),
             ("footprint", lambda: bench_footprint(envs, wheel_info)),
             ("typing", lambda: bench_typing(envs, work, 1 if quick else 3)),

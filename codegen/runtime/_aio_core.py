@@ -48,6 +48,11 @@ class AsyncBaseClient(AsyncSession):
         """Ids of the models this package was generated for."""
         return sorted(_registry.MODELS)
 
+    def _task_of(self, model_id: str) -> str | None:
+        if model_id not in _registry.MODELS:
+            return None
+        return self._model(model_id).info.task or None
+
     def _model(self, model_id: str) -> AsyncModelHandle[Any, Any]:
         handle = self._handles.get(model_id)
         if handle is None:

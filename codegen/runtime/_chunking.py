@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 import typing
 from collections.abc import Callable, Generator, Mapping, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
@@ -34,6 +34,7 @@ from ._batch import (
     union_members,
 )
 from ._decode import split_error, validator_for
+from ._f32 import decode_block, numpy, read_lean
 from ._json import as_object
 from .errors import (
     APITimeoutError,
@@ -44,9 +45,25 @@ from .errors import (
     InputValidationError,
 )
 
-__all__ = ["POLL", "SLEEP", "SUBMIT", "BatchProgress", "embed_many", "embed_steps", "plan_batches", "text_batch_limit"]
+if TYPE_CHECKING:
+    from ._f32 import F32
 
-SUBMIT, POLL, SLEEP = 0, 1, 2  # the steps of embed_steps
+__all__ = [
+    "POLL",
+    "POLL_LEAN",
+    "SLEEP",
+    "SUBMIT",
+    "BatchProgress",
+    "embed_many",
+    "embed_steps",
+    "plan_batches",
+    "text_batch_limit",
+]
+
+# With as_numpy, a batch carries at most this many texts, so one status reply (about 21 bytes a float
+# as JSON: 9 MB for 400 x 1024) is never more than a small multiple of its float32 rows.
+NUMPY_TEXTS_PER_BATCH = 400
+SUBMIT, POLL, POLL_LEAN, SLEEP = 0, 1, 2, 3  # the steps of embed_steps
 _OPEN = len(b'{"requests":[')
 _CLOSE = len(b"]}")
 
@@ -147,8 +164,13 @@ def embed_steps(
     poll_interval: float = 1.0,
     max_interval: float = 15.0,
     max_bytes: int = MAX_BATCH_BYTES,
-) -> Generator[tuple[int, Any], Any, list[list[float]]]:
+    as_numpy: bool = False,
+) -> Generator[tuple[int, Any], Any, list[list[float]] | F32]:
     """Embed ``texts`` with the async batch API and return one vector per text, in input order.
+
+    With ``as_numpy`` the result is a ``(len(texts), dim)`` float32 array, filled one request at a
+    time from lean status replies (:mod:`._f32`), with batches of at most ``NUMPY_TEXTS_PER_BATCH``
+    texts; a ``BatchItemsError`` then carries that array with NaN rows for the failed texts.
 
     See ``ModelHandle.embed_many`` for the parameters. Raises ``BatchItemsError`` (carrying the
     vectors that did arrive) when some requests failed, ``BatchTimeoutError`` (naming every unfinished
@@ -158,7 +180,8 @@ def embed_steps(
     and sent as those bytes.
 
     Sans I/O: yields ``(SUBMIT, bodies)`` (send back the job), ``(POLL, (job, deadline))`` (send back its
-    status) and ``(SLEEP, seconds)``; :func:`embed_many` and the async client each run the steps.
+    status), ``(POLL_LEAN, (job, deadline))`` (send back ``_f32.read_lean`` of a poll) and ``(SLEEP, seconds)``;
+    :func:`embed_many` and the async client each run the steps.
     """
     if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise InputValidationError(handle.model_id, "$.texts", "expected a list of strings")
@@ -166,7 +189,7 @@ def embed_steps(
         if not isinstance(text, str) or not text:  # pyright: ignore[reportUnnecessaryIsInstance]
             raise InputValidationError(handle.model_id, f"$.texts[{i}]", "expected a non-empty string")
     if not texts:
-        return []
+        return numpy().empty((0, 0), dtype=numpy().float32) if as_numpy else []
     cls, limit = text_batch_limit(handle)
     per_request = batch_size or limit or len(texts)
     if per_request < 1 or (limit is not None and per_request > limit):
@@ -178,6 +201,10 @@ def embed_steps(
     schedule = PollSchedule(timeout, poll_interval, max_interval)
     deadline = time.monotonic() + timeout  # bounds every poll in flight, whatever clock the schedule uses
     plan = plan_batches(texts, per_request=per_request, extra=extra, max_bytes=max_bytes, model_id=handle.model_id)
+    if as_numpy:
+        numpy()  # fail before anything is sent when numpy is missing
+        step = max(1, NUMPY_TEXTS_PER_BATCH // per_request)
+        plan = [batch[i : i + step] for batch in plan for i in range(0, len(batch), step)]
     checker = validator_for(cls)
     if checker is not None:
         for batch in plan:
@@ -200,7 +227,8 @@ def embed_steps(
             ) from exc
         jobs.append((job, batch))
 
-    vectors: list[list[float] | None] = [None] * len(texts)
+    vectors: list[list[float] | None] = [] if as_numpy else [None] * len(texts)
+    array: F32 | None = None
     failures: dict[int, str] = {}
     pending = list(jobs)
     states: dict[str, str] = {job.request_id: "queued" for job, _ in jobs}
@@ -208,8 +236,14 @@ def embed_steps(
     while True:
         still: list[tuple[BatchJobBase[Any], list[tuple[int, int, bytes]]]] = []
         for index, (job, batch) in enumerate(pending):
+            lean_items: list[tuple[int, msgspec.Raw | None, str]] | None = None
             try:
-                st = yield (POLL, (job, deadline))
+                if as_numpy:
+                    lean = yield (POLL_LEAN, (job, deadline))
+                    state, lean_items = lean.state, lean.items
+                else:
+                    st = yield (POLL, (job, deadline))
+                    state = st.state
             except APITimeoutError:
                 if time.monotonic() < deadline:
                     raise
@@ -222,10 +256,44 @@ def embed_steps(
                     request_id=unfinished[0][0].request_id,
                     state=states[unfinished[0][0].request_id],
                 ) from None
-            states[job.request_id] = st.state
+            states[job.request_id] = state
+            if as_numpy:
+                if lean_items is None:
+                    if state == "failed":
+                        raise BatchError(
+                            f"{handle.model_id}: batch {job.request_id} failed",
+                            request_id=job.request_id,
+                            state="failed",
+                        )
+                    still.append((job, batch))
+                    continue
+                seen: set[int] = set()
+                for item_id, raw, message in lean_items:
+                    if not 0 <= item_id < len(batch) or item_id in seen:
+                        continue
+                    seen.add(item_id)
+                    start, count, _ = batch[item_id]
+                    block = decode_block(raw, count) if raw is not None else None
+                    if block is not None and array is None:
+                        np = numpy()
+                        array = np.full((len(texts), block.shape[1]), np.nan, dtype=np.float32)
+                    if block is not None and array is not None and block.shape[1:] == array.shape[1:]:
+                        array[start : start + count] = block
+                        continue
+                    if raw is not None:
+                        message = f"the reply does not have {count} vectors of the same length as the others"
+                    for k in range(count):
+                        failures[start + k] = message
+                for item_id in range(len(batch)):
+                    if item_id not in seen:
+                        start, count, _ = batch[item_id]
+                        for k in range(count):
+                            failures[start + k] = "the finished batch has no response for this request"
+                done_texts += sum(count for _, count, _ in batch)
+                continue
             result = job.result
             if result is None:
-                if st.state == "failed":
+                if state == "failed":
                     raise BatchError(
                         f"{handle.model_id}: batch {job.request_id} failed", request_id=job.request_id, state="failed"
                     )
@@ -271,9 +339,11 @@ def embed_steps(
             f"{handle.model_id}: {len(failures)} of {len(texts)} texts got no vector "
             f"(first: text {first}: {failures[first]})",
             request_id=jobs[0][0].request_id,
-            results=vectors,
+            results=vectors if not as_numpy else [None] * len(texts) if array is None else cast("Sequence[Any]", array),
             failures=failures,
         )
+    if as_numpy:
+        return array if array is not None else numpy().empty((len(texts), 0), dtype=numpy().float32)
     return cast("list[list[float]]", vectors)
 
 
@@ -288,7 +358,8 @@ def embed_many(
     poll_interval: float = 1.0,
     max_interval: float = 15.0,
     max_bytes: int = MAX_BATCH_BYTES,
-) -> list[list[float]]:
+    as_numpy: bool = False,
+) -> list[list[float]] | F32:
     """Embed ``texts`` with the async batch API; one vector per text, in input order (see :func:`embed_steps`)."""
     steps = embed_steps(
         handle,
@@ -300,6 +371,7 @@ def embed_many(
         poll_interval=poll_interval,
         max_interval=max_interval,
         max_bytes=max_bytes,
+        as_numpy=as_numpy,
     )
     sleep = handle.client._sleep  # pyright: ignore[reportPrivateUsage]
     try:
@@ -310,14 +382,17 @@ def embed_many(
                     out: Any = submit_encoded(handle, arg, max_bytes=max_bytes)
                 elif kind == POLL:
                     out = arg[0].status(deadline=arg[1])
+                elif kind == POLL_LEAN:
+                    out = read_lean(arg[0], arg[0].poll(deadline=arg[1]))
                 else:
-                    out = sleep(arg)
+                    sleep(arg)
+                    out = None
             except Exception as exc:
                 kind, arg = steps.throw(exc)
                 continue
             kind, arg = steps.send(out)
     except StopIteration as stop:
-        vectors: list[list[float]] = stop.value
+        vectors: list[list[float]] | F32 = stop.value
         return vectors
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 import msgspec
 
@@ -19,14 +19,18 @@ from ._batch import (
     BatchResult,
     BatchStatus,
     PollSchedule,
-    _result_object,  # pyright: ignore[reportPrivateUsage]
     check_batch_size,
     encode_requests,
     submitted_id,
 )
-from ._chunking import POLL, SUBMIT, BatchProgress, embed_steps
+from ._chunking import POLL, POLL_LEAN, SUBMIT, BatchProgress, embed_steps
 from ._decode import OutputDecoder
+from ._f32 import read_lean
+from ._session import Reply
 from .errors import APITimeoutError, InputValidationError
+
+if TYPE_CHECKING:
+    from ._f32 import F32
 
 __all__ = ["AsyncBatchJob", "AsyncBatchTarget", "embed_many", "submit", "submit_encoded"]
 
@@ -56,11 +60,14 @@ class AsyncBatchJob(BatchJobBase[OutT]):
 
     async def status(self, *, deadline: float | None = None) -> BatchStatus:
         """Poll once; when the job is done the results are kept (see :attr:`result`)."""
+        return self.read_status(await self.poll(deadline=deadline))
+
+    async def poll(self, *, deadline: float | None = None) -> Reply:
+        """Send one status request and return the reply unread (:meth:`read_status` reads it)."""
         client = self.handle.client
         body = msgspec.json.encode({"request_id": self.request_id})
         url = client.run_url(self.model) + "?queueRequest=true"
-        reply = await client.request("POST", url, body, model_id=self.model, deadline=deadline)
-        return self._status_from(_result_object(client, reply, self.model, "batch status"))
+        return await client.request("POST", url, body, model_id=self.model, deadline=deadline)
 
     async def wait(
         self,
@@ -143,7 +150,8 @@ async def embed_many(
     poll_interval: float = 1.0,
     max_interval: float = 15.0,
     max_bytes: int = MAX_BATCH_BYTES,
-) -> list[list[float]]:
+    as_numpy: bool = False,
+) -> list[list[float]] | F32:
     """``embed_many`` awaited: the same plan (:func:`~._chunking.embed_steps`), polls and errors."""
     steps = embed_steps(
         handle,
@@ -155,6 +163,7 @@ async def embed_many(
         poll_interval=poll_interval,
         max_interval=max_interval,
         max_bytes=max_bytes,
+        as_numpy=as_numpy,
     )
     sleep = handle.client._sleep_async  # pyright: ignore[reportPrivateUsage]
     try:
@@ -165,6 +174,8 @@ async def embed_many(
                     out: Any = await submit_encoded(handle, arg, max_bytes=max_bytes)
                 elif kind == POLL:
                     out = await arg[0].status(deadline=arg[1])
+                elif kind == POLL_LEAN:
+                    out = read_lean(arg[0], await arg[0].poll(deadline=arg[1]))
                 else:
                     await sleep(arg)
                     out = None
@@ -173,5 +184,5 @@ async def embed_many(
                 continue
             kind, arg = steps.send(out)
     except StopIteration as stop:
-        vectors: list[list[float]] = stop.value
+        vectors: list[list[float]] | F32 = stop.value
         return vectors

@@ -8,7 +8,7 @@ is awaited.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
 
 import msgspec
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ._aio_session import AsyncSession
     from ._aio_stream import AsyncEventStream, AsyncStreamRequest
     from ._chunking import BatchProgress
+    from ._f32 import F32
     from ._session import Reply
 
 # Every generated model module imports this one, sync users included: it imports nothing else of
@@ -70,6 +71,7 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
 
         return AsyncBatchJob(self, request_id)
 
+    @overload
     async def embed_many(
         self,
         texts: Sequence[str],
@@ -79,7 +81,31 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         on_progress: Callable[[BatchProgress], None] | None = None,
         timeout: float = 3600.0,
         poll_interval: float = 1.0,
-    ) -> list[list[float]]:
+        as_numpy: Literal[False] = False,
+    ) -> list[list[float]]: ...
+    @overload
+    async def embed_many(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
+        timeout: float = 3600.0,
+        poll_interval: float = 1.0,
+        as_numpy: Literal[True],
+    ) -> F32: ...
+    async def embed_many(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
+        timeout: float = 3600.0,
+        poll_interval: float = 1.0,
+        as_numpy: bool = False,
+    ) -> list[list[float]] | F32:
         """Embed any number of texts through the batch API (see ``ModelHandle.embed_many``)."""
         from ._aio_batch import embed_many
 
@@ -91,6 +117,7 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
             on_progress=on_progress,
             timeout=timeout,
             poll_interval=poll_interval,
+            as_numpy=as_numpy,
         )
 
     # ------------------------------------------------------------------ calls

@@ -15,6 +15,7 @@ from ._aio_transport import AiohttpTransport, AsyncResponse, AsyncTransport
 from ._envelope import checked
 from ._retry import delay_after_failure, delay_after_status, retry_after
 from ._session import Reply, SessionConfig
+from ._session import _throttled as throttled  # pyright: ignore[reportPrivateUsage]
 from .errors import APIConnectionError, error_from, is_quota
 
 __all__ = ["AsyncSession"]
@@ -70,8 +71,17 @@ class AsyncSession(SessionConfig):
         stream: bool,
     ) -> tuple[AsyncResponse, bytes]:
         all_headers = self._headers(content_type if body is not None else None, headers)
+        pace = self.rate_budget.pace(model_id) if model_id is not None else None
         attempt = 0
+        booked = False  # a retry's pause already covered its slot in the rate budget
         while True:
+            if pace is not None and not booked:
+                ahead = pace.reserve()
+                if ahead > 0:
+                    await self._sleep_async(
+                        ahead if deadline is None else max(0.0, min(ahead, deadline - time.monotonic()))
+                    )
+            booked = False
             until = time.monotonic() + self.timeout
             if deadline is not None:
                 until = min(until, deadline)
@@ -84,15 +94,23 @@ class AsyncSession(SessionConfig):
                 wait = delay_after_failure(
                     attempt, self.max_retries, request_sent=exc.request_sent, retryable=exc.retryable, queued=queued
                 )
+                if wait is not None and pace is not None:
+                    wait, booked = max(wait, pace.reserve()), True
                 if wait is not None and self._time_left(deadline, wait):
                     attempt = await self._pause(attempt, wait, method, url, str(exc))
                     continue
                 raise self._failure(exc, method, url, queued) from None
             if resp.status < 300:
+                if pace is not None:
+                    pace.succeeded()
                 return resp, data
             server_wait = retry_after(resp.headers)
             quota = resp.status == 429 and is_quota(data)
+            if pace is not None and not quota and throttled(resp.status, resp.headers, data):
+                pace.slow_down(server_wait)
             wait = delay_after_status(attempt, self.max_retries, resp.status, server_wait, queued=queued, quota=quota)
+            if wait is not None and pace is not None:
+                wait, booked = max(wait, pace.reserve()), True
             if wait is not None and self._time_left(deadline, wait):
                 attempt = await self._pause(attempt, wait, method, url, f"HTTP {resp.status}")
                 continue

@@ -75,6 +75,12 @@ else:  # pragma: no cover - 3.10
         return await asyncio.wait_for(awaitable, max(0.0, deadline - time.monotonic()))
 
 
+def _running_loop() -> asyncio.AbstractEventLoop:
+    import asyncio
+
+    return asyncio.get_running_loop()
+
+
 def _aiohttp() -> Any:
     try:
         import aiohttp
@@ -107,8 +113,9 @@ class AiohttpResponse:
             raise _too_large(self.status, self.headers, f"declares {length:,} bytes")
         try:
             if length is not None:
-                data = await bounded(resp.read(), self._deadline)  # reads to the end, then pools the connection
-                return data
+                if resp.content.is_eof():  # the whole body is in already (the usual small reply): no timer
+                    return await resp.read()
+                return await bounded(resp.read(), self._deadline)  # reads to the end, then pools the connection
             parts: list[bytes] = []
             total = 0
             content = resp.content
@@ -169,6 +176,9 @@ class AiohttpTransport:
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pid = os.getpid()
+        self._urls: dict[str, Any] = {}  # URL string -> its parsed yarl.URL (parsing costs as much as sending)
+        self._aiohttp: Any = None
+        self._url_type: Any = None
 
     def _session_for(self, loop: asyncio.AbstractEventLoop) -> aiohttp.ClientSession:
         session = self._session
@@ -176,7 +186,9 @@ class AiohttpTransport:
             return session
         _aiohttp()  # a clear error when the extra is not installed
         import aiohttp
+        from yarl import URL
 
+        self._aiohttp, self._url_type = aiohttp, URL
         connector = aiohttp.TCPConnector(limit=self.max_connections, limit_per_host=0, ttl_dns_cache=300)
         session = aiohttp.ClientSession(
             connector=connector,
@@ -194,28 +206,22 @@ class AiohttpTransport:
     ) -> AiohttpResponse:
         if deadline - time.monotonic() <= 0:
             raise APITimeoutError("the deadline passed before sending", request_sent=False)
-        import asyncio
-
-        session = self._session_for(asyncio.get_running_loop())
-        import aiohttp
-        from yarl import URL
-
-        try:
-            target = URL(url, encoded=True)  # sent exactly as built (segments are already encoded)
-        except (ValueError, TypeError):
-            raise ConfigurationError("the request URL is not valid") from None
+        session = self._session
+        if session is None or self._pid != os.getpid() or self._loop is not _running_loop():
+            session = self._session_for(_running_loop())
+        aiohttp = self._aiohttp
+        target = self._urls.get(url)
+        if target is None:
+            try:
+                target = self._url_type(url, encoded=True)  # sent exactly as built (segments are already encoded)
+            except (ValueError, TypeError):
+                raise ConfigurationError("the request URL is not valid") from None
+            if len(self._urls) > 1024:
+                self._urls.clear()
+            self._urls[url] = target
         try:
             resp = await bounded(
-                session.request(
-                    method,
-                    target,
-                    data=body,
-                    headers=dict(headers),
-                    allow_redirects=False,
-                    compress=None,
-                    chunked=None,
-                ),
-                deadline,
+                session.request(method, target, data=body, headers=headers, allow_redirects=False), deadline
             )
         except TimeoutError:
             raise APITimeoutError("no reply in time") from None

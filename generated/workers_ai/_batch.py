@@ -75,7 +75,10 @@ MAX_BATCH_BYTES = 10_000_000
 
 
 class BatchModel(Protocol):
-    """What encoding and decoding a batch need of a model handle: its id, decoder and input types."""
+    """What encoding and decoding a batch need of a model handle: its session, id, decoder and input types."""
+
+    @property
+    def client(self) -> SessionConfig: ...
 
     @property
     def model_id(self) -> str: ...
@@ -256,7 +259,9 @@ class BatchJobBase(Generic[OutT]):
         """The results once a poll has seen the job finish, else None."""
         return self._result
 
-    def _status_from(self, data: dict[str, Any]) -> BatchStatus:
+    def read_status(self, reply: Reply) -> BatchStatus:
+        """Read a status reply (see ``status``): the state, and the results once the job is done."""
+        data = _result_object(self.handle.client, reply, self.model, "batch status")
         if "responses" in data:
             self._result = self._decode_result(data)
             state = data.get("status")
@@ -380,12 +385,14 @@ class BatchJob(BatchJobBase[OutT]):
 
         ``deadline`` (``time.monotonic()``) bounds the poll, its retries included.
         """
+        return self.read_status(self.poll(deadline=deadline))
+
+    def poll(self, *, deadline: float | None = None) -> Reply:
+        """Send one status request and return the reply unread (:meth:`read_status` reads it)."""
         client = self.handle.client
         body = msgspec.json.encode({"request_id": self.request_id})
         url = client.run_url(self.model) + "?queueRequest=true"
-        reply = client.request("POST", url, body, model_id=self.model, deadline=deadline)
-        data = _result_object(client, reply, self.model, "batch status")
-        return self._status_from(data)
+        return client.request("POST", url, body, model_id=self.model, deadline=deadline)
 
     def wait(
         self,

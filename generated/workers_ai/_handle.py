@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast, overload
 
 import msgspec
 
@@ -13,10 +13,14 @@ from ._chunking import BatchProgress, embed_many
 from ._decode import OutputDecoder, decode_typed, split_error, validator_for
 from ._envelope import media_type, unwrap
 from ._json import as_list, as_object
+from ._pickle import handle_of
 from ._session import Reply, Session, SessionConfig
 from ._stream import EventStream
 from ._structured import Parsed, check_no_stream, is_schema_type, json_payload, parse_into, textual
 from .errors import InputValidationError, ResponseDecodeError, StreamError, error_from
+
+if TYPE_CHECKING:
+    from ._f32 import F32
 
 __all__ = ["GenericHandle", "HandleBase", "ModelHandle", "ModelInfo", "OutputDecoder", "split_error", "validator_for"]
 
@@ -61,6 +65,10 @@ class HandleBase(Generic[SessionT, InT, OutT]):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.model_id}>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The client pickles as its configuration (token included, see _pickle); the copy's own handle.
+        return (handle_of, (self.client, self.model_id, type(self)))
 
     def validate(self, request: msgspec.Struct) -> bytes:
         """Encode ``request`` and check it against the schema constraints; returns the JSON body."""
@@ -279,6 +287,7 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         """A job for an already queued ``request_id``."""
         return BatchJob(self, request_id)
 
+    @overload
     def embed_many(
         self,
         texts: Sequence[str],
@@ -288,7 +297,31 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         on_progress: Callable[[BatchProgress], None] | None = None,
         timeout: float = 3600.0,
         poll_interval: float = 1.0,
-    ) -> list[list[float]]:
+        as_numpy: Literal[False] = False,
+    ) -> list[list[float]]: ...
+    @overload
+    def embed_many(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
+        timeout: float = 3600.0,
+        poll_interval: float = 1.0,
+        as_numpy: Literal[True],
+    ) -> F32: ...
+    def embed_many(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
+        timeout: float = 3600.0,
+        poll_interval: float = 1.0,
+        as_numpy: bool = False,
+    ) -> list[list[float]] | F32:
         """Embed any number of texts through the async batch API; one vector per text, in input order.
 
         For models with a batch (``requests``) variant whose requests take a list of ``text`` (the bge
@@ -299,6 +332,10 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         ``BatchProgress`` after every polling round. Failed requests raise ``BatchItemsError`` carrying
         the vectors that did arrive; the deadline raises ``BatchTimeoutError`` naming the unfinished
         request ids (resume them with :meth:`batch_job`).
+
+        ``as_numpy=True`` returns a ``(len(texts), dim)`` float32 numpy array instead, each request's
+        vectors decoded straight into their rows (never the whole job as Python lists; batches are then
+        kept to 400 texts so no status reply is large). Needs numpy (``pip install 'workers-ai[ray]'``).
         """
         return embed_many(
             self,
@@ -308,6 +345,7 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
             on_progress=on_progress,
             timeout=timeout,
             poll_interval=poll_interval,
+            as_numpy=as_numpy,
         )
 
     def _post(self, body: bytes, *, content_type: str = _JSON, headers: Mapping[str, str] | None = None) -> Reply:

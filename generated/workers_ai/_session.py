@@ -19,6 +19,8 @@ import msgspec
 
 from ._envelope import checked
 from ._gateway import Gateway
+from ._pickle import Rebuildable
+from ._ratelimit import RateBudget, RateLimit
 from ._retry import (
     call_bound,
     check_seconds,
@@ -28,7 +30,15 @@ from ._retry import (
 )
 from ._transport import DEFAULT_MAX_CONNECTIONS, Response, Transport, Urllib3Transport
 from ._urls import model_path, segment
-from .errors import APIConnectionError, APITimeoutError, ConfigurationError, error_from, is_quota
+from .errors import (
+    APIConnectionError,
+    APITimeoutError,
+    ConfigurationError,
+    QuotaExceededError,
+    RateLimitError,
+    error_from,
+    is_quota,
+)
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -68,9 +78,12 @@ class Reply:
         self.data = data
 
 
-class SessionConfig:
+class SessionConfig(Rebuildable):
     """Configuration shared by every call, whichever transport sends it (sync :class:`Session` or
-    ``AsyncSession``): options, URLs, headers, ``last_response`` and the retry decisions' helpers.
+    ``AsyncSession``): options, URLs, headers, ``last_response``, the rate budget and the retry helpers.
+
+    Picklable (:mod:`._pickle`): a copy is made with the same arguments, the token included, and opens
+    its own connections and rate budget. ``rate_limit`` paces each model's requests (:mod:`._ratelimit`).
 
     Deadlines: ``timeout`` bounds each attempt as a whole (connecting, sending, the headers and the
     entire body). Retries add at most ``max_retries`` attempts and waits of at most 60 s each, so one
@@ -95,6 +108,7 @@ class SessionConfig:
         stream_idle_timeout: float = 60.0,
         stream_timeout: float | None = None,
         compress: bool = False,
+        rate_limit: RateLimit | RateBudget | str = "published",
     ) -> None:
         account_id = account_id or os.environ.get("CLOUDFLARE_ACCOUNT_ID")
         api_token = api_token or os.environ.get("CLOUDFLARE_API_TOKEN")
@@ -138,6 +152,18 @@ class SessionConfig:
         self._account = segment(account_id)
         self._local = threading.local()
         self._sleep: Callable[[float], None] = time.sleep
+        if isinstance(rate_limit, RateBudget):
+            self.rate_budget = RateBudget(rate_limit.limit, scale=rate_limit.scale, task_of=self._task_of)
+        else:
+            self.rate_budget = RateBudget(rate_limit, task_of=self._task_of)
+
+    def _task_of(self, model_id: str) -> str | None:
+        """The task of ``model_id`` (for the rate budget's defaults); None when unknown."""
+        return None
+
+    def _pickle_overrides(self) -> dict[str, Any]:
+        # What the constructor resolved from the environment travels too (the worker may not have it).
+        return {"account_id": self.account_id, "api_token": self.__token, "base_url": self.base_url}
 
     @property
     def call_bound(self) -> float:
@@ -265,8 +291,15 @@ class Session(SessionConfig):
         stream: bool,
     ) -> tuple[Response, bytes]:
         all_headers = self._headers(content_type if body is not None else None, headers)
+        pace = self.rate_budget.pace(model_id) if model_id is not None else None
         attempt = 0
+        booked = False  # a retry's pause already covered its slot in the rate budget
         while True:
+            if pace is not None and not booked:
+                ahead = pace.reserve()
+                if ahead > 0:
+                    self._sleep(ahead if deadline is None else max(0.0, min(ahead, deadline - time.monotonic())))
+            booked = False
             until = time.monotonic() + self.timeout
             if deadline is not None:
                 until = min(until, deadline)
@@ -279,15 +312,25 @@ class Session(SessionConfig):
                 wait = delay_after_failure(
                     attempt, self.max_retries, request_sent=exc.request_sent, retryable=exc.retryable, queued=queued
                 )
+                if wait is not None and pace is not None:
+                    wait, booked = max(wait, pace.reserve()), True
                 if wait is not None and self._time_left(deadline, wait):
                     attempt = self._pause(attempt, wait, method, url, str(exc))
                     continue
                 raise self._failure(exc, method, url, queued) from None
             if resp.status < 300:
+                if pace is not None:
+                    pace.succeeded()
                 return resp, data
             server_wait = retry_after(resp.headers)
             quota = resp.status == 429 and is_quota(data)
+            if pace is not None and not quota and _throttled(resp.status, resp.headers, data):
+                pace.slow_down(server_wait)
             wait = delay_after_status(attempt, self.max_retries, resp.status, server_wait, queued=queued, quota=quota)
+            if wait is not None and pace is not None:
+                # One pause covers both the server's wait and this request's slot (slow_down above
+                # already holds the budget until Retry-After has passed).
+                wait, booked = max(wait, pace.reserve()), True
             if wait is not None and self._time_left(deadline, wait):
                 attempt = self._pause(attempt, wait, method, url, f"HTTP {resp.status}")
                 continue
@@ -306,3 +349,13 @@ class Session(SessionConfig):
         env, messages = checked(reply.status, reply.headers, reply.data, model_id=None)
         self.remember(reply.status, reply.headers, messages)
         return env
+
+
+def _throttled(status: int, headers: Mapping[str, str], data: bytes) -> bool:
+    """A 429 or a capacity error (3040, whatever its status): the rate budget slows down."""
+    if status == 429:
+        return True
+    if status < 400 or b"3040" not in data:
+        return False
+    error = error_from(status, headers, data, model_id=None)
+    return isinstance(error, RateLimitError) and not isinstance(error, QuotaExceededError)

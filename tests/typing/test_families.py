@@ -25,7 +25,7 @@ def _mypy(path: Path, cache: Path) -> list[str]:
     return [line for line in proc.stdout.splitlines() if ": error:" in line]
 
 
-@pytest.mark.parametrize("name", ["families.py", "user_dicts.py"])
+@pytest.mark.parametrize("name", ["families.py", "user_dicts.py", "async_families.py"])
 def test_mypy_strict_accepts_every_family_without_narrowing(name: str, tmp_path: Path) -> None:
     # families.py is all assert_type(...): a field typed `T | UnsetType` or `T | None` where the API
     # always returns it would be an error here.
@@ -45,14 +45,14 @@ def test_pyright_strict_accepts_families_and_user_code(tmp_path: Path) -> None:
         )
     )
     pyright = Path(sys.executable).parent / "pyright"
-    files = [str(HERE / "families.py"), str(HERE / "user_dicts.py")]
+    files = [str(HERE / "families.py"), str(HERE / "user_dicts.py"), str(HERE / "async_families.py")]
     proc = subprocess.run(
         [str(pyright), "--outputjson", "-p", str(config), *files], capture_output=True, text=True, timeout=600
     )
     report = json.loads(proc.stdout)
     errors = [d["message"] for d in report["generalDiagnostics"] if d["severity"] == "error"]
     assert errors == []
-    assert report["summary"]["filesAnalyzed"] >= 2
+    assert report["summary"]["filesAnalyzed"] >= 3
 
 
 def test_wrong_dict_literals_are_mypy_errors_and_right_ones_are_not(tmp_path: Path) -> None:

@@ -1,0 +1,110 @@
+"""Pickling clients as the constructor call that made them, so a worker process gets a working copy.
+
+A client holds sockets, locks and thread-locals, none of which can (or should) cross a process
+boundary. :class:`Rebuildable` remembers the arguments a client was constructed with and pickles as
+"call the class again with these"; connections, locks and the rate budget are then built afresh in the
+receiving process. The credentials a client resolved from the environment are written into those
+arguments, because the worker may not have the same environment: **the API token travels inside the
+pickle**. It is held in a :class:`Secret`, whose ``repr`` is ``'***'``, so no repr, log line or error
+shows it; treat pickled clients like the token itself.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+__all__ = ["Rebuildable", "Secret", "handle_of", "rebuild", "with_options"]
+
+_R = TypeVar("_R", bound="Rebuildable")
+
+
+class Secret:
+    """A string that never shows itself: ``repr`` and ``str`` are ``'***'``."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "'***'"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> tuple[type[Secret], tuple[str]]:
+        return (Secret, (self._value,))
+
+
+class _Args:
+    """A constructor call's arguments; the repr hides secrets."""
+
+    __slots__ = ("args", "kwargs")
+
+    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self.args = args
+        self.kwargs = kwargs
+
+    def __repr__(self) -> str:
+        return f"<constructor arguments: {', '.join(self.kwargs) or 'positional only'}>"
+
+
+class Rebuildable:
+    """Mixin: pickles as a fresh call of the class with the arguments it was made with.
+
+    Subclasses override :meth:`_pickle_overrides` to pin values they resolved at construction (the
+    account id and token read from the environment), so the copy does not depend on the worker's
+    environment.
+    """
+
+    __init_call: _Args
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        self = super().__new__(cls)
+        self.__init_call = _Args(args, dict(kwargs))
+        return self
+
+    def _pickle_overrides(self) -> dict[str, Any]:
+        return {}
+
+    def _constructor_kwargs(self) -> dict[str, Any]:
+        """The constructor's arguments by name, with the resolved values pinned."""
+        call = self.__init_call
+        bound = inspect.signature(type(self).__init__).bind(self, *call.args, **call.kwargs)
+        kwargs = {k: v for k, v in bound.arguments.items() if k != "self"}
+        extra = kwargs.pop("kwargs", None)
+        if isinstance(extra, Mapping):  # a constructor taking **kwargs
+            kwargs.update(extra)  # pyright: ignore[reportUnknownArgumentType]
+        kwargs.update(self._pickle_overrides())
+        return {k: Secret(v) if k == "api_token" and isinstance(v, str) else v for k, v in kwargs.items()}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (rebuild, (type(self), self._constructor_kwargs()))
+
+
+def rebuild(cls: type[_R], kwargs: Mapping[str, Any]) -> _R:
+    """Call ``cls`` with ``kwargs`` (secrets revealed): what an unpickled client is."""
+    return cls(**{k: v.reveal() if isinstance(v, Secret) else v for k, v in kwargs.items()})
+
+
+def with_options(client: _R, **overrides: Any) -> _R:
+    """A new client made like ``client``, with some constructor arguments changed (its own connections
+    and rate budget)."""
+    return rebuild(type(client), {**client._constructor_kwargs(), **overrides})  # pyright: ignore[reportPrivateUsage]
+
+
+def handle_of(client: Any, model_id: str, cls: type[Any]) -> Any:
+    """An unpickled handle: the client's own handle for ``model_id`` (or a new ``cls`` on a bare session)."""
+    model = getattr(client, "_model", None)
+    if model is not None:
+        handle = model(model_id)
+        if type(handle) is cls:
+            return handle
+    return cls(client, model_id)
