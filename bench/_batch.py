@@ -121,12 +121,57 @@ def client(spec_text: str, count: int, mode: str = "lists") -> None:
     print(json.dumps(out))
 
 
+def ray_client(spec_text: str, count: int) -> None:
+    """The same texts through workers_ai.ray.embed on a local 2-CPU Ray cluster (2 actors), and
+    through one process's embed_many(as_numpy=True) for comparison; wall times and vectors/s."""
+    import warnings
+
+    warnings.simplefilter("ignore")
+    spec = json.loads(spec_text)
+    import numpy as np
+    import ray
+    import ray.data
+    from workers_ai import WorkersAI
+    from workers_ai.ray import embed
+
+    ai = WorkersAI(account_id=spec["account_id"], api_token=spec["api_token"], base_url=spec["base_url"])
+    texts = [f"document {i}: a short passage about item {i % 97} and topic {i % 13}" for i in range(count)]
+    w0 = time.perf_counter()
+    single = ai.model(MODEL).embed_many(texts, poll_interval=POLL_INTERVAL, as_numpy=True)
+    single_wall = time.perf_counter() - w0
+    i0 = time.perf_counter()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    init = time.perf_counter() - i0
+    ds = ray.data.from_items([{"text": t} for t in texts], override_num_blocks=20).materialize()
+    w0 = time.perf_counter()
+    rows = embed(ds, MODEL, client=ai).materialize()
+    ray_wall = time.perf_counter() - w0
+    vectors = np.stack([r["embedding"] for r in rows.iter_rows()])
+    same = bool(np.array_equal(vectors, single))
+    ray.shutdown()
+    out = {
+        "texts": count,
+        "single_api": "embed_many(texts, as_numpy=True) (batch API)",
+        "single_wall_s": single_wall,
+        "single_vps": count / single_wall,
+        "ray_api": "workers_ai.ray.embed(ds, ...) (2 actors, synchronous requests of 100)",
+        "ray_wall_s": ray_wall,
+        "ray_vps": count / ray_wall,
+        "ray_init_s": init,
+        "same_vectors": same,
+    }
+    print(json.dumps(out))
+
+
 def main() -> None:
     command = sys.argv[1] if len(sys.argv) > 1 else "probe"
     if command == "probe":
         probe()
     elif command == "serve":
         serve()
+    elif command == "ray":
+        ray_client(sys.argv[2], int(sys.argv[3]))
     elif command == "client":
         client(sys.argv[2], int(sys.argv[3]), sys.argv[4] if len(sys.argv) > 4 else "lists")
     else:

@@ -260,6 +260,23 @@ class ModelPlan:
         return tuple(lines)
 
     @property
+    def field_kinds(self) -> tuple[tuple[str, str], ...]:
+        """``(wire name, kind)`` of every top-level input field over all variants, for the command line:
+        kind is ``bytes``/``base64``/``uint8`` for binary fields, ``int``/``float``/``bool``/``str`` for
+        scalars and ``json`` for anything else (or fields whose variants disagree)."""
+        kinds: dict[str, str] = {}
+        for method in self.methods:
+            for prm in method.params:
+                kind = prm.binary or _scalar_kind(prm.annotation)
+                kinds[prm.wire] = kind if kinds.get(prm.wire, kind) == kind else "json"
+        return tuple(sorted(kinds.items()))
+
+    @property
+    def binary_body(self) -> bool:
+        """Whether one input variant is the raw bytes of the request body (audio, an image)."""
+        return any(m.kind == "binary" for m in self.methods)
+
+    @property
     def method_names(self) -> tuple[str, ...]:
         names: list[str] = []
         for m in self.methods:
@@ -825,3 +842,12 @@ def _from_line(module: str, names: set[str]) -> str:
 
 def _import_key(name: str) -> tuple[bool, str]:
     return (not name.isupper(), name)
+
+
+_SCALARS = frozenset({"int", "float", "bool", "str"})
+
+
+def _scalar_kind(annotation: str) -> str:
+    """``int``/``float``/``bool``/``str`` for an annotation that is that scalar (optionally unset), else ``json``."""
+    parts = [p.strip() for p in annotation.split("|") if p.strip() not in ("UnsetType", "None")]
+    return parts[0] if len(parts) == 1 and parts[0] in _SCALARS else "json"

@@ -69,7 +69,7 @@ def main() -> None:
         try:
             again = llama.chat(messages=[{"role": "user", "content": "Weather in Oslo?"}], response_format=Weather)
             print("Oslo:", again.parsed.temperature)
-        except errors.JSONModeError as exc:  # the model could not produce JSON of that shape
+        except errors.JsonModeError as exc:  # the model could not produce JSON of that shape
             print("JSON mode not met:", exc)
         except errors.ResponseDecodeError as exc:  # JSON that does not fit Weather; exc.body is the raw reply
             print("reply did not fit Weather:", exc)

@@ -263,7 +263,12 @@ class BatchJobBase(Generic[OutT]):
         """Read a status reply (see ``status``): the state, and the results once the job is done."""
         data = _result_object(self.handle.client, reply, self.model, "batch status")
         if "responses" in data:
+            counted = self._result is not None
             self._result = self._decode_result(data)
+            if not counted:  # ``ai.usage``: the batch as one call, its requests as items
+                info = getattr(self.handle, "info", None)
+                price = getattr(info, "price", ())
+                self.handle.client.usage.record(self.model, self._result.usage, price, items=len(self._result.items))
             state = data.get("status")
             state = state if isinstance(state, str) and state and state not in PENDING else "done"
         else:

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from . import _registry
+from ._cli_input import CLIInputError, build_payload
+from ._cli_output import ProgressBar, binary_refusal, usage_line, write_binary
 from .errors import WorkersAIError
 
 if TYPE_CHECKING:
@@ -116,29 +118,109 @@ def _run_batch(ai: WorkersAI, args: argparse.Namespace, payload: Any) -> int:
 def _cmd_run(args: argparse.Namespace) -> int:
     from ._client import WorkersAI
 
-    payload: Any = None
-    if args.json is None and not args.request_id:
-        print("workers-ai run: --json is required (or --queue --request-id ID to resume a batch)", file=sys.stderr)
+    given = args.json is not None or args.pairs or args.file is not None
+    if not given and not args.request_id:
+        print(
+            "workers-ai run: give the input: --json JSON (or - for stdin, @file.json), key=value pairs, "
+            "--file PATH; or --queue --request-id ID to resume a batch",
+            file=sys.stderr,
+        )
         return 2
-    if args.json is not None:
-        try:
-            payload = msgspec.json.decode(args.json)
-        except msgspec.DecodeError as exc:
-            print(f"workers-ai run: --json is not valid JSON: {exc}", file=sys.stderr)
-            return 2
+    try:
+        payload = build_payload(args.model, args.json, args.pairs, args.file)
+    except CLIInputError as exc:
+        print(f"workers-ai run: {exc}", file=sys.stderr)
+        return 2
+    data = payload.data
+    stream = bool(args.stream)
+    if data is not None and data.get("stream") is True:
+        del data["stream"]  # `"stream": true` inside the JSON means the same as --stream
+        stream = True
     ai = WorkersAI(base_url=args.base_url)
+    binary = _binary_only(ai, args.model)
+    if args.output is None and not stream and binary and sys.stdout.isatty():
+        print(binary_refusal(binary), file=sys.stderr)  # refused before anything is sent (or billed)
+        return 2
+    try:
+        return _run_payload(ai, args, data if payload.body is None else payload.body, stream)
+    finally:
+        print(usage_line(ai.usage), file=sys.stderr)
+
+
+def _binary_only(ai: WorkersAI, model_id: str) -> str:
+    """The content type when every output the model's schema declares is binary (an image, audio), else ''."""
+    if model_id not in _registry.MODELS:
+        return ""
+    decoder = ai.model(model_id).decoder
+    return decoder.binary_types[0] if decoder.binary_types and not decoder.variants else ""
+
+
+def _run_payload(ai: WorkersAI, args: argparse.Namespace, payload: Any, stream: bool) -> int:
     if args.queue or args.request_id:
         return _run_batch(ai, args, payload)
-    if args.stream:
-        with ai.run(args.model, payload, stream=True) as events:
-            for event in events:
-                sys.stdout.write(event.text)
-                sys.stdout.flush()
-        sys.stdout.write("\n")
+    if stream:
+        if not isinstance(payload, dict):
+            print("workers-ai run: --stream needs a JSON payload", file=sys.stderr)
+            return 2
+        out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+        try:
+            with ai.run(args.model, payload, stream=True) as events:
+                for event in events:
+                    out.write(event.text)
+                    out.flush()
+            out.write("\n")
+        finally:
+            if out is not sys.stdout:
+                out.close()
         return 0
     model: str = args.model
     result: object = ai.run(model, payload)
+    if isinstance(result, (bytes, bytearray)):
+        kind = getattr(result, "content_type", "application/octet-stream")
+        if args.output is None and sys.stdout.isatty():
+            print(binary_refusal(kind, len(result)), file=sys.stderr)
+            return 2
+        write_binary(bytes(result), args.output, sys.stdout.buffer)
+        if args.output is not None:
+            print(f"workers-ai: wrote {len(result)} bytes of {kind} to {args.output}", file=sys.stderr)
+        return 0
+    if args.output is not None and args.output != "-":
+        with open(args.output, "wb") as fh:
+            fh.write(msgspec.json.format(msgspec.json.encode(result), indent=2) + b"\n")
+        return 0
     _print_json(result)
+    return 0
+
+
+def _cmd_embed(args: argparse.Namespace) -> int:
+    """``embed MODEL --texts FILE``: one text per line through ``embed_many``, a progress bar on stderr."""
+    from ._client import WorkersAI
+
+    try:
+        raw = sys.stdin.buffer.read() if args.texts == "-" else Path(args.texts).read_bytes()
+    except OSError as exc:
+        print(f"workers-ai embed: cannot read {args.texts}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    texts = [line for line in raw.decode("utf-8", "replace").splitlines() if line.strip()]
+    if not texts:
+        print(f"workers-ai embed: {args.texts} has no text (one text per line)", file=sys.stderr)
+        return 2
+    ai = WorkersAI(base_url=args.base_url)
+    bar = ProgressBar()
+    try:
+        model_id: str = args.model
+        handle = ai.model(model_id)
+        vectors = handle.embed_many(
+            texts, batch_size=args.batch_size, on_progress=bar, timeout=args.timeout, poll_interval=args.poll_interval
+        )
+    finally:
+        bar.end()
+        print(usage_line(ai.usage), file=sys.stderr)
+    encoded = msgspec.json.encode(vectors) + b"\n"
+    if args.output is not None and args.output != "-":
+        Path(args.output).write_bytes(encoded)
+    else:
+        sys.stdout.buffer.write(encoded)
     return 0
 
 
@@ -191,9 +273,17 @@ def _cmd_sync(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="workers-ai", description="Cloudflare Workers AI from the command line")
     sub = parser.add_subparsers(dest="command", required=True)
-    p_run = sub.add_parser("run", help="run a model with a JSON payload")
+    p_run = sub.add_parser(
+        "run",
+        help="run a model",
+        description="Inputs: --json, key=value pairs (typed by the model's schema; key=@PATH reads a file, "
+        "key:=JSON takes raw JSON) and --file PATH (binary input: audio, an image).",
+    )
     p_run.add_argument("model")
-    p_run.add_argument("--json", help="the input payload as JSON")
+    p_run.add_argument("pairs", nargs="*", metavar="key=value", help="input fields, e.g. prompt='a cat' max_tokens=64")
+    p_run.add_argument("--json", help="the input payload as JSON; - reads stdin, @FILE reads a file")
+    p_run.add_argument("--file", help="a binary input: the request body, or the model's one binary field")
+    p_run.add_argument("-o", "--output", help="write the reply (binary or JSON) to this file")
     p_run.add_argument("--stream", action="store_true", help="stream text as it is generated")
     p_run.add_argument("--queue", action="store_true", help='queue {"requests": [...]} as an async batch and wait')
     p_run.add_argument("--request-id", help="resume waiting for an already queued batch")
@@ -202,6 +292,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_run.add_argument("--poll-interval", type=float, default=1.0, help="first wait between batch polls (grows)")
     p_run.add_argument("--base-url", default=None)
     p_run.set_defaults(func=_cmd_run)
+    p_embed = sub.add_parser("embed", help="embed many texts (one per line) through the batch API")
+    p_embed.add_argument("model")
+    p_embed.add_argument("--texts", required=True, help="a file with one text per line; - reads stdin")
+    p_embed.add_argument("-o", "--output", help="write the vectors (JSON) to this file")
+    p_embed.add_argument("--batch-size", type=int, default=None, help="texts per request (default: the schema's)")
+    p_embed.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait for every batch")
+    p_embed.add_argument("--poll-interval", type=float, default=1.0, help="first wait between batch polls")
+    p_embed.add_argument("--base-url", default=None)
+    p_embed.set_defaults(func=_cmd_embed)
     p_models = sub.add_parser("models", help="list the models this package knows (id, task, methods, price)")
     p_models.add_argument("--task", help="only models of this task, e.g. 'Text Embeddings'")
     p_models.add_argument("--json", action="store_true", help="print JSON for scripts")
@@ -222,7 +321,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p_sync.add_argument("--per-page", type=int, default=50, help="page size for models/search")
     p_sync.set_defaults(func=_cmd_sync)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if args.command == "run" and extra:  # key=value pairs given after an option
+        pairs = [e for e in extra if "=" in e and not e.startswith("-")]
+        if len(pairs) != len(extra):
+            parser.error(f"unrecognized arguments: {' '.join(e for e in extra if e not in pairs)}")
+        args.pairs = [*args.pairs, *pairs]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         code: int = args.func(args)
     except WorkersAIError as exc:

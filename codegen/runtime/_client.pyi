@@ -22,6 +22,7 @@ class WorkersAI(BaseClient):
         stream: Literal[True],
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> EventStream: ...
     @overload
     def run(
@@ -32,6 +33,7 @@ class WorkersAI(BaseClient):
         queue_request: Literal[True],
         stream: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> BatchJob[Any]: ...
     @overload
     def run(
@@ -42,4 +44,5 @@ class WorkersAI(BaseClient):
         stream: bool = False,
         queue_request: bool = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Any: ...

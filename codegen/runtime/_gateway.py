@@ -20,6 +20,11 @@ class Gateway(msgspec.Struct, frozen=True):
     ``WorkersAI(gateway="<account>/<gateway>")`` is the short form; this class adds the gateway options,
     each sent as its ``cf-aig-*`` header. ``token`` is the gateway's own token (``cf-aig-authorization``)
     for authenticated gateways; it is never shown in ``repr``.
+
+    By default calls stay on the client's host (``api.cloudflare.com``, the unified REST API) and the
+    gateway is picked by the ``cf-aig-gateway-id`` header. ``url_form=True`` sends them to
+    ``{base_url}/{account}/{gateway}/workers-ai/{model}`` instead (the older AI Gateway URL form, needed
+    for a gateway of another account).
     """
 
     id: str
@@ -35,6 +40,7 @@ class Gateway(msgspec.Struct, frozen=True):
     backoff: str | None = None
     collect_log: bool | None = None
     token: str | None = None
+    url_form: bool = False
 
     def __repr__(self) -> str:
         # A msgspec Struct rather than a dataclass: `dataclasses` pulls in `inspect`, ~5% of a cold start.
@@ -60,6 +66,8 @@ class Gateway(msgspec.Struct, frozen=True):
 
     def headers(self) -> dict[str, str]:
         out: dict[str, str] = {}
+        if not self.url_form:
+            out["cf-aig-gateway-id"] = self.id
         if self.cache_ttl is not None:
             out["cf-aig-cache-ttl"] = str(int(self.cache_ttl))
         if self.skip_cache is not None:

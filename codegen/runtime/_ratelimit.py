@@ -28,9 +28,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TypeAlias
 
-from .errors import ConfigurationError
+from .errors import ConfigurationError, QuotaExceededError, RateLimitError, error_from
 
-__all__ = ["DEFAULT_RPM", "MODEL_RPM", "TASK_RPM", "Pace", "RateBudget", "RateLimit"]
+__all__ = ["DEFAULT_RPM", "MODEL_RPM", "TASK_RPM", "Pace", "RateBudget", "RateLimit", "throttled"]
 
 _log = logging.getLogger("workers_ai")
 
@@ -69,6 +69,17 @@ the published defaults). The default is the published limits."""
 _FLOOR = 0.1  # slowing down never goes below this share of the configured rate
 _RECOVER = 1 / 50  # each success gives back this share of the configured rate
 _LOG_EVERY = 10.0
+
+
+def throttled(status: int, headers: Mapping[str, str], data: bytes) -> bool:
+    """Whether a reply should slow the budget down: a 429, or a capacity error (3040) whatever its status.
+    (A daily-quota 429 is told apart by the caller: slowing down cannot help it.)"""
+    if status == 429:
+        return True
+    if status < 400 or b"3040" not in data:
+        return False
+    error = error_from(status, headers, data, model_id=None)
+    return isinstance(error, RateLimitError) and not isinstance(error, QuotaExceededError)
 
 
 def _check_rpm(value: object, where: str) -> float:

@@ -17,10 +17,12 @@ from urllib.parse import urlencode
 
 import msgspec
 
+from ._accounting import UsageMeter
+from ._affinity import affinity_header
 from ._envelope import checked
 from ._gateway import Gateway
 from ._pickle import Rebuildable
-from ._ratelimit import RateBudget, RateLimit
+from ._ratelimit import RateBudget, RateLimit, throttled
 from ._retry import (
     call_bound,
     check_seconds,
@@ -34,8 +36,6 @@ from .errors import (
     APIConnectionError,
     APITimeoutError,
     ConfigurationError,
-    QuotaExceededError,
-    RateLimitError,
     error_from,
     is_quota,
 )
@@ -108,6 +108,7 @@ class SessionConfig(Rebuildable):
         stream_idle_timeout: float = 60.0,
         stream_timeout: float | None = None,
         compress: bool = False,
+        session_affinity: str | None = None,
         rate_limit: RateLimit | RateBudget | str = "published",
     ) -> None:
         account_id = account_id or os.environ.get("CLOUDFLARE_ACCOUNT_ID")
@@ -132,6 +133,11 @@ class SessionConfig(Rebuildable):
         self.__token = api_token
         self.base_url = (base_url or os.environ.get("CLOUDFLARE_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self.gateway = Gateway.parse(gateway) if gateway is not None else None
+        if self.gateway is not None and not self.gateway.url_form:
+            if self.gateway.account_id not in (None, account_id):
+                raise ConfigurationError("a gateway of another account needs Gateway(..., url_form=True)")
+            if any(c in self.gateway.id for c in "\r\n\0"):
+                raise ConfigurationError(f"gateway id {self.gateway.id!r} has a line break")
         self.timeout = check_seconds(timeout, "timeout")
         self.max_retries = max_retries
         self.max_response_bytes = max_response_bytes
@@ -148,6 +154,9 @@ class SessionConfig(Rebuildable):
         if self.gateway is not None:
             self._base_headers.update(self.gateway.headers())
         self._base_headers.update(headers or {})
+        if session_affinity is not None:
+            self._base_headers.update(affinity_header(session_affinity))
+        self.usage = UsageMeter()
         self._transport = self._new_transport(transport, max_connections, compress)
         self._account = segment(account_id)
         self._local = threading.local()
@@ -196,7 +205,7 @@ class SessionConfig(Rebuildable):
 
     def run_url(self, model_id: str) -> str:
         """The run URL, with the model id checked and its segments encoded (slashes kept literal)."""
-        if self.gateway is not None:
+        if self.gateway is not None and self.gateway.url_form:
             return self.gateway.url(self.account_id, model_id)
         return f"{self.base_url}/accounts/{self._account}/ai/run/{model_path(model_id)}"
 
@@ -324,7 +333,7 @@ class Session(SessionConfig):
                 return resp, data
             server_wait = retry_after(resp.headers)
             quota = resp.status == 429 and is_quota(data)
-            if pace is not None and not quota and _throttled(resp.status, resp.headers, data):
+            if pace is not None and not quota and throttled(resp.status, resp.headers, data):
                 pace.slow_down(server_wait)
             wait = delay_after_status(attempt, self.max_retries, resp.status, server_wait, queued=queued, quota=quota)
             if wait is not None and pace is not None:
@@ -349,13 +358,3 @@ class Session(SessionConfig):
         env, messages = checked(reply.status, reply.headers, reply.data, model_id=None)
         self.remember(reply.status, reply.headers, messages)
         return env
-
-
-def _throttled(status: int, headers: Mapping[str, str], data: bytes) -> bool:
-    """A 429 or a capacity error (3040, whatever its status): the rate budget slows down."""
-    if status == 429:
-        return True
-    if status < 400 or b"3040" not in data:
-        return False
-    error = error_from(status, headers, data, model_id=None)
-    return isinstance(error, RateLimitError) and not isinstance(error, QuotaExceededError)

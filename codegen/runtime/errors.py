@@ -31,7 +31,12 @@ __all__ = [
     "InputValidationError",
     "InternalServerError",
     "InvalidInputError",
-    "JSONModeError",
+    "JsonModeError",
+    "LoraFilesMissingError",
+    "LoraUnsupportedError",
+    "ModelAgreementError",
+    "ModelDeprecatedError",
+    "PaymentRequiredError",
     "ModelNotFoundError",
     "PermissionDeniedError",
     "QuotaExceededError",
@@ -180,11 +185,6 @@ class ResponseDecodeError(APIError):
     """The reply could not be read: truncated JSON, an HTML error page, or an unexpected shape."""
 
 
-class JSONModeError(BadRequestError):
-    """The model could not produce JSON matching the request's ``response_format`` ("JSON Mode couldn't be
-    met"). The API documents no code for it: code 3030 (what the emulator sends) or that message maps here."""
-
-
 class ToolLoopError(WorkersAIError):
     """``run_tools`` reached ``max_rounds`` with the model still calling tools; ``calls`` are the last ones
     it asked for and ``messages`` the conversation so far."""
@@ -229,6 +229,54 @@ class BatchItemsError(BatchError):
         super().__init__(message, request_id=request_id, state="done")
 
 
+class ModelDeprecatedError(ModelNotFoundError):
+    """The model reached its planned end of service (HTTP 410, code 5028): switch to a newer model.
+
+    ``planned_end`` is the date the API named (``YYYY-MM-DD``), else the ``planned_deprecation_date``
+    the catalog gave for the model (``catalog_end``, filled in by a generated model's handle), else None.
+    """
+
+    catalog_end: str | None = None
+
+    @property
+    def planned_end(self) -> str | None:
+        for detail in self.errors:
+            found = _DATE.search(detail.message)
+            if found:
+                return found.group(0)
+        return self.catalog_end
+
+
+class ModelAgreementError(PermissionDeniedError):
+    """The model's licence terms were not accepted for this account (HTTP 403, code 5016).
+
+    Accept them by sending the prompt ``agree`` to the model once, e.g. for Llama 3.2 Vision:
+    ``ai.run("@cf/meta/llama-3.2-11b-vision-instruct", {"prompt": "agree"})``.
+    """
+
+    def __init__(self, message: str, **kwargs: Any) -> None:
+        model = kwargs.get("model_id") or "the model"
+        hint = f' (accept the licence once: send {{"prompt": "agree"}} to {model})'
+        super().__init__(message + hint, **kwargs)
+
+
+class JsonModeError(BadRequestError):
+    """JSON mode was asked for with streaming (code 5023), or could not be met ("JSON Mode couldn't be met":
+    the API documents no code for it; code 3030, what the emulator sends, or that message with any code)."""
+
+
+class LoraUnsupportedError(BadRequestError):
+    """``lora`` was sent to a model that takes no LoRA adapters (HTTP 405, code 5005)."""
+
+
+class LoraFilesMissingError(BadRequestError):
+    """The fine-tune lacks ``adapter_model.safetensors`` or ``adapter_config.json`` (code 3039)."""
+
+
+class PaymentRequiredError(APIError):
+    """A third-party model could not be billed: no Unified Billing credits (HTTP 402, code 2021)."""
+
+
 class APIConnectionError(WorkersAIError):
     """The request never got an answer: DNS, refused or reset connection, TLS.
 
@@ -262,7 +310,13 @@ _BY_CODE: dict[int, type[APIError]] = {
     3007: ServerTimeoutError,
     3008: ServerTimeoutError,
     3006: RequestTooLargeError,
-    3030: JSONModeError,
+    5028: ModelDeprecatedError,
+    5016: ModelAgreementError,
+    5023: JsonModeError,
+    3030: JsonModeError,
+    5005: LoraUnsupportedError,
+    3039: LoraFilesMissingError,
+    2021: PaymentRequiredError,
 }
 JSON_MODE_UNMET = "json mode couldn't be met"  # the API's message, matched whatever code comes with it
 
@@ -274,6 +328,8 @@ _BY_STATUS: Mapping[int, type[APIError]] = {
     404: ModelNotFoundError,
     408: ServerTimeoutError,
     413: RequestTooLargeError,
+    402: PaymentRequiredError,
+    410: ModelDeprecatedError,
     422: InvalidInputError,
     429: RateLimitError,
 }
@@ -335,6 +391,7 @@ QUOTA_CODES = frozenset({3036, 4006})
 # What msgspec raises on bytes it cannot read: malformed JSON, invalid UTF-8, nesting too deep.
 DECODE_ERRORS: tuple[type[Exception], ...] = (msgspec.DecodeError, UnicodeError, RecursionError)
 _ANY = msgspec.json.Decoder()
+_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 
 
 def _decode_object(data: bytes) -> dict[str, Any] | None:
@@ -402,7 +459,7 @@ def error_from(
     where = f"{model_id}: " if model_id else ""
     cls = error_for(status, [e.code for e in errors if e.code is not None])
     if JSON_MODE_UNMET in message.lower():
-        cls = JSONModeError
+        cls = JsonModeError
     if parsed is None and 200 <= status < 300:
         cls = ResponseDecodeError
     return cls(

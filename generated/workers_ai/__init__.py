@@ -8,14 +8,17 @@
 from typing import TYPE_CHECKING, Any
 
 from . import errors
+from ._accounting import ModelUsage, UsageMeter
 from ._batch import BatchItem, BatchJob, BatchRequest, BatchResult, BatchStatus
 from ._binary import BinaryOutput
 from ._chunking import BatchProgress
 from ._client import WorkersAI
 from ._gateway import Gateway
 from ._handle import ModelHandle, ModelInfo
+from ._finetunes import Finetune
 from ._stream import EventStream, StreamEvent, StreamResult
 from ._structured import Parsed
+from ._tomarkdown import MarkdownFormat, MarkdownResult
 from ._toolcall import ToolCall, tool_calls
 from ._toolloop import ToolRun, reply_text
 from ._usage import Usage
@@ -60,15 +63,20 @@ __all__ = [
     "BatchStatus",
     "BinaryOutput",
     "EventStream",
+    "Finetune",
     "Gateway",
     "ModelHandle",
+    "MarkdownFormat",
+    "MarkdownResult",
     "ModelInfo",
+    "ModelUsage",
     "Parsed",
     "StreamEvent",
     "StreamResult",
     "ToolCall",
     "ToolRun",
     "Usage",
+    "UsageMeter",
     "WorkersAI",
     "errors",
     "reply_text",

@@ -342,6 +342,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[True],
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> AsyncStreamRequest: ...
     @overload
     def run(
@@ -352,6 +353,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         queue_request: Literal[True],
         stream: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, AsyncBatchJob[Any]]: ...
     @overload
     def run(
@@ -362,6 +364,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__ai4bharat__indictrans2_en_indic_1b]: ...
     @overload
     def run(
@@ -372,6 +375,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__aisingapore__gemma_sea_lion_v4_27b_it]: ...
     @overload
     def run(
@@ -382,6 +386,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__baai__bge_base_en_v1_5]: ...
     @overload
     def run(
@@ -392,6 +397,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__baai__bge_large_en_v1_5]: ...
     @overload
     def run(
@@ -402,6 +408,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__baai__bge_m3]: ...
     @overload
     def run(
@@ -412,6 +419,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__baai__bge_reranker_base]: ...
     @overload
     def run(
@@ -422,6 +430,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__baai__bge_small_en_v1_5]: ...
     @overload
     def run(
@@ -432,6 +441,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__baai__omni_bge_base_en_v1_5]: ...
     @overload
     def run(
@@ -442,6 +452,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__black_forest_labs__flux_1_schnell]: ...
     @overload
     def run(
@@ -452,6 +463,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__black_forest_labs__flux_2_dev]: ...
     @overload
     def run(
@@ -462,6 +474,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__black_forest_labs__flux_2_klein_4b]: ...
     @overload
     def run(
@@ -472,6 +485,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__black_forest_labs__flux_2_klein_9b]: ...
     @overload
     def run(
@@ -482,6 +496,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__bytedance__stable_diffusion_xl_lightning]: ...
     @overload
     def run(
@@ -492,6 +507,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__cloudflare__clef]: ...
     @overload
     def run(
@@ -502,6 +518,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__cloudflare__clef_flash]: ...
     @overload
     def run(
@@ -512,6 +529,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__cloudflare__clef_omni]: ...
     @overload
     def run(
@@ -522,6 +540,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__deepgram__aura_1]: ...
     @overload
     def run(
@@ -532,6 +551,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__deepgram__aura_2_en]: ...
     @overload
     def run(
@@ -542,6 +562,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__deepgram__aura_2_es]: ...
     @overload
     def run(
@@ -552,6 +573,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__deepgram__flux]: ...
     @overload
     def run(
@@ -562,6 +584,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__deepgram__nova_3]: ...
     @overload
     def run(
@@ -572,6 +595,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__deepseek_ai__deepseek_math_7b_instruct]: ...
     @overload
     def run(
@@ -582,6 +606,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__deepseek_ai__deepseek_r1_distill_qwen_32b]: ...
     @overload
     def run(
@@ -592,6 +617,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__deepseek_ai__deepseek_v4_pro_0813]: ...
     @overload
     def run(
@@ -602,6 +628,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__defog__sqlcoder_7b_2]: ...
     @overload
     def run(
@@ -612,6 +639,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__facebook__bart_large_cnn]: ...
     @overload
     def run(
@@ -622,6 +650,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__facebook__detr_resnet_50]: ...
     @overload
     def run(
@@ -632,6 +661,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__fblgit__una_cybertron_7b_v2_bf16]: ...
     @overload
     def run(
@@ -642,6 +672,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__google__embeddinggemma_300m]: ...
     @overload
     def run(
@@ -652,6 +683,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__google__gemma_2b_it_lora]: ...
     @overload
     def run(
@@ -662,6 +694,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__google__gemma_3_12b_it]: ...
     @overload
     def run(
@@ -672,6 +705,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__google__gemma_4_26b_a4b_it]: ...
     @overload
     def run(
@@ -682,6 +716,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__google__gemma_7b_it_lora]: ...
     @overload
     def run(
@@ -692,6 +727,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__huggingface__distilbert_sst_2_int8]: ...
     @overload
     def run(
@@ -702,6 +738,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__leonardo__lucid_origin]: ...
     @overload
     def run(
@@ -712,6 +749,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__leonardo__phoenix_1_0]: ...
     @overload
     def run(
@@ -722,6 +760,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__llava_hf__llava_1_5_7b_hf]: ...
     @overload
     def run(
@@ -732,6 +771,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__lykon__dreamshaper_8_lcm]: ...
     @overload
     def run(
@@ -742,6 +782,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__meta_llama__llama_2_7b_chat_hf_lora]: ...
     @overload
     def run(
@@ -752,6 +793,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__meta__llama_2_7b_chat_fp16]: ...
     @overload
     def run(
@@ -762,6 +804,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__meta__llama_2_7b_chat_int8]: ...
     @overload
     def run(
@@ -772,6 +815,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_8b_instruct]: ...
     @overload
     def run(
@@ -782,6 +826,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_8b_instruct_awq]: ...
     @overload
     def run(
@@ -792,6 +837,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_1_70b_instruct]: ...
     @overload
     def run(
@@ -802,6 +848,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_1_8b_instruct]: ...
     @overload
     def run(
@@ -812,6 +859,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_1_8b_instruct_awq]: ...
     @overload
     def run(
@@ -822,6 +870,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_1_8b_instruct_fast]: ...
     @overload
     def run(
@@ -832,6 +881,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_1_8b_instruct_fp8]: ...
     @overload
     def run(
@@ -842,6 +892,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_2_11b_vision_instruct]: ...
     @overload
     def run(
@@ -852,6 +903,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_2_1b_instruct]: ...
     @overload
     def run(
@@ -862,6 +914,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_2_3b_instruct]: ...
     @overload
     def run(
@@ -872,6 +925,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_3_70b_instruct_fp8_fast]: ...
     @overload
     def run(
@@ -882,6 +936,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__meta__llama_4_scout_17b_16e_instruct]: ...
     @overload
     def run(
@@ -892,6 +947,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__meta__llama_guard_3_8b]: ...
     @overload
     def run(
@@ -902,6 +958,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__meta__m2m100_1_2b]: ...
     @overload
     def run(
@@ -912,6 +969,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__microsoft__phi_2]: ...
     @overload
     def run(
@@ -922,6 +980,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__microsoft__resnet_50]: ...
     @overload
     def run(
@@ -932,6 +991,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__mistral__mistral_7b_instruct_v0_1]: ...
     @overload
     def run(
@@ -942,6 +1002,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__mistral__mistral_7b_instruct_v0_2_lora]: ...
     @overload
     def run(
@@ -952,6 +1013,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__mistralai__mistral_small_3_1_24b_instruct]: ...
     @overload
     def run(
@@ -962,6 +1024,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__moondream__moondream3_1_9b_a2b]: ...
     @overload
     def run(
@@ -972,6 +1035,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__moonshotai__kimi_k2_5]: ...
     @overload
     def run(
@@ -982,6 +1046,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__myshell_ai__melotts]: ...
     @overload
     def run(
@@ -992,6 +1057,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__nvidia__nemotron_3_120b_a12b]: ...
     @overload
     def run(
@@ -1002,6 +1068,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__openai__gpt_oss_120b]: ...
     @overload
     def run(
@@ -1012,6 +1079,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__openai__gpt_oss_20b]: ...
     @overload
     def run(
@@ -1022,6 +1090,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__openai__whisper]: ...
     @overload
     def run(
@@ -1032,6 +1101,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__openai__whisper_large_v3_turbo]: ...
     @overload
     def run(
@@ -1042,6 +1112,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__openai__whisper_tiny_en]: ...
     @overload
     def run(
@@ -1052,6 +1123,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__openchat__openchat_3_5_0106]: ...
     @overload
     def run(
@@ -1062,6 +1134,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__pfnet__plamo_embedding_1b]: ...
     @overload
     def run(
@@ -1072,6 +1145,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__pipecat_ai__smart_turn_v2]: ...
     @overload
     def run(
@@ -1082,6 +1156,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__qwen__qwen1_5_0_5b_chat]: ...
     @overload
     def run(
@@ -1092,6 +1167,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__qwen__qwen1_5_1_8b_chat]: ...
     @overload
     def run(
@@ -1102,6 +1178,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__qwen__qwen1_5_14b_chat_awq]: ...
     @overload
     def run(
@@ -1112,6 +1189,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__qwen__qwen1_5_7b_chat_awq]: ...
     @overload
     def run(
@@ -1122,6 +1200,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__qwen__qwen2_5_coder_32b_instruct]: ...
     @overload
     def run(
@@ -1132,6 +1211,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__qwen__qwen3_30b_a3b_fp8]: ...
     @overload
     def run(
@@ -1142,6 +1222,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__qwen__qwen3_embedding_0_6b]: ...
     @overload
     def run(
@@ -1152,6 +1233,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__runwayml__stable_diffusion_v1_5_img2img]: ...
     @overload
     def run(
@@ -1162,6 +1244,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__runwayml__stable_diffusion_v1_5_inpainting]: ...
     @overload
     def run(
@@ -1172,6 +1255,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__stabilityai__stable_diffusion_xl_base_1_0]: ...
     @overload
     def run(
@@ -1182,6 +1266,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__thebloke__discolm_german_7b_v1_awq]: ...
     @overload
     def run(
@@ -1192,6 +1277,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__tiiuae__falcon_7b_instruct]: ...
     @overload
     def run(
@@ -1202,6 +1288,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__tinyllama__tinyllama_1_1b_chat_v1_0]: ...
     @overload
     def run(
@@ -1212,6 +1299,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__unum__uform_gen2_qwen_500m]: ...
     @overload
     def run(
@@ -1222,6 +1310,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__zai_org__glm_4_7_flash]: ...
     @overload
     def run(
@@ -1232,6 +1321,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_hf__google__gemma_7b_it]: ...
     @overload
     def run(
@@ -1242,6 +1332,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_hf__meta_llama__meta_llama_3_8b_instruct]: ...
     @overload
     def run(
@@ -1252,6 +1343,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_hf__mistral__mistral_7b_instruct_v0_2]: ...
     @overload
     def run(
@@ -1262,6 +1354,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_hf__nexusflow__starling_lm_7b_beta]: ...
     @overload
     def run(
@@ -1272,6 +1365,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_hf__nousresearch__hermes_2_pro_mistral_7b]: ...
     @overload
     def run(
@@ -1282,6 +1376,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_hf__thebloke__deepseek_coder_6_7b_base_awq]: ...
     @overload
     def run(
@@ -1292,6 +1387,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_hf__thebloke__deepseek_coder_6_7b_instruct_awq]: ...
     @overload
     def run(
@@ -1302,6 +1398,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_hf__thebloke__llama_2_13b_chat_awq]: ...
     @overload
     def run(
@@ -1312,6 +1409,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_hf__thebloke__llamaguard_7b_awq]: ...
     @overload
     def run(
@@ -1322,6 +1420,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_hf__thebloke__mistral_7b_instruct_v0_1_awq]: ...
     @overload
     def run(
@@ -1332,6 +1431,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_hf__thebloke__neural_chat_7b_v3_1_awq]: ...
     @overload
     def run(
@@ -1342,6 +1442,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_hf__thebloke__openhermes_2_5_mistral_7b_awq]: ...
     @overload
     def run(
@@ -1352,6 +1453,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_hf__thebloke__zephyr_7b_beta_awq]: ...
     @overload
     def run(
@@ -1362,6 +1464,7 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: bool = False,
         queue_request: bool = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Any: ...
     def run(
         self,
@@ -1371,6 +1474,10 @@ class AsyncWorkersAI(AsyncBaseClient):
         stream: bool = False,
         queue_request: bool = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Any:
-        """Run any model: ``await ai.run(...)``; with ``stream=True`` use ``async with ai.run(...) as events``."""
+        """Run any model: ``await ai.run(...)``; with ``stream=True`` use ``async with ai.run(...) as events``.
+        ``session_affinity`` sends ``x-session-affinity`` (prompt caching)."""
+        if session_affinity is not None:
+            headers = {**(headers or {}), "x-session-affinity": session_affinity}
         return self._dispatch(model_id, payload, stream=stream, queue_request=queue_request, headers=headers)

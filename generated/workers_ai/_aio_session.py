@@ -13,9 +13,9 @@ from typing import Any
 
 from ._aio_transport import AiohttpTransport, AsyncResponse, AsyncTransport
 from ._envelope import checked
+from ._ratelimit import throttled
 from ._retry import delay_after_failure, delay_after_status, retry_after
 from ._session import Reply, SessionConfig
-from ._session import _throttled as throttled  # pyright: ignore[reportPrivateUsage]
 from .errors import APIConnectionError, error_from, is_quota
 
 __all__ = ["AsyncSession"]

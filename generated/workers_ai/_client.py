@@ -338,6 +338,7 @@ class WorkersAI(BaseClient):
         stream: Literal[True],
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> EventStream: ...
     @overload
     def run(
@@ -348,6 +349,7 @@ class WorkersAI(BaseClient):
         queue_request: Literal[True],
         stream: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> BatchJob[Any]: ...
     @overload
     def run(
@@ -358,6 +360,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__ai4bharat__indictrans2_en_indic_1b: ...
     @overload
     def run(
@@ -368,6 +371,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__aisingapore__gemma_sea_lion_v4_27b_it: ...
     @overload
     def run(
@@ -378,6 +382,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__baai__bge_base_en_v1_5: ...
     @overload
     def run(
@@ -388,6 +393,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__baai__bge_large_en_v1_5: ...
     @overload
     def run(
@@ -398,6 +404,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__baai__bge_m3: ...
     @overload
     def run(
@@ -408,6 +415,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__baai__bge_reranker_base: ...
     @overload
     def run(
@@ -418,6 +426,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__baai__bge_small_en_v1_5: ...
     @overload
     def run(
@@ -428,6 +437,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__baai__omni_bge_base_en_v1_5: ...
     @overload
     def run(
@@ -438,6 +448,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__black_forest_labs__flux_1_schnell: ...
     @overload
     def run(
@@ -448,6 +459,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__black_forest_labs__flux_2_dev: ...
     @overload
     def run(
@@ -458,6 +470,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__black_forest_labs__flux_2_klein_4b: ...
     @overload
     def run(
@@ -468,6 +481,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__black_forest_labs__flux_2_klein_9b: ...
     @overload
     def run(
@@ -478,6 +492,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__bytedance__stable_diffusion_xl_lightning: ...
     @overload
     def run(
@@ -488,6 +503,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__cloudflare__clef: ...
     @overload
     def run(
@@ -498,6 +514,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__cloudflare__clef_flash: ...
     @overload
     def run(
@@ -508,6 +525,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__cloudflare__clef_omni: ...
     @overload
     def run(
@@ -518,6 +536,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__deepgram__aura_1: ...
     @overload
     def run(
@@ -528,6 +547,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__deepgram__aura_2_en: ...
     @overload
     def run(
@@ -538,6 +558,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__deepgram__aura_2_es: ...
     @overload
     def run(
@@ -548,6 +569,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__deepgram__flux: ...
     @overload
     def run(
@@ -558,6 +580,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__deepgram__nova_3: ...
     @overload
     def run(
@@ -568,6 +591,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__deepseek_ai__deepseek_math_7b_instruct: ...
     @overload
     def run(
@@ -578,6 +602,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__deepseek_ai__deepseek_r1_distill_qwen_32b: ...
     @overload
     def run(
@@ -588,6 +613,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__deepseek_ai__deepseek_v4_pro_0813: ...
     @overload
     def run(
@@ -598,6 +624,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__defog__sqlcoder_7b_2: ...
     @overload
     def run(
@@ -608,6 +635,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__facebook__bart_large_cnn: ...
     @overload
     def run(
@@ -618,6 +646,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__facebook__detr_resnet_50: ...
     @overload
     def run(
@@ -628,6 +657,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__fblgit__una_cybertron_7b_v2_bf16: ...
     @overload
     def run(
@@ -638,6 +668,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__google__embeddinggemma_300m: ...
     @overload
     def run(
@@ -648,6 +679,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__google__gemma_2b_it_lora: ...
     @overload
     def run(
@@ -658,6 +690,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__google__gemma_3_12b_it: ...
     @overload
     def run(
@@ -668,6 +701,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__google__gemma_4_26b_a4b_it: ...
     @overload
     def run(
@@ -678,6 +712,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__google__gemma_7b_it_lora: ...
     @overload
     def run(
@@ -688,6 +723,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__huggingface__distilbert_sst_2_int8: ...
     @overload
     def run(
@@ -698,6 +734,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__leonardo__lucid_origin: ...
     @overload
     def run(
@@ -708,6 +745,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__leonardo__phoenix_1_0: ...
     @overload
     def run(
@@ -718,6 +756,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__llava_hf__llava_1_5_7b_hf: ...
     @overload
     def run(
@@ -728,6 +767,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__lykon__dreamshaper_8_lcm: ...
     @overload
     def run(
@@ -738,6 +778,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__meta_llama__llama_2_7b_chat_hf_lora: ...
     @overload
     def run(
@@ -748,6 +789,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__meta__llama_2_7b_chat_fp16: ...
     @overload
     def run(
@@ -758,6 +800,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__meta__llama_2_7b_chat_int8: ...
     @overload
     def run(
@@ -768,6 +811,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__meta__llama_3_8b_instruct: ...
     @overload
     def run(
@@ -778,6 +822,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__meta__llama_3_8b_instruct_awq: ...
     @overload
     def run(
@@ -788,6 +833,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__meta__llama_3_1_70b_instruct: ...
     @overload
     def run(
@@ -798,6 +844,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__meta__llama_3_1_8b_instruct: ...
     @overload
     def run(
@@ -808,6 +855,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__meta__llama_3_1_8b_instruct_awq: ...
     @overload
     def run(
@@ -818,6 +866,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__meta__llama_3_1_8b_instruct_fast: ...
     @overload
     def run(
@@ -828,6 +877,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__meta__llama_3_1_8b_instruct_fp8: ...
     @overload
     def run(
@@ -838,6 +888,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__meta__llama_3_2_11b_vision_instruct: ...
     @overload
     def run(
@@ -848,6 +899,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__meta__llama_3_2_1b_instruct: ...
     @overload
     def run(
@@ -858,6 +910,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__meta__llama_3_2_3b_instruct: ...
     @overload
     def run(
@@ -868,6 +921,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__meta__llama_3_3_70b_instruct_fp8_fast: ...
     @overload
     def run(
@@ -878,6 +932,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__meta__llama_4_scout_17b_16e_instruct: ...
     @overload
     def run(
@@ -888,6 +943,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__meta__llama_guard_3_8b: ...
     @overload
     def run(
@@ -898,6 +954,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__meta__m2m100_1_2b: ...
     @overload
     def run(
@@ -908,6 +965,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__microsoft__phi_2: ...
     @overload
     def run(
@@ -918,6 +976,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__microsoft__resnet_50: ...
     @overload
     def run(
@@ -928,6 +987,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__mistral__mistral_7b_instruct_v0_1: ...
     @overload
     def run(
@@ -938,6 +998,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__mistral__mistral_7b_instruct_v0_2_lora: ...
     @overload
     def run(
@@ -948,6 +1009,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__mistralai__mistral_small_3_1_24b_instruct: ...
     @overload
     def run(
@@ -958,6 +1020,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__moondream__moondream3_1_9b_a2b: ...
     @overload
     def run(
@@ -968,6 +1031,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__moonshotai__kimi_k2_5: ...
     @overload
     def run(
@@ -978,6 +1042,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__myshell_ai__melotts: ...
     @overload
     def run(
@@ -988,6 +1053,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__nvidia__nemotron_3_120b_a12b: ...
     @overload
     def run(
@@ -998,6 +1064,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__openai__gpt_oss_120b: ...
     @overload
     def run(
@@ -1008,6 +1075,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__openai__gpt_oss_20b: ...
     @overload
     def run(
@@ -1018,6 +1086,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__openai__whisper: ...
     @overload
     def run(
@@ -1028,6 +1097,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__openai__whisper_large_v3_turbo: ...
     @overload
     def run(
@@ -1038,6 +1108,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__openai__whisper_tiny_en: ...
     @overload
     def run(
@@ -1048,6 +1119,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__openchat__openchat_3_5_0106: ...
     @overload
     def run(
@@ -1058,6 +1130,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__pfnet__plamo_embedding_1b: ...
     @overload
     def run(
@@ -1068,6 +1141,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__pipecat_ai__smart_turn_v2: ...
     @overload
     def run(
@@ -1078,6 +1152,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__qwen__qwen1_5_0_5b_chat: ...
     @overload
     def run(
@@ -1088,6 +1163,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__qwen__qwen1_5_1_8b_chat: ...
     @overload
     def run(
@@ -1098,6 +1174,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__qwen__qwen1_5_14b_chat_awq: ...
     @overload
     def run(
@@ -1108,6 +1185,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__qwen__qwen1_5_7b_chat_awq: ...
     @overload
     def run(
@@ -1118,6 +1196,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__qwen__qwen2_5_coder_32b_instruct: ...
     @overload
     def run(
@@ -1128,6 +1207,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__qwen__qwen3_30b_a3b_fp8: ...
     @overload
     def run(
@@ -1138,6 +1218,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__qwen__qwen3_embedding_0_6b: ...
     @overload
     def run(
@@ -1148,6 +1229,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__runwayml__stable_diffusion_v1_5_img2img: ...
     @overload
     def run(
@@ -1158,6 +1240,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__runwayml__stable_diffusion_v1_5_inpainting: ...
     @overload
     def run(
@@ -1168,6 +1251,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__stabilityai__stable_diffusion_xl_base_1_0: ...
     @overload
     def run(
@@ -1178,6 +1262,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__thebloke__discolm_german_7b_v1_awq: ...
     @overload
     def run(
@@ -1188,6 +1273,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__tiiuae__falcon_7b_instruct: ...
     @overload
     def run(
@@ -1198,6 +1284,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__tinyllama__tinyllama_1_1b_chat_v1_0: ...
     @overload
     def run(
@@ -1208,6 +1295,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__unum__uform_gen2_qwen_500m: ...
     @overload
     def run(
@@ -1218,6 +1306,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_cf__zai_org__glm_4_7_flash: ...
     @overload
     def run(
@@ -1228,6 +1317,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_hf__google__gemma_7b_it: ...
     @overload
     def run(
@@ -1238,6 +1328,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_hf__meta_llama__meta_llama_3_8b_instruct: ...
     @overload
     def run(
@@ -1248,6 +1339,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_hf__mistral__mistral_7b_instruct_v0_2: ...
     @overload
     def run(
@@ -1258,6 +1350,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_hf__nexusflow__starling_lm_7b_beta: ...
     @overload
     def run(
@@ -1268,6 +1361,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_hf__nousresearch__hermes_2_pro_mistral_7b: ...
     @overload
     def run(
@@ -1278,6 +1372,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_hf__thebloke__deepseek_coder_6_7b_base_awq: ...
     @overload
     def run(
@@ -1288,6 +1383,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_hf__thebloke__deepseek_coder_6_7b_instruct_awq: ...
     @overload
     def run(
@@ -1298,6 +1394,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_hf__thebloke__llama_2_13b_chat_awq: ...
     @overload
     def run(
@@ -1308,6 +1405,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_hf__thebloke__llamaguard_7b_awq: ...
     @overload
     def run(
@@ -1318,6 +1416,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_hf__thebloke__mistral_7b_instruct_v0_1_awq: ...
     @overload
     def run(
@@ -1328,6 +1427,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_hf__thebloke__neural_chat_7b_v3_1_awq: ...
     @overload
     def run(
@@ -1338,6 +1438,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_hf__thebloke__openhermes_2_5_mistral_7b_awq: ...
     @overload
     def run(
@@ -1348,6 +1449,7 @@ class WorkersAI(BaseClient):
         stream: Literal[False] = False,
         queue_request: Literal[False] = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> _Out_hf__thebloke__zephyr_7b_beta_awq: ...
     @overload
     def run(
@@ -1358,6 +1460,7 @@ class WorkersAI(BaseClient):
         stream: bool = False,
         queue_request: bool = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Any: ...
     def run(
         self,
@@ -1367,6 +1470,18 @@ class WorkersAI(BaseClient):
         stream: bool = False,
         queue_request: bool = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Any:
-        """Run any model: catalog models give decoded structs, unknown models ``dict`` or bytes."""
-        return self._run(model_id, payload, stream=stream, queue_request=queue_request, headers=headers)
+        """Run any model: catalog models give decoded structs, unknown models ``dict`` or bytes.
+
+        Ids that are not ``@cf/``/``@hf/`` (e.g. ``openai/gpt-4.1-mini``) go to the universal ``/ai/run``
+        route with the model in the body. ``session_affinity`` sends ``x-session-affinity`` (prompt caching).
+        """
+        return self._run(
+            model_id,
+            payload,
+            stream=stream,
+            queue_request=queue_request,
+            headers=headers,
+            session_affinity=session_affinity,
+        )

@@ -8,13 +8,18 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from . import _registry
+from ._affinity import affinity_header
 from ._batch import BatchJob
+from ._finetunes import Finetunes
+from ._form import FileInput
 from ._handle import GenericHandle, ModelHandle
 from ._session import DEFAULT_BASE_URL, ResponseInfo, Session
+from ._tomarkdown import MarkdownFormat, MarkdownResult, supported_formats, to_markdown
+from ._universal import UniversalHandle, is_workers_ai_id
 from .errors import ConfigurationError
 
 __all__ = ["DEFAULT_BASE_URL", "BaseClient", "ResponseInfo"]
@@ -29,7 +34,10 @@ class BaseClient(Session):
     (seconds per attempt, the whole reply included), ``max_retries``, ``max_connections`` (kept-alive
     connections per host, default 64), ``max_response_bytes`` (default 256 MiB), ``max_event_bytes``
     (one server-sent event, default 16 MiB), ``stream_idle_timeout`` (default 60 s between events),
-    ``stream_timeout`` (a whole stream; default none) and ``compress`` (ask for gzip; off by default).
+    ``stream_timeout`` (a whole stream; default none), ``compress`` (ask for gzip; off by default) and
+    ``rate_limit`` (requests per minute per model: the published limits by default, a number, a mapping
+    ``model id -> rpm`` or None; see :mod:`._ratelimit`). A client pickles as its configuration, the
+    token included (see :mod:`._pickle`).
     """
 
     @functools.cached_property
@@ -63,7 +71,8 @@ class BaseClient(Session):
             entry = _registry.MODELS.get(model_id)
             if entry is None:
                 self.run_url(model_id)  # a bad id is refused here, before a handle is kept for it
-                handle = GenericHandle(self, model_id)
+                universal = not is_workers_ai_id(model_id)
+                handle = UniversalHandle(self, model_id) if universal else GenericHandle(self, model_id)
             else:
                 module = importlib.import_module(f"{__package__}.{entry[0]}")
                 handle = getattr(module, entry[1])(self)
@@ -78,8 +87,11 @@ class BaseClient(Session):
         stream: bool = False,
         queue_request: bool = False,
         headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
     ) -> Any:
         handle = self._model(model_id)
+        if session_affinity is not None:
+            headers = {**(headers or {}), **affinity_header(session_affinity)}
         if stream and queue_request:
             raise ConfigurationError("stream and queue_request cannot be combined")
         if stream:
@@ -87,6 +99,32 @@ class BaseClient(Session):
         if queue_request:
             return handle.submit_batch(payload, headers=headers)
         return handle.run(payload, headers=headers)
+
+    # ------------------------------------------------------------------ the rest of the API (issue 14)
+
+    @property
+    def openai_base_url(self) -> str:
+        """The OpenAI-compatible base URL (``…/accounts/{id}/ai/v1``) for the ``openai`` SDK:
+        ``OpenAI(base_url=ai.openai_base_url, api_key=token)``. Through AI Gateway's URL form it is the
+        gateway's ``…/workers-ai/v1``."""
+        gw = self.gateway
+        if gw is not None and gw.url_form:
+            return gw.url(self.account_id, "v1")
+        return self.api_url("ai/v1")
+
+    def to_markdown(self, files: Sequence[FileInput] | FileInput) -> list[MarkdownResult]:
+        """Convert documents to Markdown (``/ai/tomarkdown``): paths, binary files or ``(name, bytes)``
+        pairs; one :class:`MarkdownResult` per file, in order (a failed file has ``error`` set)."""
+        return to_markdown(self, files)
+
+    def to_markdown_supported(self) -> list[MarkdownFormat]:
+        """The formats ``to_markdown`` converts (extension and MIME type)."""
+        return supported_formats(self)
+
+    @functools.cached_property
+    def finetunes(self) -> Finetunes:
+        """The account's fine-tunes (LoRA adapters): ``list()``, ``create()``, ``upload()``, ``public()``."""
+        return Finetunes(self)
 
     def batch_job(self, model_id: str, request_id: str) -> BatchJob[Any]:
         """Rebuild a batch job from its ``request_id`` (for example one stored by another process)."""

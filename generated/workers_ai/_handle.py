@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast
 
 import msgspec
 
+from ._accounting import usage_of
 from ._batch import BatchJob, submit
 from ._binary import BinaryInput, BinaryOutput, read_binary
 from ._chunking import BatchProgress, embed_many
@@ -17,7 +18,8 @@ from ._pickle import handle_of
 from ._session import Reply, Session, SessionConfig
 from ._stream import EventStream
 from ._structured import Parsed, check_no_stream, is_schema_type, json_payload, parse_into, textual
-from .errors import InputValidationError, ResponseDecodeError, StreamError, error_from
+from ._usage import Usage
+from .errors import InputValidationError, ModelDeprecatedError, ResponseDecodeError, StreamError, error_from
 
 if TYPE_CHECKING:
     from ._f32 import F32
@@ -277,7 +279,8 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         """Run with a mapping (validated like :meth:`run`): ``(output decoded into expect, result as sent)``.
         What ``run_tools`` calls each round: tool calls are read from the result as sent, since a
         model's output struct may declare only one of the two tool-call shapes."""
-        return self._decoded_pair(self._post(self.encode_input(payload)), expect)
+        output, raw = self._decoded_pair(self._post(self.encode_input(payload)), expect)
+        return self._counted(output), raw
 
     def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> BatchJob[OutT]:
         """Queue ``{"requests": [...]}`` with the async batch API."""
@@ -349,9 +352,15 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         )
 
     def _post(self, body: bytes, *, content_type: str = _JSON, headers: Mapping[str, str] | None = None) -> Reply:
-        return self.client.request(
-            "POST", self._run_url(), body, content_type=content_type, headers=headers, model_id=self.model_id
-        )
+        try:
+            return self.client.request(
+                "POST", self._run_url(), body, content_type=content_type, headers=headers, model_id=self.model_id
+            )
+        except ModelDeprecatedError as exc:
+            planned = as_object(self.info.properties) or {}
+            when = planned.get("planned_deprecation_date")
+            exc.catalog_end = when if isinstance(when, str) else None
+            raise
 
     def _open_stream(self, body: bytes, headers: Mapping[str, str] | None) -> EventStream:
         session = self.client
@@ -369,6 +378,7 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
             max_event_bytes=session.max_event_bytes,
             max_response_bytes=session.max_response_bytes,
             on_messages=remember,
+            on_end=self._count_stream,
         )
 
     def _call(self, request: msgspec.Struct, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
@@ -376,20 +386,32 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
 
     def _call_binary(self, data: BinaryInput, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
         body = read_binary(data)
-        return self._decode(self._post(body, content_type="application/octet-stream", headers=headers), expect)
+        result = self._decode(self._post(body, content_type="application/octet-stream", headers=headers), expect)
+        return self._counted(result)
 
     def _stream(self, request: msgspec.Struct) -> EventStream:
         return self._open_stream(self._stream_request_body(request), None)
 
     def _call_parsed(self, request: msgspec.Struct, expect: type[Any] | None, response_format: Any) -> Parsed[Any, Any]:
         """A JSON-mode call (see :meth:`_parsed`)."""
-        return self._parsed(self._post(self.validate(request)), expect, response_format)
+        reply = self._parsed(self._post(self.validate(request)), expect, response_format)
+        self._counted(reply.output)
+        return reply
 
     def _submit_batch(self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None) -> BatchJob[Any]:
         return submit(self, requests, headers=headers)
 
     def _send_and_decode(self, body: bytes, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
-        return self._decode(self._post(body, headers=headers), expect)
+        return self._counted(self._decode(self._post(body, headers=headers), expect))
+
+    # ------------------------------------------------------------------ usage (``ai.usage``)
+
+    def _counted(self, result: T) -> T:
+        self.client.usage.record(self.model_id, usage_of(result), self.info.price)
+        return result
+
+    def _count_stream(self, usage: Usage | None) -> None:
+        self.client.usage.record(self.model_id, usage, self.info.price)
 
 
 class GenericHandle(ModelHandle[Any, Any]):

@@ -303,7 +303,9 @@ class StreamParser:
         max_event_bytes: int = 16 * 1024 * 1024,
         max_response_bytes: int = 256 * 1024 * 1024,
         on_messages: Callable[[list[Any]], None] | None = None,
+        on_end: Callable[[Usage | None], None] | None = None,
     ) -> None:
+        self._on_end = on_end  # told the last usage seen when the stream is closed (``ai.usage``)
         self._resp = response
         self.model_id = model_id
         self._idle = idle_timeout
@@ -595,6 +597,10 @@ class EventStream(StreamParser):
         if self.closed:
             return
         self.closed = True
+        if self._on_end is not None:
+            # The usage event is the last (or next to last) one: look at the last events read.
+            seen = [ev.usage for ev in self._current if ev.usage is not None]
+            self._on_end(seen[-1] if seen else None)
         self._current.clear()  # events decoded but not yet handed out are not delivered after close()
         if self.done and self._drain():
             self._resp.release()

@@ -41,7 +41,10 @@ def test_queue_waits_and_prints_every_item(server: ScriptedServer, capsys: pytes
     # Not a terminal: one stderr line per status change, each naming the batch.
     lines = out.err.strip().splitlines()
     assert lines[0] == f"workers-ai: queued batch {request_id} for {BASE}"
-    assert [line.split(": ")[1].split()[0] for line in lines[1:]] == ["queued", "running", "done"]
+    assert [line.split(": ")[1].split()[0] for line in lines[1:-1]] == ["queued", "running", "done"]
+    assert (
+        lines[-1] == "workers-ai: usage: 1 call, 2 batch items, 12 tokens (12 in, 0 out), $0.000001"
+    )  # 12 x 0.067 USD/M
 
 
 def test_no_wait_prints_the_id_and_request_id_resumes(
@@ -78,4 +81,4 @@ def test_a_timeout_names_the_request_id(server: ScriptedServer, capsys: pytest.C
 
 def test_run_needs_json_unless_resuming(server: ScriptedServer, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(run(server, "--queue")) == 2
-    assert "--json is required" in capsys.readouterr().err
+    assert "give the input: --json JSON" in capsys.readouterr().err  # or key=value pairs, or --file

@@ -62,3 +62,33 @@ def test_as_numpy_failed_request_leaves_nan_rows_and_names_the_texts(emu: Emulat
     assert np.isnan(rows[100:200]).all() and not np.isnan(rows[:100]).any() and not np.isnan(rows[200:]).any()
     want = np.asarray(bge.embed_many(texts[:100], poll_interval=0.01), dtype=np.float32)
     assert np.array_equal(rows[:100], want)
+
+
+def test_embed_rows_isolates_a_rejected_text_and_an_empty_one(emu: Emulator) -> None:
+    from workers_ai._embed_rows import embed_rows
+
+    ai = emu.client()
+    ai.max_retries = 0
+    bge = ai.model(BGE)
+    texts = [f"line {i}" for i in range(30)]
+    texts[7] = "poison"
+    texts[20] = ""
+    on = [True]
+    emu.inject(
+        "internal_error", times=None, model=BGE, match=lambda r: on[0] and b"poison" in r.body, status=400, code=5006
+    )
+    before = len(emu.requests)
+    try:
+        vectors, errors = embed_rows(bge, texts, batch_size=10)
+    finally:
+        on[0] = False
+        emu.clear_faults()
+    assert [i for i, e in enumerate(errors) if e is not None] == [7, 20]
+    assert "non-empty" in str(errors[20]) and "InvalidInputError" in str(errors[7])
+    assert vectors.dtype == np.float32 and vectors.shape == (30, 1024)
+    assert np.isnan(vectors[[7, 20]]).all()
+    good = [i for i in range(30) if i not in (7, 20)]
+    assert np.array_equal(vectors[good], np.asarray(bge.embed(text=[texts[i] for i in good]).data, dtype=np.float32))
+    # The empty text was never sent; the poisoned request was split until the bad text stood alone.
+    sent = [r.json()["text"] for r in emu.requests[before:] if r.model == BGE]
+    assert all("" not in batch for batch in sent) and ["poison"] in sent

@@ -61,7 +61,8 @@ def test_traversal_ids_are_refused_before_anything_is_sent(gateway: bool) -> Non
         result = run_client(
             f"""
             from workers_ai import Gateway
-            gw = Gateway(id="gw", account_id=ACCOUNT, base_url={server.url!r} + "/v1") if {gateway} else None
+            gw = Gateway(id="gw", account_id=ACCOUNT, base_url={server.url!r} + "/v1", url_form=True)
+            gw = gw if {gateway} else None
             ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE, gateway=gw, max_retries=0)
             result = {{repr(i): outcome(lambda i=i: ai.run(i, {{"prompt": "x"}})) for i in {TRAVERSALS!r}}}
             result["model"] = outcome(lambda: ai.model("@cf/../../x"))
@@ -91,7 +92,7 @@ def test_segments_are_percent_encoded_and_slashes_kept() -> None:
             from workers_ai import Gateway
             ai = WorkersAI(account_id="a b/c", api_token=TOKEN, base_url=BASE)
             gw = WorkersAI(account_id="acc", api_token=TOKEN,
-                           gateway=Gateway(id="g/w", account_id="x y", base_url={server.url!r}))
+                           gateway=Gateway(id="g/w", account_id="x y", base_url={server.url!r}, url_form=True))
             result = {{"direct": outcome(lambda: ai.run("@cf/acme/a+b", {{"prompt": "x"}})),
                        "gateway": outcome(lambda: gw.run("@cf/acme/a+b", {{"prompt": "x"}}))}}
             """,

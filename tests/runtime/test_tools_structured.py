@@ -224,7 +224,7 @@ def test_structured_output_from_the_emulator_and_json_mode_unmet() -> None:
         raw = llama.chat(messages=[{"role": "user", "content": "x"}], response_format={"type": "json_object"})
         assert isinstance(raw.parsed, dict)
         emu.inject("json_mode_unmet", times=1)
-        with pytest.raises(errors.JSONModeError, match="couldn't be met"):
+        with pytest.raises(errors.JsonModeError, match="couldn't be met"):
             llama.chat(messages=[{"role": "user", "content": "x"}], response_format=Weather)
 
 
@@ -236,5 +236,5 @@ def test_the_json_mode_message_maps_to_its_error_whatever_the_code() -> None:
         return reply(conn, body.encode(), status=400)
 
     with RawServer(handle) as server, WorkersAI(account_id="a" * 32, api_token="t", base_url=server.base_url) as ai:
-        with pytest.raises(errors.JSONModeError):
+        with pytest.raises(errors.JsonModeError):
             ai.model(LLAMA).chat(messages=[{"role": "user", "content": "x"}], response_format=Weather)

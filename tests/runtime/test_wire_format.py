@@ -5,6 +5,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 from workers_ai import BinaryOutput, Gateway, WorkersAI
+from workers_ai.errors import ConfigurationError
 from workers_ai.models.cf.baai import bge_m3
 from workers_ai.models.cf.meta import llama_3_8b_instruct as llama
 
@@ -167,7 +168,7 @@ def test_unknown_model_returns_plain_dict(server: ScriptedServer) -> None:
     assert server.requests[0].target.endswith("/ai/run/@cf/someone/new-model")
 
 
-def test_gateway_routes_through_gateway_url_with_headers(server: ScriptedServer) -> None:
+def test_gateway_url_form_routes_through_gateway_url_with_headers(server: ScriptedServer) -> None:
     server.script(ok(EMBED))
     gw = Gateway(
         id="my-gw",
@@ -177,6 +178,7 @@ def test_gateway_routes_through_gateway_url_with_headers(server: ScriptedServer)
         skip_cache=True,
         metadata={"user": "u1", "n": 2},
         token="gw-token",
+        url_form=True,
     )
     ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, gateway=gw)
     ai.model("@cf/baai/bge-m3").embed(text="a")
@@ -187,12 +189,41 @@ def test_gateway_routes_through_gateway_url_with_headers(server: ScriptedServer)
     assert msgspec.json.decode(req.headers["cf-aig-metadata"]) == {"user": "u1", "n": 2}
     assert req.headers["cf-aig-authorization"] == "Bearer gw-token"
     assert req.headers["authorization"] == f"Bearer {TOKEN}"
+    assert "cf-aig-gateway-id" not in req.headers  # the URL names the gateway
     assert "gw-token" not in repr(gw) and TOKEN not in repr(ai)
 
 
+def test_gateway_by_default_is_a_header_on_the_standard_host(server: ScriptedServer) -> None:
+    server.script(ok(EMBED))
+    gw = Gateway(id="my-gw", cache_ttl=60, collect_log=False, token="gw-token")
+    ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=server.url + "/client/v4", gateway=gw)
+    ai.model("@cf/baai/bge-m3").embed(text="a")
+    (req,) = server.requests
+    assert req.target == f"/client/v4/accounts/{ACCOUNT}/ai/run/@cf/baai/bge-m3"
+    assert req.headers["cf-aig-gateway-id"] == "my-gw"
+    assert req.headers["cf-aig-cache-ttl"] == "60"
+    assert req.headers["cf-aig-collect-log"] == "false"
+    assert req.headers["cf-aig-authorization"] == "Bearer gw-token"
+    assert req.headers["authorization"] == f"Bearer {TOKEN}"
+
+
+def test_gateway_of_another_account_needs_the_url_form() -> None:
+    with pytest.raises(ConfigurationError, match="url_form=True"):
+        WorkersAI(account_id=ACCOUNT, api_token=TOKEN, gateway="acc7/gw1")
+    with pytest.raises(ConfigurationError, match="line break"):
+        WorkersAI(account_id=ACCOUNT, api_token=TOKEN, gateway=Gateway(id="gw\r\nx: y"))
+
+
 def test_gateway_short_form() -> None:
-    ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, gateway="acc7/gw1")
-    assert ai.run_url("@cf/baai/bge-m3") == "https://gateway.ai.cloudflare.com/v1/acc7/gw1/workers-ai/@cf/baai/bge-m3"
+    ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, gateway=f"{ACCOUNT}/gw1")
+    assert (
+        ai.run_url("@cf/baai/bge-m3")
+        == f"https://api.cloudflare.com/client/v4/accounts/{ACCOUNT}/ai/run/@cf/baai/bge-m3"
+    )
+    assert ai._base_headers["cf-aig-gateway-id"] == "gw1"  # pyright: ignore[reportPrivateUsage]
+    old = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, gateway=Gateway(id="gw1", account_id="acc7", url_form=True))
+    assert old.run_url("@cf/baai/bge-m3") == "https://gateway.ai.cloudflare.com/v1/acc7/gw1/workers-ai/@cf/baai/bge-m3"
+    assert old.openai_base_url == "https://gateway.ai.cloudflare.com/v1/acc7/gw1/workers-ai/v1"
 
 
 def test_environment_configuration(monkeypatch: pytest.MonkeyPatch, server: ScriptedServer) -> None:
