@@ -132,6 +132,15 @@ RESERVED_NAMES = frozenset(
         "field",
         "Literal",
         "Annotated",
+        # structured outputs and tools (issue 13)
+        "Parsed",
+        "ToolRun",
+        "ToolLike",
+        "TypeVar",
+        "overload",
+        "Callable",
+        "response_format_payload",
+        "tools_payload",
     }
 )
 _WORD = re.compile(r"[A-Za-z][a-z]*|[0-9]+|[A-Z]+(?![a-z])")

@@ -12,6 +12,8 @@
    Embeddings output ``shape`` declared as an array of ``number`` becomes an array of ``integer`` (the
    API returns ``[count, dimension]`` as integers; ``number`` would decode as floats); plus the
    per-model repairs listed in ``codegen.fixes``.
+   **Where a published input schema is stricter than the platform, it is loosened** (``LENIENCY_RULE``):
+   client-side validation must never refuse a request the API takes.
 3. **Free-form outputs are stated**: an output object that declares no properties gets
    ``additionalProperties: {}`` (the JSON Schema default, made explicit so it is typed as a mapping).
 4. **Outputs say what is always returned** (``OUTPUT_REQUIRED_RULE``): see ``require_outputs``.
@@ -29,6 +31,7 @@ from typing import Any
 from .schema_walk import as_list, as_map, branches, walk
 
 __all__ = [
+    "LENIENCY_RULE",
     "OUTPUT_REQUIRED_RULE",
     "PROSE_KEYS",
     "TITLES",
@@ -85,6 +88,16 @@ schema declares (published `required` lists are kept and extended, never shorten
   Image-to-Text: description.   Text-to-Image (JSON branch): image.   Text-to-Speech (JSON branch): audio."""
 
 
+LENIENCY_RULE = """\
+Input schemas never refuse what the platform takes:
+  - in `tools` (and `functions`), `description` is not required (of a tool, of its function, of each
+    parameter property): the published schemas list it, the Workers binding's own types mark it optional,
+    and clients that leave it out (langchain-cloudflare's `bind_tools`) work against the live API;
+  - `stop` also takes null (OpenAI-style clients send `"stop": null` for "no stop sequences");
+  - a message's `content` also takes null (an OpenAI-form assistant message that carries `tool_calls` has
+    no content, and tool loops send it back that way)."""
+
+
 def strip_prose(node: Any) -> Any:
     """A copy of a schema with every prose keyword removed (property names and data values kept)."""
     out = copy.deepcopy(node)
@@ -107,6 +120,7 @@ def normalise_schema(model_id: str, task: str, schema: dict[str, Any], notes: li
     _require_batch_requests(inp, notes)
     _async_output(inp, out, notes)
     apply_fixes(model_id, inp, out, notes)
+    _platform_leniency(inp, notes)
     if task == "Text Embeddings":
         _integer_shapes(out, notes)
     _free_form_outputs(out)
@@ -117,6 +131,64 @@ def normalise_schema(model_id: str, task: str, schema: dict[str, Any], notes: li
 
 
 # ----------------------------------------------------------------------------------------- repairs
+
+
+def _nullable(schema: dict[str, Any]) -> bool:
+    """Whether ``schema`` already admits null (or anything)."""
+    if not schema or schema.get("type") == "null" or "null" in (as_list(schema.get("type")) or []):
+        return True
+    return any(
+        _nullable(b)
+        for key in ("anyOf", "oneOf")
+        for b in (as_map(x) for x in as_list(schema.get(key)) or [])
+        if b is not None
+    )
+
+
+def _make_nullable(props: dict[str, Any], name: str) -> bool:
+    sub = as_map(props.get(name))
+    if sub is None or _nullable(sub):
+        return False
+    keep = {k: v for k, v in sub.items() if k in ("default", "description", "title")}
+    alts = as_list(sub.get("anyOf"))
+    body = {k: v for k, v in sub.items() if k not in keep}
+    if alts is not None and list(body) == ["anyOf"]:
+        props[name] = {**keep, "anyOf": [*alts, {"type": "null"}]}
+    else:
+        props[name] = {**keep, "anyOf": [body, {"type": "null"}]}
+    return True
+
+
+def _platform_leniency(inp: dict[str, Any], notes: list[str]) -> None:
+    """``LENIENCY_RULE``: loosen what the published input schema states more strictly than the API."""
+    loosened: set[str] = set()
+    for node, _where in list(walk(inp, "/schema/input")):
+        props = as_map(node.get("properties"))
+        if props is None:
+            continue
+        for key in ("tools", "functions"):
+            tools = as_map(props.get(key))
+            for sub, _ in list(walk(tools)) if tools is not None else []:
+                required = as_list(sub.get("required"))
+                if required is not None and "description" in required:
+                    sub["required"] = [r for r in required if r != "description"]
+                    loosened.add("description")
+        if "stop" in props and _make_nullable(props, "stop"):
+            loosened.add("stop")
+        messages = as_map(props.get("messages"))
+        for sub, _ in list(walk(messages)) if messages is not None else []:
+            inner = as_map(sub.get("properties"))
+            if inner is not None and "role" in inner and "content" in inner and _make_nullable(inner, "content"):
+                loosened.add("content")
+    texts = {
+        "description": "`description` of a tool and of its parameters is not required (the published schema "
+        "requires it; the platform and the Workers binding's types do not)",
+        "stop": "`stop` also takes null, as the API does",
+        "content": "a message's `content` also takes null (an assistant message carrying `tool_calls`), "
+        "as the API does",
+    }
+    for key in sorted(loosened):
+        notes.append(f"/schema/input: {texts[key]}.")
 
 
 def _move_misplaced_required(schema: dict[str, Any], base: str, notes: list[str]) -> None:

@@ -48,6 +48,7 @@ from .variants import (
     json_type,
     method_name,
     pair,
+    tool_form,
     variant_schemas,
 )
 
@@ -151,6 +152,9 @@ class ParamPlan:
     description: str
     binary: str | None  # "bytes" | "base64" | "uint8": accepts raw bytes, a path or a file too
     loose: bool  # the parameter accepts more than the struct field declares (dicts, sequences)
+    # "field": passed to the struct as is; "response_format": also a type to parse the reply into
+    # (JSON mode; left out of *_stream methods); "tools": also functions/Struct types/dicts, sent in tool_form
+    kind: str = "field"
 
 
 @dataclass(frozen=True)
@@ -180,6 +184,17 @@ class MethodPlan:
     returns_doc: str
     expect: str
     typed_result: bool
+    tool_form: str | None = None  # how `tools` go out: "flat" ({name, parameters}) or "openai" ({type, function})
+    runs_tools: bool = False  # the handle's `run_tools()` drives this method (it takes `messages` and `tools`)
+
+    @property
+    def structured(self) -> bool:
+        """Takes ``response_format=`` (JSON mode): the call method gets overloads returning ``Parsed``."""
+        return any(p.kind == "response_format" for p in self.params)
+
+    @property
+    def messages_param(self) -> ParamPlan | None:
+        return next((p for p in self.params if p.name == "messages"), None)
 
 
 @dataclass(frozen=True)
@@ -268,6 +283,8 @@ class ModelPlan:
             names.append(m.name)
             if m.streams:
                 names.append(f"{m.name}_stream")
+            if m.runs_tools:
+                names.append("run_tools")
         return tuple(names)
 
 
@@ -366,6 +383,9 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
 
     inputs: list[InputDraft] = []
     taken_methods: set[str] = set()
+    openai_output = any(
+        "choices" in (as_obj(inline_ref(b, defs, set()).get("properties")) or {}) for b in branches(output_root)
+    )
     input_root = inline_ref(src.input, defs, inlined)
     input_branches = [inline_ref(b, defs, inlined) for b in branches(input_root)]
     classes: dict[str, str] = {canonical(defs[o.class_name]): o.class_name for o in outputs if o.class_name}
@@ -401,6 +421,7 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
         if streams:
             taken_methods.add(f"{method}_stream")
         binary_fields = {name: b for name, sub in props.items() if (b := binary_kind(sub))}
+        tools_form = tool_form(props.get("tools"), defs, openai_output) if "tools" in props else None
         inputs.append(
             InputDraft(
                 i,
@@ -412,6 +433,7 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
                 title_words(title, mid),
                 streams=streams,
                 binary_fields=binary_fields,
+                tool_form=tools_form,
             )
         )
 
@@ -438,8 +460,8 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
         for o in outputs
     )
     by_index = {o.index: o for o in out_plans}
-    methods = tuple(
-        _method(v, structs, types.roots, types.loose_roots, by_index, out_plans, output_alias) for v in inputs
+    methods = _tool_runner(
+        tuple(_method(v, structs, types.roots, types.loose_roots, by_index, out_plans, output_alias) for v in inputs)
     )
     json_members: list[str] = [o.class_name for o in out_plans if o.kind == "json" and o.class_name]
     if any(o.kind == "binary" for o in out_plans):
@@ -514,7 +536,7 @@ def _method(
         if clash or len(set(names)) != len(names) or any(n.startswith("_") for n in names):
             kind = "request"  # keyword parameters would shadow names the method body uses
         else:
-            params = candidates
+            params = [_with_kind(p, v.tool_form) for p in candidates]
         if v.kind == "requests":
             kind = "requests"
             req = next((f for f in struct.fields if f.wire == "requests"), None)
@@ -537,7 +559,35 @@ def _method(
         returns_doc=(target.class_name or "BinaryOutput") if target is not None else "",
         expect=expect,
         typed_result=typed,
+        tool_form=v.tool_form if any(p.kind == "tools" for p in params) else None,
     )
+
+
+def _with_kind(p: ParamPlan, tools_form: str | None) -> ParamPlan:
+    """Mark the parameters the runtime widens: ``response_format`` (a type to parse into) and ``tools``
+    (functions, Struct types and dicts, sent in the model's form)."""
+    if p.wire == "response_format":
+        return replace(p, kind="response_format", loose=True)
+    if p.wire == "tools" and tools_form is not None and p.annotation.startswith("Sequence["):
+        depth, end = 0, -1
+        for i, ch in enumerate(p.annotation):
+            depth += {"[": 1, "]": -1}.get(ch, 0)
+            if ch == "]" and depth == 0:
+                end = i
+                break
+        annotation = f"{p.annotation[:end]} | ToolLike{p.annotation[end:]}"
+        return replace(p, kind="tools", loose=True, annotation=annotation)
+    return p
+
+
+def _tool_runner(methods: tuple[MethodPlan, ...]) -> tuple[MethodPlan, ...]:
+    """The first method taking ``messages`` and ``tools`` drives ``run_tools()`` (when no method has that name)."""
+    if any(m.name == "run_tools" or f"{m.name}_stream" == "run_tools" for m in methods):
+        return methods
+    for i, m in enumerate(methods):
+        if m.kind == "object" and m.tool_form and m.messages_param is not None:
+            return (*methods[:i], replace(m, runs_tools=True), *methods[i + 1 :])
+    return methods
 
 
 def _param(f: FieldPlan, binary: str | None) -> ParamPlan:
@@ -684,6 +734,15 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
         need[_relative(depth, "_batch")] = {"BatchJob", "BatchRequest"}
     if any(m.streams for m in p.methods):
         need[_relative(depth, "_stream")] = {"EventStream"}
+    if any(m.structured for m in p.methods):
+        need[_relative(depth, "_structured")] = {"Parsed", "response_format_payload"}
+        need["typing"].update({"TypeVar", "overload"})
+    if any(m.tool_form for m in p.methods):
+        need[_relative(depth, "_tooldefs")] = {"ToolLike", "tools_payload"}
+    if any(m.runs_tools for m in p.methods):
+        need[_relative(depth, "_toolloop")] = {"ToolRun", "run_tools as _run_tools", "arun_tools as _arun_tools"}
+        need["typing"].add("Literal")
+        need.setdefault("collections.abc", set()).update({"Callable", "Mapping", "Sequence"})
     # The async twin: _aio_handle imports nothing heavy; its batch and stream types are TYPE_CHECKING imports.
     need[_relative(depth, "_aio_handle")] = {"AsyncModelHandle"}
     if any(m.kind == "json" for m in p.methods):

@@ -28,6 +28,7 @@ __all__ = [
     "json_type",
     "method_name",
     "pair",
+    "tool_form",
     "variant_schemas",
 ]
 
@@ -62,6 +63,7 @@ class InputDraft:
     output: OutputDraft | None = None
     streams: bool = False
     binary_fields: dict[str, str] = field(default_factory=dict[str, str])
+    tool_form: str | None = None  # "flat" ({name, parameters}) or "openai" ({type, function}): how `tools` go out
 
 
 def inline_ref(schema: dict[str, Any], defs: dict[str, Any], inlined: set[str]) -> dict[str, Any]:
@@ -88,6 +90,40 @@ def inline_ref(schema: dict[str, Any], defs: dict[str, Any], inlined: set[str]) 
         seen.add(name)
         inlined.add(name)
         schema = {**target, **rest}
+
+
+def _tool_shapes(node: Any, defs: dict[str, Any], depth: int = 0) -> set[str]:
+    """Which request forms a ``tools`` item schema admits: "flat" (``name`` at the top) and/or "openai"
+    (a ``function`` object)."""
+    obj = as_obj(node)
+    if obj is None or depth > 8:
+        return set()
+    obj = inline_ref(obj, defs, set())
+    found: set[str] = set()
+    for key in ("anyOf", "oneOf", "allOf"):
+        for alt in as_arr(obj.get(key)) or []:
+            found |= _tool_shapes(alt, defs, depth + 1)
+    props = as_obj(obj.get("properties")) or {}
+    if "function" in props:
+        found.add("openai")
+    if "name" in props:
+        found.add("flat")
+    return found
+
+
+def tool_form(tools: Any, defs: dict[str, Any], openai_output: bool) -> str | None:
+    """How this input's ``tools`` are sent: the model's native form when its schema admits both (OpenAI's
+    for models answering in OpenAI's shape, else the classic flat one); None without ``tools``."""
+    schema = as_obj(tools)
+    if schema is None:
+        return None
+    schema = inline_ref(schema, defs, set())
+    shapes = _tool_shapes(schema.get("items"), defs)
+    if not shapes:
+        return None
+    if len(shapes) == 1:
+        return next(iter(shapes))
+    return "openai" if openai_output else "flat"
 
 
 def drop_unused(defs: dict[str, Any], names: set[str]) -> None:

@@ -14,6 +14,7 @@ import msgspec
 
 from ._binary import BinaryInput, read_binary
 from ._handle import HandleBase
+from ._structured import Parsed
 from .errors import ModelDeprecatedError
 
 if TYPE_CHECKING:
@@ -56,6 +57,10 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
     ) -> AsyncStreamRequest:
         """Run with ``stream: true``: ``async with h.stream(...) as events: async for e in events``."""
         return self._open_stream(self._stream_body(payload), headers)
+
+    async def run_decoded(self, payload: Mapping[str, Any], expect: type[T] | None) -> tuple[T, Any]:
+        """Run with a mapping: ``(output decoded into expect, result as sent)`` (what ``run_tools`` awaits)."""
+        return self._decoded_pair(await self._post(self.encode_input(payload)), expect)
 
     async def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> AsyncBatchJob[OutT]:
         """Queue ``{"requests": [...]}`` with the async batch API."""
@@ -166,7 +171,13 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         return self._counted(self._decode(reply, expect))
 
     def _stream(self, request: msgspec.Struct) -> AsyncStreamRequest:
-        return self._open_stream(self.validate(request), None)
+        return self._open_stream(self._stream_request_body(request), None)
+
+    async def _call_parsed(
+        self, request: msgspec.Struct, expect: type[Any] | None, response_format: Any
+    ) -> Parsed[Any, Any]:
+        """A JSON-mode call (see ``HandleBase._parsed``)."""
+        return self._parsed(await self._post(self.validate(request)), expect, response_format)
 
     async def _submit_batch(
         self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None

@@ -46,6 +46,7 @@ __all__ = [
     "ResponseTooLargeError",
     "ServerTimeoutError",
     "StreamError",
+    "ToolLoopError",
     "WorkersAIError",
     "code_of",
     "details_from",
@@ -184,6 +185,16 @@ class ResponseDecodeError(APIError):
     """The reply could not be read: truncated JSON, an HTML error page, or an unexpected shape."""
 
 
+class ToolLoopError(WorkersAIError):
+    """``run_tools`` reached ``max_rounds`` with the model still calling tools; ``calls`` are the last ones
+    it asked for and ``messages`` the conversation so far."""
+
+    def __init__(self, message: str, *, calls: Sequence[Any], messages: Sequence[Any]) -> None:
+        self.calls = list(calls)
+        self.messages = list(messages)
+        super().__init__(message)
+
+
 class ResponseTooLargeError(APIError):
     """The reply (or one server-sent event) is larger than the client's limit (``max_response_bytes``,
     ``max_event_bytes``); the connection was dropped, not read to the end."""
@@ -250,7 +261,8 @@ class ModelAgreementError(PermissionDeniedError):
 
 
 class JsonModeError(BadRequestError):
-    """JSON mode was asked for with streaming (code 5023), or could not be met (code 3030)."""
+    """JSON mode was asked for with streaming (code 5023), or could not be met ("JSON Mode couldn't be met":
+    the API documents no code for it; code 3030, what the emulator sends, or that message with any code)."""
 
 
 class LoraUnsupportedError(BadRequestError):
@@ -306,6 +318,7 @@ _BY_CODE: dict[int, type[APIError]] = {
     3039: LoraFilesMissingError,
     2021: PaymentRequiredError,
 }
+JSON_MODE_UNMET = "json mode couldn't be met"  # the API's message, matched whatever code comes with it
 
 
 _BY_STATUS: Mapping[int, type[APIError]] = {
@@ -445,6 +458,8 @@ def error_from(
         message = f"HTTP {status} with an empty body"
     where = f"{model_id}: " if model_id else ""
     cls = error_for(status, [e.code for e in errors if e.code is not None])
+    if JSON_MODE_UNMET in message.lower():
+        cls = JsonModeError
     if parsed is None and 200 <= status < 300:
         cls = ResponseDecodeError
     return cls(

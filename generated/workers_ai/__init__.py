@@ -16,8 +16,11 @@ from ._client import WorkersAI
 from ._gateway import Gateway
 from ._handle import ModelHandle, ModelInfo
 from ._finetunes import Finetune
-from ._stream import EventStream, StreamEvent, StreamResult, ToolCall
+from ._stream import EventStream, StreamEvent, StreamResult
+from ._structured import Parsed
 from ._tomarkdown import MarkdownFormat, MarkdownResult
+from ._toolcall import ToolCall, tool_calls
+from ._toolloop import ToolRun, reply_text
 from ._usage import Usage
 
 if TYPE_CHECKING:
@@ -67,11 +70,15 @@ __all__ = [
     "MarkdownResult",
     "ModelInfo",
     "ModelUsage",
+    "Parsed",
     "StreamEvent",
     "StreamResult",
     "ToolCall",
+    "ToolRun",
     "Usage",
     "UsageMeter",
     "WorkersAI",
     "errors",
+    "reply_text",
+    "tool_calls",
 ]

@@ -17,6 +17,7 @@ from ._json import as_list, as_object
 from ._pickle import handle_of
 from ._session import Reply, Session, SessionConfig
 from ._stream import EventStream
+from ._structured import Parsed, check_no_stream, is_schema_type, json_payload, parse_into, textual
 from ._usage import Usage
 from .errors import InputValidationError, ModelDeprecatedError, ResponseDecodeError, StreamError, error_from
 
@@ -92,7 +93,15 @@ class HandleBase(Generic[SessionT, InT, OutT]):
                 self.model_id, "$", f"expected a mapping or request struct, got {type(payload).__name__}"
             )
         data: Mapping[str, Any] = payload  # pyright: ignore[reportUnknownVariableType]
+        if data.get("stream") is True:
+            check_no_stream(self.model_id, data.get("response_format"))
         if self.input_types:
+            if "response_format" in data and not any(
+                "response_format" in getattr(cls, "__struct_fields__", ()) for cls, _ in self.input_types
+            ):
+                raise InputValidationError(
+                    self.model_id, "$.response_format", "this model has no JSON mode (no `response_format` input)"
+                )
             self._check_mapping(data)
         try:
             return _ENCODER.encode(data)
@@ -129,6 +138,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         else:
             raise TypeError("stream() takes a request struct or a mapping")
         data["stream"] = True
+        check_no_stream(self.model_id, data.get("response_format"))
         return self.encode_input(data)
 
     def _batch_requests(self, payload: Any) -> list[Any]:
@@ -139,6 +149,47 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         if requests is None:
             raise InputValidationError(self.model_id, "$.requests", "a batch needs a `requests` list")
         return requests
+
+    def _stream_request_body(self, request: msgspec.Struct) -> bytes:
+        """The body of a generated ``*_stream`` call; JSON mode does not stream (refused before sending)."""
+        check_no_stream(self.model_id, getattr(request, "response_format", None))
+        return self.validate(request)
+
+    def _decoded_pair(self, reply: Reply, expect: type[T] | None) -> tuple[T, Any]:
+        """``(output decoded into expect, result as sent)`` of a JSON reply."""
+        value, messages = unwrap(reply.status, reply.headers, reply.data, model_id=self.model_id)
+        self.client.remember(reply.status, reply.headers, messages)
+        return self._convert(value, expect, reply), value
+
+    def _parsed(self, reply: Reply, expect: type[Any] | None, response_format: Any) -> Parsed[Any, Any]:
+        """A JSON-mode reply: its object parsed into ``response_format`` when that is a type (else left as
+        decoded), next to the model's usual output (the object as JSON text in ``response``)."""
+        if media_type(reply.headers) == _SSE:
+            raise StreamError(
+                f"{self.model_id}: the server streamed a JSON-mode reply", status=reply.status, model_id=self.model_id
+            )
+        value, messages = unwrap(reply.status, reply.headers, reply.data, model_id=self.model_id)
+        self.client.remember(reply.status, reply.headers, messages)
+        payload = json_payload(value, self.model_id, reply.data)
+        parsed: Any = payload
+        if is_schema_type(response_format):
+            parsed = parse_into(payload, response_format, self.model_id, reply.status, reply.data)
+        output: Any = self._convert(textual(value), expect, reply)
+        return Parsed(parsed, output, value)
+
+    def _convert(self, value: Any, expect: type[T] | None, reply: Reply) -> T:
+        try:
+            if expect is None:
+                return cast("T", self.decoder.decode(value, self.model_id))
+            return msgspec.convert(value, expect)
+        except msgspec.ValidationError as exc:
+            path, message = split_error(exc)
+            raise ResponseDecodeError(
+                f"{self.model_id}: result does not fit {getattr(expect, '__name__', expect)} at {path}: {message}",
+                status=reply.status,
+                model_id=self.model_id,
+                body=reply.data,
+            ) from None
 
     @staticmethod
     def _is_binary(payload: object) -> bool:
@@ -238,6 +289,13 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
     def stream(self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> EventStream:
         """Run with ``stream: true`` and iterate the server-sent events."""
         return self._open_stream(self._stream_body(payload), headers)
+
+    def run_decoded(self, payload: Mapping[str, Any], expect: type[T] | None) -> tuple[T, Any]:
+        """Run with a mapping (validated like :meth:`run`): ``(output decoded into expect, result as sent)``.
+        What ``run_tools`` calls each round: tool calls are read from the result as sent, since a
+        model's output struct may declare only one of the two tool-call shapes."""
+        output, raw = self._decoded_pair(self._post(self.encode_input(payload)), expect)
+        return self._counted(output), raw
 
     def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> BatchJob[OutT]:
         """Queue ``{"requests": [...]}`` with the async batch API."""
@@ -345,7 +403,13 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         return self._counted(result)
 
     def _stream(self, request: msgspec.Struct) -> EventStream:
-        return self._open_stream(self.validate(request), None)
+        return self._open_stream(self._stream_request_body(request), None)
+
+    def _call_parsed(self, request: msgspec.Struct, expect: type[Any] | None, response_format: Any) -> Parsed[Any, Any]:
+        """A JSON-mode call (see :meth:`_parsed`)."""
+        reply = self._parsed(self._post(self.validate(request)), expect, response_format)
+        self._counted(reply.output)
+        return reply
 
     def _submit_batch(self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None) -> BatchJob[Any]:
         return submit(self, requests, headers=headers)

@@ -19,6 +19,7 @@ from workers_ai.errors import (
     CapacityError,
     InvalidInputError,
     ModelNotFoundError,
+    ResponseDecodeError,
     StreamError,
 )
 
@@ -205,9 +206,11 @@ def test_tool_call_fragments_without_index_continue_by_id_or_last_call() -> None
     merger.add([{"function": {"arguments": ": 1}"}}])
     merger.add([{"id": "c2", "function": {"name": "g", "arguments": "{}"}}])
     merger.add([{"id": "c1", "function": {"arguments": ""}}])
-    assert [(c.id, c.name, c.arguments) for c in merger.calls] == [("c1", "f", '{"a": 1}'), ("c2", "g", "{}")]
-    with pytest.raises(ValueError, match="not valid JSON"):
-        ToolCall(name="h", arguments="{broken").parsed_arguments()
+    # The joined JSON text is decoded: a streamed call is the same ToolCall a whole reply gives.
+    assert [(c.id, c.name, c.arguments) for c in merger.calls] == [("c1", "f", {"a": 1}), ("c2", "g", {})]
+    merger.add([{"id": "c3", "function": {"name": "h", "arguments": "{broken"}}])
+    with pytest.raises(ResponseDecodeError, match="not valid JSON"):
+        merger.calls  # noqa: B018
 
 
 def test_stream_without_done_raises_after_the_events_it_delivered(server: ScriptedServer) -> None:

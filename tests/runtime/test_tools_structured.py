@@ -1,0 +1,240 @@
+"""Tool calling and structured outputs in the runtime: one ToolCall for both reply shapes and streams,
+the tool loop (3 rounds against a scripted server, 1 against the emulator), max_rounds, raising tools,
+replies that do not fit the type, JSON mode refused with streaming before anything is sent."""
+
+from __future__ import annotations
+
+import json
+import socket
+from typing import Any, Literal
+
+import msgspec
+import pytest
+from workers_ai import WorkersAI, errors, tool_calls
+from workers_ai._stream import ToolCallMerger
+from workers_ai._tooldefs import tool_def
+from workers_ai.testing import Emulator
+
+from tests.runtime._raw import RawRequest, RawServer, envelope, reply
+
+LLAMA = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
+GPT = "@cf/openai/gpt-oss-20b"
+
+
+class Weather(msgspec.Struct):
+    city: str
+    temperature: float
+
+
+def get_weather(city: str, unit: Literal["c", "f"] = "c", days: int = 1) -> dict[str, Any]:
+    """Current weather for a city.
+
+    Args:
+        city: Name of the city.
+        unit: Temperature unit.
+    """
+    return {"city": city, "unit": unit, "days": days}
+
+
+def test_both_tool_call_shapes_and_stream_fragments_decode_to_the_same_toolcall() -> None:
+    legacy = {"response": "", "tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]}
+    openai = {
+        "choices": [
+            {
+                "message": {
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'},
+                        }
+                    ]
+                }
+            }
+        ]
+    }
+    flat = {
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Paris"}'}}
+        ]
+    }
+    a, b, c = tool_calls(legacy)[0], tool_calls(openai)[0], tool_calls(flat)[0]
+    assert (a.name, a.arguments, a.id) == ("get_weather", {"city": "Paris"}, None)
+    assert (b.name, b.arguments, b.id) == ("get_weather", {"city": "Paris"}, "c1")
+    assert b == c and type(a) is type(b)
+    merger = ToolCallMerger()
+    merger.add([{"index": 0, "id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"ci'}}])
+    merger.add([{"index": 0, "function": {"arguments": 'ty":"Paris"}'}}])
+    assert merger.calls[0].arguments == b.arguments and type(merger.calls[0]) is type(b)
+    with pytest.raises(errors.ResponseDecodeError, match="not valid JSON"):
+        tool_calls({"tool_calls": [{"id": "x", "function": {"name": "f", "arguments": "{broken"}}]})
+
+
+def test_a_function_becomes_a_tool_from_its_signature_and_docstring() -> None:
+    d = tool_def(get_weather)
+    assert d.name == "get_weather" and d.description == "Current weather for a city."
+    props = d.parameters["properties"]
+    assert props["unit"]["enum"] == ["c", "f"] and props["unit"]["type"] == "string"
+    assert props["city"] == {"type": "string", "description": "Name of the city."}
+    assert d.parameters["required"] == ["city"]
+    assert d.request("openai")["function"]["name"] == "get_weather" and "function" not in d.request("flat")
+    assert d.convert({"city": "Oslo"}) == {"city": "Oslo", "unit": "c", "days": 1}
+    with pytest.raises(msgspec.ValidationError):
+        d.convert({"city": "Oslo", "unit": "kelvin"})
+    with pytest.raises(errors.ConfigurationError):
+        tool_def(lambda x: x)
+
+
+def _scripted(rounds: int, shape: str) -> tuple[RawServer, list[dict[str, Any]]]:
+    """A model that calls get_weather `rounds` times (one more per tool result it has seen), then answers."""
+    bodies: list[dict[str, Any]] = []
+
+    def handle(conn: socket.socket, req: RawRequest) -> bool:
+        body = json.loads(req.body)
+        bodies.append(body)
+        seen = sum(1 for m in body["messages"] if m.get("role") == "tool")
+        if seen >= rounds:
+            result: Any = {"response": f"done after {seen}"}
+        elif shape == "legacy":
+            result = {"response": "", "tool_calls": [{"name": "get_weather", "arguments": {"city": f"c{seen}"}}]}
+        else:
+            call = {
+                "id": f"call{seen}",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": json.dumps({"city": f"c{seen}"})},
+            }
+            result = {"response": "", "tool_calls": [call]}
+        return reply(conn, envelope(result))
+
+    return RawServer(handle), bodies
+
+
+@pytest.mark.parametrize("shape", ["legacy", "openai"])
+def test_a_tool_loop_of_three_rounds(shape: str) -> None:
+    server, bodies = _scripted(3, shape)
+    with server, WorkersAI(account_id="a" * 32, api_token="t", base_url=server.base_url) as ai:
+        run = ai.model(LLAMA).run_tools(
+            messages=[{"role": "user", "content": "weather?"}], tools=[get_weather], max_rounds=3
+        )
+    assert run.rounds == 3 and run.response == "done after 3" and len(bodies) == 4
+    assert [c.arguments["city"] for c in run.calls] == ["c0", "c1", "c2"]
+    last = bodies[-1]["messages"]
+    tools_sent = [m for m in last if m["role"] == "tool"]
+    assert [json.loads(m["content"])["city"] for m in tools_sent] == ["c0", "c1", "c2"]
+    if shape == "legacy":
+        assert all(m["name"] == "get_weather" and "tool_call_id" not in m for m in tools_sent)
+    else:
+        assert [m["tool_call_id"] for m in tools_sent] == ["call0", "call1", "call2"]
+        assert last[1]["tool_calls"][0]["function"]["arguments"] == json.dumps({"city": "c0"}, separators=(",", ":"))
+    assert bodies[0]["tools"][0]["name"] == "get_weather"  # llama-3.3 takes the flat form
+    assert run.messages[-1] == {"role": "assistant", "content": "done after 3"}
+
+
+def test_max_rounds_exceeded_names_the_last_calls() -> None:
+    server, bodies = _scripted(5, "legacy")
+    with server, WorkersAI(account_id="a" * 32, api_token="t", base_url=server.base_url) as ai:
+        with pytest.raises(
+            errors.ToolLoopError, match=r"after 2 round\(s\); last calls: get_weather\(\{\"city\":\"c2\"\}\)"
+        ) as info:
+            ai.model(LLAMA).run_tools(messages=[{"role": "user", "content": "x"}], tools=[get_weather], max_rounds=2)
+    assert len(bodies) == 3 and info.value.calls[0].arguments == {"city": "c2"}
+
+
+def _boom(city: str) -> str:
+    raise RuntimeError(f"no weather for {city}")
+
+
+def test_a_raising_tool_is_reported_to_the_model_or_re_raised() -> None:
+    def get_weather(city: str) -> str:  # the name the scripted model calls
+        return _boom(city)
+
+    server, bodies = _scripted(1, "legacy")
+    with server, WorkersAI(account_id="a" * 32, api_token="t", base_url=server.base_url) as ai:
+        run = ai.model(LLAMA).run_tools(messages=[{"role": "user", "content": "x"}], tools=[get_weather])
+        assert run.messages[2]["content"] == "error: RuntimeError: no weather for c0"
+        assert bodies[-1]["messages"][2]["content"] == "error: RuntimeError: no weather for c0"
+        before = len(bodies)
+        with pytest.raises(RuntimeError, match="no weather for c0"):
+            ai.model(LLAMA).run_tools(
+                messages=[{"role": "user", "content": "x"}], tools=[get_weather], on_tool_error="raise"
+            )
+        assert len(bodies) == before + 1  # the first call only: nothing sent after the tool raised
+
+
+def test_arguments_are_validated_against_the_signature_before_the_function_runs() -> None:
+    ran: list[int] = []
+
+    def get_weather(city: int) -> str:  # the scripted model sends a string
+        ran.append(city)
+        return "x"
+
+    server, _ = _scripted(1, "legacy")
+    with server, WorkersAI(account_id="a" * 32, api_token="t", base_url=server.base_url) as ai:
+        run = ai.model(LLAMA).run_tools(messages=[{"role": "user", "content": "x"}], tools=[get_weather])
+    assert ran == [] and run.messages[2]["content"].startswith("error: invalid arguments for get_weather at $.city")
+
+
+def test_the_tool_loop_against_the_emulator_in_both_families() -> None:
+    with Emulator() as emu:
+        ai = emu.client()
+        for model in (LLAMA, GPT):
+            run = ai.model(model).run_tools(
+                messages=[{"role": "user", "content": "weather in Paris"}], tools=[get_weather]
+            )
+            assert run.rounds == 1 and "Paris" in run.response
+            assert run.calls[0].name == "get_weather" and isinstance(run.calls[0].arguments["city"], str)
+        assert all(r.status == 200 for r in emu.requests)
+
+
+def test_a_reply_that_does_not_fit_the_type_raises_with_the_raw_reply() -> None:
+    def handle(conn: socket.socket, req: RawRequest) -> bool:
+        return reply(conn, envelope({"response": {"city": "Paris", "temperature": "warm"}}))
+
+    with RawServer(handle) as server, WorkersAI(account_id="a" * 32, api_token="t", base_url=server.base_url) as ai:
+        with pytest.raises(errors.ResponseDecodeError, match=r"does not fit Weather at \$.temperature") as info:
+            ai.model(LLAMA).chat(messages=[{"role": "user", "content": "x"}], response_format=Weather)
+        sent = json.loads(server.requests[0].body)["response_format"]
+    assert b'"warm"' in (info.value.body or b"")
+    assert sent["type"] == "json_schema" and sent["json_schema"]["properties"]["temperature"] == {"type": "number"}
+    assert "$defs" not in sent["json_schema"] and "$ref" not in json.dumps(sent)
+
+
+def test_json_mode_with_streaming_is_refused_before_sending() -> None:
+    with Emulator() as emu:
+        ai = emu.client()
+        llama = ai.model(LLAMA)
+        body = {"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_object"}}
+        with pytest.raises(errors.InputValidationError, match="streaming"):
+            llama.stream(body)
+        with pytest.raises(errors.InputValidationError, match="streaming"):
+            llama.run({**body, "stream": True})
+        with pytest.raises(errors.InputValidationError, match="streaming"):
+            ai.run(LLAMA, body, stream=True)
+        with pytest.raises(errors.InputValidationError, match="no JSON mode"):
+            ai.model("@cf/meta/llama-3-8b-instruct").run({"prompt": "x", "response_format": {"type": "json_object"}})
+        assert emu.requests == []
+
+
+def test_structured_output_from_the_emulator_and_json_mode_unmet() -> None:
+    with Emulator() as emu:
+        llama = emu.client().model(LLAMA)
+        out = llama.chat(messages=[{"role": "user", "content": "weather"}], response_format=Weather)
+        assert isinstance(out.parsed, Weather) and json.loads(out.output.response)["city"] == out.parsed.city
+        assert out.usage is not None and out.usage.total_tokens > 0
+        raw = llama.chat(messages=[{"role": "user", "content": "x"}], response_format={"type": "json_object"})
+        assert isinstance(raw.parsed, dict)
+        emu.inject("json_mode_unmet", times=1)
+        with pytest.raises(errors.JsonModeError, match="couldn't be met"):
+            llama.chat(messages=[{"role": "user", "content": "x"}], response_format=Weather)
+
+
+def test_the_json_mode_message_maps_to_its_error_whatever_the_code() -> None:
+    def handle(conn: socket.socket, req: RawRequest) -> bool:
+        body = json.dumps(
+            {"success": False, "result": None, "errors": [{"code": 5000, "message": "JSON Mode couldn't be met"}]}
+        )
+        return reply(conn, body.encode(), status=400)
+
+    with RawServer(handle) as server, WorkersAI(account_id="a" * 32, api_token="t", base_url=server.base_url) as ai:
+        with pytest.raises(errors.JsonModeError):
+            ai.model(LLAMA).chat(messages=[{"role": "user", "content": "x"}], response_format=Weather)
