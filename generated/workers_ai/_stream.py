@@ -25,6 +25,7 @@ import msgspec
 from ._envelope import media_type, unwrap
 from ._json import as_list, as_object
 from ._sse import ServerSentEvent, SSEDecoder
+from ._toolcall import ToolCall, decode_arguments
 from ._transport import Response
 
 if TYPE_CHECKING:
@@ -92,12 +93,8 @@ class _Chunk(msgspec.Struct, gc=False):
 _decode_chunk = msgspec.json.Decoder(_Chunk).decode
 
 
-class ToolCall(msgspec.Struct):
-    """A tool call, merged from its stream fragments.
-
-    ``arguments`` is a JSON *string* for OpenAI-style calls (joined from the fragments) and an
-    object for classic Workers AI ones; :meth:`parsed_arguments` gives an object either way.
-    """
+class _PartialCall(msgspec.Struct):
+    """A tool call while its stream fragments arrive (``arguments`` JSON text or an object so far)."""
 
     name: str = ""
     arguments: Any = None
@@ -105,16 +102,8 @@ class ToolCall(msgspec.Struct):
     type: str = "function"
     index: int | None = None
 
-    def parsed_arguments(self) -> Any:
-        """The arguments as decoded JSON; raises ``ValueError`` when a string is not valid JSON."""
-        if self.arguments is None or self.arguments == "":
-            return {}
-        if isinstance(self.arguments, str):
-            try:
-                return msgspec.json.decode(self.arguments)
-            except msgspec.DecodeError as exc:
-                raise ValueError(f"tool call {self.name!r}: arguments are not valid JSON: {exc}") from None
-        return self.arguments
+    def finish(self) -> ToolCall:
+        return ToolCall(self.name, decode_arguments(self.arguments, self.name), self.id, self.type, self.index)
 
 
 class StreamEvent(
@@ -218,9 +207,14 @@ class ToolCallMerger:
     """
 
     def __init__(self) -> None:
-        self.calls: list[ToolCall] = []
-        self._by_index: dict[int, ToolCall] = {}
-        self._by_id: dict[str, ToolCall] = {}
+        self._calls: list[_PartialCall] = []
+        self._by_index: dict[int, _PartialCall] = {}
+        self._by_id: dict[str, _PartialCall] = {}
+
+    @property
+    def calls(self) -> list[ToolCall]:
+        """The calls merged so far, arguments decoded (``ResponseDecodeError`` when one is not valid JSON)."""
+        return [c.finish() for c in self._calls]
 
     def add(self, fragments: Sequence[Any]) -> None:
         for raw in fragments:
@@ -236,16 +230,16 @@ class ToolCallMerger:
         src = fn if fn is not None else frag
         name = src.get("name") if isinstance(src.get("name"), str) else ""
         args: Any = src.get("arguments")
-        call: ToolCall | None = None
+        call: _PartialCall | None = None
         if index is not None:
             call = self._by_index.get(index)
         elif call_id is not None:
             call = self._by_id.get(call_id)
-        elif not name and isinstance(args, str) and self.calls and isinstance(self.calls[-1].arguments, str):
-            call = self.calls[-1]
+        elif not name and isinstance(args, str) and self._calls and isinstance(self._calls[-1].arguments, str):
+            call = self._calls[-1]
         if call is None:
-            call = ToolCall(index=index)
-            self.calls.append(call)
+            call = _PartialCall(index=index)
+            self._calls.append(call)
             if index is not None:
                 self._by_index[index] = call
         if call_id is not None and call.id is None:
