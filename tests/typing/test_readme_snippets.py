@@ -1,0 +1,70 @@
+"""Every ```python block of README.md type-checks under mypy --strict as written.
+
+README blocks continue the story of the ones before them: a block may use ``ai``, ``bge``, ``llama``,
+``texts`` or ``emu`` (an Emulator) as the README introduced them without repeating the setup. Those
+names (and only those, plus ``df``, the Spark DataFrame of the Spark recipe, which needs a JVM we
+don't install) are declared before a block that uses them without assigning them; everything else a
+block names must be its own.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BLOCKS = re.findall(r"^( *)```python\n(.*?)^\1```", (ROOT / "README.md").read_text(), re.S | re.M)
+
+# What the README has introduced by the time a block leans on these names.
+CONTEXT = {
+    "ai": 'ai = WorkersAI(account_id="acc", api_token="tok")',
+    "bge": 'bge = ai.model("@cf/baai/bge-m3")',
+    "llama": 'llama = ai.model("@cf/meta/llama-3.3-70b-instruct-fp8-fast")',
+    "texts": "texts: list[str] = []",
+    "emu": "from workers_ai.testing import Emulator\nemu = Emulator()",
+    "df": "df: Any = None  # a pyspark DataFrame",
+}
+
+
+def _source(indent: str, block: str) -> str:
+    code = textwrap.dedent(block) if indent else block
+    tree = ast.parse(code)
+    assigned = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    assigned |= {
+        a.asname or a.name.split(".")[0]
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Import, ast.ImportFrom))
+        for a in n.names
+    }
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    needed = [name for name in CONTEXT if name in used and name not in assigned]
+    if "bge" in needed or "llama" in needed:
+        needed = ["ai", *needed] if "ai" not in needed and "ai" not in assigned else needed
+    prelude = ["from typing import Any", "from workers_ai import WorkersAI"]
+    prelude += [CONTEXT[name] for name in CONTEXT if name in needed]
+    return "\n".join(prelude) + "\n\n" + code
+
+
+def test_the_readme_has_python_blocks() -> None:
+    assert len(BLOCKS) >= 10
+
+
+def test_every_readme_block_type_checks(tmp_path: Path) -> None:
+    files = []
+    for i, (indent, block) in enumerate(BLOCKS):
+        path = tmp_path / f"readme_block_{i:02d}.py"
+        path.write_text(_source(indent, block))
+        files.append(str(path))
+    # pyarrow ships no type information; a user's mypy needs the same switch for it.
+    cmd = [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", str(tmp_path / "cache")]
+    cmd += ["--config-file", str(tmp_path / "none.ini"), "--disable-error-code", "import-untyped", *files]
+    (tmp_path / "none.ini").write_text("[mypy]\n")
+    result = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    if result.returncode != 0:
+        pytest.fail("README blocks do not type-check:\n" + result.stdout[-6000:])
