@@ -386,8 +386,9 @@ def render_package(
         files[rel] = text.encode()
         if with_testing:
             schema_rel = "_schemas/" + plan.module.replace(".", "/") + ".json"
+            # Compact: only the emulator reads these, and indentation doubled the installed size they cost.
             files[schema_rel] = (
-                json.dumps(plan.source.catalog, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+                json.dumps(plan.source.catalog, separators=(",", ":"), sort_keys=True, ensure_ascii=False) + "\n"
             ).encode()
         if plan.model_id not in seen_ids:
             seen_ids.add(plan.model_id)

@@ -11,7 +11,6 @@ shows it; treat pickled clients like the token itself.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -77,6 +76,8 @@ class Rebuildable:
     def _constructor_kwargs(self) -> dict[str, Any]:
         """The constructor's arguments by name, with the resolved values pinned."""
         call = self.__init_call
+        import inspect  # only when pickling: inspect (and ast, dis) cost milliseconds at import
+
         bound = inspect.signature(type(self).__init__).bind(self, *call.args, **call.kwargs)
         kwargs = {k: v for k, v in bound.arguments.items() if k != "self"}
         extra = kwargs.pop("kwargs", None)

@@ -11,7 +11,6 @@ import math
 import random
 import time
 from collections.abc import Mapping
-from email.utils import parsedate_to_datetime
 
 from .errors import ConfigurationError
 
@@ -57,6 +56,9 @@ def retry_after(headers: Mapping[str, str], *, now: float | None = None) -> floa
     except ValueError:
         pass
     try:
+        # Imported here: the email package costs ~10 ms at import and HTTP-date Retry-After is rare.
+        from email.utils import parsedate_to_datetime
+
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
         return None
