@@ -186,6 +186,37 @@ def test_the_tool_loop_against_the_emulator_in_both_families() -> None:
         assert all(r.status == 200 for r in emu.requests)
 
 
+def get_time(city: str) -> str:
+    """Local time in a city."""
+    return f"12:00 in {city}"
+
+
+def get_news(topic: str) -> list[str]:
+    """Headlines about a topic."""
+    return [f"news about {topic}"]
+
+
+def test_a_three_round_tool_loop_against_the_emulator_in_both_families() -> None:
+    # A question naming three tools is a multi-step task for the emulator: one named tool per round.
+    question = "Use get_weather, then get_time, then get_news for Paris"
+    with Emulator() as emu:
+        ai = emu.client()
+        for model in (LLAMA, GPT):
+            before = len(emu.requests)
+            run = ai.model(model).run_tools(
+                messages=[{"role": "user", "content": question}], tools=[get_news, get_time, get_weather], max_rounds=4
+            )
+            assert run.rounds == 3, model
+            assert [c.name for c in run.calls] == ["get_weather", "get_time", "get_news"], model
+            assert "Paris" in run.response
+            assert len(emu.requests) - before == 4  # three rounds of calls, then the answer
+            assert sum(1 for m in run.messages if (m.get("role") if isinstance(m, dict) else None) == "tool") == 3
+        with pytest.raises(errors.ToolLoopError):
+            ai.model(LLAMA).run_tools(
+                messages=[{"role": "user", "content": question}], tools=[get_news, get_time, get_weather], max_rounds=2
+            )
+
+
 def test_a_reply_that_does_not_fit_the_type_raises_with_the_raw_reply() -> None:
     def handle(conn: socket.socket, req: RawRequest) -> bool:
         return reply(conn, envelope({"response": {"city": "Paris", "temperature": "warm"}}))

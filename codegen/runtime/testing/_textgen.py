@@ -128,33 +128,53 @@ def _tools(p: Mapping[str, Any]) -> list[tuple[str, Any]]:
     return out
 
 
-def _tool_answered(p: Mapping[str, Any]) -> bool:
-    """Whether the conversation ends with a tool's result (a ``tool`` message, an Anthropic
-    ``tool_result`` block or a Responses ``function_call_output`` item): then the model answers in text."""
+def _tool_results(p: Mapping[str, Any]) -> int:
+    """How many tool results follow the last user turn (``tool`` messages, Anthropic ``tool_result``
+    blocks, Responses ``function_call_output`` items); 0 when the conversation does not end in one."""
     items = as_list(p.get("messages"))
     if items is None:
         items = as_list(p.get("input"))
-    last = as_object(items[-1]) if items else None
-    if last is None:
-        return False
-    if last.get("role") == "tool" or last.get("type") == "function_call_output":
-        return True
-    blocks = as_list(last.get("content")) or []
-    return any((as_object(b) or {}).get("type") == "tool_result" for b in blocks)
+    count = 0
+    ends_in_result = False
+    for raw in items or []:
+        item = as_object(raw)
+        if item is None:
+            continue
+        blocks = as_list(item.get("content")) or []
+        results = sum(1 for b in blocks if (as_object(b) or {}).get("type") == "tool_result")
+        if item.get("role") == "tool" or item.get("type") == "function_call_output":
+            count, ends_in_result = count + 1, True
+        elif results:
+            count, ends_in_result = count + results, True
+        elif item.get("role") == "user":
+            count, ends_in_result = 0, False
+        else:
+            ends_in_result = False
+    return count if ends_in_result else 0
 
 
 def _tool_call(p: Mapping[str, Any], question: str, seed: str) -> tuple[str, Any] | None:
-    """The tool a first reply calls: the one the question names (else the first one), with arguments
-    synthesized from its parameters and valid against them. None once a tool result is in the
-    conversation, with ``tool_choice: "none"``, or without tools."""
+    """The tool a reply calls, with arguments synthesized from its parameters and valid against them.
+
+    A first reply calls the tool ``tool_choice`` names, else the first one the question names, else the
+    first tool. A question naming several tools is a multi-step task: after each tool result the next
+    named tool (in the order the question names them) is called, one per round, and once every named
+    tool has answered the reply is text. None with ``tool_choice: "none"`` or without tools."""
     tools = _tools(p)
-    if not tools or _tool_answered(p) or p.get("tool_choice") == "none":
+    if not tools or p.get("tool_choice") == "none":
         return None
-    choice = as_object(p.get("tool_choice"))
-    wanted = as_object((choice or {}).get("function")) or choice or {}
     lowered = question.lower()
-    picked = next((t for t in tools if t[0] == wanted.get("name")), None)
-    picked = picked or next((t for t in tools if t[0].lower() in lowered), tools[0])
+    named = sorted((lowered.find(t[0].lower()), i, t) for i, t in enumerate(tools) if t[0].lower() in lowered)
+    done = _tool_results(p)
+    if done:
+        if done >= len(named):
+            return None
+        picked = named[done][2]
+    else:
+        choice = as_object(p.get("tool_choice"))
+        wanted = as_object((choice or {}).get("function")) or choice or {}
+        found = next((t for t in tools if t[0] == wanted.get("name")), None)
+        picked = found or (named[0][2] if named else tools[0])
     name, params = picked
     args: Any = {}
     if as_object(params) is not None:
