@@ -90,7 +90,13 @@ class _Chunk(msgspec.Struct, gc=False):
     success: Any = None
 
 
-_decode_chunk = msgspec.json.Decoder(_Chunk).decode
+_CHUNK_DECODER: list[msgspec.json.Decoder[_Chunk]] = []  # built by the first stream: typed decoders cost import time
+
+
+def _decode_chunk(text: bytes | str) -> _Chunk:
+    if not _CHUNK_DECODER:
+        _CHUNK_DECODER.append(msgspec.json.Decoder(_Chunk))
+    return _CHUNK_DECODER[0].decode(text)
 
 
 class _PartialCall(msgspec.Struct):
@@ -141,7 +147,15 @@ class StreamEvent(
             return self.raw.decode("utf-8", "replace")
 
 
-_decode_events = msgspec.json.Decoder(StreamEvent).decode
+_EVENT_DECODER: list[msgspec.json.Decoder[StreamEvent]] = []  # built by the first stream, like _CHUNK_DECODER
+
+
+def _event_decoder() -> msgspec.json.Decoder[StreamEvent]:
+    if not _EVENT_DECODER:
+        _EVENT_DECODER.append(msgspec.json.Decoder(StreamEvent))
+    return _EVENT_DECODER[0]
+
+
 _TEXT = operator.attrgetter("text")
 
 
@@ -429,7 +443,7 @@ class StreamParser:
             self.done = True
         try:
             # A [DONE] anywhere else, text that is not JSON, or an odd shape fails here: the parser takes it.
-            events = list(map(_decode_events, payloads))
+            events = list(map(_event_decoder().decode, payloads))
         except DECODE_ERRORS:
             self.done = False
             return None

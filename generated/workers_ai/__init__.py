@@ -20,7 +20,6 @@ from ._stream import EventStream, StreamEvent, StreamResult
 from ._structured import Parsed
 from ._tomarkdown import MarkdownFormat, MarkdownResult
 from ._toolcall import ToolCall, tool_calls
-from ._toolloop import ToolRun, reply_text
 from ._usage import Usage
 
 if TYPE_CHECKING:
@@ -28,14 +27,18 @@ if TYPE_CHECKING:
     from ._aio_client import AsyncWorkersAI
     from ._aio_handle import AsyncModelHandle
     from ._aio_stream import AsyncEventStream, AsyncStreamRequest
+    from ._toolloop import ToolRun, reply_text
 
-# The async client loads on first use: ``import workers_ai`` never imports asyncio or aiohttp.
+# The async client loads on first use: ``import workers_ai`` never imports asyncio or aiohttp; the tool
+# loop (and the inspect module it needs) loads with the first model that uses it.
 _LAZY = {
     "AsyncBatchJob": "_aio_batch",
     "AsyncEventStream": "_aio_stream",
     "AsyncModelHandle": "_aio_handle",
     "AsyncStreamRequest": "_aio_stream",
     "AsyncWorkersAI": "_aio_client",
+    "ToolRun": "_toolloop",
+    "reply_text": "_toolloop",
 }
 
 

@@ -10,7 +10,6 @@ before anything is sent.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Generic, TypeVar, is_typeddict
 
 import msgspec
@@ -54,6 +53,8 @@ def is_schema_type(value: object) -> bool:
     if not isinstance(value, type):
         return False
     kind: type[Any] = value
+    import dataclasses  # here, not at import: only JSON-mode calls need it
+
     return issubclass(kind, msgspec.Struct) or dataclasses.is_dataclass(kind) or is_typeddict(kind)
 
 

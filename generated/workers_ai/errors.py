@@ -483,7 +483,7 @@ class _ErrorsOnly(msgspec.Struct):
     errors: list[_Detail] = []
 
 
-_ERRORS_ONLY = msgspec.json.Decoder(_ErrorsOnly)
+_ERRORS_ONLY: list[msgspec.json.Decoder[_ErrorsOnly]] = []  # built on first use: a typed decoder costs import time
 _CODE_AND_MESSAGE = re.compile(r'"code"\s*:\s*"?(\d+)"?\s*,\s*"message"\s*:\s*"((?:[^"\\]|\\.){0,500})"')
 
 
@@ -492,7 +492,9 @@ def _salvage_details(data: bytes) -> list[ErrorDetail]:
     bytes that are not UTF-8 elsewhere in it (an unrelated string) are replaced first."""
     text = data[:65536].decode("utf-8", "replace")
     try:
-        env = _ERRORS_ONLY.decode(text.encode())
+        if not _ERRORS_ONLY:
+            _ERRORS_ONLY.append(msgspec.json.Decoder(_ErrorsOnly))
+        env = _ERRORS_ONLY[0].decode(text.encode())
     except DECODE_ERRORS:
         match = _CODE_AND_MESSAGE.search(text)
         return [ErrorDetail(int(match.group(1)), match.group(2))] if match else []
