@@ -138,7 +138,7 @@ def test_one_changed_schema_rewrites_only_what_depends_on_it(tmp_path: Path) -> 
     target.write_text(json.dumps(doc, indent=2), encoding="utf-8")
     result = generate(schemas, out, "workers_ai")
     assert result.code == 0
-    assert result.changed == ["_schemas/models/cf/baai/bge_m3.json", "models/cf/baai/bge_m3.py"]
+    assert result.changed == ["_schemas/models/cf/baai/bge_m3.json.gz", "models/cf/baai/bge_m3.py"]
     assert result.added == [] and result.removed == []
     touched = sorted(
         p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and p.stat().st_mtime_ns != old
@@ -147,7 +147,7 @@ def test_one_changed_schema_rewrites_only_what_depends_on_it(tmp_path: Path) -> 
     # A new model adds its files and changes only the registry, the two clients and folder indexes.
     write_schema(schemas, "@cf/baai/new-model.json", _small("@cf/baai/new-model"))
     result = generate(schemas, out, "workers_ai")
-    assert result.added == ["_schemas/models/cf/baai/new_model.json", "models/cf/baai/new_model.py"]
+    assert result.added == ["_schemas/models/cf/baai/new_model.json.gz", "models/cf/baai/new_model.py"]
     assert result.changed == ["_aio_client.py", "_client.py", "_registry.py"]
 
 

@@ -52,7 +52,7 @@ def test_lean_copy_has_runtime_and_models_only_and_passes_plain_mypy_strict(tmp_
 def test_with_testing_adds_the_emulator_and_its_schemas_and_it_serves_the_vendored_models(tmp_path: Path) -> None:
     root = _vendor(tmp_path, "--with-testing")
     assert (root / "testing" / "__init__.py").is_file()
-    assert (root / "_schemas" / "models" / "cf" / "baai" / "bge_m3.json").is_file()
+    assert (root / "_schemas" / "models" / "cf" / "baai" / "bge_m3.json.gz").is_file()
     script = (
         "import sys\n"
         f"sys.path.insert(0, {str(tmp_path)!r})\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import importlib.resources
 import json
 from typing import Any
@@ -28,8 +29,8 @@ def client(server: ScriptedServer, sleeps: list[float] | None = None, **kw: Any)
 
 def schema_max_items(model_module: str) -> int:
     """maxItems of the batch requests' text list, read from the schema shipped in the package."""
-    path = importlib.resources.files("workers_ai") / "_schemas" / (model_module.replace(".", "/") + ".json")
-    doc = json.loads(path.read_text())
+    path = importlib.resources.files("workers_ai") / "_schemas" / (model_module.replace(".", "/") + ".json.gz")
+    doc = json.loads(gzip.decompress(path.read_bytes()))
     found: list[int] = []
 
     def walk(node: Any) -> None:

@@ -6,6 +6,7 @@ starts without touching the (possibly many) schema files.
 
 from __future__ import annotations
 
+import gzip
 import json
 import threading
 import uuid
@@ -170,7 +171,7 @@ def _read_json(read: Callable[[], str], where: str) -> dict[str, Any]:
 
 def _file_loader(ref: Traversable, model_id: str) -> Loader:
     def load() -> Mapping[str, Any]:
-        return _read_json(ref.read_text, f"schema of {model_id}")
+        return _read_json(lambda: gzip.decompress(ref.read_bytes()).decode(), f"schema of {model_id}")
 
     return load
 
@@ -196,7 +197,7 @@ class Catalog:
             ref = base
             for part in parts[:-1]:
                 ref = ref / part
-            ref = ref / (parts[-1] + ".json")
+            ref = ref / (parts[-1] + ".json.gz")
             cat.add_loader(model_id, _file_loader(ref, model_id))
         return cat
 
