@@ -266,6 +266,9 @@ def setup_wheel(envs: Envs, work: Path) -> dict[str, Any]:
     venv = work / "venv-wheel"
     try:
         t0 = time.perf_counter()
+        # setuptools reuses ./build: files generated away since the last build would ride along in the wheel
+        # and inflate the footprint row, so the wheel is always built from the tree as it is now.
+        shutil.rmtree(ROOT / "build", ignore_errors=True)
         run(
             [
                 PY,
