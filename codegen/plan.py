@@ -254,7 +254,7 @@ class ModelPlan:
         up = "." * (self.module.count(".") + 1)
         lines: list[str] = []
         if any(m.kind == "requests" for m in self.methods):
-            lines.append(f"from {up}_aio.batch import AsyncBatchJob")
+            lines.append(f"from {up}_batch.jobs import AsyncBatchJob")
         if any(m.streams for m in self.methods):
             lines.append(f"from {up}_aio.stream import AsyncStreamRequest")
         return tuple(lines)

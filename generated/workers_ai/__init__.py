@@ -23,7 +23,7 @@ from ._tools.toolcall import ToolCall, tool_calls
 from ._core.usage import Usage
 
 if TYPE_CHECKING:
-    from ._aio.batch import AsyncBatchJob
+    from ._batch.jobs import AsyncBatchJob
     from ._aio_client import AsyncWorkersAI
     from ._aio.handle import AsyncModelHandle
     from ._aio.stream import AsyncEventStream, AsyncStreamRequest
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 # The async client loads on first use: ``import workers_ai`` never imports asyncio or aiohttp; the tool
 # loop (and the inspect module it needs) loads with the first model that uses it.
 _LAZY = {
-    "AsyncBatchJob": "_aio.batch",
+    "AsyncBatchJob": "_batch.jobs",
     "AsyncEventStream": "_aio.stream",
     "AsyncModelHandle": "_aio.handle",
     "AsyncStreamRequest": "_aio.stream",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from ._aio.batch import AsyncBatchJob
+from ._batch.jobs import AsyncBatchJob
 from ._aio.client import AsyncBaseClient
 from ._aio.handle import AsyncModelHandle
 from ._aio.stream import AsyncStreamRequest

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from .. import _registry
+from .._batch.jobs import AsyncBatchJob
 from .._core.affinity import affinity_header
 from ..errors import ConfigurationError
-from .batch import AsyncBatchJob
 from .handle import AsyncGenericHandle, AsyncModelHandle
 from .session import AsyncSession
 

@@ -8,17 +8,19 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast
 import msgspec
 
 from .._batch.chunking import BatchProgress, embed_many
-from .._batch.jobs import BatchJob, submit
+from .._batch.jobs import MAX_BATCH_BYTES, AsyncBatchJob, BatchJob, encode_requests, submit_flow
 from .._core.accounting import usage_of
 from .._core.binary import BinaryInput, BinaryOutput, read_binary
+from .._core.config import Reply, SessionConfig
 from .._core.decode import OutputDecoder, decode_typed, split_error, validator_for
 from .._core.envelope import media_type, unwrap
+from .._core.flow import Flow
 from .._core.jsonview import as_list, as_object
 from .._core.pickling import handle_of
 from .._core.usage import Usage
 from .._tools.structured import Parsed, check_no_stream, is_schema_type, json_payload, parse_into, textual
 from ..errors import InputValidationError, ModelDeprecatedError, ResponseDecodeError, StreamError, error_from
-from .session import Reply, Session, SessionConfig
+from .session import Session
 from .stream import EventStream
 
 if TYPE_CHECKING:
@@ -33,6 +35,7 @@ T = TypeVar("T")
 
 _JSON = "application/json"
 _SSE = "text/event-stream"
+_OCTETS = "application/octet-stream"
 
 
 class ModelInfo(msgspec.Struct, frozen=True):
@@ -149,6 +152,24 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         if requests is None:
             raise InputValidationError(self.model_id, "$.requests", "a batch needs a `requests` list")
         return requests
+
+    def _stream_options(self, resp: Any) -> dict[str, Any]:
+        """The keyword arguments of a stream over ``resp`` (the sync and async streams take the same)."""
+        session = self.client
+        session.remember(resp.status, resp.headers, [])
+
+        def remember(messages: list[Any]) -> None:
+            session.remember(resp.status, resp.headers, messages)
+
+        return {
+            "model_id": self.model_id,
+            "idle_timeout": session.stream_idle_timeout,
+            "total_timeout": session.stream_timeout,
+            "max_event_bytes": session.max_event_bytes,
+            "max_response_bytes": session.max_response_bytes,
+            "on_messages": remember,
+            "on_end": self._count_stream,
+        }
 
     def _stream_request_body(self, request: msgspec.Struct) -> bytes:
         """The body of a generated ``*_stream`` call; JSON mode does not stream (refused before sending)."""
@@ -270,6 +291,48 @@ class HandleBase(Generic[SessionT, InT, OutT]):
                 body=reply.data,
             ) from None
 
+    # ------------------------------------------------------------------ flows (run by the client's driver)
+
+    def _post_flow(
+        self, body: bytes, content_type: str = _JSON, headers: Mapping[str, str] | None = None
+    ) -> Flow[Reply]:
+        try:
+            url = self._run_url()
+            flow = self.client.request_flow(
+                "POST", url, body, content_type=content_type, headers=headers, model_id=self.model_id
+            )
+            return (yield from flow)
+        except ModelDeprecatedError as exc:
+            self._note_deprecation(exc)
+            raise
+
+    def _call_flow(
+        self,
+        body: bytes,
+        expect: type[T] | None,
+        content_type: str = _JSON,
+        headers: Mapping[str, str] | None = None,
+    ) -> Flow[T]:
+        """One call: sent, decoded into ``expect`` (or the output union) and counted in ``ai.usage``."""
+        reply = yield from self._post_flow(body, content_type, headers)
+        return self._counted(self._decode(reply, expect))
+
+    def _parsed_flow(self, body: bytes, expect: type[Any] | None, response_format: Any) -> Flow[Parsed[Any, Any]]:
+        """A JSON-mode call (see :meth:`_parsed`), counted in ``ai.usage``."""
+        result = self._parsed((yield from self._post_flow(body)), expect, response_format)
+        self._counted(result.output)
+        return result
+
+    def _decoded_flow(self, body: bytes, expect: type[T] | None) -> Flow[tuple[T, Any]]:
+        """``(output decoded into expect, result as sent)``, counted in ``ai.usage`` (a tool-loop round)."""
+        output, raw = self._decoded_pair((yield from self._post_flow(body)), expect)
+        return self._counted(output), raw
+
+    def _submit_flow(self, requests: Sequence[Any], headers: Mapping[str, str] | None) -> Flow[Any]:
+        job_type = AsyncBatchJob if self.client.is_async else BatchJob
+        body = encode_requests(self, requests)
+        return (yield from submit_flow(self, job_type, body, len(requests), headers, MAX_BATCH_BYTES))
+
 
 class ModelHandle(HandleBase[Session, InT, OutT]):
     """Base of every generated model handle: validation, encoding, the call and decoding.
@@ -294,8 +357,7 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         """Run with a mapping (validated like :meth:`run`): ``(output decoded into expect, result as sent)``.
         What ``run_tools`` calls each round: tool calls are read from the result as sent, since a
         model's output struct may declare only one of the two tool-call shapes."""
-        output, raw = self._decoded_pair(self._post(self.encode_input(payload)), expect)
-        return self._counted(output), raw
+        return self.client.drive(self._decoded_flow(self.encode_input(payload), expect))
 
     def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> BatchJob[OutT]:
         """Queue ``{"requests": [...]}`` with the async batch API."""
@@ -355,7 +417,7 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         vectors decoded straight into their rows (never the whole job as Python lists; batches are then
         kept to 400 texts so no status reply is large). Needs numpy (``pip install 'workers-ai[ray]'``).
         """
-        return embed_many(
+        vectors: list[list[float]] | F32 = embed_many(
             self,
             texts,
             batch_size=batch_size,
@@ -365,57 +427,33 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
             poll_interval=poll_interval,
             as_numpy=as_numpy,
         )
-
-    def _post(self, body: bytes, *, content_type: str = _JSON, headers: Mapping[str, str] | None = None) -> Reply:
-        try:
-            return self.client.request(
-                "POST", self._run_url(), body, content_type=content_type, headers=headers, model_id=self.model_id
-            )
-        except ModelDeprecatedError as exc:
-            self._note_deprecation(exc)
-            raise
+        return vectors
 
     def _open_stream(self, body: bytes, headers: Mapping[str, str] | None) -> EventStream:
         session = self.client
         resp = session.open_stream(self._run_url(), body, headers=headers, model_id=self.model_id)
-        session.remember(resp.status, resp.headers, [])
-
-        def remember(messages: list[Any]) -> None:
-            session.remember(resp.status, resp.headers, messages)
-
-        return EventStream(
-            resp,
-            model_id=self.model_id,
-            idle_timeout=session.stream_idle_timeout,
-            total_timeout=session.stream_timeout,
-            max_event_bytes=session.max_event_bytes,
-            max_response_bytes=session.max_response_bytes,
-            on_messages=remember,
-            on_end=self._count_stream,
-        )
-
-    def _call(self, request: msgspec.Struct, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
-        return self._send_and_decode(self.validate(request), expect, headers=headers)
-
-    def _call_binary(self, data: BinaryInput, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
-        body = read_binary(data)
-        result = self._decode(self._post(body, content_type="application/octet-stream", headers=headers), expect)
-        return self._counted(result)
+        return EventStream(resp, **self._stream_options(resp))
 
     def _stream(self, request: msgspec.Struct) -> EventStream:
         return self._open_stream(self._stream_request_body(request), None)
 
+    # One line each: the rules are the flows of HandleBase; this client runs them with blocking I/O.
+
+    def _call(self, request: msgspec.Struct, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
+        return self.client.drive(self._call_flow(self.validate(request), expect, headers=headers))
+
+    def _call_binary(self, data: BinaryInput, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
+        return self.client.drive(self._call_flow(read_binary(data), expect, _OCTETS, headers))
+
     def _call_parsed(self, request: msgspec.Struct, expect: type[Any] | None, response_format: Any) -> Parsed[Any, Any]:
-        """A JSON-mode call (see :meth:`_parsed`)."""
-        reply = self._parsed(self._post(self.validate(request)), expect, response_format)
-        self._counted(reply.output)
-        return reply
+        return self.client.drive(self._parsed_flow(self.validate(request), expect, response_format))
 
     def _submit_batch(self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None) -> BatchJob[Any]:
-        return submit(self, requests, headers=headers)
+        job: BatchJob[Any] = self.client.drive(self._submit_flow(requests, headers))
+        return job
 
     def _send_and_decode(self, body: bytes, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
-        return self._counted(self._decode(self._post(body, headers=headers), expect))
+        return self.client.drive(self._call_flow(body, expect, headers=headers))
 
 
 class GenericHandle(ModelHandle[Any, Any]):
