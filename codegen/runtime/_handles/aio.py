@@ -15,14 +15,14 @@ import msgspec
 from .._batch.chunking import embed_many
 from .._batch.jobs import AsyncBatchJob
 from .._core.binary import BinaryInput, read_binary
-from .._sync.handle import HandleBase
 from .._tools.structured import Parsed
+from .base import HandleBase
 
 if TYPE_CHECKING:
+    from .._aio.session import AsyncSession
+    from .._aio.stream import AsyncEventStream, AsyncStreamRequest
     from .._batch.chunking import BatchProgress
     from .._batch.f32 import F32
-    from .session import AsyncSession
-    from .stream import AsyncEventStream, AsyncStreamRequest
 
 # Every generated model module imports this one, sync users included: it imports nothing else of
 # the async client at load time (streams and batches load their modules on first use).
@@ -120,7 +120,7 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
     # ------------------------------------------------------------------ calls
 
     def _open_stream(self, body: bytes, headers: Mapping[str, str] | None) -> AsyncStreamRequest:
-        from .stream import AsyncEventStream, AsyncStreamRequest
+        from .._aio.stream import AsyncEventStream, AsyncStreamRequest
 
         session = self.client
         url = self._run_url()  # a bad model id is refused now, before anything is awaited
