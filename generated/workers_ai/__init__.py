@@ -14,6 +14,7 @@ from ._core.binary import BinaryOutput
 from ._batch.chunking import BatchProgress
 from ._client import WorkersAI
 from ._core.gateway import Gateway
+from ._core.options import ClientOptions
 from ._handles.sync import ModelHandle, ModelInfo
 from ._account.finetunes import Finetune
 from ._sync.stream import EventStream, StreamEvent, StreamResult
@@ -65,6 +66,7 @@ __all__ = [
     "BatchResult",
     "BatchStatus",
     "BinaryOutput",
+    "ClientOptions",
     "EventStream",
     "Finetune",
     "Gateway",
