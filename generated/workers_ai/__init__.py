@@ -20,7 +20,7 @@ from ._account.finetunes import Finetune
 from ._sync.stream import EventStream, StreamEvent, StreamResult
 from ._tools.structured import Parsed
 from ._account.tomarkdown import MarkdownFormat, MarkdownResult
-from ._tools.toolcall import ToolCall, tool_calls
+from ._core.toolcall import ToolCall, tool_calls
 from ._core.usage import Usage
 
 if TYPE_CHECKING:

@@ -11,8 +11,8 @@ from typing import Any, cast
 
 import msgspec
 
-from .._core.jsonview import as_list, as_object
 from ..errors import DECODE_ERRORS, ResponseDecodeError
+from .jsonview import as_list, as_object
 
 __all__ = ["ToolCall", "decode_arguments", "tool_call_from", "tool_calls"]
 
