@@ -115,7 +115,11 @@ def plan_realtime(src: ModelSource, module: str, handle: str, package: str) -> R
     for tag, raw in events.items():
         event = as_obj(raw) or {}
         schema = as_obj(event.get("schema"))
-        if schema is None or not isinstance(schema.get("title"), str) or "type" in (as_obj(schema.get("properties")) or {}):
+        if (
+            schema is None
+            or not isinstance(schema.get("title"), str)
+            or "type" in (as_obj(schema.get("properties")) or {})
+        ):
             raise _fail(src, f"events/{tag}: needs a titled object schema without a 'type' property (the tag)")
         cls = str(event.get("class") or tag)
         if not _IDENT.fullmatch(cls) or not _IDENT.fullmatch(tag):
@@ -168,7 +172,11 @@ def _final(src: ModelSource, section: dict[str, Any], events: dict[str, Any]) ->
     final = as_obj(section.get("final"))
     if final is None:
         return None
-    if final.get("event") not in events or as_obj(final.get("when")) is None or not str(final.get("text", "")).startswith("/"):
+    if (
+        final.get("event") not in events
+        or as_obj(final.get("when")) is None
+        or not str(final.get("text", "")).startswith("/")
+    ):
         raise _fail(src, "final needs an event tag, a 'when' object and a 'text' JSON pointer")
     parts = [int(p) if p.isdigit() else p for p in str(final["text"]).split("/")[1:]]
     return {"event": final["event"], "when": final["when"], "text": parts}
@@ -207,4 +215,3 @@ def _imports(texts: list[str], structs: tuple[StructPlan, ...], module: str) -> 
     depth = module.count(".") + 1
     need["." * depth + "realtime"] = {"RawEvent", "RealtimeSpec"}
     return need
-

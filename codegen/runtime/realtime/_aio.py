@@ -95,7 +95,9 @@ class AsyncSession(Generic[E]):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     await self._shutdown()
-                    raise self.core.timed_out(f"the server did not end the session within {limit:g}s of the close message")
+                    raise self.core.timed_out(
+                        f"the server did not end the session within {limit:g}s of the close message"
+                    )
                 if self._read_lock.locked():
                     try:
                         await asyncio.wait_for(self._done.wait(), min(left, 0.05))

@@ -97,7 +97,9 @@ class SyncSession(Generic[E]):
                 left = deadline - time.monotonic()
                 if left <= 0:
                     self._shutdown()
-                    raise self.core.timed_out(f"the server did not end the session within {self.core.limits.close_timeout:g}s of the close message")
+                    raise self.core.timed_out(
+                        f"the server did not end the session within {self.core.limits.close_timeout:g}s of the close message"
+                    )
                 if self._read_lock.acquire(timeout=min(left, 0.05)):
                     try:
                         got = self._read(min(left, 0.5))
@@ -216,7 +218,9 @@ class SyncSession(Generic[E]):
 
     def _connected(self) -> ClientConnection:
         if self._ws is None:
-            raise RealtimeError(f"{self.model_id}: the session is not open (use it with `with`)", model_id=self.model_id)
+            raise RealtimeError(
+                f"{self.model_id}: the session is not open (use it with `with`)", model_id=self.model_id
+            )
         return self._ws
 
     def _shutdown(self) -> None:

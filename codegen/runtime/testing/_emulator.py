@@ -19,6 +19,7 @@ from ._faults import Fault
 from ._http import Request
 from ._records import RecordedRequest
 from ._reply import Reply
+from ._realtime import is_upgrade, upgrade
 from ._server import HttpServer
 from ._settings import Settings
 from ._state import State
@@ -288,4 +289,6 @@ class Emulator:
         return self._api.handle(method, target, headers, body)
 
     def _serve(self, request: Request) -> Reply:
+        if is_upgrade(request):  # a realtime (WebSocket) session: testing/_realtime
+            return upgrade(request, self.catalog, self.state, self.settings)
         return self._api.handle(request.method, request.target, request.headers, request.body)
