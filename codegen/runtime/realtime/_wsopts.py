@@ -66,7 +66,12 @@ def handshake_error(core: SessionCore, exc: BaseException) -> WorkersAIError:
 
 
 def close_of(exc: BaseException) -> tuple[int | None, str]:
-    """The close code and reason of a ``ConnectionClosed`` (the server's, else the one we sent on a failure)."""
+    """The close code and reason of a ``ConnectionClosed`` (the server's, else the one we sent on a
+    failure); for any other exception, no code and what it says."""
+    from websockets.exceptions import ConnectionClosed
+
+    if not isinstance(exc, ConnectionClosed):
+        return None, f"{type(exc).__name__}: {exc}"
     rcvd = getattr(exc, "rcvd", None)
     if rcvd is not None:
         return int(rcvd.code), str(rcvd.reason)

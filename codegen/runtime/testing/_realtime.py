@@ -465,6 +465,7 @@ class WsConnection(Connection):
         self.proto.receive_data(data)
         self._handle(self.proto.events_received())
         self._pump_out()
+        self._pause_if_slow()
 
     def _handle(self, frames: list[Any]) -> None:
         from websockets.frames import Opcode
@@ -488,12 +489,14 @@ class WsConnection(Connection):
                 if msg.get("type") == "KeepAlive":
                     self._last_input = time.monotonic()
                 self._emit(self.script.message(msg))
-            slow = self.faults.get("ws_slow_reader")
-            if slow is not None:
-                self._paused = True
-                self._watch(_WRITE if self._buf else 0)
-                self._loop.later(slow.get("delay", 0.1), self._resume)
-                return
+
+    def _pause_if_slow(self) -> None:
+        """``ws_slow_reader``: after each read, stop reading the socket for ``delay`` seconds."""
+        slow = self.faults.get("ws_slow_reader")
+        if slow is not None and self.state != "closed":
+            self._paused = True
+            self._watch(_WRITE if self._buf else 0)
+            self._loop.later(slow.get("delay", 0.1), self._resume)
 
     def _resume(self) -> None:
         self._paused = False

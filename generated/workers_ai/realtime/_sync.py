@@ -11,6 +11,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator, Mapping
+from contextlib import ExitStack
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -55,6 +56,7 @@ class SyncSession(Generic[E]):
         self._done = threading.Event()
         self._error: RealtimeError | None = None
         self._ticker: threading.Thread | None = None
+        self._stack = ExitStack()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.core.url}>"
@@ -78,7 +80,8 @@ class SyncSession(Generic[E]):
         from websockets.sync.client import connect
 
         try:
-            self._ws = connect(self.core.url, **connect_options(self.core))
+            # Entered as a context manager (websockets >= 17 warns otherwise); left in _shutdown.
+            self._ws = self._stack.enter_context(connect(self.core.url, **connect_options(self.core)))
         except Exception as exc:
             raise handshake_error(self.core, exc) from None
         if self.core.spec.keepalive_seconds is not None:
@@ -226,7 +229,7 @@ class SyncSession(Generic[E]):
     def _shutdown(self) -> None:
         self._done.set()
         if self._ws is not None:
-            self._ws.close()
+            self._stack.close()
         if self._ticker is not None and self._ticker is not threading.current_thread():
             self._ticker.join(1.0)
 
