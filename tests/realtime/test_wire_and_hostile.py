@@ -72,7 +72,7 @@ def test_handshake_and_frames_byte_for_byte(recorder: tuple[Server, dict[str, An
 
 
 def test_gateway_url_form(recorder: tuple[Server, dict[str, Any]]) -> None:
-    from workers_ai._gateway import Gateway
+    from workers_ai import Gateway
 
     server, seen = recorder
     port = server.socket.getsockname()[1]

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import msgspec
 
-from .._session import SessionConfig
 from ..errors import RealtimeError
 from ._core import Limits, SessionCore
 from ._spec import RealtimeSpec
 from ._wsopts import close_of, connect_options, handshake_error
 
 if TYPE_CHECKING:
+    from .._sync.session import SessionConfig
     from websockets.asyncio.client import ClientConnection
 
     from ._jobs import AudioSource, Transcript

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 import msgspec
 
-from .._session import SessionConfig
-from .._urls import model_path, segment
+from .._core.urls import model_path, segment
 from ..errors import ConfigurationError, InputValidationError, RealtimeError, RealtimeTimeoutError
 from ._spec import RawEvent, RealtimeSpec, tag_of
+
+if TYPE_CHECKING:
+    from .._sync.session import SessionConfig
 
 __all__ = ["Limits", "SessionCore"]
 

@@ -11,7 +11,7 @@ from typing import Any, Literal, Union
 
 import msgspec
 
-from .._decode import split_error
+from .._core.decode import split_error
 from ..errors import InputValidationError
 
 __all__ = ["RawEvent", "RealtimeSpec", "tag_of"]

@@ -26,7 +26,7 @@ from urllib.parse import parse_qsl
 
 import msgspec
 
-from .._json import as_object
+from .._core.jsonview import as_object
 from ._catalog import Catalog
 from ._connection import Connection, Loop
 from ._http import Request
