@@ -14,6 +14,7 @@ import msgspec
 from .. import _registry
 from ..errors import WorkersAIError
 from .input import CLIInputError, build_payload
+from .live import add_live_commands
 from .output import ProgressBar, binary_refusal, usage_line, write_binary
 
 if TYPE_CHECKING:
@@ -321,6 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p_sync.add_argument("--per-page", type=int, default=50, help="page size for models/search")
     p_sync.set_defaults(func=_cmd_sync)
+    add_live_commands(sub)  # listen, speak (realtime sessions: _cli/live.py)
     args, extra = parser.parse_known_args(argv)
     if args.command == "run" and extra:  # key=value pairs given after an option
         pairs = [e for e in extra if "=" in e and not e.startswith("-")]
