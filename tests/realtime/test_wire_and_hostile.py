@@ -4,6 +4,9 @@ hostile WebSocket servers in a fenced process (address-space cap and deadline)."
 from __future__ import annotations
 
 import base64
+import logging
+import subprocess
+import sys
 import hashlib
 import socket
 import threading
@@ -202,3 +205,28 @@ def test_a_refused_handshake_keeps_cloudflares_error_body() -> None:
 
     found = _hostile(refuse)
     assert found["type"] == "AuthenticationError" and "Authentication error" in found["message"], found
+
+
+def test_debug_logs_never_show_the_token(
+    recorder: tuple[Server, dict[str, Any]], caplog: pytest.LogCaptureFixture
+) -> None:
+    server, _ = recorder
+    port = server.socket.getsockname()[1]
+    ai = WorkersAI(account_id="acc1", api_token=TOKEN, base_url=f"http://127.0.0.1:{port}/client/v4")
+    with caplog.at_level(logging.DEBUG, logger="workers_ai.realtime"):
+        with ai.model("@cf/deepgram/nova-3").listen(encoding="linear16") as s:
+            s.close()
+    text = "\n".join(r.getMessage() for r in caplog.records)
+    assert "Authorization: [redacted]" in text and TOKEN not in text
+
+
+def test_import_does_not_load_websockets() -> None:
+    code = (
+        "import sys, workers_ai\n"
+        "ai = workers_ai.WorkersAI(account_id='a', api_token='t')\n"
+        "h = ai.model('@cf/deepgram/nova-3')\n"
+        "s = h.listen(encoding='linear16')\n"  # built, not opened
+        "print('websockets' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "False", out.stderr

@@ -35,7 +35,11 @@ _END: Any = object()
 
 
 class AsyncSession(Generic[E]):
-    """What the async listen and speak sessions share: open, receive, keepalive, close."""
+    """What the async listen and speak sessions share: open, receive, keepalive, close.
+
+    A reader task moves frames from the socket into a queue of at most ``max_queue`` events; when it
+    is full the reader waits, the socket is no longer read and the server is held back.
+    """
 
     def __init__(
         self,
@@ -49,11 +53,13 @@ class AsyncSession(Generic[E]):
         self.core = SessionCore(client, spec, options, model_id=model_id, limits=limits)
         self.model_id = self.core.model_id
         self._ws: ClientConnection | None = None
+        self._queue: asyncio.Queue[Any] = asyncio.Queue(self.core.limits.max_queue)
         self._backlog: deque[Any] = deque()
-        self._read_lock = asyncio.Lock()
-        self._done = asyncio.Event()
+        self._done = asyncio.Event()  # the connection is over (the reader saw the end)
+        self._drained = False  # the end marker was taken from the queue
+        self._consumers = 0
         self._error: RealtimeError | None = None
-        self._ticker: asyncio.Task[None] | None = None
+        self._tasks: list[asyncio.Task[None]] = []
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.core.url}>"
@@ -81,37 +87,40 @@ class AsyncSession(Generic[E]):
             self._ws = await connect(self.core.url, **options)
         except Exception as exc:
             raise handshake_error(self.core, exc) from None
+        self._tasks.append(asyncio.ensure_future(self._reader(self._ws)))
         if self.core.spec.keepalive_seconds is not None:
-            self._ticker = asyncio.ensure_future(self._keepalive())
+            self._tasks.append(asyncio.ensure_future(self._keepalive()))
 
     async def close(self) -> list[Any]:
+        """Send the model's close message and return what the server still sends before it closes."""
         self._connected()
-        if not self._done.is_set():
-            if not self.core.close_sent:
-                await self._send(self.core.control("close"))
-            limit = self.core.limits.close_timeout
-            deadline = time.monotonic() + limit
-            while not self._done.is_set():
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    await self._shutdown()
-                    raise self.core.timed_out(
-                        f"the server did not end the session within {limit:g}s of the close message"
-                    )
-                if self._read_lock.locked():
-                    try:
-                        await asyncio.wait_for(self._done.wait(), min(left, 0.05))
-                    except asyncio.TimeoutError:
-                        pass
+        if not self.core.close_sent and not self._done.is_set():
+            await self._send(self.core.control("close"))
+        limit = self.core.limits.close_timeout
+        deadline = time.monotonic() + limit
+        rest: list[Any] = []
+        while not self._drained:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                await self._shutdown()
+                raise self.core.timed_out(f"the server did not end the session within {limit:g}s of the close message")
+            if self._consumers:  # another task is iterating: it takes the events, we wait for the end
+                try:
+                    await asyncio.wait_for(self._done.wait(), left)
+                except asyncio.TimeoutError:
                     continue
-                async with self._read_lock:
-                    got = await self._read(min(left, 0.5))
-                if got is not _NOTHING and got is not _END:
-                    self._backlog.append(got)
+                break
+            got = await self._next(left)
+            if got is _END:
+                break
+            if got is not None:
+                rest.append(got)
         await self._shutdown()
+        self._backlog.extend(rest)  # iterating afterwards yields them too
         if self._error is not None:
-            raise self._error
-        return list(self._backlog)
+            error, self._error = self._error, None
+            raise error
+        return rest
 
     @property
     def ended(self) -> bool:
@@ -121,11 +130,15 @@ class AsyncSession(Generic[E]):
         return self._events()
 
     async def _events(self) -> AsyncIterator[Any]:
-        while True:
-            event = await self._next(None)
-            if event is _END:
-                return
-            yield event
+        self._consumers += 1
+        try:
+            while True:
+                event = await self._next(None)
+                if event is _END:
+                    return
+                yield event
+        finally:
+            self._consumers -= 1
 
     async def receive(self, timeout: float | None = None) -> Any:
         """The next event, or None when nothing came within ``timeout`` or the session is over."""
@@ -134,52 +147,62 @@ class AsyncSession(Generic[E]):
 
     async def poll(self) -> list[Any]:
         """Every event already received, without waiting."""
-        out: list[Any] = []
-        while True:
-            got = await self._next(0)
-            if got is None or got is _END:
-                return out
+        out: list[Any] = list(self._backlog)
+        self._backlog.clear()
+        queue = self._queue
+        while not queue.empty() and not self._drained:  # nothing waits here: the reader task fills it
+            got = queue.get_nowait()
+            if got is _END:
+                self._drained = True
+                break
             out.append(got)
+        if self._drained and not out:
+            self._finished()  # raises how the session failed, if it did
+        return out
 
     async def _next(self, timeout: float | None) -> Any:
         if self._backlog:
             return self._backlog.popleft()
-        if self._done.is_set():
+        if self._drained:
             return self._finished()
-        deadline = None if timeout is None else time.monotonic() + timeout
-        async with self._read_lock:
-            while True:
-                if self._backlog:
-                    return self._backlog.popleft()
-                wait = 0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic()))
-                got = await self._read(wait)
-                if got is _END:
-                    return self._finished()
-                if got is not _NOTHING:
-                    return got
-                if deadline is not None and time.monotonic() >= deadline:
+        self._connected()
+        until = None if timeout is None else time.monotonic() + timeout
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except asyncio.QueueEmpty:
+                answer_by = self.core.answer_deadline()
+                now = time.monotonic()
+                if answer_by is not None and now >= answer_by:
+                    self._error = self.core.timed_out(f"the server sent nothing for {self.core.answer_timeout:g}s")
+                    await self._shutdown()
+                    raise self._error from None
+                if until is not None and now >= until:
                     return None
+                ends = [t for t in (until, answer_by) if t is not None]
+                try:
+                    if ends:
+                        item = await asyncio.wait_for(self._queue.get(), max(0.0, min(ends) - now))
+                    else:
+                        item = await self._queue.get()
+                except asyncio.TimeoutError:
+                    continue
+            if item is _END:
+                self._drained = True
+                return self._finished()
+            return item
 
-    async def _read(self, wait: float) -> Any:
-        ws = self._connected()
-        answer_by = self.core.answer_deadline()
-        if answer_by is not None:
-            wait = min(wait, max(0.0, answer_by - time.monotonic()))
+    async def _reader(self, ws: ClientConnection) -> None:
+        code: int | None
         try:
-            # Cancelling recv() loses nothing (websockets documents it); a poll waits a millisecond.
-            data = await asyncio.wait_for(ws.recv(), max(wait, 0.001))
-        except asyncio.TimeoutError:
-            if answer_by is not None and time.monotonic() >= answer_by:
-                self._error = self.core.timed_out(f"the server sent nothing for {self.core.answer_timeout:g}s")
-                await self._shutdown()
-                raise self._error from None
-            return _NOTHING
-        except Exception as exc:
+            async for data in ws:
+                await self._queue.put(self.core.receive(data))
+            code, reason = ws.close_code, ws.close_reason or ""
+        except Exception as exc:  # ConnectionClosedError, or the socket failing under it
             code, reason = close_of(exc)
-            self._error = self.core.closed(code, reason)
-            self._done.set()
-            return _END
-        return self.core.receive(data)
+        self._error = self.core.closed(code, reason)
+        self._done.set()
+        await self._queue.put(_END)
 
     def _finished(self) -> Any:
         if self._error is not None:
@@ -193,11 +216,10 @@ class AsyncSession(Generic[E]):
             await ws.send(frame)
         except Exception as exc:
             code, reason = close_of(exc)
-            self._error = self.core.closed(code, reason) or RealtimeError(
+            error = self.core.closed(code, reason) or RealtimeError(
                 f"{self.model_id}: the session has ended", model_id=self.model_id
             )
-            self._done.set()
-            raise self._error from None
+            raise error from None
 
     async def _keepalive(self) -> None:
         while not self._done.is_set():
@@ -207,7 +229,7 @@ class AsyncSession(Generic[E]):
                 try:
                     await self._connected().send(frame)
                 except Exception:
-                    return
+                    return  # the reader reports how the connection ended
                 continue
             if wait is None:
                 return
@@ -225,16 +247,17 @@ class AsyncSession(Generic[E]):
         return self._ws
 
     async def _shutdown(self) -> None:
-        self._done.set()
-        if self._ticker is not None:
-            self._ticker.cancel()
-            try:
-                await self._ticker
-            except (asyncio.CancelledError, Exception):
-                pass
-            self._ticker = None
         if self._ws is not None:
             await self._ws.close()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):
+                pass
+        self._tasks.clear()
+        self._done.set()
 
 
 class AsyncListenSession(AsyncSession[E]):

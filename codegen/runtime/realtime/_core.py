@@ -98,12 +98,13 @@ class SessionCore:
 
     # ------------------------------------------------------------------ what the user sends
 
-    def audio(self, data: bytes | bytearray | memoryview) -> bytes:
+    def audio(self, data: bytes | bytearray | memoryview) -> bytes:  # on every chunk's path: kept lean
         """An audio chunk as a binary frame."""
-        self._check_open("send audio")
+        if self.close_sent or self.ended:
+            self._check_open("send audio")
         if not isinstance(data, (bytes, bytearray, memoryview)):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise InputValidationError(self.model_id, "audio", f"expected bytes, got {type(data).__name__}")
-        frame = bytes(data)
+        frame = data if type(data) is bytes else bytes(data)  # the common case is not copied
         if not frame:
             # The protocol reads an empty binary frame as "end of stream": that is close(), not send().
             raise InputValidationError(self.model_id, "audio", "empty chunk (call close() to end the stream)")

@@ -134,12 +134,16 @@ class SyncTranscriber:
 
     def run(self, audio: AudioSource) -> Transcript[Any]:
         events: list[Any] = []
-        for chunk in audio_chunks(audio, self.size):
+        # Read as we go, so the server is never held back by us: after every chunk when paced, else
+        # every few chunks (fewer than max_queue events can arrive in between: at most one per chunk).
+        every = 1 if self.pacer.rate is not None else max(1, self.session.core.limits.max_queue // 4)
+        for n, chunk in enumerate(audio_chunks(audio, self.size), 1):
             wait = self.pacer.delay(len(chunk))
             if wait:
                 time.sleep(wait)
             self.session.send(chunk)
-            events += self.session.poll()  # read as we go: the server is never held back by us
+            if n % every == 0:
+                events += self.session.poll()
         events += self.session.close()
         return collect(self.session.core, events)
 
