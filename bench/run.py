@@ -781,7 +781,8 @@ def goals(results: dict[str, Any]) -> list[dict[str, Any]]:
     live = results.get("realtime", {})
     for driver in ("ours_async", "ours_sync"):
         add(
-            f"Realtime {driver.split('_')[1]} session: client CPU per audio second vs bare websockets + msgspec (issue 21)",
+            f"Realtime {driver.split('_')[1]} session: client CPU per audio second vs bare websockets "
+            "+ msgspec (issue 21)",
             "<= 1.2x",
             live.get("ratio_vs_bare", {}).get(driver),
             lambda v: v <= 1.2,
@@ -1090,7 +1091,8 @@ def render_markdown(results: dict[str, Any]) -> str:
             w(f"Not run: {live['error']}")
         else:
             w(
-                f"Live transcription of {live['audio_seconds']:.0f} s of 16 kHz linear16 in 100 ms chunks, sent as fast as "
+                f"Live transcription of {live['audio_seconds']:.0f} s of 16 kHz linear16 in 100 ms chunks, "
+                "sent as fast as "
                 "the emulator (another process) takes it, interim results on; client CPU per second of audio "
                 "(`bench/_realtime.py`; the bare clients decode each event with msgspec into the same structs)."
             )
@@ -1110,7 +1112,8 @@ def render_markdown(results: dict[str, Any]) -> str:
             rb, conc, first = live["ratio_vs_bare"], live["concurrent"], live["first_interim"]
             w("")
             w(
-                f"Each driver vs the same library's bare client: async {rb['ours_async']:.2f}x, sync {rb['ours_sync']:.2f}x. "
+                f"Each driver vs the same library's bare client: async {rb['ours_async']:.2f}x, "
+                f"sync {rb['ours_sync']:.2f}x. "
                 f"{conc['sessions']} concurrent async sessions: {conc['lost']} events lost "
                 f"({conc['events_each']} each, {conc['wall_s']:.2f} s). First interim result "
                 f"{first['ms']:.2f} ms after its 100 ms chunk went out ({first['fraction_of_chunk']:.3f} of a chunk)."

@@ -6,7 +6,8 @@ A realtime model's schema file (catalog property ``realtime: "true"``) may carry
       "kind": "listen" | "speak",          # speech to text, or text to speech
       "method": "listen",                  # the handle method that opens a session
       "options": {JSON schema},            # the query parameters, typed (an object schema with a title)
-      "events": {"Results": {"schema": {...}, "class": "...", "shortcuts": {"transcript": {"path": "/a/0/b", "default": ""}}}},
+      "events": {"Results": {"schema": {...}, "class": "...",
+                             "shortcuts": {"transcript": {"path": "/a/0/b", "default": ""}}}},
       "send": {"keepalive": {...} | null, "finalize": ..., "close": ..., "speak"/"flush"/"clear": ...},
       "keepalive_seconds": 4.0, "keepalive_silence_ms": 80,
       "facts": [{"fact": "...", "source": "https://..."}]

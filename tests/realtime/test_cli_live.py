@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from workers_ai._cli.main import main
 from workers_ai.testing import Emulator
 
@@ -21,7 +20,9 @@ def emu(monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
         yield e
 
 
-def test_listen_prints_interim_then_final_lines(emu: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_listen_prints_interim_then_final_lines(
+    emu: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "in.wav"
     with wave.open(str(path), "wb") as w:
         w.setnchannels(1)
@@ -34,7 +35,9 @@ def test_listen_prints_interim_then_final_lines(emu: Emulator, tmp_path: Path, c
     assert "sample_rate=8000" in emu.requests_for("@cf/deepgram/nova-3")[-1].query
 
 
-def test_listen_refuses_a_model_without_websocket(emu: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_listen_refuses_a_model_without_websocket(
+    emu: Emulator, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "raw.pcm"
     path.write_bytes(bytes(3200))
     assert main(["listen", str(path), "--model", "@cf/openai/whisper"]) == 2

@@ -8,9 +8,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from workers_ai import AsyncWorkersAI, WorkersAI
-from workers_ai.errors import AuthenticationError, InputValidationError, ModelNotFoundError, RateLimitError, RealtimeError
+from workers_ai.errors import (
+    AuthenticationError,
+    InputValidationError,
+    ModelNotFoundError,
+    RateLimitError,
+    RealtimeError,
+)
 from workers_ai.models.cf.deepgram.flux_live import TurnInfo
 from workers_ai.models.cf.deepgram.nova_3_live import Metadata, Results, SpeechStarted
 from workers_ai.realtime import RawEvent
@@ -46,7 +51,11 @@ def test_nova_sync_events_in_order_and_close_drains(emu: Emulator) -> None:
     assert [w.word for w in finals[-1].words] == ["the", "quick"]
     assert isinstance(rest[-1], Metadata) and rest[-1].duration == 0.5
     handshake = emu.requests_for("@cf/deepgram/nova-3")[-1]
-    assert handshake.method == "GET" and "interim_results=true" in handshake.query and "sample_rate=16000" in handshake.query
+    assert (
+        handshake.method == "GET"
+        and "interim_results=true" in handshake.query
+        and "sample_rate=16000" in handshake.query
+    )
 
 
 def test_nova_transcribe_file_paced_and_unpaced(emu: Emulator, tmp_path: Path) -> None:
@@ -148,7 +157,9 @@ def test_idle_close_without_keepalive_and_keepalive_keeps_it_open(emu: Emulator)
     from workers_ai.realtime import ListenSession, RealtimeSpec
 
     ai = emu.client(headers={"x-emulator-fault": "ws_idle; seconds=0.6"})
-    quiet = RealtimeSpec(model_id=SPEC.model_id, kind="listen", options=SPEC.options, events=SPEC.events, send=SPEC.send)
+    quiet = RealtimeSpec(
+        model_id=SPEC.model_id, kind="listen", options=SPEC.options, events=SPEC.events, send=SPEC.send
+    )
     with pytest.raises(RealtimeError) as caught:
         with ListenSession(ai, quiet, {"encoding": "linear16", "sample_rate": 16000}) as s:
             s.send(SECOND[:3200])
@@ -156,7 +167,12 @@ def test_idle_close_without_keepalive_and_keepalive_keeps_it_open(emu: Emulator)
                 pass
     assert caught.value.close_code == 1011 and "NET-0001" in str(caught.value)
     fast = RealtimeSpec(
-        model_id=SPEC.model_id, kind="listen", options=SPEC.options, events=SPEC.events, send=SPEC.send, keepalive_seconds=0.2
+        model_id=SPEC.model_id,
+        kind="listen",
+        options=SPEC.options,
+        events=SPEC.events,
+        send=SPEC.send,
+        keepalive_seconds=0.2,
     )
     with ListenSession(ai, fast, {"encoding": "linear16", "sample_rate": 16000}) as s:
         s.send(SECOND[:3200])

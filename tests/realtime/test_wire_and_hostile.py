@@ -4,11 +4,11 @@ hostile WebSocket servers in a fenced process (address-space cap and deadline)."
 from __future__ import annotations
 
 import base64
+import hashlib
 import logging
+import socket
 import subprocess
 import sys
-import hashlib
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 from websockets.sync.server import Server, ServerConnection, serve
+from workers_ai import WorkersAI
+from workers_ai.models.cf.deepgram.nova_3_live import Results
 
 from tests._server import RawRequest
 from tests._server import Server as RawServer
 from tests.runtime._raw import run_client
-from workers_ai import WorkersAI
-from workers_ai.models.cf.deepgram.nova_3_live import Results
 
 TOKEN = "tok-SECRET-ws-123"
 

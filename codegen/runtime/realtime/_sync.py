@@ -23,9 +23,9 @@ from ._spec import RealtimeSpec
 from ._wsopts import close_of, connect_options, handshake_error
 
 if TYPE_CHECKING:
-    from .._sync.session import SessionConfig
     from websockets.sync.client import ClientConnection
 
+    from .._sync.session import SessionConfig
     from ._jobs import AudioSource, Transcript
 
 __all__ = ["ListenSession", "SpeakSession", "SyncSession"]
@@ -81,7 +81,8 @@ class SyncSession(Generic[E]):
 
         try:
             # Entered as a context manager (websockets >= 17 warns otherwise); left in _shutdown.
-            self._ws = self._stack.enter_context(connect(self.core.url, **connect_options(self.core)))
+            opener: Any = connect  # a function in websockets 15-16, a context-manager class in 17
+            self._ws = self._stack.enter_context(opener(self.core.url, **connect_options(self.core)))
         except Exception as exc:
             raise handshake_error(self.core, exc) from None
         if self.core.spec.keepalive_seconds is not None:
@@ -101,7 +102,8 @@ class SyncSession(Generic[E]):
                 if left <= 0:
                     self._shutdown()
                     raise self.core.timed_out(
-                        f"the server did not end the session within {self.core.limits.close_timeout:g}s of the close message"
+                        f"the server did not end the session within {self.core.limits.close_timeout:g}s "
+                        "of the close message"
                     )
                 if self._read_lock.acquire(timeout=min(left, 0.05)):
                     try:

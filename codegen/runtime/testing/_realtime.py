@@ -85,7 +85,7 @@ def _check(rec: RecordedRequest, request: Request, catalog: Catalog, settings: S
         return error_reply(400, 7000, "No route for that URI")
     params = parse_qsl(rec.query, keep_blank_values=True)
     model_id = where.model_id
-    if where.kind == "run" and where.gateway and model_id == "" or (where.gateway and not model_id):
+    if (where.kind == "run" and where.gateway and model_id == "") or (where.gateway and not model_id):
         model_id = next((v for k, v in params if k == "model"), None)
         params = [(k, v) for k, v in params if k != "model"]
     if where.kind != "run" and not where.gateway:
@@ -147,14 +147,16 @@ def _options(section: Mapping[str, Any], params: list[tuple[str, str]]) -> dict[
             raise ValueError(f"unknown parameter {name!r}")
         value = _typed(prop, text, name)
         out[name] = [*out[name], value] if name in out and isinstance(out[name], list) else value
-    for name in schema.get("required") or []:
+    required: list[Any] = list(schema.get("required") or [])
+    for name in required:
         if name not in out:
             raise ValueError(f"missing required parameter {name!r}")
     return out
 
 
 def _typed(prop: Mapping[str, Any], text: str, name: str) -> Any:
-    kinds = [prop.get("type")] + [as_object(p, {}).get("type") for p in prop.get("anyOf") or []]  # type: ignore[arg-type]
+    members: list[Any] = list(prop.get("anyOf") or [])
+    kinds = [prop.get("type")] + [(as_object(p) or {}).get("type") for p in members]
     value: Any = text
     if "integer" in kinds and text.lstrip("-").isdigit():
         value = int(text)
@@ -205,7 +207,7 @@ class ListenScript(Script):
     def __init__(self, options: dict[str, Any]) -> None:
         super().__init__(options)
         self.rate = int(options.get("sample_rate", 16000)) * 2 * int(options.get("channels", 1))
-        self.total = 0  # bytes received
+        self.total: int = 0  # bytes received
         self.final_at = 0  # bytes covered by final results
         self.started = False
 
@@ -422,16 +424,18 @@ class WsConnection(Connection):
         self.faults = reply.faults
         # The HTTP reader already parsed the handshake; the protocol reads it again from its bytes.
         request = reply.request
-        head = f"{request.method} {request.target} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in request.headers.items())
+        head = f"{request.method} {request.target} HTTP/1.1\r\n" + "".join(
+            f"{k}: {v}\r\n" for k, v in request.headers.items()
+        )
         self.proto.receive_data((head + "\r\n").encode("latin-1"))
         handshake = self.proto.events_received()[0]
         response = self.proto.accept(handshake)  # type: ignore[arg-type]
         self.proto.send_response(response)
         self._buf = bytearray()
-        self._frames = 0
+        self._received = 0
         self._paused = False
         self._last_input = time.monotonic()
-        self._ending = False
+        self._closing = False
         self._pump_out()
         if response.status_code == 101:
             self._emit(self.script.opened())
@@ -471,7 +475,7 @@ class WsConnection(Connection):
         from websockets.frames import Opcode
 
         for frame in frames:
-            if self.state == "closed" or self._ending:
+            if self.state == "closed" or self._closing:
                 return
             if frame.opcode == Opcode.BINARY:
                 self._last_input = time.monotonic()
@@ -483,12 +487,13 @@ class WsConnection(Connection):
                     msg: Any = msgspec.json.decode(frame.data)
                 except msgspec.DecodeError:
                     msg = None
-                if not isinstance(msg, dict):
+                message = as_object(msg)
+                if message is None:
                     self._emit([("close", (1011, "DATA-0000: a text frame that is not a JSON object"))])
                     continue
-                if msg.get("type") == "KeepAlive":
+                if message.get("type") == "KeepAlive":
                     self._last_input = time.monotonic()
-                self._emit(self.script.message(msg))
+                self._emit(self.script.message(message))
 
     def _pause_if_slow(self) -> None:
         """``ws_slow_reader``: after each read, stop reading the socket for ``delay`` seconds."""
@@ -505,14 +510,14 @@ class WsConnection(Connection):
             self._read()
 
     def _count(self) -> None:
-        self._frames += 1
+        self._received += 1
         cut = self.faults.get("ws_close_1011")
-        if cut is not None and self._frames >= int(cut.get("after", 3)):
+        if cut is not None and self._received >= int(cut.get("after", 3)):
             self._emit([("close", (1011, "NET-0000: the upstream service failed"))])
 
     def _emit(self, out: list[Out]) -> None:
         for kind, payload in out:
-            if self._ending:
+            if self._closing:
                 return
             if kind == "text":
                 self.proto.send_text(msgspec.json.encode(payload))
@@ -520,12 +525,12 @@ class WsConnection(Connection):
                 self.proto.send_binary(payload)
             else:
                 code, reason = payload
-                self._ending = True
+                self._closing = True
                 self.proto.send_close(code, reason)
         self._pump_out()
 
     def _idle_check(self, idle: float) -> None:
-        if self.state == "closed" or self._ending:
+        if self.state == "closed" or self._closing:
             return
         if time.monotonic() - self._last_input >= idle:
             self._emit([("close", (1011, "NET-0001: no audio or KeepAlive received for too long"))])
@@ -536,7 +541,7 @@ class WsConnection(Connection):
         for chunk in self.proto.data_to_send():
             if chunk == b"":  # the protocol asks for the end of the TCP stream
                 self._buf += b""
-                self._ending = True
+                self._closing = True
             else:
                 self._buf += chunk
         while self._buf and self.state != "closed":
@@ -551,7 +556,7 @@ class WsConnection(Connection):
             del self._buf[:sent]
         if self.state == "closed":
             return
-        if self.proto.close_expected() or (self._ending and self.proto.state.name == "CLOSED"):
+        if self.proto.close_expected() or (self._closing and self.proto.state.name == "CLOSED"):
             self._finish_close()
             return
         self._watch(0 if self._paused else _READ)

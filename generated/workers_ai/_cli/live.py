@@ -54,7 +54,7 @@ def _cmd_listen(args: argparse.Namespace) -> int:
     from ..realtime._jobs import Pacer, audio_chunks, chunk_size, wav_info
 
     ai = WorkersAI(base_url=args.base_url)
-    handle = ai.model(args.model)
+    handle: Any = ai.model(str(args.model))
     spec = _spec(handle, "listen")
     if spec is None:
         print(f"workers-ai listen: {args.model} is not a realtime speech-to-text model", file=sys.stderr)
@@ -78,7 +78,8 @@ def _cmd_listen(args: argparse.Namespace) -> int:
     fields = spec.options.__struct_fields__
     options = {k: v for k, v in wanted.items() if k in fields}
     show = _Printer(spec)
-    with ListenSession(ai, spec, options, model_id=args.model) as session:
+    listen: ListenSession[Any] = ListenSession(ai, spec, options, model_id=args.model)
+    with listen as session:
         pacer = Pacer(session.core, args.realtime)
         for chunk in audio_chunks(args.file, chunk_size(session.core, 100)):
             wait = pacer.delay(len(chunk))
@@ -120,7 +121,7 @@ def _cmd_speak(args: argparse.Namespace) -> int:
         print("workers-ai speak: the text is empty", file=sys.stderr)
         return 2
     ai = WorkersAI(base_url=args.base_url)
-    handle = ai.model(args.model)
+    handle: Any = ai.model(str(args.model))
     spec = _spec(handle, "speak")
     if spec is None:
         print(f"workers-ai speak: {args.model} is not a realtime text-to-speech model", file=sys.stderr)
@@ -128,7 +129,8 @@ def _cmd_speak(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {"encoding": "linear16", "sample_rate": args.sample_rate}
     if args.speaker:
         options["speaker"] = args.speaker
-    with SpeakSession(ai, spec, options, model_id=args.model) as session:
+    speak: SpeakSession[Any] = SpeakSession(ai, spec, options, model_id=args.model)
+    with speak as session:
         size = write_wav(args.output, session.speak(args.text), args.sample_rate)
     seconds = size / 2 / args.sample_rate
     print(f"wrote {args.output} ({seconds:.2f} s of audio)", file=sys.stderr)

@@ -22,9 +22,9 @@ from ._spec import RealtimeSpec
 from ._wsopts import close_of, connect_options, handshake_error
 
 if TYPE_CHECKING:
-    from .._sync.session import SessionConfig
     from websockets.asyncio.client import ClientConnection
 
+    from .._sync.session import SessionConfig
     from ._jobs import AudioSource, Transcript
 
 __all__ = ["AsyncListenSession", "AsyncSession", "AsyncSpeakSession"]

@@ -107,7 +107,8 @@ class Pacer:
         self.rate = bytes_per_second(core) if pace else None
         if pace and self.rate is None:
             raise ConfigurationError(
-                f"{core.model_id}: pace=True needs raw audio with a known rate (encoding linear16/mulaw/alaw and sample_rate)"
+                f"{core.model_id}: pace=True needs raw audio with a known rate "
+                "(encoding linear16/mulaw/alaw and sample_rate)"
             )
         self.sent = 0
         self.start = time.monotonic()
@@ -248,7 +249,7 @@ def wav_info(data: bytes) -> WavInfo | None:
         name, size = data[at : at + 4], struct.unpack_from("<I", data, at + 4)[0]
         body = at + 8
         if name == b"fmt " and size >= 16:
-            _tag_, channels, rate, _bps, _block, bits = struct.unpack_from("<HHIIHH", data, body)
+            channels, rate, _bps, _block, bits = struct.unpack_from("<HIIHH", data, body + 2)
             fmt = (rate, channels, bits)
         elif name == b"data" and fmt is not None:
             return WavInfo(fmt[0], fmt[1], fmt[2], body, min(size, len(data) - body))

@@ -17,9 +17,9 @@ from ._api import Api
 from ._catalog import Catalog, ModelSpec
 from ._faults import Fault
 from ._http import Request
+from ._realtime import is_upgrade, upgrade
 from ._records import RecordedRequest
 from ._reply import Reply
-from ._realtime import is_upgrade, upgrade
 from ._server import HttpServer
 from ._settings import Settings
 from ._state import State
