@@ -211,6 +211,9 @@ def _load_file(path: Path, rel: str, display: str, result: LoadResult) -> ModelS
         "properties": [{"property_id": k, "value": v} for k, v in props.items()],
         "schema": {"input": halves["input"], "output": halves["output"]},
     }
+    if as_arr(doc.get("x-overrides")):
+        # Until the generator applies overrides itself, the emulator's copy carries them and applies them.
+        catalog["x-overrides"] = doc["x-overrides"]
     return ModelSource(
         file=display,
         rel=rel,

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 from .. import _registry
 from .._json import as_list, as_object
 from ._leniency import loosen
+from ._overrides import apply_overrides
 from ._synth import Synthesizer, input_variants
 from ._validate import Validator
 
@@ -26,9 +27,10 @@ if TYPE_CHECKING:
 
 __all__ = ["EXAMPLE_SKIP", "Catalog", "ModelSpec", "model_object"]
 
-EXAMPLE_SKIP = frozenset({"stream", "lora", "response_format"})
+EXAMPLE_SKIP = frozenset({"stream", "lora", "response_format", "guided_json"})
 """Input fields example inputs leave out: ``stream`` changes the kind of reply, ``lora`` needs a LoRA-capable
-model and an uploaded adapter (405/5005 otherwise, like the API), and with ``response_format`` the reply's
+model and an uploaded adapter (405/5005 otherwise, like the API), and with ``response_format`` or ``guided_json``
+the reply's
 ``response`` is an object, which the published output schemas (typing it as a string) do not describe."""
 
 _PACKAGE = __package__.rpartition(".")[0] if __package__ else "workers_ai"
@@ -47,7 +49,9 @@ class ModelSpec:
 
     def __init__(self, model_id: str, doc: Mapping[str, Any]) -> None:
         self.model_id = model_id
-        self.doc: dict[str, Any] = dict(doc)
+        self.doc: dict[str, Any] = apply_overrides(doc)
+        self.overrides: list[Any] = list(as_list(doc.get("x-overrides")) or [])
+        """The schema overrides applied to the published schema (each with its ``fact`` and ``source``)."""
         schema = as_object(self.doc.get("schema"))
         if schema is None and "input" in self.doc and "output" in self.doc:
             schema = {"input": self.doc["input"], "output": self.doc["output"]}  # bare models/schema form
