@@ -83,14 +83,15 @@ class Branch:
 
 
 def seed_for(model_id: str, payload: Any) -> str:
-    """A stable seed for a model and its input (``stream`` left out: streamed and whole replies agree)."""
+    """A stable seed for a model and its input (``stream`` and null fields left out: streamed and whole
+    replies agree, and ``"max_tokens": null`` answers as leaving it out does)."""
     h = hashlib.sha256(model_id.encode())
     if isinstance(payload, (bytes, bytearray)):
         h.update(b"\x00raw\x00" + bytes(payload))
     else:
         data = as_object(payload)
         if data is not None:
-            payload = {k: v for k, v in data.items() if k != "stream"}
+            payload = {k: v for k, v in data.items() if k != "stream" and v is not None}  # null = left out
         try:
             h.update(msgspec.json.encode(payload, order="sorted"))
         except (TypeError, msgspec.EncodeError):
