@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .._json import as_list, as_object
+from .._core.jsonview import as_list, as_object
 from ._prompt import names_in, numbers_in, topic_words
 from ._textgen import count_tokens, words
 

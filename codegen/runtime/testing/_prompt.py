@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from .._json import as_list, as_object
+from .._core.jsonview import as_list, as_object
 
 __all__ = ["argument_hint", "names_in", "numbers_in", "stated_schema", "topic_words"]
 

@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import _registry
-from .._json import as_list, as_object
+from .._core.jsonview import as_list, as_object
 from ._leniency import loosen
-from ._overrides import apply_overrides
 from ._synth import Synthesizer, input_variants
 from ._validate import Validator
 
@@ -49,9 +48,7 @@ class ModelSpec:
 
     def __init__(self, model_id: str, doc: Mapping[str, Any]) -> None:
         self.model_id = model_id
-        self.doc: dict[str, Any] = apply_overrides(doc)
-        self.overrides: list[Any] = list(as_list(doc.get("x-overrides")) or [])
-        """The schema overrides applied to the published schema (each with its ``fact`` and ``source``)."""
+        self.doc: dict[str, Any] = dict(doc)
         schema = as_object(self.doc.get("schema"))
         if schema is None and "input" in self.doc and "output" in self.doc:
             schema = {"input": self.doc["input"], "output": self.doc["output"]}  # bare models/schema form

@@ -20,7 +20,7 @@ from typing import Any
 
 import msgspec
 
-from .._json import as_list, as_object
+from .._core.jsonview import as_list, as_object
 from ._reply import APIError, Reply, error_reply
 from ._thirdparty import PROVIDERS
 

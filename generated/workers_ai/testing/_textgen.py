@@ -14,7 +14,7 @@ from typing import Any, cast
 
 import msgspec
 
-from .._json import as_list, as_object
+from .._core.jsonview import as_list, as_object
 from ._prompt import argument_hint, stated_schema
 from ._reply import APIError
 from ._synth import MISSING, Synthesizer, Unsatisfiable
