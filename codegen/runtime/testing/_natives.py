@@ -134,15 +134,14 @@ def extractions(p: Mapping[str, Any], seed: str) -> dict[str, Any]:
             value = f"{int(found.group(1)):02d}:{found.group(2)}:{found.group(3) or '00'}" if found else None
         elif kind == "duration":
             value = f"P{int(numbers[0])}D" if numbers else None
-        elif kind == "list":
-            value = names or topic_words(state)[:3]
+        listed: list[str] = names or topic_words(state)[:3]
+        if kind == "list":
+            value = listed
         confidence = round(0.7 + rng.random() * 0.29, 4)
         answer: dict[str, Any] = {"type": kind, "value": value, "confidence": confidence}
         if kind == "list":
-            answer["spans"] = [s for s in (_span(state, str(v)) for v in value) if s is not None]
-        elif kind == "forecast":
-            pass
-        else:
+            answer["spans"] = [s for s in (_span(state, v) for v in listed) if s is not None]
+        elif kind != "forecast":
             answer["null_probability"] = 0.02 if value is not None else 0.9
             if kind != "estimate":
                 answer["guess"] = value
