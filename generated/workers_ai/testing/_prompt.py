@@ -25,6 +25,11 @@ _STOP = frozenset(
 _PLACE_NAMES = ("city", "location", "place", "town", "country", "region", "destination", "origin", "where", "address")
 _PREPOSITIONS = ("in", "at", "for", "to", "from", "near", "of")
 _DECODER = json.JSONDecoder()
+_FORMATS = frozenset({"JSON", "XML", "YAML", "CSV", "HTML", "API", "SQL", "URL", "ID"})
+_NUMERIC_WORDS = frozenset(
+    """temperature temp age count number price amount total year population score rating quantity size length
+    width height weight percent percentage lat lon latitude longitude days hours minutes seconds cost""".split()
+)
 _SCHEMA_KEYS = frozenset({"properties", "$defs", "definitions", "anyOf", "oneOf", "allOf", "items"})
 
 
@@ -45,9 +50,14 @@ def names_in(text: str) -> list[str]:
             continue
         starts = i == 0 or tokens[i - 1] in ".!?"
         after_prep = i > 0 and tokens[i - 1].lower() in _PREPOSITIONS
-        if tok[:1].isupper() and tok.lower() not in _STOP and (not starts or after_prep):
+        if tok[:1].isupper() and tok.lower() not in _STOP and tok not in _FORMATS and (not starts or after_prep):
             run = [tok]
-            while i + 1 < len(tokens) and tokens[i + 1][:1].isupper() and tokens[i + 1].lower() not in _STOP:
+            while (
+                i + 1 < len(tokens)
+                and tokens[i + 1][:1].isupper()
+                and tokens[i + 1].lower() not in _STOP
+                and tokens[i + 1] not in _FORMATS
+            ):
                 i += 1
                 run.append(tokens[i])
             out.append(" ".join(run))
@@ -123,8 +133,15 @@ def stated_schema(text: str) -> dict[str, Any] | None:
         return _example_schema(max(found, key=len))
     names = _named_fields(text)
     if names:
-        return {"type": "object", "properties": {n: {"type": "string"} for n in names}, "required": names}
+        props = {n: {"type": "number" if _numeric_name(n) else "string"} for n in names}
+        return {"type": "object", "properties": props, "required": names}
     return None
+
+
+def _numeric_name(name: str) -> bool:
+    """Whether a field named ``name`` (and nothing more) most likely holds a number: "temperature", "age"."""
+    parts = {p for p in re.split(r"[_\W]+|(?<=[a-z])(?=[A-Z])", name.lower()) if p}
+    return bool(parts & _NUMERIC_WORDS)
 
 
 def argument_hint(name: str, schema: Any, question: str) -> Any:
