@@ -508,6 +508,18 @@ def bench_async(seconds: float, rounds: int) -> dict[str, Any]:
     return out
 
 
+def bench_emulator(seconds: float) -> dict[str, Any]:
+    """The emulator under a test suite's load: calls/s from 64 client threads (another process) for a
+    rank, an embedding and a chat reply, and the rank against bench/_server.py (cached bytes) as the floor."""
+    with background([PY, str(BENCH / "_emulator.py"), "serve"], "EMULATOR ", timeout=60) as spec:
+        base, account, token = spec.split()
+        with background([PY, str(BENCH / "_server.py"), "0", "0"], "PORT ") as port:
+            floor = f"http://127.0.0.1:{port}/client/v4"
+            cmd = [PY, str(BENCH / "_emulator.py"), "client", base, account, token, str(seconds), floor]
+            out: dict[str, Any] = run_json(cmd, timeout=300)
+    return out
+
+
 def bench_batch(texts: int) -> dict[str, Any]:
     """10,000 texts through the chunking helper and the batch API, against the emulator in another
     process with fast queue settings: client CPU, wall time and peak RSS of the client process."""
@@ -1178,7 +1190,7 @@ def _us(value: float) -> str:
 # --------------------------------------------------------------------------- main
 
 
-SECTIONS = ["cold", "calls", "batch", "sse", "load", "async", "generator", "footprint", "typing"]
+SECTIONS = ["cold", "calls", "batch", "sse", "load", "async", "emulator", "generator", "footprint", "typing"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1208,6 +1220,7 @@ def main(argv: list[str] | None = None) -> int:
             ("sse", lambda: bench_sse(2.0 if quick else 10.0, 2 if quick else 5)),
             ("load", lambda: bench_load(envs, 5 if quick else 15, 1.0 if quick else 3.0)),
             ("async", lambda: bench_async(1.0 if quick else 2.0, 1 if quick else 3)),
+            ("emulator", lambda: bench_emulator(1.0 if quick else 3.0)),
             ("generator", lambda: bench_generator(work)),
             ("footprint", lambda: bench_footprint(envs, wheel_info)),
             ("typing", lambda: bench_typing(envs, work, 1 if quick else 3)),

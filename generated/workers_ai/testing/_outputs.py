@@ -10,6 +10,7 @@ What text-generation models say (text, tool calls, JSON mode) is in :mod:`._text
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import math
 import random
@@ -209,20 +210,31 @@ def _features(text: str) -> list[tuple[str, float]]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
+def _sparse(text: str, dim: int) -> tuple[tuple[int, float], ...]:
+    """The non-zero entries of :func:`embed`'s vector (a few dozen of ``dim``), computed once per text."""
+    vec: dict[int, float] = {}
+    for feature, weight in _features(text):
+        digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
+        idx = int.from_bytes(digest[:4], "big") % dim
+        vec[idx] = vec.get(idx, 0.0) + (weight if digest[4] & 1 else -weight)
+    norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
+    return tuple(sorted((i, round(v / norm, 6)) for i, v in vec.items()))
+
+
 def embed(text: str, dim: int) -> list[float]:
     """A unit vector from the text's word stems and their trigrams (hashed into the vector): texts that
     share words, or words' stems, have a higher cosine."""
     vec = [0.0] * dim
-    for feature, weight in _features(text):
-        digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
-        idx = int.from_bytes(digest[:4], "big") % dim
-        vec[idx] += weight if digest[4] & 1 else -weight
-    norm = math.sqrt(sum(v * v for v in vec)) or 1.0
-    return [round(v / norm, 6) for v in vec]
+    for idx, value in _sparse(text, dim):
+        vec[idx] = value
+    return vec
 
 
-def _cosine(a: list[float], b: list[float]) -> float:
-    return round(sum(x * y for x, y in zip(a, b, strict=True)), 6)
+def similarity(a: str, b: str, dim: int) -> float:
+    """The cosine of two texts' :func:`embed` vectors, from their few non-zero entries."""
+    right = dict(_sparse(b, dim))
+    return round(sum(v * right.get(i, 0.0) for i, v in _sparse(a, dim)), 6)
 
 
 def _texts(value: Any) -> list[str]:
@@ -243,8 +255,8 @@ def _contexts(p: Mapping[str, Any]) -> list[str]:
 
 
 def _rank(p: Mapping[str, Any], dim: int) -> dict[str, Any]:
-    query = embed(str(p.get("query") or ""), dim)
-    scored = [{"id": i, "score": _cosine(query, embed(t, dim))} for i, t in enumerate(_contexts(p))]
+    query = str(p.get("query") or "")
+    scored = [{"id": i, "score": similarity(query, t, dim)} for i, t in enumerate(_contexts(p))]
     scored.sort(key=lambda item: (-float(item["score"]), int(item["id"])))
     top_k = p.get("top_k")
     if isinstance(top_k, int) and not isinstance(top_k, bool) and top_k > 0:
