@@ -14,7 +14,7 @@ Where things run:
   process on 127.0.0.1, so the server's CPU never counts as the client's.
 
 Options: ``--quick`` (fewer repeats, for trying the harness), ``--only NAME ...`` (sections: cold,
-calls, batch, sse, load, async, generator, footprint, typing), ``--skip-peers`` (no comparison SDKs).
+calls, batch, sse, load, async, emulator, generator, footprint, typing), ``--skip-peers`` (no comparison SDKs).
 """
 
 from __future__ import annotations
@@ -1034,6 +1034,33 @@ def render_markdown(results: dict[str, Any]) -> str:
                 f"| ours: `EventStream` -> typed `StreamEvent`s | {r['ours_events']['mb_per_s']:.0f} | "
                 f"{r['ours_events']['mb_per_s'] / r['floor_events']['mb_per_s']:.2f}x |"
             )
+        w("")
+
+    emulator = results.get("emulator")
+    if emulator:
+        w("## The emulator under a test suite's load")
+        w("")
+        if "error" in emulator:
+            w(f"Not run: {emulator['error']}")
+        else:
+            w(
+                f"{emulator['threads']} client threads in another process, one `urllib3.PoolManager(maxsize=64)`, "
+                "against `workers_ai.testing.Emulator` (8 workers); floor: the same rank against "
+                "`bench/_server.py`, which only returns cached bytes (`bench/_emulator.py`)."
+            )
+            w("")
+            w("| Workload | calls/s | errors |")
+            w("|---|---|---|")
+            for key, label in (
+                ("rank", "bge-m3 rank, 3 contexts"),
+                ("embed", "bge-m3 embeddings, 2 x 1024"),
+                ("chat", "llama-3.1-8b chat reply"),
+                ("floor_rank", "floor: the rank as cached bytes"),
+            ):
+                row = emulator[key]
+                w(f"| {label} | {row['calls_per_s']:,.0f} | {row['errors']:.0f} |")
+            w("")
+            w(f"Rank vs floor: {emulator['rank_vs_floor']:.2f}x.")
         w("")
 
     load = results.get("load")
