@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from ._aio.batch import AsyncBatchJob
-from ._aio.client import AsyncBaseClient
-from ._aio.handle import AsyncModelHandle
+from ._batch.jobs import AsyncBatchJob
+from ._clients.aio import AsyncBaseClient
+from ._handles.aio import AsyncModelHandle
 from ._aio.stream import AsyncStreamRequest
 
 if TYPE_CHECKING:
@@ -334,7 +334,8 @@ class AsyncWorkersAI(AsyncBaseClient):
     def model(self, model_id: str) -> AsyncModelHandle[Any, Any]: ...
     def model(self, model_id: str) -> AsyncModelHandle[Any, Any]:
         """The typed handle for ``model_id`` (its module is imported on first use)."""
-        return self._model(model_id)
+        handle: AsyncModelHandle[Any, Any] = self._model(model_id)
+        return handle
 
     @overload
     def run(

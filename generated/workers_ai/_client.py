@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ._batch.jobs import BatchJob
-from ._sync.client import BaseClient
-from ._sync.handle import ModelHandle
+from ._clients.sync import BaseClient
+from ._handles.sync import ModelHandle
 from ._sync.stream import EventStream
 
 if TYPE_CHECKING:
@@ -330,7 +330,8 @@ class WorkersAI(BaseClient):
     def model(self, model_id: str) -> ModelHandle[Any, Any]: ...
     def model(self, model_id: str) -> ModelHandle[Any, Any]:
         """The typed handle for ``model_id`` (its module is imported on first use)."""
-        return self._model(model_id)
+        handle: ModelHandle[Any, Any] = self._model(model_id)
+        return handle
 
     @overload
     def run(
@@ -1491,7 +1492,7 @@ class WorkersAI(BaseClient):
         Ids that are not ``@cf/``/``@hf/`` (e.g. ``openai/gpt-4.1-mini``) go to the universal ``/ai/run``
         route with the model in the body. ``session_affinity`` sends ``x-session-affinity`` (prompt caching).
         """
-        return self._run(
+        return self._dispatch(
             model_id,
             payload,
             stream=stream,

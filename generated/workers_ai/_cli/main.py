@@ -260,7 +260,7 @@ def _cmd_sync(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    from .._sync.client import BaseClient
+    from .._clients.sync import BaseClient
     from ..errors import APIError
 
     client = BaseClient(base_url=args.base_url)
