@@ -24,7 +24,7 @@ from ._wsopts import close_of, connect_options, handshake_error
 if TYPE_CHECKING:
     from websockets.asyncio.client import ClientConnection
 
-    from .._sync.session import SessionConfig
+    from .._core.config import SessionConfig
     from ._jobs import AudioSource, Transcript
 
 __all__ = ["AsyncListenSession", "AsyncSession", "AsyncSpeakSession"]

@@ -21,7 +21,7 @@ from ..errors import ConfigurationError, InputValidationError, RealtimeError, Re
 from ._spec import RawEvent, RealtimeSpec, tag_of
 
 if TYPE_CHECKING:
-    from .._sync.session import SessionConfig
+    from .._core.config import SessionConfig
 
 __all__ = ["Limits", "SessionCore"]
 

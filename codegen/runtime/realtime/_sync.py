@@ -25,7 +25,7 @@ from ._wsopts import close_of, connect_options, handshake_error
 if TYPE_CHECKING:
     from websockets.sync.client import ClientConnection
 
-    from .._sync.session import SessionConfig
+    from .._core.config import SessionConfig
     from ._jobs import AudioSource, Transcript
 
 __all__ = ["ListenSession", "SpeakSession", "SyncSession"]

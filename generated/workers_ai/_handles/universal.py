@@ -12,11 +12,11 @@ from typing import Any
 
 import msgspec
 
-from .._batch.jobs import BatchJob
-from .._sync.handle import GenericHandle
 from ..errors import ConfigurationError, InputValidationError
+from .aio import AsyncGenericHandle
+from .sync import GenericHandle
 
-__all__ = ["UniversalHandle", "is_workers_ai_id"]
+__all__ = ["AsyncUniversalHandle", "UniversalHandle", "UniversalRoute", "is_workers_ai_id"]
 
 _ENCODER = msgspec.json.Encoder()
 
@@ -26,8 +26,13 @@ def is_workers_ai_id(model_id: str) -> bool:
     return model_id.startswith(("@cf/", "@hf/"))
 
 
-class UniversalHandle(GenericHandle):
-    """A third-party model (``provider/model``): JSON in with ``model`` added, the provider's reply out."""
+class UniversalRoute:
+    """What a third-party model (``provider/model``) changes: the URL, ``model`` added to the JSON body,
+    no raw bytes and no batch queue. Mixed into a generic handle of either client."""
+
+    model_id: str
+    client: Any
+    _url: str | None
 
     def _run_url(self) -> str:
         if self._url is None:
@@ -51,5 +56,13 @@ class UniversalHandle(GenericHandle):
     def _call_binary(self, data: Any, expect: Any, *, headers: Mapping[str, str] | None = None) -> Any:
         raise InputValidationError(self.model_id, "$", "third-party models take a JSON object, not raw bytes")
 
-    def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> BatchJob[Any]:
+    def _batch_requests(self, payload: Any) -> list[Any]:
         raise ConfigurationError(f"{self.model_id}: third-party models have no async batch queue")
+
+
+class UniversalHandle(UniversalRoute, GenericHandle):
+    """A third-party model on the sync client."""
+
+
+class AsyncUniversalHandle(UniversalRoute, AsyncGenericHandle):
+    """A third-party model on the async client."""
