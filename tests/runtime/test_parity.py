@@ -15,9 +15,7 @@ import re
 from typing import Any
 
 import pytest
-
-from workers_ai import BatchJob, EventStream, ModelHandle, WorkersAI
-from workers_ai import _registry
+from workers_ai import BatchJob, EventStream, ModelHandle, WorkersAI, _registry
 from workers_ai._account.finetunes import AsyncFinetunes, Finetunes
 from workers_ai._aio.stream import AsyncEventStream
 from workers_ai._aio_client import AsyncWorkersAI
@@ -68,7 +66,8 @@ def check_pair(sync: type[Any], aio: type[Any]) -> list[str]:
         if not callable(getattr(sync, name)) or isinstance(s, type):
             continue
         if shape(getattr(sync, name)) != shape(getattr(aio, twin)):
-            problems.append(f"{sync.__name__}.{name}{inspect.signature(getattr(sync, name))} != async {inspect.signature(getattr(aio, twin))}")
+            theirs = inspect.signature(getattr(aio, twin))
+            problems.append(f"{sync.__name__}.{name}{inspect.signature(getattr(sync, name))} != async {theirs}")
     for name in sorted(public(aio) - {RENAMED.get(n, n) for n in public(sync)}):
         problems.append(f"{aio.__name__}.{name} has no sync twin")
     return problems

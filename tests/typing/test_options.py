@@ -51,7 +51,8 @@ def test_pyright_strict_reports_only_the_marked_lines(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("client", [WorkersAI, AsyncWorkersAI])
 def test_a_wrong_keyword_names_the_client_and_its_parameters_are_all_named(client: type[WorkersAI]) -> None:
-    with pytest.raises(TypeError, match=rf"^{client.__name__}\.__init__\(\) got an unexpected keyword argument 'retries'"):
+    message = rf"^{client.__name__}\.__init__\(\) got an unexpected keyword argument 'retries'"
+    with pytest.raises(TypeError, match=message):
         client(account_id="a", api_token="t", retries=3)  # type: ignore[call-arg]
     import inspect
 
@@ -70,7 +71,7 @@ def test_with_options_makes_a_configured_copy_that_pickles() -> None:
     assert ai.options.timeout == 5.0  # the original is untouched
     with pytest.raises(AttributeError):
         ai.options.timeout = 3.0  # type: ignore[misc]
-    with pytest.raises(TypeError, match="WorkersAI.__init__"):
+    with pytest.raises(TypeError, match=r"WorkersAI\.__init__"):
         ai.with_options(retries=1)  # type: ignore[call-arg]
     again = pickle.loads(pickle.dumps(copy))
     assert again.options == copy.options and again.with_options(max_retries=0).max_retries == 0
