@@ -400,6 +400,7 @@ def render_package(
     files: dict[str, bytes] = {}
     registry: list[tuple[str, str, str]] = []
     seen_ids: set[str] = set()
+    live_methods: dict[str, tuple[str, ...]] = {}  # model id -> its realtime method, when it has one
     for i, plan in enumerate(plans):
         rel = plan.module.replace(".", "/") + ".py"
         try:
@@ -410,6 +411,8 @@ def render_package(
             message = f"the struct generator failed on this schema ({type(exc).__name__}: {str(exc)[:300]})"
             raise RenderError(i, message) from None
         live = _live_module(env, api, plan, package, i, old, generator, files)
+        if live is not None:
+            live_methods[plan.model_id] = (live.method,)
         try:
             text = env.get_template("model.py.jinja").render(
                 plan=plan, source_label=plan.source.label, struct_code=structs, realtime=live
@@ -453,7 +456,7 @@ def render_package(
         )
     by_id = [p for p in plans if (p.model_id, p.module, p.handle) in registry]
     common = dict(package=package, plans=by_id, registry=registry)
-    files["_registry.py"] = env.get_template("registry.py.jinja").render(**common).encode()
+    files["_registry.py"] = env.get_template("registry.py.jinja").render(live_methods=live_methods, **common).encode()
     files["_client.py"] = env.get_template("client.py.jinja").render(aio=False, **common).encode()
     files["_aio_client.py"] = env.get_template("client.py.jinja").render(aio=True, **common).encode()
     files["__init__.py"] = env.get_template("package_init.py.jinja").render(**common).encode()
