@@ -444,7 +444,7 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
     shaped: dict[str, Any] = as_obj(doc["$defs"]) or {}
     rules = dispatch_rules(outputs, shaped)
     input_names = [v.class_name for v in inputs if v.class_name]
-    types = build_types(shaped, list(dict.fromkeys(variant_names)), input_names, used_names)
+    types = build_types(shaped, list(dict.fromkeys(variant_names)), input_names, used_names, src.task)
     structs = {s.name: s for s in types.structs}
 
     out_plans = tuple(

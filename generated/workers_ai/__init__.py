@@ -21,6 +21,7 @@ from ._structured import Parsed
 from ._tomarkdown import MarkdownFormat, MarkdownResult
 from ._toolcall import ToolCall, tool_calls
 from ._usage import Usage
+from .families import EmbeddingResult, MediaResult, TextResult, TokenUsage, TranscriptResult
 
 if TYPE_CHECKING:
     from ._aio_batch import AsyncBatchJob
@@ -65,19 +66,24 @@ __all__ = [
     "BatchResult",
     "BatchStatus",
     "BinaryOutput",
+    "EmbeddingResult",
     "EventStream",
     "Finetune",
     "Gateway",
     "ModelHandle",
     "MarkdownFormat",
     "MarkdownResult",
+    "MediaResult",
     "ModelInfo",
     "ModelUsage",
     "Parsed",
     "StreamEvent",
     "StreamResult",
+    "TextResult",
+    "TokenUsage",
     "ToolCall",
     "ToolRun",
+    "TranscriptResult",
     "Usage",
     "UsageMeter",
     "WorkersAI",

@@ -20,6 +20,7 @@ from ._stream import EventStream
 from ._structured import Parsed, check_no_stream, is_schema_type, json_payload, parse_into, textual
 from ._usage import Usage
 from .errors import InputValidationError, ModelDeprecatedError, ResponseDecodeError, StreamError, error_from
+from .families.text_generation import TextView, tool_calls_of
 
 if TYPE_CHECKING:
     from ._f32 import F32
@@ -199,6 +200,9 @@ class HandleBase(Generic[SessionT, InT, OutT]):
 
     def _counted(self, result: T) -> T:
         self.client.usage.record(self.model_id, usage_of(result), self.info.price)
+        if isinstance(result, TextView):
+            # Unparseable tool-call arguments fail here, naming the model, not later at ``.tool_calls``.
+            tool_calls_of(result, self.model_id)
         return result
 
     def _count_stream(self, usage: Usage | None) -> None:
