@@ -243,7 +243,6 @@ def struct_code(
     where: str,
     old: str | None = None,
     generator: str = "",
-    package: str = "workers_ai",
 ) -> str:
     """The struct block of one module: datamodel-code-generator's code, verbatim, once it matches the plan.
 
@@ -254,18 +253,18 @@ def struct_code(
     """
     aliases = _aliases(structs)
     views = {s.name: s.view for s in structs if s.view}
-    views_key = json.dumps([package, views], sort_keys=True)
+    views_key = json.dumps(views, sort_keys=True)
     key = _sha(f"{generator}\0{doc}\0{json.dumps(aliases, sort_keys=True)}\0{views_key}")[:24]
     code = _reusable_code(old, key)
     if code is None:
         code = structs_api.code(doc, aliases) if doc else "from __future__ import annotations"
         code = code if code.endswith("\n") else code + "\n"  # verbatim, ending its last line
-        code = _with_views(code, views, package, where)
+        code = _with_views(code, views, where)
     _check(code, structs, where)
     return f"{_STRUCTS_MARK}{key} {_sha(code)[:16]}\n{code}\n{_BELOW}"
 
 
-def _with_views(code: str, views: Mapping[str, str], package: str, where: str) -> str:
+def _with_views(code: str, views: Mapping[str, str], where: str) -> str:
     """The struct code with each struct's family view (``codegen.views``) as an extra first base."""
     if not views:
         return code
@@ -274,7 +273,8 @@ def _with_views(code: str, views: Mapping[str, str], package: str, where: str) -
         code, count = re.subn(head, f"class {name}({view}, Struct, ", code, flags=re.M)
         if count != 1:
             raise PlanMismatch(f"{where}: struct {name} not found once to give it its view {view}")
-    line = f"from {package}.families import {', '.join(sorted(set(views.values())))}\n"
+    # Relative, as the template's imports are, so a vendored copy under another name keeps working.
+    line = f"from {'.' * (where.count('/') + 1)}families import {', '.join(sorted(set(views.values())))}\n"
     at = code.find("\nfrom msgspec import ")
     if at < 0:
         raise PlanMismatch(f"{where}: no msgspec import to put the view import after")
@@ -388,7 +388,7 @@ def render_package(
     for i, plan in enumerate(plans):
         rel = plan.module.replace(".", "/") + ".py"
         try:
-            structs = struct_code(api, plan.struct_doc, plan.structs, rel, old.get(rel), generator, package)
+            structs = struct_code(api, plan.struct_doc, plan.structs, rel, old.get(rel), generator)
         except PlanMismatch:
             raise
         except Exception as exc:  # a struct generator failure names the schema (bad input, exit 2)
@@ -417,7 +417,7 @@ def render_package(
             registry.append((plan.model_id, plan.module, plan.handle))
     for sp in shared:
         rel = sp.module.replace(".", "/") + ".py"
-        structs = struct_code(api, sp.struct_doc, sp.structs, rel, old.get(rel), generator, package)
+        structs = struct_code(api, sp.struct_doc, sp.structs, rel, old.get(rel), generator)
         text = env.get_template("shared.py.jinja").render(shared=sp, struct_code=structs)
         missing = undefined_names(text, rel)
         if missing:

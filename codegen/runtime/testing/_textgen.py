@@ -331,7 +331,7 @@ def responses_object(model_id: str, gen: Generation, seed: str) -> dict[str, Any
     items: list[dict[str, Any]] = []
     text = reply_text(gen)
     if text:
-        content = [{"type": "output_text", "text": text, "annotations": []}]
+        content: list[dict[str, Any]] = [{"type": "output_text", "text": text, "annotations": []}]
         items.append({"type": "message", "id": "msg_" + seed[:24], "role": "assistant", "content": content})
     if gen.tool is not None:
         call = _openai_tool_call(gen, seed)
@@ -358,4 +358,3 @@ def responses_object(model_id: str, gen: Generation, seed: str) -> dict[str, Any
         "output": items,
         "usage": usage,
     }
-
