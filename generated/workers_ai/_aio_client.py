@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from ._aio_batch import AsyncBatchJob
-from ._aio_core import AsyncBaseClient
-from ._aio_handle import AsyncModelHandle
-from ._aio_stream import AsyncStreamRequest
+from ._batch.jobs import AsyncBatchJob
+from ._clients.aio import AsyncBaseClient
+from ._handles.aio import AsyncModelHandle
+from ._aio.stream import AsyncStreamRequest
 
 if TYPE_CHECKING:
     from .models.cf.ai4bharat.indictrans2_en_indic_1b import AsyncIndictrans2EnIndic1B as _H_cf__ai4bharat__indictrans2_en_indic_1b, Indictrans2EnIndic1BInput as _In_cf__ai4bharat__indictrans2_en_indic_1b, Indictrans2EnIndic1BOutput as _Out_cf__ai4bharat__indictrans2_en_indic_1b
@@ -331,7 +331,8 @@ class AsyncWorkersAI(AsyncBaseClient):
     def model(self, model_id: str) -> AsyncModelHandle[Any, Any]: ...
     def model(self, model_id: str) -> AsyncModelHandle[Any, Any]:
         """The typed handle for ``model_id`` (its module is imported on first use)."""
-        return self._model(model_id)
+        handle: AsyncModelHandle[Any, Any] = self._model(model_id)
+        return handle
 
     @overload
     def run(

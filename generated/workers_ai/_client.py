@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from ._batch import BatchJob
-from ._core import BaseClient
-from ._handle import ModelHandle
-from ._stream import EventStream
+from ._batch.jobs import BatchJob
+from ._clients.sync import BaseClient
+from ._handles.sync import ModelHandle
+from ._sync.stream import EventStream
 
 if TYPE_CHECKING:
     from .models.cf.ai4bharat.indictrans2_en_indic_1b import Indictrans2EnIndic1B as _H_cf__ai4bharat__indictrans2_en_indic_1b, Indictrans2EnIndic1BInput as _In_cf__ai4bharat__indictrans2_en_indic_1b, Indictrans2EnIndic1BOutput as _Out_cf__ai4bharat__indictrans2_en_indic_1b
@@ -327,7 +327,8 @@ class WorkersAI(BaseClient):
     def model(self, model_id: str) -> ModelHandle[Any, Any]: ...
     def model(self, model_id: str) -> ModelHandle[Any, Any]:
         """The typed handle for ``model_id`` (its module is imported on first use)."""
-        return self._model(model_id)
+        handle: ModelHandle[Any, Any] = self._model(model_id)
+        return handle
 
     @overload
     def run(
@@ -1477,7 +1478,7 @@ class WorkersAI(BaseClient):
         Ids that are not ``@cf/``/``@hf/`` (e.g. ``openai/gpt-4.1-mini``) go to the universal ``/ai/run``
         route with the model in the body. ``session_affinity`` sends ``x-session-affinity`` (prompt caching).
         """
-        return self._run(
+        return self._dispatch(
             model_id,
             payload,
             stream=stream,

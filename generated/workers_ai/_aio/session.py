@@ -1,0 +1,120 @@
+"""The asyncio driver: :class:`AsyncSession` runs the shared flows over aiohttp.
+
+Configuration, URLs, headers and ``last_response`` come from :class:`~.._core.config.SessionConfig`;
+every decision (retry or not, how long to wait, which error) is a flow of :mod:`.._core` that the sync
+``Session`` runs too. This module only awaits the flows' commands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
+from typing import Any, ClassVar
+
+from .._core.config import Reply, SessionConfig
+from .._core.flow import Flow, Send, T
+from ..errors import APIConnectionError
+from .transport import AiohttpTransport, AsyncResponse, AsyncTransport
+
+__all__ = ["AsyncSession"]
+
+# ``last_response`` per asyncio task (the sync session keeps it per thread): the owner is kept with the
+# value, so a task that uses two clients sees each one's own last reply or None.
+_LAST: ContextVar[tuple[object, Any] | None] = ContextVar("workers_ai_last_response", default=None)
+
+
+class _TaskLocal:
+    """Stands in for the session's ``threading.local``: ``last`` lives in the current task's context."""
+
+    __slots__ = ()
+
+    @property
+    def last(self) -> Any:
+        got = _LAST.get()
+        return got[1] if got is not None and got[0] is self else None
+
+    @last.setter
+    def last(self, value: Any) -> None:
+        _LAST.set((self, value))
+
+
+class AsyncSession(SessionConfig):
+    """Configuration and the asyncio transport shared by every call (no thread per call)."""
+
+    _transport: AsyncTransport
+    is_async: ClassVar[bool] = True
+
+    def _new_transport(self, transport: Any, max_connections: int, compress: bool) -> AsyncTransport:
+        import asyncio  # here, not at import: ``import workers_ai`` stays free of asyncio
+
+        self._local: Any = _TaskLocal()
+        self._sleep_async: Callable[[float], Awaitable[None]] = asyncio.sleep
+        return transport or AiohttpTransport(max_connections=max_connections, decompress=compress)
+
+    async def aclose(self) -> None:
+        """Close pooled connections."""
+        await self._transport.aclose()
+
+    async def drive(self, flow: Flow[T]) -> T:
+        """Run ``flow`` to its result, answering its commands with awaited I/O (the twin of
+        ``Session.drive``: the same commands, awaited)."""
+        send = self._transport.send
+        answer: Any = None
+        try:
+            command = flow.send(None)
+            while True:
+                if isinstance(command, Send):
+                    try:
+                        resp = await send(
+                            command.method, command.url, command.headers, command.body, deadline=command.deadline
+                        )
+                        data = b"" if command.stream and resp.status < 300 else await resp.read_all(command.limit)
+                    except APIConnectionError as exc:
+                        command = flow.throw(exc)
+                        continue
+                    answer = (resp, data)
+                else:
+                    await self._sleep_async(command.seconds)
+                    answer = None
+                command = flow.send(answer)
+        except StopIteration as stop:
+            result: T = stop.value
+            return result
+        finally:
+            flow.close()
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        body: bytes | None = None,
+        *,
+        content_type: str | None = "application/json",
+        headers: Mapping[str, str] | None = None,
+        queued: bool = False,
+        model_id: str | None = None,
+        deadline: float | None = None,
+    ) -> Reply:
+        """As :meth:`Session.request <.._sync.session.Session.request>`, awaited."""
+        flow = self.request_flow(
+            method,
+            url,
+            body,
+            content_type=content_type,
+            headers=headers,
+            queued=queued,
+            model_id=model_id,
+            deadline=deadline,
+        )
+        return await self.drive(flow)
+
+    async def open_stream(
+        self, url: str, body: bytes, *, headers: Mapping[str, str] | None = None, model_id: str | None = None
+    ) -> AsyncResponse:
+        """POST and return the 2xx reply with its body unread (retried like :meth:`request` until then)."""
+        resp: AsyncResponse = await self.drive(self.stream_flow(url, body, headers, model_id))
+        return resp
+
+    async def get_json(self, path: str, query: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """GET an account API path; the checked envelope (``result``, ``result_info``, ...)."""
+        return await self.drive(self.get_json_flow(path, query))

@@ -1,0 +1,336 @@
+"""What every model handle shares, whichever client runs it: validation, encoding, decoding, usage
+counting and the call flows (sent by the client's driver: see :mod:`.._core.flow`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
+
+import msgspec
+
+from .._batch.jobs import MAX_BATCH_BYTES, AsyncBatchJob, BatchJob, encode_requests, submit_flow
+from .._core.accounting import usage_of
+from .._core.binary import BinaryOutput
+from .._core.config import Reply, SessionConfig
+from .._core.decode import OutputDecoder, decode_typed, split_error, validator_for
+from .._core.envelope import media_type, unwrap
+from .._core.flow import Flow
+from .._core.jsonview import as_list, as_object
+from .._core.pickling import handle_of
+from .._core.usage import Usage
+from .._tools.structured import Parsed, check_no_stream, is_schema_type, json_payload, parse_into, textual
+from ..errors import InputValidationError, ModelDeprecatedError, ResponseDecodeError, StreamError, error_from
+from ..families.text_generation import TextView, tool_calls_of
+
+if TYPE_CHECKING:
+    pass
+
+__all__ = ["HandleBase", "ModelInfo", "OutputDecoder"]
+
+SessionT = TypeVar("SessionT", bound=SessionConfig)
+InT = TypeVar("InT")
+OutT = TypeVar("OutT")
+T = TypeVar("T")
+
+_JSON = "application/json"
+_SSE = "text/event-stream"
+_OCTETS = "application/octet-stream"
+
+
+class ModelInfo(msgspec.Struct, frozen=True):
+    """What the catalog says about a model: task, description, price and properties."""
+
+    model_id: str
+    task: str = ""
+    description: str = ""
+    price: Any = ()
+    properties: Any = None
+    schema: str = ""
+
+
+_ENCODER = msgspec.json.Encoder()
+# Replies read as bytes (``BinaryOutput``): nothing else is taken as an answer, whatever the model.
+_BINARY_FAMILIES = ("image/", "audio/", "video/")
+_BINARY_TYPES = frozenset({"application/octet-stream", "application/pdf", "application/zip"})
+
+
+class HandleBase(Generic[SessionT, InT, OutT]):
+    """What sync and async handles share: model info, validation, encoding and decoding (no I/O)."""
+
+    info: ClassVar[ModelInfo] = ModelInfo(model_id="")
+    decoder: ClassVar[OutputDecoder] = OutputDecoder(variants=(), rules=(), indexes=())
+    input_types: ClassVar[tuple[tuple[type[Any], tuple[str, ...]], ...]] = ()
+    batch_input: ClassVar[type[Any] | None] = None  # the `{"requests": [...]}` variant, when the model has one
+
+    def __init__(self, client: SessionT, model_id: str | None = None) -> None:
+        self.client = client
+        self.model_id = model_id or self.info.model_id
+        self._url: str | None = None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.model_id}>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The client pickles as its configuration (token included, see _pickle); the copy's own handle.
+        return (handle_of, (self.client, self.model_id, type(self)))
+
+    def validate(self, request: msgspec.Struct) -> bytes:
+        """Encode ``request`` and check it against the schema constraints; returns the JSON body."""
+        body = _ENCODER.encode(request)
+        checker = validator_for(type(request))
+        if checker is not None:
+            try:
+                checker.decode(body)
+            except msgspec.ValidationError as exc:
+                path, message = split_error(exc)
+                raise InputValidationError(self.model_id, path, message) from None
+        return body
+
+    def encode_input(self, payload: Any) -> bytes:
+        """The JSON body for a struct or mapping payload, validated against its input variant."""
+        if isinstance(payload, msgspec.Struct):
+            return self.validate(payload)
+        if not isinstance(payload, Mapping):
+            raise InputValidationError(
+                self.model_id, "$", f"expected a mapping or request struct, got {type(payload).__name__}"
+            )
+        data: Mapping[str, Any] = payload  # pyright: ignore[reportUnknownVariableType]
+        if data.get("stream") is True:
+            check_no_stream(self.model_id, data.get("response_format"))
+        if self.input_types:
+            if "response_format" in data and not any(
+                "response_format" in getattr(cls, "__struct_fields__", ()) for cls, _ in self.input_types
+            ):
+                raise InputValidationError(
+                    self.model_id, "$.response_format", "this model has no JSON mode (no `response_format` input)"
+                )
+            self._check_mapping(data)
+        try:
+            return _ENCODER.encode(data)
+        except TypeError as exc:
+            raise InputValidationError(self.model_id, "$", f"not JSON-serialisable: {exc}") from None
+
+    def _check_mapping(self, data: Mapping[str, Any]) -> type[Any]:
+        matching = [(cls, req) for cls, req in self.input_types if all(k in data for k in req)]
+        if not matching:
+            wants = "; ".join(f"{cls.__name__} needs {', '.join(req) or 'nothing'}" for cls, req in self.input_types)
+            gaps: list[list[str]] = [[k for k in req if k not in data] for _, req in self.input_types]
+            missing: list[str] = min(gaps, key=len) if gaps else []
+            path = f"$.{missing[0]}" if missing else "$"
+            raise InputValidationError(self.model_id, path, f"missing required field for every input variant ({wants})")
+        first_error: InputValidationError | None = None
+        for cls, _ in sorted(matching, key=lambda m: -len(m[1])):
+            try:
+                msgspec.convert(data, cls)
+                return cls
+            except msgspec.ValidationError as exc:
+                path, message = split_error(exc)
+                first_error = first_error or InputValidationError(self.model_id, path, message)
+            except TypeError:
+                return cls
+        assert first_error is not None
+        raise first_error
+
+    def _stream_body(self, payload: Any) -> bytes:
+        """The validated JSON body of ``stream(payload)``: the payload with ``stream: true``."""
+        if isinstance(payload, msgspec.Struct):
+            data: Any = msgspec.to_builtins(payload)
+        elif isinstance(payload, Mapping):
+            data = dict(cast("Mapping[str, Any]", payload))
+        else:
+            raise TypeError("stream() takes a request struct or a mapping")
+        data["stream"] = True
+        check_no_stream(self.model_id, data.get("response_format"))
+        return self.encode_input(data)
+
+    def _batch_requests(self, payload: Any) -> list[Any]:
+        """The ``requests`` list of a ``submit_batch`` payload (a mapping or a struct)."""
+        value: object = payload
+        source = as_object(value)
+        requests = as_list(source.get("requests") if source is not None else getattr(value, "requests", None))
+        if requests is None:
+            raise InputValidationError(self.model_id, "$.requests", "a batch needs a `requests` list")
+        return requests
+
+    def _stream_options(self, resp: Any) -> dict[str, Any]:
+        """The keyword arguments of a stream over ``resp`` (the sync and async streams take the same)."""
+        session = self.client
+        session.remember(resp.status, resp.headers, [])
+
+        def remember(messages: list[Any]) -> None:
+            session.remember(resp.status, resp.headers, messages)
+
+        return {
+            "model_id": self.model_id,
+            "idle_timeout": session.stream_idle_timeout,
+            "total_timeout": session.stream_timeout,
+            "max_event_bytes": session.max_event_bytes,
+            "max_response_bytes": session.max_response_bytes,
+            "on_messages": remember,
+            "on_end": self._count_stream,
+        }
+
+    def _stream_request_body(self, request: msgspec.Struct) -> bytes:
+        """The body of a generated ``*_stream`` call; JSON mode does not stream (refused before sending)."""
+        check_no_stream(self.model_id, getattr(request, "response_format", None))
+        return self.validate(request)
+
+    def _decoded_pair(self, reply: Reply, expect: type[T] | None) -> tuple[T, Any]:
+        """``(output decoded into expect, result as sent)`` of a JSON reply."""
+        value, messages = unwrap(reply.status, reply.headers, reply.data, model_id=self.model_id)
+        self.client.remember(reply.status, reply.headers, messages)
+        return self._convert(value, expect, reply), value
+
+    def _parsed(self, reply: Reply, expect: type[Any] | None, response_format: Any) -> Parsed[Any, Any]:
+        """A JSON-mode reply: its object parsed into ``response_format`` when that is a type (else left as
+        decoded), next to the model's usual output (the object as JSON text in ``response``)."""
+        if media_type(reply.headers) == _SSE:
+            raise StreamError(
+                f"{self.model_id}: the server streamed a JSON-mode reply", status=reply.status, model_id=self.model_id
+            )
+        value, messages = unwrap(reply.status, reply.headers, reply.data, model_id=self.model_id)
+        self.client.remember(reply.status, reply.headers, messages)
+        payload = json_payload(value, self.model_id, reply.data)
+        parsed: Any = payload
+        if is_schema_type(response_format):
+            parsed = parse_into(payload, response_format, self.model_id, reply.status, reply.data)
+        output: Any = self._convert(textual(value), expect, reply)
+        return Parsed(parsed, output, value)
+
+    def _convert(self, value: Any, expect: type[T] | None, reply: Reply) -> T:
+        try:
+            if expect is None:
+                return cast("T", self.decoder.decode(value, self.model_id))
+            return msgspec.convert(value, expect)
+        except msgspec.ValidationError as exc:
+            path, message = split_error(exc)
+            raise ResponseDecodeError(
+                f"{self.model_id}: result does not fit {getattr(expect, '__name__', expect)} at {path}: {message}",
+                status=reply.status,
+                model_id=self.model_id,
+                body=reply.data,
+            ) from None
+
+    @staticmethod
+    def _is_binary(payload: object) -> bool:
+        return isinstance(payload, (bytes, bytearray, memoryview)) or hasattr(payload, "read")
+
+    # ------------------------------------------------------------------ usage (``ai.usage``)
+
+    def _counted(self, result: T) -> T:
+        self.client.usage.record(self.model_id, usage_of(result), self.info.price)
+        if isinstance(result, TextView):
+            # Unparseable tool-call arguments fail here, naming the model, not later at ``.tool_calls``.
+            tool_calls_of(result, self.model_id)
+        return result
+
+    def _count_stream(self, usage: Usage | None) -> None:
+        self.client.usage.record(self.model_id, usage, self.info.price)
+
+    def _note_deprecation(self, exc: ModelDeprecatedError) -> None:
+        """Add the catalog's planned end of service to a deprecation error."""
+        planned = as_object(self.info.properties) or {}
+        when = planned.get("planned_deprecation_date")
+        exc.catalog_end = when if isinstance(when, str) else None
+
+    def _run_url(self) -> str:
+        if self._url is None:
+            self._url = self.client.run_url(self.model_id)
+        return self._url
+
+    def _decode(self, reply: Reply, expect: type[T] | None) -> T:
+        content_type = media_type(reply.headers)
+        if content_type == _SSE:
+            raise StreamError(
+                f"{self.model_id}: the server streamed the reply; call the *_stream method or stream()",
+                status=reply.status,
+                model_id=self.model_id,
+            )
+        data = reply.data
+        if not (content_type == _JSON or content_type.endswith("+json")):
+            if content_type.startswith("text/") and data[:1] in (b"{", b"["):
+                pass  # some proxies mislabel JSON; read it as JSON
+            elif self._binary_ok(content_type):
+                self.client.remember(reply.status, reply.headers, [])
+                out: Any = BinaryOutput(data, content_type)
+                return cast("T", out)
+            else:
+                # A 200 HTML page (a proxy or challenge page) is not this model's answer.
+                raise error_from(reply.status, reply.headers, data, model_id=self.model_id)
+        return self.decode_envelope(reply, expect)
+
+    def _binary_ok(self, content_type: str) -> bool:
+        """Bytes are an answer only when they are declared as binary media (image, audio, octet-stream),
+        and, for a generated model, only when its schema has a binary output."""
+        binary = content_type.startswith(_BINARY_FAMILIES) or content_type in _BINARY_TYPES
+        if not self.info.model_id:
+            return binary
+        return bool(self.decoder.binary_types) and (binary or content_type in self.decoder.binary_types)
+
+    def decode_envelope(self, reply: Reply, expect: type[T] | None) -> T:
+        """Unwrap ``{result, success, errors, messages}``; ``success: false`` raises even on HTTP 200."""
+        if expect is not None:
+            fast = decode_typed(reply.data, expect)  # one pass straight into the expected struct
+            if fast is not None:
+                self.client.remember(reply.status, reply.headers, fast[1])
+                return fast[0]
+        value, messages = unwrap(reply.status, reply.headers, reply.data, model_id=self.model_id)
+        self.client.remember(reply.status, reply.headers, messages)
+        if expect is None:
+            return cast("T", self.decoder.decode(value, self.model_id))
+        try:
+            return msgspec.convert(value, expect)
+        except msgspec.ValidationError as exc:
+            path, message = split_error(exc)
+            actual = self.decoder.pick(value) if self.decoder.variants else None
+            hint = f"; it looks like {actual.__name__}" if actual is not None and actual is not expect else ""
+            wanted = getattr(expect, "__name__", expect)
+            raise ResponseDecodeError(
+                f"{self.model_id}: result does not fit {wanted} at {path}: {message}{hint}",
+                status=reply.status,
+                cf_ray=reply.headers.get("cf-ray"),
+                model_id=self.model_id,
+                body=reply.data,
+            ) from None
+
+    # ------------------------------------------------------------------ flows (run by the client's driver)
+
+    def _post_flow(
+        self, body: bytes, content_type: str = _JSON, headers: Mapping[str, str] | None = None
+    ) -> Flow[Reply]:
+        try:
+            url = self._run_url()
+            flow = self.client.request_flow(
+                "POST", url, body, content_type=content_type, headers=headers, model_id=self.model_id
+            )
+            return (yield from flow)
+        except ModelDeprecatedError as exc:
+            self._note_deprecation(exc)
+            raise
+
+    def _call_flow(
+        self,
+        body: bytes,
+        expect: type[T] | None,
+        content_type: str = _JSON,
+        headers: Mapping[str, str] | None = None,
+    ) -> Flow[T]:
+        """One call: sent, decoded into ``expect`` (or the output union) and counted in ``ai.usage``."""
+        reply = yield from self._post_flow(body, content_type, headers)
+        return self._counted(self._decode(reply, expect))
+
+    def _parsed_flow(self, body: bytes, expect: type[Any] | None, response_format: Any) -> Flow[Parsed[Any, Any]]:
+        """A JSON-mode call (see :meth:`_parsed`), counted in ``ai.usage``."""
+        result = self._parsed((yield from self._post_flow(body)), expect, response_format)
+        self._counted(result.output)
+        return result
+
+    def _decoded_flow(self, body: bytes, expect: type[T] | None) -> Flow[tuple[T, Any]]:
+        """``(output decoded into expect, result as sent)``, counted in ``ai.usage`` (a tool-loop round)."""
+        output, raw = self._decoded_pair((yield from self._post_flow(body)), expect)
+        return self._counted(output), raw
+
+    def _submit_flow(self, requests: Sequence[Any], headers: Mapping[str, str] | None) -> Flow[Any]:
+        job_type = AsyncBatchJob if self.client.is_async else BatchJob
+        body = encode_requests(self, requests)
+        return (yield from submit_flow(self, job_type, body, len(requests), headers, MAX_BATCH_BYTES))

@@ -1,0 +1,107 @@
+"""The blocking driver: :class:`Session` runs the shared flows over urllib3.
+
+Every rule (retries, backoff, the rate budget, envelopes) is a flow of :mod:`.._core`; this module
+only answers the flows' commands: a :class:`~.._core.flow.Send` with one urllib3 exchange, a
+:class:`~.._core.flow.Sleep` with ``time.sleep``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .._core.config import DEFAULT_BASE_URL, Reply, ResponseInfo, SessionConfig
+from .._core.flow import Flow, Send, T
+from .._core.options import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES
+from ..errors import APIConnectionError
+from .transport import Response, Transport, Urllib3Transport
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "DEFAULT_MAX_EVENT_BYTES",
+    "DEFAULT_MAX_RESPONSE_BYTES",
+    "Reply",
+    "ResponseInfo",
+    "Session",
+    "SessionConfig",
+]
+
+
+class Session(SessionConfig):
+    """Configuration and the blocking transport shared by every call.
+
+    Deadlines: see :class:`SessionConfig`; the transport is urllib3 (:class:`~.transport.Urllib3Transport`).
+    """
+
+    _transport: Transport
+
+    def _new_transport(self, transport: Any, max_connections: int, compress: bool) -> Transport:
+        return transport or Urllib3Transport(max_connections=max_connections, decompress=compress)
+
+    def close(self) -> None:
+        """Close pooled connections."""
+        self._transport.close()
+
+    def drive(self, flow: Flow[T]) -> T:
+        """Run ``flow`` to its result, answering its commands with blocking I/O."""
+        send = self._transport.send
+        answer: Any = None
+        try:
+            command = flow.send(None)
+            while True:
+                if isinstance(command, Send):
+                    try:
+                        resp = send(
+                            command.method, command.url, command.headers, command.body, deadline=command.deadline
+                        )
+                        data = b"" if command.stream and resp.status < 300 else resp.read_all(command.limit)
+                    except APIConnectionError as exc:
+                        command = flow.throw(exc)
+                        continue
+                    answer = (resp, data)
+                else:
+                    self._sleep(command.seconds)
+                    answer = None
+                command = flow.send(answer)
+        except StopIteration as stop:
+            result: T = stop.value
+            return result
+        finally:
+            flow.close()
+
+    def request(
+        self,
+        method: str,
+        url: str,
+        body: bytes | None = None,
+        *,
+        content_type: str | None = "application/json",
+        headers: Mapping[str, str] | None = None,
+        queued: bool = False,
+        model_id: str | None = None,
+        deadline: float | None = None,
+    ) -> Reply:
+        """Send a request, retrying what is safe to retry; return a 2xx reply, its body read, or raise
+        (the rules: :func:`.._core.exchange.exchange`)."""
+        flow = self.request_flow(
+            method,
+            url,
+            body,
+            content_type=content_type,
+            headers=headers,
+            queued=queued,
+            model_id=model_id,
+            deadline=deadline,
+        )
+        return self.drive(flow)
+
+    def open_stream(
+        self, url: str, body: bytes, *, headers: Mapping[str, str] | None = None, model_id: str | None = None
+    ) -> Response:
+        """POST and return the 2xx reply with its body unread (retried like :meth:`request` until then)."""
+        resp: Response = self.drive(self.stream_flow(url, body, headers, model_id))
+        return resp
+
+    def get_json(self, path: str, query: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """GET an account API path; the checked envelope (``result``, ``result_info``, ...)."""
+        return self.drive(self.get_json_flow(path, query))
