@@ -21,6 +21,7 @@ _MAGIC = (
     (b"\xff\xf3", "audio/mpeg"),
     (b"OggS", "audio/ogg"),
     (b"fLaC", "audio/flac"),
+    (b"\x1aE\xdf\xa3", "audio/webm"),
 )
 
 
@@ -28,6 +29,8 @@ def sniff(data: bytes) -> str:
     """The media type of ``data`` from its first bytes (``application/octet-stream`` when unknown)."""
     if data[:4] == b"RIFF" and data[8:12] in (b"WAVE", b"WEBP"):
         return "audio/wav" if data[8:12] == b"WAVE" else "image/webp"
+    if data[4:8] == b"ftyp":
+        return "audio/mp4" if data[8:11] == b"M4A" else "video/mp4"
     for magic, kind in _MAGIC:
         if data.startswith(magic):
             return kind
