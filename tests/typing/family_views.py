@@ -86,7 +86,7 @@ def main(ai: WorkersAI, folder: Path) -> dict[str, Any]:
         "transcripts": [
             transcript(ai.model("@cf/openai/whisper").transcribe(b"RIFF\x00\x00\x00\x00WAVEfmt ")),
             transcript(ai.model("@cf/openai/whisper-large-v3-turbo").transcribe(audio="UklGRg==")),
-            transcript(ai.model("@cf/deepgram/nova-3").transcribe(audio={"body": {}, "contentType": "audio/wav"})),
+            transcript(ai.model("@cf/deepgram/nova-3").transcribe(audio=b"RIFF....", punctuate=True)),
         ],
         "media": [
             keep(ai.model("@cf/black-forest-labs/flux-1-schnell").generate_image(prompt="a cat"), folder / "a.jpg"),
