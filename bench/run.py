@@ -14,7 +14,7 @@ Where things run:
   process on 127.0.0.1, so the server's CPU never counts as the client's.
 
 Options: ``--quick`` (fewer repeats, for trying the harness), ``--only NAME ...`` (sections: cold,
-calls, batch, sse, load, async, generator, footprint, typing), ``--skip-peers`` (no comparison SDKs).
+calls, batch, sse, load, async, emulator, generator, footprint, typing), ``--skip-peers`` (no comparison SDKs).
 """
 
 from __future__ import annotations
@@ -508,6 +508,26 @@ def bench_async(seconds: float, rounds: int) -> dict[str, Any]:
     return out
 
 
+def bench_realtime(seconds: float, rounds: int) -> dict[str, Any]:
+    """Realtime sessions (issue 21) against the emulator in another process: client CPU per audio
+    second vs websockets and aiohttp used directly, 32 concurrent sessions, first interim latency."""
+    with background([PY, str(BENCH / "_realtime.py"), "serve"], "EMULATOR ", timeout=60) as spec:
+        out: dict[str, Any] = run_json([PY, str(BENCH / "_realtime.py"), "client", spec, str(seconds), str(rounds)])
+    return out
+
+
+def bench_emulator(seconds: float) -> dict[str, Any]:
+    """The emulator under a test suite's load: calls/s from 64 client threads (another process) for a
+    rank, an embedding and a chat reply, and the rank against bench/_server.py (cached bytes) as the floor."""
+    with background([PY, str(BENCH / "_emulator.py"), "serve"], "EMULATOR ", timeout=60) as spec:
+        base, account, token = spec.split()
+        with background([PY, str(BENCH / "_server.py"), "0", "0"], "PORT ") as port:
+            floor = f"http://127.0.0.1:{port}/client/v4"
+            cmd = [PY, str(BENCH / "_emulator.py"), "client", base, account, token, str(seconds), floor]
+            out: dict[str, Any] = run_json(cmd, timeout=300)
+    return out
+
+
 def bench_batch(texts: int) -> dict[str, Any]:
     """10,000 texts through the chunking helper and the batch API, against the emulator in another
     process with fast queue settings: client CPU, wall time and peak RSS of the client process."""
@@ -770,6 +790,25 @@ def goals(results: dict[str, Any]) -> list[dict[str, Any]]:
         lambda v: v >= 0.9,
         "{:.2f}x",
     )
+    live = results.get("realtime", {})
+    for driver in ("ours_async", "ours_sync"):
+        add(
+            f"Realtime {driver.split('_')[1]} session: client CPU per audio second vs bare websockets "
+            "+ msgspec (issue 21)",
+            "<= 1.2x",
+            live.get("ratio_vs_bare", {}).get(driver),
+            lambda v: v <= 1.2,
+            "{:.2f}x",
+        )
+    lost = live.get("concurrent", {}).get("lost")
+    add("Realtime: 32 concurrent async sessions, events lost", "0", lost, lambda v: v == 0, "{:.0f}")
+    add(
+        "Realtime: first interim result after the chunk that produced it, in chunks (100 ms)",
+        "<= 1",
+        live.get("first_interim", {}).get("fraction_of_chunk"),
+        lambda v: v <= 1.0,
+        "{:.3f}",
+    )
     gen = results.get("generator", {})
     add("Regenerate the whole catalog (issue #5)", "<= 10 s", gen.get("full_s"), lambda v: v <= 10.0, "{:.1f} s")
     foot = results.get("footprint", {}).get("ours", {})
@@ -1024,6 +1063,33 @@ def render_markdown(results: dict[str, Any]) -> str:
             )
         w("")
 
+    emulator = results.get("emulator")
+    if emulator:
+        w("## The emulator under a test suite's load")
+        w("")
+        if "error" in emulator:
+            w(f"Not run: {emulator['error']}")
+        else:
+            w(
+                f"{emulator['threads']} client threads in another process, one `urllib3.PoolManager(maxsize=64)`, "
+                "against `workers_ai.testing.Emulator` (8 workers); floor: the same rank against "
+                "`bench/_server.py`, which only returns cached bytes (`bench/_emulator.py`)."
+            )
+            w("")
+            w("| Workload | calls/s | errors |")
+            w("|---|---|---|")
+            for key, label in (
+                ("rank", "bge-m3 rank, 3 contexts"),
+                ("embed", "bge-m3 embeddings, 2 x 1024"),
+                ("chat", "llama-3.1-8b chat reply"),
+                ("floor_rank", "floor: the rank as cached bytes"),
+            ):
+                row = emulator[key]
+                w(f"| {label} | {row['calls_per_s']:,.0f} | {row['errors']:.0f} |")
+            w("")
+            w(f"Rank vs floor: {emulator['rank_vs_floor']:.2f}x.")
+        w("")
+
     load = results.get("load")
     if load:
         w("## Streaming and many threads")
@@ -1054,6 +1120,43 @@ def render_markdown(results: dict[str, Any]) -> str:
                     f"| the same, floor with a 60 s read timeout (as every SDK call has) | "
                     f"{th['floor_timeout']:.0f} | {th['ours']:.0f} | {th['ratio_vs_floor_timeout']:.2f}x |"
                 )
+        w("")
+
+    live = results.get("realtime")
+    if live:
+        w("## Realtime sessions")
+        w("")
+        if "error" in live:
+            w(f"Not run: {live['error']}")
+        else:
+            w(
+                f"Live transcription of {live['audio_seconds']:.0f} s of 16 kHz linear16 in 100 ms chunks, "
+                "sent as fast as "
+                "the emulator (another process) takes it, interim results on; client CPU per second of audio "
+                "(`bench/_realtime.py`; the bare clients decode each event with msgspec into the same structs)."
+            )
+            w("")
+            w("| Client | CPU µs per audio second | vs bare websockets (asyncio) |")
+            w("|---|---|---|")
+            labels = {
+                "bare_websockets": "websockets asyncio client used directly",
+                "bare_websockets_sync": "websockets threading client used directly",
+                "bare_aiohttp": "aiohttp `ws_connect` used directly",
+                "ours_async": "ours: `AsyncListenSession.transcribe`",
+                "ours_sync": "ours: `ListenSession.transcribe`",
+            }
+            per = live["cpu_us_per_audio_s"]
+            for key, label in labels.items():
+                w(f"| {label} | {per[key]:.0f} | {live['ratio_vs_bare_websockets'][key]:.2f}x |")
+            rb, conc, first = live["ratio_vs_bare"], live["concurrent"], live["first_interim"]
+            w("")
+            w(
+                f"Each driver vs the same library's bare client: async {rb['ours_async']:.2f}x, "
+                f"sync {rb['ours_sync']:.2f}x. "
+                f"{conc['sessions']} concurrent async sessions: {conc['lost']} events lost "
+                f"({conc['events_each']} each, {conc['wall_s']:.2f} s). First interim result "
+                f"{first['ms']:.2f} ms after its 100 ms chunk went out ({first['fraction_of_chunk']:.3f} of a chunk)."
+            )
         w("")
 
     aio = results.get("async")
@@ -1178,7 +1281,9 @@ def _us(value: float) -> str:
 # --------------------------------------------------------------------------- main
 
 
-SECTIONS = ["cold", "calls", "batch", "sse", "load", "async", "generator", "footprint", "typing"]
+SECTIONS = [
+    "cold", "calls", "batch", "sse", "load", "async", "realtime", "emulator", "generator", "footprint", "typing"
+]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1208,6 +1313,8 @@ def main(argv: list[str] | None = None) -> int:
             ("sse", lambda: bench_sse(2.0 if quick else 10.0, 2 if quick else 5)),
             ("load", lambda: bench_load(envs, 5 if quick else 15, 1.0 if quick else 3.0)),
             ("async", lambda: bench_async(1.0 if quick else 2.0, 1 if quick else 3)),
+            ("realtime", lambda: bench_realtime(5.0 if quick else 10.0, 2 if quick else 5)),
+            ("emulator", lambda: bench_emulator(1.0 if quick else 3.0)),
             ("generator", lambda: bench_generator(work)),
             ("footprint", lambda: bench_footprint(envs, wheel_info)),
             ("typing", lambda: bench_typing(envs, work, 1 if quick else 3)),

@@ -29,7 +29,8 @@ from typing import Any, cast
 import jinja2
 
 from .load import as_obj
-from .plan import ModelPlan, SharedPlan
+from .plan import ModelPlan, PlanError, SharedPlan
+from .realtime import RealtimePlan, plan_realtime
 from .structs import StructPlan
 
 __all__ = ["PlanMismatch", "RenderError", "render_package", "struct_code", "undefined_names"]
@@ -319,6 +320,12 @@ def undefined_names(text: str, filename: str) -> list[str]:
                 check(sub, scope)
             inner = scope | {a.arg for a in every}
             inner |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            inner |= {  # names a function imports for itself (a lazy import)
+                (a.asname or a.name).split(".")[0]
+                for n in ast.walk(node)
+                if isinstance(n, (ast.Import, ast.ImportFrom))
+                for a in n.names
+            }
             for stmt in node.body if isinstance(node.body, list) else [node.body]:
                 check(stmt, inner)
             return
@@ -360,6 +367,35 @@ def _bound_names(node: ast.stmt) -> set[str]:
     return set()
 
 
+def _live_module(
+    env: jinja2.Environment,
+    api: _Structs,
+    plan: ModelPlan,
+    package: str,
+    index: int,
+    old: Mapping[str, str],
+    generator: str,
+    files: dict[str, bytes],
+) -> RealtimePlan | None:
+    """Render the ``*_live`` module of a model whose schema has an ``x-realtime`` section (see :mod:`.realtime`)."""
+    try:
+        live = plan_realtime(plan.source, plan.module + "_live", plan.handle, package)
+    except PlanError as exc:
+        raise RenderError(index, exc.message) from None
+    if live is None:
+        return None
+    rel = live.module.replace(".", "/") + ".py"
+    if rel in files:
+        raise RenderError(index, f"{rel} would be written twice (another model has that module name)")
+    structs = struct_code(api, live.struct_doc, live.structs, rel, old.get(rel), generator)
+    text = env.get_template("live.py.jinja").render(plan=live, struct_code=structs)
+    missing = undefined_names(text, rel)
+    if missing:
+        raise RenderError(index, f"the generated {rel} would fail on import: {', '.join(missing[:5])} not defined")
+    files[rel] = text.encode()
+    return live
+
+
 # The emulator: a lean vendored copy leaves it out (and the schema JSON only it reads).
 _TESTING_ONLY = ("testing/",)
 
@@ -394,9 +430,10 @@ def render_package(
         except Exception as exc:  # a struct generator failure names the schema (bad input, exit 2)
             message = f"the struct generator failed on this schema ({type(exc).__name__}: {str(exc)[:300]})"
             raise RenderError(i, message) from None
+        live = _live_module(env, api, plan, package, i, old, generator, files)
         try:
             text = env.get_template("model.py.jinja").render(
-                plan=plan, source_label=plan.source.label, struct_code=structs
+                plan=plan, source_label=plan.source.label, struct_code=structs, realtime=live
             )
             missing = undefined_names(text, rel)
         except Exception as exc:  # name the schema instead of crashing the whole run

@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 NOTES_KEY = "x-notes"
+REALTIME_KEY = "x-realtime"  # the WebSocket section of a realtime model (see codegen.realtime)
 
 
 @dataclass
@@ -93,6 +94,9 @@ def build_doc(pub: Published, local: dict[str, Any] | None) -> dict[str, Any]:
         "properties": props,
         "schema": schema,
     }
+    realtime = as_map(local.get(REALTIME_KEY)) if local is not None else None
+    if realtime is not None:  # ours, never in the catalog: kept across syncs
+        doc[REALTIME_KEY] = copy.deepcopy(realtime)
     old_notes = [n for n in as_list(local.get(NOTES_KEY)) or [] if isinstance(n, str)] if local is not None else []
     all_notes = [*old_notes, *[n for n in notes if n not in old_notes]]
     if all_notes:

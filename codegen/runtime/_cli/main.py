@@ -14,6 +14,7 @@ import msgspec
 from .. import _registry
 from ..errors import WorkersAIError
 from .input import CLIInputError, build_payload
+from .live import add_live_commands
 from .output import ProgressBar, binary_refusal, usage_line, write_binary
 
 if TYPE_CHECKING:
@@ -224,14 +225,15 @@ def _cmd_embed(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_serve(args: argparse.Namespace) -> int:
+def _serve(argv: list[str]) -> int:
+    """``workers-ai serve ...``: every option goes to the emulator's own command line, which defines them."""
     try:  # imported by name: a lean vendored copy has no emulator, and must type-check without one
         module = importlib.import_module(f"{_registry.__package__}.testing.__main__")
     except ImportError as exc:
         print(f"workers-ai serve: the emulator is not available here ({exc})", file=sys.stderr)
         return 2
-    serve: Callable[[list[str]], int] = module.main
-    return serve(["--port", str(args.port), "--host", args.host])
+    serve: Callable[..., int] = module.main
+    return serve(argv, prog="workers-ai serve")
 
 
 def _load_sync() -> Any:
@@ -305,10 +307,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_models.add_argument("--task", help="only models of this task, e.g. 'Text Embeddings'")
     p_models.add_argument("--json", action="store_true", help="print JSON for scripts")
     p_models.set_defaults(func=_cmd_models)
-    p_serve = sub.add_parser("serve", help="start the local emulator")
-    p_serve.add_argument("--port", type=int, default=8787)
-    p_serve.add_argument("--host", default="127.0.0.1")
-    p_serve.set_defaults(func=_cmd_serve)
+    sub.add_parser("serve", help="start the local emulator (options: workers-ai serve --help)", add_help=False)
     p_sync = sub.add_parser("sync", help="download the account's model schemas and regenerate")
     p_sync.add_argument("--schemas", default="schemas", help="folder the schema files go to (default: schemas)")
     p_sync.add_argument("--out", default="generated", help="folder the package is generated into")
@@ -321,6 +320,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p_sync.add_argument("--per-page", type=int, default=50, help="page size for models/search")
     p_sync.set_defaults(func=_cmd_sync)
+    add_live_commands(sub)  # listen, speak (realtime sessions: _cli/live.py)
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["serve"]:
+        return _serve(given[1:])
     args, extra = parser.parse_known_args(argv)
     if args.command == "run" and extra:  # key=value pairs given after an option
         pairs = [e for e in extra if "=" in e and not e.startswith("-")]
