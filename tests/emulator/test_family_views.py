@@ -25,15 +25,27 @@ from tests._server import ScriptedServer, ok
 MODULES = {mid: module for mid, (module, _handle) in _registry.MODELS.items()}
 
 
-def _task(model_id: str) -> str:
+def _module(model_id: str) -> Any:
     import importlib
 
-    return str(importlib.import_module(f"workers_ai.{MODULES[model_id]}").INFO.task)
+    return importlib.import_module(f"workers_ai.{MODULES[model_id]}")
 
 
-TASKS = {mid: _task(mid) for mid in sorted(MODULES)}
-# Text generation models that generate text (the clef scorers answer with scores, not text).
-TEXT = [m for m, t in TASKS.items() if t == "Text Generation" and not m.startswith("@cf/cloudflare/clef")]
+def _has_text_view(model_id: str) -> bool:
+    module = _module(model_id)
+    return any(isinstance(v, type) and issubclass(v, TextView) for v in vars(module).values())
+
+
+TASKS = {mid: str(_module(mid).INFO.task) for mid in sorted(MODULES)}
+# Text generation models that answer with text (clef and clairic answer scores and extractions instead).
+TEXT = [m for m, t in TASKS.items() if t == "Text Generation" and _has_text_view(m)]
+NOT_TEXT = sorted(m for m, t in TASKS.items() if t == "Text Generation" and m not in TEXT)
+
+
+def test_only_the_scoring_models_of_the_task_have_no_text_view() -> None:
+    assert all(m.startswith(("@cf/cloudflare/clef", "@cf/cloudflare/clairic")) for m in NOT_TEXT), NOT_TEXT
+
+
 EMBEDDINGS = [m for m, t in TASKS.items() if t == "Text Embeddings"]
 ASR = [m for m, t in TASKS.items() if t == "Automatic Speech Recognition"]
 MEDIA = [m for m, t in TASKS.items() if t in ("Text-to-Image", "Text-to-Speech")]
