@@ -108,6 +108,9 @@ class HttpServer:
     def submit(self, conn: Connection, request: Request) -> None:
         self._pool.submit(self._work, conn, request)
 
+    def adopt(self, conn: Connection) -> None:
+        self._conns.add(conn)
+
     def forget(self, conn: Connection) -> None:
         self.watch(conn, 0)
         conn.events = 0
