@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .._tools.toolcall import ToolCall, decode_arguments
+from .._core.toolcall import ToolCall, decode_arguments
 
 __all__ = ["ResponsesUsageView", "TextResult", "TextView", "TokenUsage", "text_of", "tool_calls_of"]
 
