@@ -1282,7 +1282,17 @@ def _us(value: float) -> str:
 
 
 SECTIONS = [
-    "cold", "calls", "batch", "sse", "load", "async", "realtime", "emulator", "generator", "footprint", "typing"
+    "cold",
+    "calls",
+    "batch",
+    "sse",
+    "load",
+    "async",
+    "realtime",
+    "emulator",
+    "generator",
+    "footprint",
+    "typing",
 ]
 
 
