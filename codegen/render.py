@@ -399,6 +399,7 @@ def render_package(
     old = cached or {}
     files: dict[str, bytes] = {}
     registry: list[tuple[str, str, str]] = []
+    live_methods: dict[str, str] = {}  # model id -> its realtime session method (x-realtime)
     seen_ids: set[str] = set()
     for i, plan in enumerate(plans):
         rel = plan.module.replace(".", "/") + ".py"
@@ -410,6 +411,8 @@ def render_package(
             message = f"the struct generator failed on this schema ({type(exc).__name__}: {str(exc)[:300]})"
             raise RenderError(i, message) from None
         live = _live_module(env, api, plan, package, i, old, generator, files)
+        if live is not None:
+            live_methods[plan.model_id] = live.method
         try:
             text = env.get_template("model.py.jinja").render(
                 plan=plan, source_label=plan.source.label, struct_code=structs, realtime=live
@@ -452,7 +455,7 @@ def render_package(
             env.get_template("folder_init.py.jinja").render(folder=folder, children=children).encode()
         )
     by_id = [p for p in plans if (p.model_id, p.module, p.handle) in registry]
-    common = dict(package=package, plans=by_id, registry=registry)
+    common = dict(package=package, plans=by_id, registry=registry, live_methods=live_methods)
     files["_registry.py"] = env.get_template("registry.py.jinja").render(**common).encode()
     files["_client.py"] = env.get_template("client.py.jinja").render(aio=False, **common).encode()
     files["_aio_client.py"] = env.get_template("client.py.jinja").render(aio=True, **common).encode()
