@@ -253,13 +253,34 @@ def struct_code(
     generator (``--check`` passes no old modules); either way the code is checked against the plan.
     """
     aliases = _aliases(structs)
-    key = _sha(f"{generator}\0{doc}\0{json.dumps(aliases, sort_keys=True)}")[:24]
+    views = {s.name: s.view for s in structs if s.view}
+    views_key = json.dumps(views, sort_keys=True)
+    key = _sha(f"{generator}\0{doc}\0{json.dumps(aliases, sort_keys=True)}\0{views_key}")[:24]
     code = _reusable_code(old, key)
     if code is None:
         code = structs_api.code(doc, aliases) if doc else "from __future__ import annotations"
         code = code if code.endswith("\n") else code + "\n"  # verbatim, ending its last line
+        code = _with_views(code, views, where)
     _check(code, structs, where)
     return f"{_STRUCTS_MARK}{key} {_sha(code)[:16]}\n{code}\n{_BELOW}"
+
+
+def _with_views(code: str, views: Mapping[str, str], where: str) -> str:
+    """The struct code with each struct's family view (``codegen.views``) as an extra first base."""
+    if not views:
+        return code
+    for name, view in sorted(views.items()):
+        head = rf"^class {re.escape(name)}\(Struct, "
+        code, count = re.subn(head, f"class {name}({view}, Struct, ", code, flags=re.M)
+        if count != 1:
+            raise PlanMismatch(f"{where}: struct {name} not found once to give it its view {view}")
+    # Relative, as the template's imports are, so a vendored copy under another name keeps working.
+    line = f"from {'.' * (where.count('/') + 1)}families import {', '.join(sorted(set(views.values())))}\n"
+    at = code.find("\nfrom msgspec import ")
+    if at < 0:
+        raise PlanMismatch(f"{where}: no msgspec import to put the view import after")
+    end = code.index("\n", at + 1) + 1
+    return code[:end] + line + code[end:]
 
 
 class RenderError(Exception):
@@ -399,8 +420,8 @@ def render_package(
     old = cached or {}
     files: dict[str, bytes] = {}
     registry: list[tuple[str, str, str]] = []
-    live_methods: dict[str, str] = {}  # model id -> its realtime session method (x-realtime)
     seen_ids: set[str] = set()
+    live_methods: dict[str, tuple[str, ...]] = {}  # model id -> its realtime method, when it has one
     for i, plan in enumerate(plans):
         rel = plan.module.replace(".", "/") + ".py"
         try:
@@ -412,7 +433,7 @@ def render_package(
             raise RenderError(i, message) from None
         live = _live_module(env, api, plan, package, i, old, generator, files)
         if live is not None:
-            live_methods[plan.model_id] = live.method
+            live_methods[plan.model_id] = (live.method,)
         try:
             text = env.get_template("model.py.jinja").render(
                 plan=plan, source_label=plan.source.label, struct_code=structs, realtime=live
@@ -455,8 +476,8 @@ def render_package(
             env.get_template("folder_init.py.jinja").render(folder=folder, children=children).encode()
         )
     by_id = [p for p in plans if (p.model_id, p.module, p.handle) in registry]
-    common = dict(package=package, plans=by_id, registry=registry, live_methods=live_methods)
-    files["_registry.py"] = env.get_template("registry.py.jinja").render(**common).encode()
+    common = dict(package=package, plans=by_id, registry=registry)
+    files["_registry.py"] = env.get_template("registry.py.jinja").render(live_methods=live_methods, **common).encode()
     files["_client.py"] = env.get_template("client.py.jinja").render(aio=False, **common).encode()
     files["_aio_client.py"] = env.get_template("client.py.jinja").render(aio=True, **common).encode()
     files["__init__.py"] = env.get_template("package_init.py.jinja").render(**common).encode()
