@@ -232,6 +232,10 @@ class ModelPlan:
     def json_outputs(self) -> tuple[OutputPlan, ...]:
         return tuple(o for o in self.outputs if o.kind == "json")
 
+    def wire_type(self, name: str) -> str:
+        """What the runtime decodes the alias ``name`` from (a family list view decodes from its plain list)."""
+        return next((a.wire for a in self.aliases if a.name == name and a.wire), name)
+
     @property
     def binary_outputs(self) -> tuple[OutputPlan, ...]:
         return tuple(o for o in self.outputs if o.kind == "binary")
@@ -517,6 +521,17 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
     return plan
 
 
+def _media_as_bytes(outputs: tuple[OutputPlan, ...], structs: dict[str, StructPlan]) -> bool:
+    """A model answering either raw media or base64 media JSON: its JSON answer is handed back as bytes
+    (``families.media.as_binary`` at run time), so its methods return ``BinaryOutput`` alone."""
+    jsons = [o for o in outputs if o.kind == "json"]
+    return (
+        any(o.kind == "binary" for o in outputs)
+        and bool(jsons)
+        and all(o.class_name and getattr(structs.get(o.class_name), "view", None) == "MediaView" for o in jsons)
+    )
+
+
 def _method(
     v: InputDraft,
     structs: dict[str, StructPlan],
@@ -528,6 +543,8 @@ def _method(
 ) -> MethodPlan:
     target = by_index.get(v.output.index) if v.output is not None else None
     returns = (target.class_name or "BinaryOutput") if target is not None else output_alias
+    if target is None and _media_as_bytes(outputs, structs):
+        returns = "BinaryOutput"  # melotts: bytes or base64 JSON on the wire, bytes to the caller (one type)
     if target is not None and target.class_name:
         expect = f"_{target.class_name}_TYPE" if target.alias else target.class_name
         typed = not target.alias
@@ -775,6 +792,9 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
         need[_relative(depth, "_core.binary")] = binary
     for mod, names in p.shared:
         need[_relative(depth, mod)] = set(names)
+    views = {a.annotation.split("[", 1)[0] for a in p.aliases if a.wire}
+    if views:
+        need[_relative(depth, "families")] = views
     exported = [*p.input_members, *(o.class_name for o in p.json_outputs if o.class_name)]
     for s in p.structs:
         exported += [s.name, *([s.twin] if s.twin else [])]

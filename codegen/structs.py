@@ -30,7 +30,7 @@ from typing import Any
 from .load import as_arr, as_obj
 from .naming import pascal, singular
 from .shape import DEF_PREFIX, canonical, strs
-from .views import VIEW_PROPERTIES, view_for
+from .views import VIEW_PROPERTIES, list_view_for, view_for
 
 __all__ = [
     "AliasPlan",
@@ -84,6 +84,7 @@ class StructPlan:
 class AliasPlan:
     name: str
     annotation: str
+    wire: str = ""  # the type decoded from the wire when the annotation is a family's list view
 
 
 class NamingError(Exception):
@@ -673,7 +674,13 @@ def build_types(
             loose_roots[v] = f"{v} | {v}Dict" if v in b.twins else v
         else:
             roots[v] = "alias"
-            aliases.append(AliasPlan(v, b.ann(defs.get(v), "struct")))
+            ann = b.ann(defs.get(v), "struct")
+            listed = re.fullmatch(r"list\[(\w+)\]", ann)
+            view = list_view_for(task)
+            if listed and view and v not in input_variants:
+                aliases.append(AliasPlan(v, f"{view}[{listed.group(1)}]", ann))
+            else:
+                aliases.append(AliasPlan(v, ann))
             loose_roots[v] = v
     return TypeSet(tuple(keyed[n] for n in order), tuple(aliases), roots, loose_roots)
 

@@ -9,7 +9,7 @@ Python (``tool_calls_``), so the view's property is what ``.tool_calls`` means.
 
 from __future__ import annotations
 
-__all__ = ["VIEW_PROPERTIES", "view_for"]
+__all__ = ["LIST_VIEWS", "VIEW_PROPERTIES", "list_view_for", "view_for"]
 
 # The properties each view defines (a field with one of these names would hide the view's property).
 VIEW_PROPERTIES: dict[str, frozenset[str]] = {
@@ -18,7 +18,26 @@ VIEW_PROPERTIES: dict[str, frozenset[str]] = {
     "EmbeddingView": frozenset({"vectors", "dimensions"}),
     "TranscriptView": frozenset({"text"}),  # a wire `words` field (Flux) is the words: it stays
     "MediaView": frozenset({"data", "content_type", "save"}),
+    "RerankView": frozenset({"ranking", "best"}),
+    "GeneratedTextView": frozenset({"text", "texts"}),
 }
+
+# Tasks answered with a JSON list of items: the list subclass the method returns (``families.LIST_VIEWS``
+# hands the decoded list back as it at run time).
+LIST_VIEWS: dict[str, str] = {
+    "text classification": "Classifications",
+    "image classification": "Classifications",
+    "object detection": "Detections",
+}
+
+# Tasks whose answer is one text under a task-specific wire name.
+_TEXT_TASKS = ("translation", "summarization", "image-to-text")
+_TEXT_KEYS = frozenset({"translated_text", "translations", "summary", "description", "answer", "caption"})
+
+
+def list_view_for(task: str) -> str | None:
+    """The list view class a list answer of ``task`` is returned as (None: a plain list)."""
+    return LIST_VIEWS.get(task.lower())
 
 
 def view_for(task: str, keys: frozenset[str], output_root: bool) -> str | None:
@@ -36,6 +55,10 @@ def view_for(task: str, keys: frozenset[str], output_root: bool) -> str | None:
         return "EmbeddingView"
     if task == "automatic speech recognition" and keys & {"results", "transcript"} and "text" not in keys:
         return "TranscriptView"
+    if task == "text classification" and keys == {"response"}:
+        return "RerankView"  # bge-reranker: {response: [{id, score}]}
+    if task in _TEXT_TASKS and keys & _TEXT_KEYS and not keys & {"text", "texts"}:
+        return "GeneratedTextView"
     if task in ("text-to-image", "text-to-speech") and keys & {"image", "audio"} and "data" not in keys:
         return "MediaView"
     return None

@@ -8,9 +8,10 @@ import binascii
 import os
 from typing import Protocol
 
+from .._core.binary import BinaryOutput
 from ..errors import ResponseDecodeError
 
-__all__ = ["MediaResult", "MediaView", "sniff"]
+__all__ = ["MediaResult", "MediaView", "as_binary", "sniff"]
 
 _MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -74,3 +75,12 @@ class MediaView:
         """Write the bytes to ``path``."""
         with open(path, "wb") as fh:
             fh.write(self.data)
+
+
+def as_binary(value: object) -> object:
+    """A base64 media JSON answer (a :class:`MediaView` struct) as the :class:`BinaryOutput` a model that
+    also answers in raw bytes hands back, so its methods have one return type; anything else unchanged."""
+    if isinstance(value, MediaView):
+        data = value.data
+        return BinaryOutput(data, sniff(data))
+    return value
