@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from .arguments import family_argument
 from .load import ModelSource, as_arr, as_obj
 from .naming import (
     RESERVED_METHODS,
@@ -184,6 +185,8 @@ class MethodPlan:
     returns_doc: str
     expect: str
     typed_result: bool
+    positional: int = 0  # how many leading parameters are also positional (a family's first argument)
+    data_name: str = "data"  # the raw body parameter's name (``audio`` on speech recognition)
     tool_form: str | None = None  # how `tools` go out: "flat" ({name, parameters}) or "openai" ({type, function})
     runs_tools: bool = False  # the handle's `run_tools()` drives this method (it takes `messages` and `tools`)
 
@@ -480,7 +483,12 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
     )
     by_index = {o.index: o for o in out_plans}
     methods = _tool_runner(
-        tuple(_method(v, structs, types.roots, types.loose_roots, by_index, out_plans, output_alias) for v in inputs)
+        tuple(
+            _family_arguments(
+                src.task, _method(v, structs, types.roots, types.loose_roots, by_index, out_plans, output_alias)
+            )
+            for v in inputs
+        )
     )
     json_members: list[str] = [o.class_name for o in out_plans if o.kind == "json" and o.class_name]
     if any(o.kind == "binary" for o in out_plans):
@@ -594,6 +602,25 @@ def _method(
         typed_result=typed,
         tool_form=v.tool_form if any(p.kind == "tools" for p in params) else None,
     )
+
+
+def _family_arguments(task: str, m: MethodPlan) -> MethodPlan:
+    """``m`` with its family's shared argument (``codegen.arguments``) under the family's name, first."""
+    rule = family_argument(task, m.name)
+    if rule is None:
+        return m
+    if m.kind == "binary":
+        return replace(m, data_name=rule.name) if "data" in rule.wires else m
+    if m.kind != "object":
+        return m
+    at = next((i for i, p in enumerate(m.params) if p.wire in rule.wires and p.name in (p.wire, rule.name)), None)
+    if at is None or any(p.name == rule.name for i, p in enumerate(m.params) if i != at):
+        return m
+    param = replace(m.params[at], name=rule.name)
+    if not (rule.positional and param.default is None):
+        return replace(m, params=tuple(param if i == at else p for i, p in enumerate(m.params)))
+    rest = [p for i, p in enumerate(m.params) if i != at]
+    return replace(m, params=(param, *rest), positional=1)
 
 
 def _with_kind(p: ParamPlan, tools_form: str | None) -> ParamPlan:
