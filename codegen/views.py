@@ -16,7 +16,9 @@ VIEW_PROPERTIES: dict[str, frozenset[str]] = {
     "TextView": frozenset({"text", "tool_calls", "finish_reason", "reasoning"}),
     "ResponsesUsageView": frozenset({"prompt_tokens", "completion_tokens"}),
     "EmbeddingView": frozenset({"vectors", "dimensions"}),
-    "TranscriptView": frozenset({"text"}),  # a wire `words` field (Flux) is the words: it stays
+    "TranscriptView": frozenset({"text"}),  # a wire `words` field (Flux, untimed) is the words: it stays
+    "TimedTranscriptView": frozenset({"text", "words", "segments"}),
+    "TimingView": frozenset({"words", "segments"}),
     "MediaView": frozenset({"data", "content_type", "save"}),
     "RerankView": frozenset({"ranking", "best"}),
     "GeneratedTextView": frozenset({"text", "texts"}),
@@ -53,8 +55,12 @@ def view_for(task: str, keys: frozenset[str], output_root: bool) -> str | None:
         return None
     if task == "text embeddings" and "shape" in keys and ("data" in keys or "response" in keys):
         return "EmbeddingView"
-    if task == "automatic speech recognition" and keys & {"results", "transcript"} and "text" not in keys:
-        return "TranscriptView"
+    if task == "automatic speech recognition" and "text" not in keys:
+        if "results" in keys:
+            return "TimedTranscriptView"  # nova-3
+        return "TranscriptView" if "transcript" in keys else None  # Flux's turn events
+    if task == "automatic speech recognition" and keys & {"words", "segments"}:
+        return "TimingView"  # whisper: the wire `text` is the transcript
     if task == "text classification" and keys == {"response"}:
         return "RerankView"  # bge-reranker: {response: [{id, score}]}
     if task in _TEXT_TASKS and keys & _TEXT_KEYS and not keys & {"text", "texts"}:

@@ -11,7 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .automatic_speech_recognition import TranscriptResult, TranscriptView
+from .automatic_speech_recognition import (
+    TimedText,
+    TimedTranscriptView,
+    TimedWord,
+    TimingView,
+    TranscriptResult,
+    TranscriptView,
+)
 from .classification import ClassificationResult, Classifications, ScoredLabel
 from .detection import BoundingBox, DetectedObject, DetectionResult, Detections
 from .generated_text import GeneratedText, GeneratedTextView, ImageTextResult, SummaryResult, TranslationResult
@@ -43,6 +50,10 @@ __all__ = [
     "SummaryResult",
     "TextResult",
     "TextView",
+    "TimedText",
+    "TimedTranscriptView",
+    "TimedWord",
+    "TimingView",
     "TokenUsage",
     "TranscriptResult",
     "TranscriptView",
