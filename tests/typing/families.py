@@ -3,14 +3,13 @@
 
 from typing_extensions import assert_type
 
-from workers_ai import BinaryOutput, EventStream, WorkersAI
+from workers_ai import BinaryOutput, Classifications, Detections, EventStream, TimedWord, WorkersAI
 from workers_ai.models.cf.baai.bge_reranker_base import Response as RerankResponse
 from workers_ai.models.cf.deepgram.nova_3 import AutomaticSpeechRecognitionOutput, Results
 from workers_ai.models.cf.openai.gpt_oss_120b import ChatCompletionOutput as OssChat
 from workers_ai.models.cf.facebook.detr_resnet_50 import Box, ObjectDetection
 from workers_ai.models.cf.huggingface.distilbert_sst_2_int8 import TextClassification
 from workers_ai.models.cf.microsoft.resnet_50 import ImageClassification
-from workers_ai.models.cf.myshell_ai.melotts import TextToSpeechOutput
 
 ai = WorkersAI(account_id="a", api_token="t")
 
@@ -50,6 +49,7 @@ assert_type(scores.response[0].score, float)
 # Speech recognition: raw audio bytes, and Deepgram's nova-3 (raw audio as the body, options as the query).
 whisper = ai.model("@cf/openai/whisper")
 assert_type(whisper.transcribe(b"RIFF....").text, str)
+assert_type(whisper.transcribe(audio=b"RIFF....").words, list[TimedWord])
 nova = ai.model("@cf/deepgram/nova-3")
 nova_result = nova.transcribe(audio=b"RIFF....", punctuate=True)
 assert_type(nova_result, AutomaticSpeechRecognitionOutput)
@@ -58,7 +58,7 @@ assert_type(nova_result.text, str)
 
 # Text to speech: JSON (base64 audio) or bytes, and bytes only.
 melo = ai.model("@cf/myshell-ai/melotts")
-assert_type(melo.speak(prompt="hello"), TextToSpeechOutput | BinaryOutput)
+assert_type(melo.speak(text="hello"), BinaryOutput)  # one type: base64 JSON decoded to bytes
 aura = ai.model("@cf/deepgram/aura-1")
 assert_type(aura.speak(text="hello"), BinaryOutput)
 
@@ -74,13 +74,17 @@ assert_type(m2m.translate(text="hello", target_lang="fr").translated_text, str)
 bart = ai.model("@cf/facebook/bart-large-cnn")
 assert_type(bart.summarize(input_text="a long text").summary, str)
 sst = ai.model("@cf/huggingface/distilbert-sst-2-int8")
-assert_type(sst.classify(text="great"), list[TextClassification])
+assert_type(sst.classify(text="great"), Classifications[TextClassification])
+assert_type(sst.classify(text="great").label, str)
 assert_type(sst.classify(text="great")[0].score, float)
 resnet = ai.model("@cf/microsoft/resnet-50")
-assert_type(resnet.classify(b"\x89PNG"), list[ImageClassification])
+assert_type(resnet.classify(b"\x89PNG"), Classifications[ImageClassification])
+assert_type(resnet.classify(b"\x89PNG").score, float)
 detr = ai.model("@cf/facebook/detr-resnet-50")
 found = detr.detect(b"\x89PNG")
-assert_type(found, list[ObjectDetection])
+assert_type(found, Detections[ObjectDetection])
+assert_type(found.labels, list[str])
+assert_type(found.best, ObjectDetection | None)
 assert_type(found[0].box, Box)
 assert_type(found[0].box.xmin, float)  # box coordinates always returned (an override states it)
 assert_type(found[0].label, str)

@@ -6,11 +6,20 @@ from typing import Any
 from typing_extensions import assert_type
 
 from workers_ai import (
+    ClassificationResult,
+    DetectionResult,
     EmbeddingResult,
+    ImageTextResult,
     MediaResult,
+    Ranked,
+    RerankResult,
+    SummaryResult,
     TextResult,
+    TimedText,
+    TimedWord,
     ToolCall,
     TranscriptResult,
+    TranslationResult,
     WorkersAI,
 )
 
@@ -36,6 +45,31 @@ def dims(e: EmbeddingResult) -> int:
 
 
 def transcript(t: TranscriptResult) -> str:
+    assert_type(t.words, list[TimedWord])
+    assert_type(t.segments, list[TimedText])
+    timed = " ".join(f"{w.word}@{w.start:.2f}-{w.end:.2f}" for w in t.words)
+    return t.text if not timed else f"{t.text} [{timed}] {len(t.segments)}"
+
+
+def top_class(c: ClassificationResult) -> tuple[str, float]:
+    """One function for any classifier (text or image)."""
+    assert_type(c.label, str)
+    assert_type(c.score, float)
+    return c.label, max(k.score for k in c.classes)
+
+
+def objects(d: DetectionResult) -> list[tuple[str, float]]:
+    return [(o.label, (o.box.xmax - o.box.xmin) * (o.box.ymax - o.box.ymin)) for o in d.objects]
+
+
+def order(r: RerankResult) -> list[int]:
+    assert_type(r.ranking, list[Ranked])
+    assert_type(r.best, int)
+    return [x.index for x in r.ranking]
+
+
+def said(t: TranslationResult | SummaryResult | ImageTextResult) -> str:
+    assert_type(t.text, str)
     return t.text
 
 
@@ -51,6 +85,8 @@ def get_weather(city: str) -> str:
 
 
 def main(ai: WorkersAI, folder: Path) -> dict[str, Any]:
+    png = b"\x89PNG\r\n\x1a\n" + bytes(64)
+    (folder / "in.wav").write_bytes(b"RIFF\x00\x00\x00\x00WAVEfmt " + bytes(64))
     messages: list[Any] = [{"role": "user", "content": "Say hello."}]
     replies = [
         answer(ai.model("@cf/meta/llama-3.1-8b-instruct").chat(messages=messages)),  # classic, no usage published
@@ -85,13 +121,27 @@ def main(ai: WorkersAI, folder: Path) -> dict[str, Any]:
         "dims": [dims(out), dims(ai.model("@cf/baai/bge-small-en-v1.5").embed(text=["a"]))],
         "transcripts": [
             transcript(ai.model("@cf/openai/whisper").transcribe(b"RIFF\x00\x00\x00\x00WAVEfmt ")),
-            transcript(ai.model("@cf/openai/whisper-large-v3-turbo").transcribe(audio="UklGRg==")),
-            transcript(ai.model("@cf/deepgram/nova-3").transcribe(audio=b"RIFF....", punctuate=True)),
+            transcript(ai.model("@cf/openai/whisper-tiny-en").transcribe(folder / "in.wav")),
+            transcript(ai.model("@cf/openai/whisper-large-v3-turbo").transcribe(b"RIFF\x00\x00\x00\x00WAVEfmt ")),
+            transcript(ai.model("@cf/deepgram/nova-3").transcribe(b"RIFF....", punctuate=True)),
         ],
         "media": [
             keep(ai.model("@cf/black-forest-labs/flux-1-schnell").generate_image(prompt="a cat"), folder / "a.jpg"),
             keep(ai.model("@cf/stabilityai/stable-diffusion-xl-base-1.0").generate_image(prompt="a cat"), folder / "b"),
             keep(ai.model("@cf/deepgram/aura-1").speak(text="hello"), folder / "c.mp3"),
-            keep(ai.model("@cf/myshell-ai/melotts").speak(prompt="hello"), folder / "d.mp3"),
+            keep(ai.model("@cf/myshell-ai/melotts").speak(text="hello"), folder / "d.mp3"),
+        ],
+        "classes": [
+            top_class(ai.model("@cf/huggingface/distilbert-sst-2-int8").classify(text="What a day")),
+            top_class(ai.model("@cf/microsoft/resnet-50").classify(png)),
+        ],
+        "objects": objects(ai.model("@cf/facebook/detr-resnet-50").detect(png)),
+        "order": order(ai.model("@cf/baai/bge-reranker-base").rank(query="q", contexts=[{"text": "a"}, {"text": "b"}])),
+        "texts": [
+            said(ai.model("@cf/meta/m2m100-1.2b").translate(text="hello", target_lang="fr")),
+            said(ai.model("@cf/ai4bharat/indictrans2-en-indic-1B").translate(text="hello", target_language="hin_Deva")),
+            said(ai.model("@cf/facebook/bart-large-cnn").summarize(input_text="A long story. " * 10)),
+            said(ai.model("@cf/llava-hf/llava-1.5-7b-hf").describe(png)),
+            said(ai.model("@cf/unum/uform-gen2-qwen-500m").describe(png)),
         ],
     }
