@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import io
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,8 @@ from workers_ai.testing import Emulator
 MODULES = {mid: module for mid, (module, _handle) in _registry.MODELS.items()}
 TASKS = {mid: str(importlib.import_module(f"workers_ai.{mod}").INFO.task) for mid, mod in sorted(MODULES.items())}
 HANDLES: dict[str, Any] = {
-    mid: getattr(importlib.import_module(f"workers_ai.{mod}"), handle) for mid, (mod, handle) in _registry.MODELS.items()
+    mid: getattr(importlib.import_module(f"workers_ai.{mod}"), handle)
+    for mid, (mod, handle) in _registry.MODELS.items()
 }
 WAV = b"RIFF\x00\x00\x00\x00WAVEfmt " + b"\x00" * 4000
 

@@ -79,7 +79,9 @@ class TimingView:
         for item in getattr(self, "segments_", None) or ():
             text = getattr(item, "text", None)
             if isinstance(text, str):
-                out.append(TimedText(text, _seconds(getattr(item, "start", None)), _seconds(getattr(item, "end", None))))
+                out.append(
+                    TimedText(text, _seconds(getattr(item, "start", None)), _seconds(getattr(item, "end", None)))
+                )
         return out
 
 

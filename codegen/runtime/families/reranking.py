@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol
+
+import msgspec
 
 __all__ = ["Ranked", "RerankResult", "RerankView"]
 
 
-class Ranked(NamedTuple):
+class Ranked(msgspec.Struct, frozen=True):
     """One context of a rerank request: its ``index`` in the request's ``contexts`` and its score."""
 
     index: int

@@ -70,10 +70,10 @@ LIST_VIEWS: dict[str, Callable[[list[Any]], list[Any]]] = {
 }
 
 
-def list_view(task: str, value: Any) -> Any:
+def list_view(task: str, value: object) -> object:
     """``value`` as its task's list view when it is a plain JSON list of a listed task; else unchanged."""
-    if type(value) is list:
-        view = LIST_VIEWS.get(task.lower())
-        if view is not None:
-            return view(value)  # pyright: ignore[reportUnknownArgumentType]
+    view = LIST_VIEWS.get(task.lower())
+    if view is not None and type(value) is list:
+        items: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
+        return view(items)
     return value
