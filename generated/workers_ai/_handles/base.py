@@ -3,13 +3,13 @@ counting and the call flows (sent by the client's driver: see :mod:`.._core.flow
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 from urllib.parse import urlencode
 
 import msgspec
 
-from .._batch.jobs import MAX_BATCH_BYTES, AsyncBatchJob, BatchJob, encode_requests, submit_flow
+from .._batch.jobs import MAX_BATCH_BYTES, AsyncBatchJob, BatchJob, BatchJobBase, encode_requests, submit_flow
 from .._core.accounting import usage_of
 from .._core.binary import BinaryOutput
 from .._core.config import Reply, SessionConfig
@@ -355,7 +355,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             return (yield from self._call_flow(body, expect, headers=headers))
         options = {k: v for k, v in msgspec.to_builtins(request).items() if k != field}
         query = urlencode({k: _query_text(v) for k, v in options.items()})
-        raw = bytes(data)
+        raw = bytes(cast("bytes", data))
         return (yield from self._call_flow(raw, expect, sniff(raw), headers, query))
 
     def _parsed_flow(self, body: bytes, expect: type[Any] | None, response_format: Any) -> Flow[Parsed[Any, Any]]:
@@ -370,6 +370,6 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         return self._counted(output), raw
 
     def _submit_flow(self, requests: Sequence[Any], headers: Mapping[str, str] | None) -> Flow[Any]:
-        job_type = AsyncBatchJob if self.client.is_async else BatchJob
+        job_type: Callable[..., BatchJobBase[Any]] = AsyncBatchJob[Any] if self.client.is_async else BatchJob[Any]
         body = encode_requests(self, requests)
         return (yield from submit_flow(self, job_type, body, len(requests), headers, MAX_BATCH_BYTES))
