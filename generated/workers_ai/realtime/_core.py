@@ -162,10 +162,10 @@ class SessionCore:
     def receive(self, data: bytes | str) -> Any:
         """A frame as an event: typed, ``bytes`` (audio of a speak session) or :class:`RawEvent`."""
         self._since = self._clock()
-        if type(data) is not str:
+        if not isinstance(data, str):
             if self.spec.kind == "speak":
-                return data if type(data) is bytes else bytes(data)
-            return RawEvent("", bytes(data), f"binary frame of {len(data)} bytes where JSON text was expected")
+                return data  # websockets hands binary frames over as bytes
+            return RawEvent("", data, f"binary frame of {len(data)} bytes where JSON text was expected")
         event = self.spec.decode(data)
         if self._unanswered:
             self._answered(event)
