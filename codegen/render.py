@@ -253,13 +253,34 @@ def struct_code(
     generator (``--check`` passes no old modules); either way the code is checked against the plan.
     """
     aliases = _aliases(structs)
-    key = _sha(f"{generator}\0{doc}\0{json.dumps(aliases, sort_keys=True)}")[:24]
+    views = {s.name: s.view for s in structs if s.view}
+    views_key = json.dumps(views, sort_keys=True)
+    key = _sha(f"{generator}\0{doc}\0{json.dumps(aliases, sort_keys=True)}\0{views_key}")[:24]
     code = _reusable_code(old, key)
     if code is None:
         code = structs_api.code(doc, aliases) if doc else "from __future__ import annotations"
         code = code if code.endswith("\n") else code + "\n"  # verbatim, ending its last line
+        code = _with_views(code, views, where)
     _check(code, structs, where)
     return f"{_STRUCTS_MARK}{key} {_sha(code)[:16]}\n{code}\n{_BELOW}"
+
+
+def _with_views(code: str, views: Mapping[str, str], where: str) -> str:
+    """The struct code with each struct's family view (``codegen.views``) as an extra first base."""
+    if not views:
+        return code
+    for name, view in sorted(views.items()):
+        head = rf"^class {re.escape(name)}\(Struct, "
+        code, count = re.subn(head, f"class {name}({view}, Struct, ", code, flags=re.M)
+        if count != 1:
+            raise PlanMismatch(f"{where}: struct {name} not found once to give it its view {view}")
+    # Relative, as the template's imports are, so a vendored copy under another name keeps working.
+    line = f"from {'.' * (where.count('/') + 1)}families import {', '.join(sorted(set(views.values())))}\n"
+    at = code.find("\nfrom msgspec import ")
+    if at < 0:
+        raise PlanMismatch(f"{where}: no msgspec import to put the view import after")
+    end = code.index("\n", at + 1) + 1
+    return code[:end] + line + code[end:]
 
 
 class RenderError(Exception):

@@ -22,6 +22,7 @@ from ._tools.structured import Parsed
 from ._account.tomarkdown import MarkdownFormat, MarkdownResult
 from ._core.toolcall import ToolCall, tool_calls
 from ._core.usage import Usage
+from .families import EmbeddingResult, MediaResult, TextResult, TokenUsage, TranscriptResult
 
 if TYPE_CHECKING:
     from ._batch.jobs import AsyncBatchJob
@@ -67,19 +68,24 @@ __all__ = [
     "BatchStatus",
     "BinaryOutput",
     "ClientOptions",
+    "EmbeddingResult",
     "EventStream",
     "Finetune",
     "Gateway",
     "ModelHandle",
     "MarkdownFormat",
     "MarkdownResult",
+    "MediaResult",
     "ModelInfo",
     "ModelUsage",
     "Parsed",
     "StreamEvent",
     "StreamResult",
+    "TextResult",
+    "TokenUsage",
     "ToolCall",
     "ToolRun",
+    "TranscriptResult",
     "Usage",
     "UsageMeter",
     "WorkersAI",

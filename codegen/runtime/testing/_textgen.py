@@ -22,7 +22,6 @@ from ._validate import SchemaError
 
 __all__ = [
     "CREATED",
-    "DEFAULT_MAX_TOKENS",
     "JSON_MODE_UNMET",
     "PADDING",
     "Generation",
@@ -47,8 +46,6 @@ def words(text: str) -> list[str]:
 
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
-DEFAULT_MAX_TOKENS = 256
-"""The documented default of ``max_tokens`` on Workers AI text models (``null`` means it too)."""
 
 
 def count_tokens(text: str) -> int:
@@ -99,12 +96,13 @@ def _conversation(p: Mapping[str, Any]) -> tuple[str, str, int]:
 
 
 def _max_tokens(p: Mapping[str, Any]) -> int | None:
-    """The request's token limit; ``null`` means the model's default, as leaving it out does."""
+    """The request's token limit; None when it sets none (``null`` too): the model's default (256 on
+    Workers AI) is longer than any reply the emulator writes, and a JSON-mode object is not cut by it."""
     for key in ("max_tokens", "max_completion_tokens", "max_output_tokens", "max_new_tokens"):
         value = p.get(key)
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
-    return DEFAULT_MAX_TOKENS
+    return None
 
 
 def _reply(question: str, seed: str, limit: int | None) -> tuple[str, bool]:
@@ -397,3 +395,38 @@ def chat_chunks(model_id: str, gen: Generation, seed: str, *, padding: bool = Tr
             events.append(chunk({"tool_calls": [{"index": 0, "function": {"arguments": part}}]}))
     events.append(chunk({}, _finish(gen)))
     return events
+
+
+def responses_object(model_id: str, gen: Generation, seed: str) -> dict[str, Any]:
+    """A Responses-API object for ``gen`` (what gpt-oss answers an ``input`` request with): a message
+    item with the text, a ``function_call`` item when it calls a tool, usage as input/output tokens."""
+    items: list[dict[str, Any]] = []
+    text = reply_text(gen)
+    if text:
+        content: list[dict[str, Any]] = [{"type": "output_text", "text": text, "annotations": []}]
+        items.append({"type": "message", "id": "msg_" + seed[:24], "role": "assistant", "content": content})
+    if gen.tool is not None:
+        call = _openai_tool_call(gen, seed)
+        items.append(
+            {
+                "type": "function_call",
+                "id": "fc_" + seed[:24],
+                "call_id": call["id"],
+                "name": call["function"]["name"],
+                "arguments": call["function"]["arguments"],
+            }
+        )
+    usage = {
+        "input_tokens": gen.usage["prompt_tokens"],
+        "output_tokens": gen.usage["completion_tokens"],
+        "total_tokens": gen.usage["total_tokens"],
+    }
+    return {
+        "id": "resp_" + seed[:24],
+        "object": "response",
+        "created_at": CREATED,
+        "model": model_id,
+        "status": "completed",
+        "output": items,
+        "usage": usage,
+    }

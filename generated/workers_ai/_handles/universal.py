@@ -35,9 +35,10 @@ class UniversalRoute:
     _url: str | None
 
     def _run_url(self) -> str:
-        if self._url is None:
-            self._url = self.client.api_url("ai/run")
-        return self._url
+        url = self._url
+        if url is None:
+            url = self._url = str(self.client.api_url("ai/run"))
+        return url
 
     def encode_input(self, payload: Any) -> bytes:
         if isinstance(payload, msgspec.Struct):

@@ -35,6 +35,7 @@ from ._textgen import (
     generate,
     pieces,
     reply_text,
+    responses_object,
     words,
 )
 
@@ -135,6 +136,14 @@ def _chat_shaped(out: list[Branch]) -> bool:
     for b in out:
         props = as_object(as_object(b.schema) and cast("dict[str, Any]", b.schema).get("properties"))
         if b.kind == "json" and props is not None and "choices" in props and "response" not in props:
+            return True
+    return False
+
+
+def _responses_branch(out: list[Branch]) -> bool:
+    for b in out:
+        props = as_object((as_object(b.schema) or {}).get("properties")) or {}
+        if b.kind == "json" and "output" in props and "created_at" in props:
             return True
     return False
 
@@ -347,6 +356,22 @@ def _vtt_time(seconds: float) -> str:
     return f"{int(minutes):02d}:{rest:06.3f}"
 
 
+_PLACES = ("on the left", "on the right", "in the centre", "in the background", "near the top", "at the bottom")
+
+
+def _image_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) from a PNG's header or a JPEG's frame marker; None for anything else."""
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24:
+        return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    i = 2
+    while data[:2] == b"\xff\xd8" and i + 9 <= len(data) and data[i] == 0xFF:
+        marker, length = data[i + 1], int.from_bytes(data[i + 2 : i + 4], "big")
+        if marker in (0xC0, 0xC1, 0xC2):
+            return int.from_bytes(data[i + 7 : i + 9], "big"), int.from_bytes(data[i + 5 : i + 7], "big")
+        i += 2 + length
+    return None
+
+
 def _classify(text: str) -> list[dict[str, Any]]:
     ws = words(text)
     score = sum(1 for w in ws if w in _POSITIVE) - sum(1 for w in ws if w in _NEGATIVE)
@@ -422,7 +447,17 @@ def _task_hint(spec: ModelSpec, p: Mapping[str, Any] | None, raw: bytes | None, 
         image = _binary_input(p, raw, "image")
         prompt = data.get("prompt")
         about = f" Prompt: {prompt}" if isinstance(prompt, str) else ""
-        return {"description": f"An emulated description of a {len(image)}-byte image.{about}"}
+        size = _image_size(image)
+        what = f"{size[0]}x{size[1]} image" if size else "image"
+        rng = random.Random(seed)
+        # a bigger picture holds more to describe: one more sentence per doubling past 1 KB, up to 8
+        extra = min(8, max(0, (len(image) // 1024).bit_length()))
+        seen = " ".join(f"There is a {rng.choice(_OBJECTS)} {rng.choice(_PLACES)}." for _ in range(extra))
+        return {
+            "description": " ".join(
+                filter(None, [f"An emulated description of a {what} ({len(image)} bytes).", seen, about.strip()])
+            )
+        }
     if task == "image classification":
         return _image_labels(seed)
     if task == "object detection":
@@ -520,6 +555,8 @@ def run_model(
         if ("stream" in kinds and (wants_stream or only_stream)) and allow_stream:
             return Result("stream", events=_stream_events(spec, gen, seed, chat), content_type=_SSE, usage=gen.usage)
         hint = _chat_hint(spec, p, gen, seed, out) if chat else _legacy_hint(gen)
+        if "input" in p and _responses_branch(out):
+            hint = responses_object(spec.model_id, gen, seed)  # a Responses-API request gets that shape
     else:
         hint = _task_hint(spec, p, raw, seed, out)
         if only_stream and allow_stream:
