@@ -7,8 +7,8 @@
 ``urllib3.PoolManager(maxsize=64)`` and post, for ``SECONDS`` each, one workload at a time: a bge-m3
 rank of 3 contexts, a 2-text bge-m3 embedding (1024 floats each), a llama chat reply, and the same rank
 against ``bench/_server.py`` at ``FLOOR`` (a server that only returns cached bytes, started by
-``run.py``). Prints one JSON object of calls/s per workload. Client and server are separate processes on
-the same 2 cores, so these are throughputs of the pair, not of the emulator alone.
+``run.py``). Prints one JSON object of calls/s per workload. Client and server are separate processes
+on the same 2 cores, so these are throughputs of the pair, not of the emulator alone.
 """
 
 from __future__ import annotations
