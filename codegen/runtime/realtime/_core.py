@@ -162,24 +162,26 @@ class SessionCore:
     def receive(self, data: bytes | str) -> Any:
         """A frame as an event: typed, ``bytes`` (audio of a speak session) or :class:`RawEvent`."""
         self._since = self._clock()
-        if isinstance(data, (bytes, bytearray, memoryview)) and not isinstance(data, str):
+        if not isinstance(data, str):
             if self.spec.kind == "speak":
-                return bytes(data)
-            return RawEvent("", bytes(data), f"binary frame of {len(data)} bytes where JSON text was expected")
+                return data  # websockets hands binary frames over as bytes
+            return RawEvent("", data, f"binary frame of {len(data)} bytes where JSON text was expected")
         event = self.spec.decode(data)
-        self._answered(event)
+        if self._unanswered:
+            self._answered(event)
         return event
 
     def _answered(self, event: Any) -> None:
-        tag = tag_of(event)
-        pending = self._unanswered
+        pending = self._unanswered  # on every event's path: look only for what is pending
         if self.spec.kind == "listen":
             pending.pop("audio", None)
-            if getattr(event, "from_finalize", None):
-                pending.pop("Finalize", None)
-            if tag == "Metadata":
-                pending.pop("CloseStream", None)
-        elif tag == "Flushed":
+            if "Finalize" in pending and getattr(event, "from_finalize", None):
+                del pending["Finalize"]
+            if "CloseStream" in pending and tag_of(event) == "Metadata":
+                del pending["CloseStream"]
+            return
+        tag = tag_of(event)
+        if tag == "Flushed":
             pending.pop("Flush", None)
             pending.pop("Speak", None)
         elif tag == "Cleared":
