@@ -18,6 +18,7 @@ from ._core.options import ClientOptions
 from ._handles.sync import ModelHandle, ModelInfo
 from ._account.finetunes import Finetune
 from ._sync.stream import EventStream, StreamEvent, StreamResult
+from ._core.stream_events import ToolCallDelta
 from ._tools.structured import Parsed
 from ._account.tomarkdown import MarkdownFormat, MarkdownResult
 from ._core.toolcall import ToolCall, tool_calls
@@ -117,6 +118,7 @@ __all__ = [
     "TimedWord",
     "TokenUsage",
     "ToolCall",
+    "ToolCallDelta",
     "ToolRun",
     "TranscriptResult",
     "TranslationResult",

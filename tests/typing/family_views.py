@@ -18,6 +18,7 @@ from workers_ai import (
     TimedText,
     TimedWord,
     ToolCall,
+    ToolCallDelta,
     TranscriptResult,
     TranslationResult,
     WorkersAI,
@@ -110,7 +111,8 @@ def main(ai: WorkersAI, folder: Path) -> dict[str, Any]:
     streamed = ""
     with ai.model("@cf/qwen/qwen1.5-7b-chat-awq").chat_stream(messages=messages) as events:
         for event in events:
-            streamed += event.text
+            assert_type(event.tool_calls, tuple[ToolCallDelta, ...])
+            streamed += event.text + "".join(c.name for c in event.tool_calls)
     return {
         "replies": replies,
         "city": city,

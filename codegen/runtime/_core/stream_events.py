@@ -27,10 +27,89 @@ from .sse import ServerSentEvent
 from .toolcall import ToolCall, decode_arguments
 from .usage import Usage, usage_from
 
-__all__ = ["EventJoiner", "StreamEvent", "StreamResult", "ToolCall", "ToolCallMerger", "Usage", "event_from"]
+__all__ = [
+    "EventJoiner",
+    "FunctionDelta",
+    "StreamEvent",
+    "StreamResult",
+    "ToolCall",
+    "ToolCallDelta",
+    "ToolCallMerger",
+    "Usage",
+    "event_from",
+]
 
 _decode = msgspec.json.Decoder().decode
 _encode = msgspec.json.Encoder().encode
+
+
+class FunctionDelta(msgspec.Struct, gc=False, omit_defaults=True):
+    """The ``function`` of an OpenAI-style tool-call fragment."""
+
+    name: str | None = None
+    arguments: str | dict[str, Any] | None = None
+
+
+class ToolCallDelta(msgspec.Struct, gc=False, omit_defaults=True):
+    """One tool-call fragment of a stream event, whichever shape it came in: classic Workers AI
+    (``{name, arguments}``, a whole call) or OpenAI-style (``{index, id, type, function: {name,
+    arguments}}``, pieces of a call joined by ``index``). ``name`` and ``arguments`` are read from
+    ``function`` when the fragment nests them; ``arguments`` is JSON text (a piece of it, in OpenAI
+    fragments) or an object. Join fragments with :class:`ToolCallMerger` or ``EventStream.collect()``."""
+
+    index: int | None = None
+    id: str | None = None
+    type: str | None = None
+    name: str = ""
+    arguments: str | dict[str, Any] | None = None
+    function: FunctionDelta | None = None
+
+    def __post_init__(self) -> None:
+        fn = self.function
+        if fn is not None:
+            if not self.name and fn.name:
+                self.name = fn.name
+            if self.arguments is None:
+                self.arguments = fn.arguments
+
+
+def _text_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def tool_call_deltas(fragments: object) -> tuple[ToolCallDelta, ...]:
+    """The typed fragments of a decoded ``tool_calls`` list (odd items salvaged field by field)."""
+    out: list[ToolCallDelta] = []
+    items: Sequence[object] = as_list(fragments) or ()
+    if isinstance(fragments, tuple):
+        items = cast("tuple[object, ...]", fragments)
+    for raw in items:
+        if isinstance(raw, ToolCallDelta):
+            out.append(raw)
+            continue
+        frag = as_object(raw)
+        if frag is None:
+            continue
+        try:
+            out.append(msgspec.convert(frag, ToolCallDelta))
+        except msgspec.ValidationError:
+            fn = as_object(frag.get("function")) or frag
+            index = frag.get("index")
+            args = fn.get("arguments")
+            out.append(
+                ToolCallDelta(
+                    index=index if type(index) is int else None,
+                    id=_text_or_none(frag.get("id")),
+                    type=_text_or_none(frag.get("type")),
+                    name=_text_or_none(fn.get("name")) or "",
+                    arguments=args
+                    if isinstance(args, str)
+                    else cast("dict[str, Any]", args)
+                    if isinstance(args, dict)
+                    else None,
+                )
+            )
+    return tuple(out)
 
 
 class _Delta(msgspec.Struct, gc=False):
@@ -89,7 +168,7 @@ class StreamEvent(
     """One event of a model stream, whichever chunk shape it came in.
 
     ``text`` is the text delta (``response`` or ``choices[0].delta.content``), ``reasoning`` the
-    ``reasoning_content`` delta, ``tool_calls`` the raw tool-call fragments, a tuple (merge them with
+    ``reasoning_content`` delta, ``tool_calls`` the typed tool-call fragments (:class:`ToolCallDelta`; merge them with
     :class:`ToolCallMerger` or :meth:`EventStream.collect`), ``usage`` the token counts when the event
     carries them (the final event does), ``event``/``id`` the SSE fields, ``raw`` the event's data as
     sent and :attr:`data` the whole decoded JSON (decoded when asked for).
@@ -100,7 +179,7 @@ class StreamEvent(
 
     text: str = ""
     reasoning: str = ""
-    tool_calls: tuple[Any, ...] = ()
+    tool_calls: tuple[ToolCallDelta, ...] = ()
     usage: Usage | None = None
     finish_reason: str | None = None
     raw: bytes = b""
@@ -177,7 +256,8 @@ def event_from(data: Any, *, event: str = "message", id: str | None = None, raw:
     if more:
         calls = calls + more if calls else more
     usage = usage_from(obj["usage"]) if "usage" in obj else None
-    return StreamEvent(text, reasoning, tuple(calls), usage, finish, _encode(obj) if raw is None else raw, event, id)
+    deltas = tool_call_deltas(calls)
+    return StreamEvent(text, reasoning, deltas, usage, finish, _encode(obj) if raw is None else raw, event, id)
 
 
 class ToolCallMerger:
@@ -200,19 +280,13 @@ class ToolCallMerger:
         return [c.finish() for c in self._calls]
 
     def add(self, fragments: Sequence[Any]) -> None:
-        for raw in fragments:
-            frag = as_object(raw)
-            if frag is not None:
-                self._add(frag)
+        """Join ``fragments``: :class:`ToolCallDelta` items, or the ``tool_calls`` dicts as decoded."""
+        for frag in tool_call_deltas(fragments):
+            self._add(frag)
 
-    def _add(self, frag: dict[str, Any]) -> None:
-        index = frag.get("index")
-        index = index if isinstance(index, int) and not isinstance(index, bool) else None
-        call_id = frag.get("id") if isinstance(frag.get("id"), str) and frag.get("id") else None
-        fn = as_object(frag.get("function"))
-        src = fn if fn is not None else frag
-        name = src.get("name") if isinstance(src.get("name"), str) else ""
-        args: Any = src.get("arguments")
+    def _add(self, frag: ToolCallDelta) -> None:
+        index, call_id, name = frag.index, frag.id or None, frag.name
+        args: Any = frag.arguments
         call: _PartialCall | None = None
         if index is not None:
             call = self._by_index.get(index)
@@ -228,9 +302,8 @@ class ToolCallMerger:
         if call_id is not None and call.id is None:
             call.id = call_id
             self._by_id[call_id] = call
-        kind = frag.get("type")
-        if isinstance(kind, str) and kind:
-            call.type = kind
+        if frag.type:
+            call.type = frag.type
         if name and name != call.name:
             call.name = call.name + name if call.name and index is not None else name
         if args is None:

@@ -36,6 +36,7 @@ from .stream_events import (
     is_done,
     loose,
     text_of,
+    tool_call_deltas,
 )
 from .usage import Usage
 
@@ -257,11 +258,10 @@ class StreamParser:
         response = chunk.response
         text_out = response if type(response) is str else text_of(response)
         if chunk.choices is None:
-            calls = chunk.tool_calls
             return StreamEvent(
                 text_out,
                 "",
-                tuple(as_list(calls) or ()),
+                tool_call_deltas(chunk.tool_calls) if chunk.tool_calls else (),
                 chunk.usage,
                 None,
                 text.encode(),
@@ -288,7 +288,8 @@ class StreamParser:
         more = as_list(chunk.tool_calls)
         if more:
             calls = calls + more if calls else more
-        return StreamEvent(text, reasoning, tuple(calls), chunk.usage, finish, sse.data.encode(), sse.event, sse.id)
+        deltas = tool_call_deltas(calls) if calls else ()
+        return StreamEvent(text, reasoning, deltas, chunk.usage, finish, sse.data.encode(), sse.event, sse.id)
 
     def _odd_event(self, sse: ServerSentEvent) -> StreamEvent | None:
         """An event that is not a plain chunk: an error object, or JSON of another shape."""
