@@ -21,6 +21,7 @@ __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "BatchError",
+    "BatchItemError",
     "BatchItemsError",
     "BatchTimeoutError",
     "CapacityError",
@@ -217,6 +218,14 @@ class BatchError(WorkersAIError):
 
 class BatchTimeoutError(BatchError, TimeoutError):
     """``BatchJob.wait()`` reached its deadline before the job finished."""
+
+
+class BatchItemError(BatchError):
+    """``BatchItem.output`` of a request that failed: ``item_id`` is its index in the submitted list."""
+
+    def __init__(self, message: str, *, item_id: int, request_id: str = "") -> None:
+        self.item_id = item_id
+        super().__init__(message, request_id=request_id, state="done")
 
 
 class BatchItemsError(BatchError):

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import urllib3
 from workers_ai import BatchRequest, BinaryOutput, WorkersAI, errors
+from workers_ai.errors import BatchItemError
 from workers_ai.models.cf.baai.bge_m3 import Context, EmbeddingOutput, QueryOutput
 from workers_ai.testing import Emulator
 from workers_ai.testing._catalog import ModelSpec
@@ -148,6 +149,11 @@ def test_batch_items_fail_one_by_one() -> None:
         second = job2.wait(poll_interval=0.001)
         assert [i.success for i in second.items] == [True, True, False]
         assert second.items[2].errors[0].message == "capacity ran out for this one"
+        # A successful item's output needs no None check; a failed one's raises, naming the item.
+        assert [type(i.output).__name__ for i in second.items[:2]] == ["EmbeddingOutput"] * 2
+        with pytest.raises(BatchItemError, match=r"batch request 2 failed: .*capacity ran out") as info:
+            _ = second.items[2].output
+        assert info.value.item_id == 2
     finally:
         emu.close()
 

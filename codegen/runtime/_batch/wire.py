@@ -19,6 +19,7 @@ from .._core.envelope import checked
 from .._core.jsonview import as_object
 from .._core.usage import Usage
 from ..errors import (
+    BatchItemError,
     ErrorDetail,
     InputValidationError,
     ResponseDecodeError,
@@ -125,6 +126,15 @@ class BatchItem(msgspec.Struct, Generic[OutT]):
         if self.success:
             return None
         return format_details(self.errors) or "failed without an error message"
+
+    @property
+    def output(self) -> OutT:
+        """The decoded result of a successful request, with no ``None`` to check; a failed request raises
+        :class:`~workers_ai.errors.BatchItemError` naming the item and its errors."""
+        if not self.success or self.result is None:
+            why = self.error or "succeeded without a result"
+            raise BatchItemError(f"batch request {self.id} failed: {why}", item_id=self.id)
+        return self.result
 
 
 class BatchResult(msgspec.Struct, Generic[OutT]):
