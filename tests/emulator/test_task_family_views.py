@@ -154,7 +154,7 @@ def test_melotts_speak_returns_bytes_whichever_the_wire(wire: str, server: Scrip
     else:
         server.script(ok({"audio": base64.b64encode(audio).decode()}))
     with WorkersAI(account_id="acct", api_token="t", base_url=server.base_url, max_retries=0) as client:
-        out = client.model("@cf/myshell-ai/melotts").speak(prompt="hello")
+        out = client.model("@cf/myshell-ai/melotts").speak(text="hello")
     assert type(out) is BinaryOutput and out.data == audio and out.content_type == "audio/mpeg"
     out.save(tmp_path / "a.mp3")
     assert (tmp_path / "a.mp3").read_bytes() == audio

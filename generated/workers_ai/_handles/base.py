@@ -21,8 +21,8 @@ from .._core.pickling import handle_of
 from .._core.usage import Usage
 from .._tools.structured import Parsed, check_no_stream, is_schema_type, json_payload, parse_into, textual
 from ..errors import InputValidationError, ModelDeprecatedError, ResponseDecodeError, StreamError, error_from
-from ..families import list_view
-from ..families.media import as_binary, sniff
+from ..families import family_result
+from ..families.media import sniff
 from ..families.text_generation import TextView, tool_calls_of
 
 if TYPE_CHECKING:
@@ -243,9 +243,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
     def _counted(self, result: T) -> T:
         """The result handed back: counted in ``ai.usage``, a JSON-list answer as its family's list view."""
         self.client.usage.record(self.model_id, usage_of(result), self.info.price)
-        result = cast("T", list_view(self.info.task, result))
-        if self.decoder.binary_types and self.info.model_id:
-            result = cast("T", as_binary(result))  # bytes or base64 JSON on the wire: bytes either way
+        result = cast("T", family_result(self.info.task, bool(self.decoder.binary_types), result))
         if isinstance(result, TextView):
             # Unparseable tool-call arguments fail here, naming the model, not later at ``.tool_calls``.
             tool_calls_of(result, self.model_id)

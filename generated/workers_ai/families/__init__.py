@@ -22,7 +22,7 @@ from .automatic_speech_recognition import (
 from .classification import ClassificationResult, Classifications, ScoredLabel
 from .detection import BoundingBox, DetectedObject, DetectionResult, Detections
 from .generated_text import GeneratedText, GeneratedTextView, ImageTextResult, SummaryResult, TranslationResult
-from .media import MediaResult, MediaView
+from .media import MediaResult, MediaView, as_binary
 from .reranking import Ranked, RerankResult, RerankView
 from .text_embeddings import EmbeddingResult, EmbeddingView
 from .text_generation import ResponsesUsageView, TextResult, TextView, TokenUsage
@@ -58,6 +58,7 @@ __all__ = [
     "TranscriptResult",
     "TranscriptView",
     "TranslationResult",
+    "family_result",
     "list_view",
 ]
 
@@ -77,3 +78,10 @@ def list_view(task: str, value: object) -> object:
         items: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
         return view(items)
     return value
+
+
+def family_result(task: str, answers_bytes: bool, value: object) -> object:
+    """A decoded answer as its family hands it back: a JSON list as its list view, and base64 media JSON as
+    bytes for a model that can also answer raw bytes (so its methods have one return type)."""
+    value = list_view(task, value)
+    return as_binary(value) if answers_bytes else value
