@@ -677,12 +677,37 @@ def build_types(
             ann = b.ann(defs.get(v), "struct")
             listed = re.fullmatch(r"list\[(\w+)\]", ann)
             view = list_view_for(task)
-            if listed and view and v not in input_variants:
+            if listed and view and v not in input_variants and _fits_list_view(view, listed.group(1), structs):
                 aliases.append(AliasPlan(v, f"{view}[{listed.group(1)}]", ann))
             else:
                 aliases.append(AliasPlan(v, ann))
             loose_roots[v] = v
     return TypeSet(tuple(keyed[n] for n in order), tuple(aliases), roots, loose_roots)
+
+
+# What each list view reads from its items: required fields with these exact annotations.
+_LIST_ITEM_FIELDS: dict[str, dict[str, str]] = {
+    "Classifications": {"label": "str", "score": "float"},
+    "Detections": {"label": "str", "score": "float"},
+}
+_BOX_FIELDS = {"xmin": "float", "ymin": "float", "xmax": "float", "ymax": "float"}
+
+
+def _has_fields(struct: StructPlan | None, wanted: dict[str, str]) -> bool:
+    fields = {f.name: f for f in struct.fields} if struct is not None else {}
+    return all(n in fields and fields[n].required and fields[n].plain == t for n, t in wanted.items())
+
+
+def _fits_list_view(view: str, item: str, structs: dict[str, StructPlan]) -> bool:
+    """Whether the list's item struct offers what the view's Protocol reads (a detector's box needs all four
+    float coordinates, required); a schema that does not say so keeps a plain ``list``."""
+    struct = structs.get(item)
+    if not _has_fields(struct, _LIST_ITEM_FIELDS.get(view, {})):
+        return False
+    if view != "Detections" or struct is None:
+        return True
+    box = next((f for f in struct.fields if f.name == "box"), None)
+    return box is not None and box.required and _has_fields(structs.get(box.plain), _BOX_FIELDS)
 
 
 def _keys(structs: dict[str, StructPlan]) -> dict[str, StructPlan]:
