@@ -17,6 +17,7 @@ from ._affinity import affinity_header
 from ._aio_batch import AsyncBatchJob
 from ._aio_handle import AsyncGenericHandle, AsyncModelHandle
 from ._aio_session import AsyncSession
+from ._universal import check_namespace
 from .errors import ConfigurationError
 
 __all__ = ["AsyncBaseClient"]
@@ -60,6 +61,7 @@ class AsyncBaseClient(AsyncSession):
             entry = _registry.MODELS.get(model_id)
             if entry is None:
                 self.run_url(model_id)  # a bad id is refused here, before a handle is kept for it
+                check_namespace(model_id)
                 handle = AsyncGenericHandle(self, model_id)
             else:
                 module = importlib.import_module(f"{__package__}.{entry[0]}")

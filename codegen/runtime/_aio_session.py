@@ -91,23 +91,26 @@ class AsyncSession(SessionConfig):
         deadline: float | None,
         stream: bool,
     ) -> tuple[AsyncResponse, bytes]:
-        all_headers = self._headers(content_type if body is not None else None, headers)
+        if body is None:
+            content_type = None
         pace = self.rate_budget.pace(model_id) if model_id is not None else None
         attempt = 0
         booked = False  # a retry's pause already covered its slot in the rate budget
         while True:
             if pace is not None and not booked:
-                ahead = pace.reserve()
+                ahead = self._budget_wait(pace, deadline)
                 if ahead > 0:
-                    await self._sleep_async(
-                        ahead if deadline is None else max(0.0, min(ahead, deadline - time.monotonic()))
-                    )
+                    await self._sleep_async(ahead)
             booked = False
             until = time.monotonic() + self.timeout
             if deadline is not None:
                 until = min(until, deadline)
             try:
-                resp = await self._transport.send(method, url, all_headers, body, deadline=until)
+                # The headers (the token among them) are built per attempt and never bound to a local name
+                # here: error reporters that record frame locals would store them.
+                resp = await self._transport.send(
+                    method, url, self._headers(content_type, headers), body, deadline=until
+                )
                 if stream and resp.status < 300:
                     return resp, b""
                 data = await resp.read_all(self.max_response_bytes)
@@ -116,7 +119,7 @@ class AsyncSession(SessionConfig):
                     attempt, self.max_retries, request_sent=exc.request_sent, retryable=exc.retryable, queued=queued
                 )
                 if wait is not None and pace is not None:
-                    wait, booked = max(wait, pace.reserve()), True
+                    wait, booked = self._retry_slot(pace, deadline, wait)
                 if wait is not None and self._time_left(deadline, wait):
                     attempt = await self._pause(attempt, wait, method, url, str(exc))
                     continue
@@ -131,7 +134,7 @@ class AsyncSession(SessionConfig):
                 pace.slow_down(server_wait)
             wait = delay_after_status(attempt, self.max_retries, resp.status, server_wait, queued=queued, quota=quota)
             if wait is not None and pace is not None:
-                wait, booked = max(wait, pace.reserve()), True
+                wait, booked = self._retry_slot(pace, deadline, wait)
             if wait is not None and self._time_left(deadline, wait):
                 attempt = await self._pause(attempt, wait, method, url, f"HTTP {resp.status}")
                 continue

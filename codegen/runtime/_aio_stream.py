@@ -22,7 +22,6 @@ from ._stream import (
     DRAIN_SECONDS,
     WANT_BODY,
     WANT_BYTES,
-    EventJoiner,
     StreamEvent,
     StreamParser,
     StreamResult,
@@ -141,9 +140,13 @@ class AsyncEventStream(StreamParser):
 
     async def collect(self) -> StreamResult:
         """Read the rest of the stream and join it: text, reasoning, merged tool calls, final usage."""
-        joined = EventJoiner()
-        async for ev in self:
-            joined.add(ev)
+        joined = self._joiner()
+        try:
+            async for ev in self:
+                joined.add(ev)
+        except ResponseTooLargeError:
+            await self.aclose()
+            raise
         return joined.result()
 
     async def text(self) -> str:

@@ -33,6 +33,7 @@ from ._batch import (
     submit_encoded,
     union_members,
 )
+from ._body import encode_body
 from ._decode import split_error, validator_for
 from ._f32 import decode_block, numpy, read_lean
 from ._json import as_object
@@ -117,10 +118,9 @@ def plan_batches(
     model_id: str,
 ) -> list[list[tuple[int, int, bytes]]]:
     """Group ``texts`` into batches: each batch is a list of ``(start, count, request JSON)``."""
-    encoder = msgspec.json.Encoder()
 
     def encode(start: int, count: int) -> bytes:
-        return encoder.encode({**extra, "text": texts[start : start + count]})
+        return encode_body({**extra, "text": texts[start : start + count]}, model_id)
 
     requests: list[tuple[int, int, bytes]] = []
     budget = max_bytes - _OPEN - _CLOSE - 1

@@ -19,7 +19,7 @@ from ._form import FileInput
 from ._handle import GenericHandle, ModelHandle
 from ._session import DEFAULT_BASE_URL, ResponseInfo, Session
 from ._tomarkdown import MarkdownFormat, MarkdownResult, supported_formats, to_markdown
-from ._universal import UniversalHandle, is_workers_ai_id
+from ._universal import UniversalHandle, check_namespace, is_workers_ai_id
 from .errors import ConfigurationError
 
 __all__ = ["DEFAULT_BASE_URL", "BaseClient", "ResponseInfo"]
@@ -71,6 +71,7 @@ class BaseClient(Session):
             entry = _registry.MODELS.get(model_id)
             if entry is None:
                 self.run_url(model_id)  # a bad id is refused here, before a handle is kept for it
+                check_namespace(model_id)
                 universal = not is_workers_ai_id(model_id)
                 handle = UniversalHandle(self, model_id) if universal else GenericHandle(self, model_id)
             else:

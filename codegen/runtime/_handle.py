@@ -10,6 +10,7 @@ import msgspec
 from ._accounting import usage_of
 from ._batch import BatchJob, submit
 from ._binary import BinaryInput, BinaryOutput, read_binary
+from ._body import encode_body
 from ._chunking import BatchProgress, embed_many
 from ._decode import OutputDecoder, decode_typed, split_error, validator_for
 from ._envelope import media_type, unwrap
@@ -46,7 +47,6 @@ class ModelInfo(msgspec.Struct, frozen=True):
     schema: str = ""
 
 
-_ENCODER = msgspec.json.Encoder()
 # Replies read as bytes (``BinaryOutput``): nothing else is taken as an answer, whatever the model.
 _BINARY_FAMILIES = ("image/", "audio/", "video/")
 _BINARY_TYPES = frozenset({"application/octet-stream", "application/pdf", "application/zip"})
@@ -74,7 +74,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
 
     def validate(self, request: msgspec.Struct) -> bytes:
         """Encode ``request`` and check it against the schema constraints; returns the JSON body."""
-        body = _ENCODER.encode(request)
+        body = encode_body(request, self.model_id)
         checker = validator_for(type(request))
         if checker is not None:
             try:
@@ -103,10 +103,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
                     self.model_id, "$.response_format", "this model has no JSON mode (no `response_format` input)"
                 )
             self._check_mapping(data)
-        try:
-            return _ENCODER.encode(data)
-        except TypeError as exc:
-            raise InputValidationError(self.model_id, "$", f"not JSON-serialisable: {exc}") from None
+        return encode_body(data, self.model_id)
 
     def _check_mapping(self, data: Mapping[str, Any]) -> type[Any]:
         matching = [(cls, req) for cls, req in self.input_types if all(k in data for k in req)]

@@ -24,6 +24,7 @@ from typing import Annotated, Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 import msgspec
 
+from ._body import encode_body
 from ._decode import OutputDecoder, split_error
 from ._envelope import checked
 from ._json import as_list, as_object
@@ -566,10 +567,7 @@ def encode_requests(handle: BatchModel, requests: Sequence[Any]) -> bytes:
         if ext is not None and not isinstance(ext, str):
             raise InputValidationError(handle.model_id, where + ".external_reference", "must be a string")
         encoded.append(data)
-    try:
-        return msgspec.json.encode({"requests": encoded})
-    except TypeError as exc:
-        raise InputValidationError(handle.model_id, "$.requests", f"not JSON-serialisable: {exc}") from None
+    return encode_body({"requests": encoded}, handle.model_id)
 
 
 def submit(

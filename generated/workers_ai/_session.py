@@ -22,8 +22,9 @@ from ._affinity import affinity_header
 from ._envelope import checked
 from ._gateway import Gateway
 from ._pickle import Rebuildable
-from ._ratelimit import RateBudget, RateLimit, throttled
+from ._ratelimit import Pace, RateBudget, RateLimit, throttled
 from ._retry import (
+    MAX_RETRY_AFTER,
     call_bound,
     check_seconds,
     delay_after_failure,
@@ -31,11 +32,12 @@ from ._retry import (
     retry_after,
 )
 from ._transport import DEFAULT_MAX_CONNECTIONS, Response, Transport, Urllib3Transport
-from ._urls import model_path, segment
+from ._urls import check_account_id, check_base_url, model_path, segment
 from .errors import (
     APIConnectionError,
     APITimeoutError,
     ConfigurationError,
+    RateLimitError,
     error_from,
     is_quota,
 )
@@ -129,9 +131,12 @@ class SessionConfig(Rebuildable):
         if api_token != api_token.strip() or any(c in api_token for c in "\r\n\0"):
             # Never echo it: a token pasted from a file often carries a newline.
             raise ConfigurationError("the API token has surrounding whitespace or a line break; strip it first")
-        self.account_id = account_id
+        self.account_id = check_account_id(account_id)
         self.__token = api_token
-        self.base_url = (base_url or os.environ.get("CLOUDFLARE_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        if base_url is None and os.environ.get("CLOUDFLARE_BASE_URL"):
+            self.base_url = check_base_url(os.environ["CLOUDFLARE_BASE_URL"], "CLOUDFLARE_BASE_URL")
+        else:
+            self.base_url = check_base_url(base_url or DEFAULT_BASE_URL)
         self.gateway = Gateway.parse(gateway) if gateway is not None else None
         if self.gateway is not None and not self.gateway.url_form:
             if self.gateway.account_id not in (None, account_id):
@@ -227,6 +232,23 @@ class SessionConfig(Rebuildable):
     def _new_transport(self, transport: Any, max_connections: int, compress: bool) -> Any:
         raise NotImplementedError
 
+    def _budget_wait(self, pace: Pace, deadline: float | None) -> float:
+        """Book this attempt's slot in the rate budget; the seconds to wait for it, never past ``deadline``
+        (the attempt then times out as any other would). The budget may ask no longer than a server's
+        ``Retry-After`` may (``MAX_RETRY_AFTER``): it raises ``RateLimitError`` with the wait it asks for
+        instead (see :meth:`Pace.reserve`), so it never holds a call for an hour."""
+        wait = pace.reserve(MAX_RETRY_AFTER)
+        return wait if deadline is None else max(0.0, min(wait, deadline - time.monotonic()))
+
+    def _retry_slot(self, pace: Pace, deadline: float | None, wait: float) -> tuple[float | None, bool]:
+        """The pause before a retry when it must also cover the retry's slot in the rate budget, and
+        whether the slot is booked; ``(None, False)`` (give up: the caller raises the error it has) when
+        the budget asks for longer than the call may wait."""
+        try:
+            return max(wait, self._budget_wait(pace, deadline)), True
+        except RateLimitError:
+            return None, False
+
     def _time_left(self, deadline: float | None, wait: float) -> bool:
         return deadline is None or time.monotonic() + wait < deadline
 
@@ -299,21 +321,24 @@ class Session(SessionConfig):
         deadline: float | None,
         stream: bool,
     ) -> tuple[Response, bytes]:
-        all_headers = self._headers(content_type if body is not None else None, headers)
+        if body is None:
+            content_type = None
         pace = self.rate_budget.pace(model_id) if model_id is not None else None
         attempt = 0
         booked = False  # a retry's pause already covered its slot in the rate budget
         while True:
             if pace is not None and not booked:
-                ahead = pace.reserve()
+                ahead = self._budget_wait(pace, deadline)
                 if ahead > 0:
-                    self._sleep(ahead if deadline is None else max(0.0, min(ahead, deadline - time.monotonic())))
+                    self._sleep(ahead)
             booked = False
             until = time.monotonic() + self.timeout
             if deadline is not None:
                 until = min(until, deadline)
             try:
-                resp = self._transport.send(method, url, all_headers, body, deadline=until)
+                # The headers (the token among them) are built per attempt and never bound to a local name
+                # here: error reporters that record frame locals would store them.
+                resp = self._transport.send(method, url, self._headers(content_type, headers), body, deadline=until)
                 if stream and resp.status < 300:
                     return resp, b""
                 data = resp.read_all(self.max_response_bytes)
@@ -322,7 +347,7 @@ class Session(SessionConfig):
                     attempt, self.max_retries, request_sent=exc.request_sent, retryable=exc.retryable, queued=queued
                 )
                 if wait is not None and pace is not None:
-                    wait, booked = max(wait, pace.reserve()), True
+                    wait, booked = self._retry_slot(pace, deadline, wait)
                 if wait is not None and self._time_left(deadline, wait):
                     attempt = self._pause(attempt, wait, method, url, str(exc))
                     continue
@@ -339,7 +364,7 @@ class Session(SessionConfig):
             if wait is not None and pace is not None:
                 # One pause covers both the server's wait and this request's slot (slow_down above
                 # already holds the budget until Retry-After has passed).
-                wait, booked = max(wait, pace.reserve()), True
+                wait, booked = self._retry_slot(pace, deadline, wait)
             if wait is not None and self._time_left(deadline, wait):
                 attempt = self._pause(attempt, wait, method, url, f"HTTP {resp.status}")
                 continue

@@ -277,16 +277,28 @@ class ToolCallMerger:
 class EventJoiner:
     """Joins events as they come: text, reasoning, merged tool calls, the last usage and finish reason."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int | None = None, model_id: str = "") -> None:
         self.parts: list[str] = []
         self.reasoning: list[str] = []
         self.merger = ToolCallMerger()
         self.usage: Usage | None = None
         self.finish: str | None = None
         self.count = 0
+        self.size = 0
+        self._limit = limit
+        self._model_id = model_id
 
     def add(self, ev: StreamEvent) -> None:
+        """Join one event. Over ``limit`` bytes of events (the client's ``max_response_bytes``), an
+        endless stream raises ``ResponseTooLargeError`` instead of growing until memory runs out."""
         self.count += 1
+        if self._limit is not None:
+            self.size += len(ev.raw) or len(ev.text)
+            if self.size > self._limit:
+                raise ResponseTooLargeError(
+                    f"{self._model_id}: the stream's events add up to more than max_response_bytes"
+                    f" ({self._limit:,} bytes); collect() stopped reading"
+                )
         if ev.text:
             self.parts.append(ev.text)
         if ev.reasoning:
@@ -337,6 +349,10 @@ class StreamParser:
         self.cf_ray: str | None = response.headers.get("cf-ray")
         self.last_event_id: str | None = None
         self.bytes_read = 0
+
+    def _joiner(self) -> EventJoiner:
+        """What ``collect()`` joins events with: bounded by ``max_response_bytes``, like a whole reply."""
+        return EventJoiner(self._max_reply, self.model_id)
 
     def __repr__(self) -> str:
         state = "done" if self.done else "closed" if self.closed else "open"
@@ -696,9 +712,13 @@ class EventStream(StreamParser):
 
     def collect(self) -> StreamResult:
         """Read the rest of the stream and join it: text, reasoning, merged tool calls, final usage."""
-        joined = EventJoiner()
-        for ev in self:
-            joined.add(ev)
+        joined = self._joiner()
+        try:
+            for ev in self:
+                joined.add(ev)
+        except ResponseTooLargeError:
+            self.close()
+            raise
         return joined.result()
 
     def text(self) -> str:
