@@ -5,8 +5,9 @@ arguments are validated against its function's signature (``msgspec.convert`` in
 from it) and the function is run; the assistant's calls and the results are appended in the form the
 model family takes back: classic Workers AI models ``{"role": "assistant", "content": "", "tool_calls":
 [{name, arguments}]}`` and ``{"role": "tool", "name": ..., "content": ...}``; OpenAI-shaped ones (calls
-with an ``id``) ``{"role": "assistant", "content": null, "tool_calls": [{id, type, function}]}`` and
-``{"role": "tool", "tool_call_id": ..., "content": ...}``.
+with an ``id``) ``{"role": "assistant", "content": "", "tool_calls": [{id, type, function}]}`` and
+``{"role": "tool", "tool_call_id": ..., "content": ...}``. (Never ``"content": null``: OpenAI's API takes
+it, but Workers AI's ``/ai/v1`` answers 400.)
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def tool_messages(calls: Sequence[ToolCall], results: Sequence[str]) -> list[dic
     """The assistant turn carrying ``calls`` and one ``tool`` message per result, in the calls' family form."""
     if any(c.id for c in calls):
         out: list[dict[str, Any]] = [
-            {"role": "assistant", "content": None, "tool_calls": [c.openai_form() for c in calls]}
+            {"role": "assistant", "content": "", "tool_calls": [c.openai_form() for c in calls]}
         ]
         out += [
             {"role": "tool", "tool_call_id": c.openai_form()["id"], "name": c.name, "content": r}
