@@ -475,7 +475,7 @@ def test_unreadable_audio_files_are_named(kind: str, tmp_path: Path) -> None:
             server,
         )
     assert server.requests == []
-    for name, out in result.items():
+    for out in result.values():
         _error(out, "ConfigurationError")
     assert "missing.wav" in result["missing"]["message"] and "missing.wav" in result["field"]["message"]
     assert "notes.txt" in result["text_mode"]["message"] and "'rb'" in result["text_mode"]["message"]
