@@ -5,7 +5,7 @@ event, ``[DONE]``) is cut into seeded random-size chunks (1 byte to 8 KiB, as so
 and parsed four ways, each timed as CPU seconds and reported in MB/s:
 
 - floor, framing: a plain line split (``bytes.split(b"\\n")`` plus ``startswith(b"data: ")``),
-- ours, framing: ``workers_ai._sse.SSEDecoder`` (CR/LF/CRLF, comments, multi-line data, ids),
+- ours, framing: ``workers_ai._core.sse.SSEDecoder`` (CR/LF/CRLF, comments, multi-line data, ids),
 - floor, events: the same line split plus ``msgspec.json.decode`` of each payload,
 - ours, events: ``workers_ai.EventStream`` fed the chunks as a response, yielding ``StreamEvent``s.
 """
@@ -22,8 +22,8 @@ from collections.abc import Callable
 from typing import Any
 
 import msgspec
-from workers_ai._sse import SSEDecoder
-from workers_ai._stream import EventStream
+from workers_ai._core.sse import SSEDecoder
+from workers_ai._sync.stream import EventStream
 
 WORDS = ["the", " quick", " brown", " fox", " jumps", " over", " lazy", " dog", "\n", " café", " naïve", " 日本", " 🚀"]
 
@@ -96,7 +96,7 @@ class _Headers(dict[str, str]):
 
 
 class ChunkedResponse:
-    """A ``workers_ai._transport.Response`` that hands out the prepared chunks."""
+    """A ``workers_ai._sync.transport.Response`` that hands out the prepared chunks."""
 
     def __init__(self, chunks: list[bytes]) -> None:
         self._chunks = iter(chunks)

@@ -20,6 +20,8 @@ from urllib.parse import unquote
 from jsonschema import Draft7Validator
 from jsonschema.exceptions import SchemaError
 
+from .overrides import OverrideError, apply_overrides
+
 __all__ = ["LoadResult", "ModelSource", "Problem", "as_arr", "as_obj", "load_schemas"]
 
 _SCHEMA_TYPES = {"object", "array", "string", "number", "integer", "boolean", "null"}
@@ -136,6 +138,13 @@ def _load_file(path: Path, rel: str, display: str, result: LoadResult) -> ModelS
     if _has_surrogates(doc):
         doc = as_obj(_replace_surrogates(doc)) or {}
         result.warnings.append(f"{display}: lone UTF-16 surrogates in strings were replaced with U+FFFD")
+
+    try:
+        # Stated facts first: every later step (and the emulator's schema copy) sees the patched schema.
+        doc = apply_overrides(doc)
+    except OverrideError as exc:
+        result.problems.append(Problem(display, exc.pointer, exc.message))
+        return None
 
     problems: list[Problem] = []
     schema: dict[str, Any]

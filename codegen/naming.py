@@ -58,7 +58,7 @@ def _handle_members() -> frozenset[str]:
     # Every class of the runtime by name, then the sync and async handles and all their bases (mixins
     # included, wherever they live): a member added to any of them is reserved without listing it here.
     by_name: dict[str, ast.ClassDef] = {}
-    for path in sorted(runtime.glob("*.py")):
+    for path in sorted(runtime.rglob("*.py")):
         for node in ast.parse(path.read_text(encoding="utf-8")).body:
             if isinstance(node, ast.ClassDef):
                 by_name.setdefault(node.name, node)
@@ -91,7 +91,7 @@ def _handle_members() -> frozenset[str]:
             elif isinstance(node, ast.Assign):
                 names.update(t.id for t in node.targets if isinstance(t, ast.Name))
     if not names:  # pragma: no cover - the runtime always defines it
-        raise RuntimeError("runtime/_handle.py defines no ModelHandle class")
+        raise RuntimeError("runtime/_sync/handle.py defines no ModelHandle class")
     return frozenset(names)
 
 

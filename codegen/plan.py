@@ -254,9 +254,9 @@ class ModelPlan:
         up = "." * (self.module.count(".") + 1)
         lines: list[str] = []
         if any(m.kind == "requests" for m in self.methods):
-            lines.append(f"from {up}_aio_batch import AsyncBatchJob")
+            lines.append(f"from {up}_aio.batch import AsyncBatchJob")
         if any(m.streams for m in self.methods):
-            lines.append(f"from {up}_aio_stream import AsyncStreamRequest")
+            lines.append(f"from {up}_aio.stream import AsyncStreamRequest")
         return tuple(lines)
 
     @property
@@ -728,23 +728,23 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
         need["typing"].add("TYPE_CHECKING")
     if any(prm.loose for m in p.methods for prm in m.params):
         need["typing"].add("cast")
-    need[_relative(depth, "_handle")] = {"ModelHandle", "ModelInfo", "OutputDecoder"}
+    need[_relative(depth, "_sync.handle")] = {"ModelHandle", "ModelInfo", "OutputDecoder"}
     if any(m.kind == "requests" for m in p.methods):
         need.setdefault("collections.abc", set()).add("Sequence")
-        need[_relative(depth, "_batch")] = {"BatchJob", "BatchRequest"}
+        need[_relative(depth, "_batch.jobs")] = {"BatchJob", "BatchRequest"}
     if any(m.streams for m in p.methods):
-        need[_relative(depth, "_stream")] = {"EventStream"}
+        need[_relative(depth, "_sync.stream")] = {"EventStream"}
     if any(m.structured for m in p.methods):
-        need[_relative(depth, "_structured")] = {"Parsed", "response_format_payload"}
+        need[_relative(depth, "_tools.structured")] = {"Parsed", "response_format_payload"}
         need["typing"].update({"TypeVar", "overload"})
     if any(m.tool_form for m in p.methods):
-        need[_relative(depth, "_tooldefs")] = {"ToolLike", "tools_payload"}
+        need[_relative(depth, "_tools.tooldefs")] = {"ToolLike", "tools_payload"}
     if any(m.runs_tools for m in p.methods):
-        need[_relative(depth, "_toolloop")] = {"ToolRun", "run_tools as _run_tools", "arun_tools as _arun_tools"}
+        need[_relative(depth, "_tools.toolloop")] = {"ToolRun", "run_tools as _run_tools", "arun_tools as _arun_tools"}
         need["typing"].add("Literal")
         need.setdefault("collections.abc", set()).update({"Callable", "Mapping", "Sequence"})
     # The async twin: _aio_handle imports nothing heavy; its batch and stream types are TYPE_CHECKING imports.
-    need[_relative(depth, "_aio_handle")] = {"AsyncModelHandle"}
+    need[_relative(depth, "_aio.handle")] = {"AsyncModelHandle"}
     if any(m.kind == "json" for m in p.methods):
         need.setdefault("", set()).add("msgspec")
     binary = {"BinaryInput"} if any(m.kind == "binary" for m in p.methods) else set[str]()
@@ -756,7 +756,7 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
     if p.binary_outputs:
         binary.add("BinaryOutput")
     if binary:
-        need[_relative(depth, "_binary")] = binary
+        need[_relative(depth, "_core.binary")] = binary
     for mod, names in p.shared:
         need[_relative(depth, mod)] = set(names)
     exported = [*p.input_members, *(o.class_name for o in p.json_outputs if o.class_name)]

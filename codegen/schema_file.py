@@ -2,7 +2,8 @@
 
 A schema file is ``{name, description, task: {name, description}, properties, schema: {input, output}}``
 plus an optional ``x-notes`` list (why our shape differs from the published one; the generator ignores
-it), written as ``json.dumps(doc, indent=2, ensure_ascii=False)`` and a newline. Identifiers the API
+it) and an optional ``x-overrides`` list (facts the published schema gets wrong, applied by the generator:
+see ``overrides``), written as ``json.dumps(doc, indent=2, ensure_ascii=False)`` and a newline. Identifiers the API
 adds (model and task ids, ``source``, ``tags``, dates) are not part of it.
 """
 
@@ -17,11 +18,22 @@ from pathlib import Path
 from typing import Any
 
 from .fixes import apply_property_fixes
-from .normalise import normalise_schema
+from .normalise import normalise_schema, strip_prose
+from .overrides import KEY as OVERRIDES_KEY
+from .overrides import OverrideError, apply_overrides, entries_of, try_override
 from .prose import TASKS, add_prose, merge, model_description
 from .schema_walk import as_list, as_map
 
-__all__ = ["Published", "build_doc", "dump", "generation_view", "read_folder", "write_atomic"]
+__all__ = [
+    "Published",
+    "build_doc",
+    "carry_overrides",
+    "dump",
+    "generation_view",
+    "read_folder",
+    "states_the_same",
+    "write_atomic",
+]
 
 NOTES_KEY = "x-notes"
 
@@ -86,6 +98,53 @@ def build_doc(pub: Published, local: dict[str, Any] | None) -> dict[str, Any]:
     if all_notes:
         doc[NOTES_KEY] = all_notes
     return doc
+
+
+def carry_overrides(doc: dict[str, Any], local: dict[str, Any] | None) -> tuple[dict[str, Any], list[str]]:
+    """``doc`` (a freshly built file) with ``local``'s overrides that still apply to it, and one line for
+    each that was dropped: it no longer applies (the published shape moved), or the published schema now
+    states it itself. Malformed overrides are kept as they were (the generator names them)."""
+    if local is None or OVERRIDES_KEY not in local:
+        return doc, []
+    try:
+        entries = entries_of(local)
+    except OverrideError:
+        return {**doc, OVERRIDES_KEY: copy.deepcopy(local[OVERRIDES_KEY])}, []
+    kept: list[dict[str, Any]] = []
+    lines: list[str] = []
+    current = {k: v for k, v in doc.items() if k != OVERRIDES_KEY}
+    for entry in entries:
+        what = f"{entry['op']} {entry['path']} ({entry['fact']})"
+        try:
+            patched = try_override(current, entry)
+        except ValueError as exc:
+            lines.append(f"override no longer applies, dropped: {what}: {exc}")
+            continue
+        if patched == current and entry["op"] != "test":
+            lines.append(f"override now published, dropped: {what}")
+            continue
+        current = patched
+        kept.append(copy.deepcopy(entry))
+    if kept:
+        return {**doc, OVERRIDES_KEY: kept}, lines
+    return doc, lines
+
+
+def states_the_same(local: dict[str, Any], doc: dict[str, Any]) -> bool:
+    """Whether ``local`` with its overrides applied says what ``doc`` (built from the published schema)
+    says, prose aside: then the source publishes our patched schema (the emulator serves exactly that)
+    and ``local`` stays as it is."""
+    if OVERRIDES_KEY not in local:
+        return False
+    try:
+        effective = apply_overrides(local)
+    except OverrideError:
+        return False
+    mine = {k: v for k, v in generation_view(effective).items() if k not in ("schema", "description")}
+    theirs = {k: v for k, v in generation_view(doc).items() if k not in ("schema", "description", OVERRIDES_KEY)}
+    if mine != theirs:
+        return False
+    return bool(strip_prose(effective.get("schema")) == strip_prose(doc.get("schema")))
 
 
 def generation_view(doc: dict[str, Any]) -> dict[str, Any]:

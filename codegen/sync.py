@@ -32,11 +32,13 @@ from .schema_diff import diff_docs
 from .schema_file import (
     Published,
     build_doc,
+    carry_overrides,
     dump,
     generation_view,
     path_for,
     published_from_catalog,
     read_folder,
+    states_the_same,
     write_atomic,
 )
 from .schema_walk import as_list, as_map
@@ -61,6 +63,7 @@ class SyncReport:
     unchanged: list[str] = field(default_factory=list[str])
     removed: list[str] = field(default_factory=list[str])
     pruned: list[str] = field(default_factory=list[str])
+    overrides: dict[str, list[str]] = field(default_factory=dict[str, list[str]])
     deprecated: dict[str, str] = field(default_factory=dict[str, str])
     no_schema: dict[str, str] = field(default_factory=dict[str, str])
     refused: dict[str, str] = field(default_factory=dict[str, str])
@@ -78,6 +81,9 @@ class SyncReport:
             out.append(f"  changed: {mid}")
             out.extend(f"    {line}" for line in details)
         out.extend(f"  notes updated: {mid}" for mid in self.notes_only)
+        for mid, details in sorted(self.overrides.items()):
+            out.append(f"  overrides: {mid}")
+            out.extend(f"    {line}" for line in details)
         for mid in self.removed:
             what = "file deleted (--prune)" if mid in self.pruned else "file kept; --prune deletes it"
             out.append(f"  removed: {mid} (no longer listed; {what})")
@@ -227,6 +233,12 @@ def reconcile(
             report.deprecated[pub.model_id] = why
         path, local = existing.get(pub.model_id, (path_for(schemas, pub.model_id), None))
         doc = build_doc(pub, local)
+        if local is not None and states_the_same(local, doc):
+            report.unchanged.append(pub.model_id)
+            continue
+        doc, override_lines = carry_overrides(doc, local)
+        if override_lines:
+            report.overrides[pub.model_id] = override_lines
         if local is None:
             report.added.append(pub.model_id)
         elif generation_view(doc) != generation_view(local):

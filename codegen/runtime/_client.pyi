@@ -6,10 +6,10 @@
 from collections.abc import Mapping
 from typing import Any, Literal, overload
 
-from ._batch import BatchJob
-from ._core import BaseClient
-from ._handle import ModelHandle
-from ._stream import EventStream
+from ._batch.jobs import BatchJob
+from ._sync.client import BaseClient
+from ._sync.handle import ModelHandle
+from ._sync.stream import EventStream
 
 class WorkersAI(BaseClient):
     def model(self, model_id: str) -> ModelHandle[Any, Any]: ...

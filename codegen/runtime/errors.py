@@ -12,7 +12,7 @@ from typing import Any, cast
 
 import msgspec
 
-from ._json import as_list, as_object
+from ._core.jsonview import as_list, as_object
 
 __all__ = [
     "APIConnectionError",

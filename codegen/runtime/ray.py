@@ -33,10 +33,10 @@ import msgspec
 import numpy as np
 import ray.data
 
+from ._batch.embed_rows import embed_rows
 from ._client import WorkersAI
-from ._embed_rows import embed_rows
-from ._pickle import with_options
-from ._ratelimit import RateBudget
+from ._core.pickling import with_options
+from ._core.ratelimit import RateBudget
 from .errors import ConfigurationError, WorkersAIError
 
 # pyarrow ships no type information: it is reached through these two untyped handles.
@@ -183,7 +183,7 @@ def embed(
     """
     _check(concurrency, on_error, batch_size)
     handle = client.model(model)
-    from ._chunking import text_batch_limit
+    from ._batch.chunking import text_batch_limit
 
     _, limit = text_batch_limit(handle)  # refuses a model without a list-of-texts input, before Ray runs
     rows = batch_size or 4 * (request_size or limit or 100)

@@ -8,37 +8,37 @@
 from typing import TYPE_CHECKING, Any
 
 from . import errors
-from ._accounting import ModelUsage, UsageMeter
-from ._batch import BatchItem, BatchJob, BatchRequest, BatchResult, BatchStatus
-from ._binary import BinaryOutput
-from ._chunking import BatchProgress
+from ._core.accounting import ModelUsage, UsageMeter
+from ._batch.jobs import BatchItem, BatchJob, BatchRequest, BatchResult, BatchStatus
+from ._core.binary import BinaryOutput
+from ._batch.chunking import BatchProgress
 from ._client import WorkersAI
-from ._gateway import Gateway
-from ._handle import ModelHandle, ModelInfo
-from ._finetunes import Finetune
-from ._stream import EventStream, StreamEvent, StreamResult
-from ._structured import Parsed
-from ._tomarkdown import MarkdownFormat, MarkdownResult
-from ._toolcall import ToolCall, tool_calls
-from ._usage import Usage
+from ._core.gateway import Gateway
+from ._sync.handle import ModelHandle, ModelInfo
+from ._account.finetunes import Finetune
+from ._sync.stream import EventStream, StreamEvent, StreamResult
+from ._tools.structured import Parsed
+from ._account.tomarkdown import MarkdownFormat, MarkdownResult
+from ._tools.toolcall import ToolCall, tool_calls
+from ._core.usage import Usage
 
 if TYPE_CHECKING:
-    from ._aio_batch import AsyncBatchJob
+    from ._aio.batch import AsyncBatchJob
     from ._aio_client import AsyncWorkersAI
-    from ._aio_handle import AsyncModelHandle
-    from ._aio_stream import AsyncEventStream, AsyncStreamRequest
-    from ._toolloop import ToolRun, reply_text
+    from ._aio.handle import AsyncModelHandle
+    from ._aio.stream import AsyncEventStream, AsyncStreamRequest
+    from ._tools.toolloop import ToolRun, reply_text
 
 # The async client loads on first use: ``import workers_ai`` never imports asyncio or aiohttp; the tool
 # loop (and the inspect module it needs) loads with the first model that uses it.
 _LAZY = {
-    "AsyncBatchJob": "_aio_batch",
-    "AsyncEventStream": "_aio_stream",
-    "AsyncModelHandle": "_aio_handle",
-    "AsyncStreamRequest": "_aio_stream",
+    "AsyncBatchJob": "_aio.batch",
+    "AsyncEventStream": "_aio.stream",
+    "AsyncModelHandle": "_aio.handle",
+    "AsyncStreamRequest": "_aio.stream",
     "AsyncWorkersAI": "_aio_client",
-    "ToolRun": "_toolloop",
-    "reply_text": "_toolloop",
+    "ToolRun": "_tools.toolloop",
+    "reply_text": "_tools.toolloop",
 }
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from ._aio_batch import AsyncBatchJob
-from ._aio_core import AsyncBaseClient
-from ._aio_handle import AsyncModelHandle
-from ._aio_stream import AsyncStreamRequest
+from ._aio.batch import AsyncBatchJob
+from ._aio.client import AsyncBaseClient
+from ._aio.handle import AsyncModelHandle
+from ._aio.stream import AsyncStreamRequest
 
 if TYPE_CHECKING:
     from .models.cf.ai4bharat.indictrans2_en_indic_1b import AsyncIndictrans2EnIndic1B as _H_cf__ai4bharat__indictrans2_en_indic_1b, Indictrans2EnIndic1BInput as _In_cf__ai4bharat__indictrans2_en_indic_1b, Indictrans2EnIndic1BOutput as _Out_cf__ai4bharat__indictrans2_en_indic_1b

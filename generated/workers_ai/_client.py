@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from ._batch import BatchJob
-from ._core import BaseClient
-from ._handle import ModelHandle
-from ._stream import EventStream
+from ._batch.jobs import BatchJob
+from ._sync.client import BaseClient
+from ._sync.handle import ModelHandle
+from ._sync.stream import EventStream
 
 if TYPE_CHECKING:
     from .models.cf.ai4bharat.indictrans2_en_indic_1b import Indictrans2EnIndic1B as _H_cf__ai4bharat__indictrans2_en_indic_1b, Indictrans2EnIndic1BInput as _In_cf__ai4bharat__indictrans2_en_indic_1b, Indictrans2EnIndic1BOutput as _Out_cf__ai4bharat__indictrans2_en_indic_1b

@@ -8,7 +8,7 @@ from types import FunctionType
 
 import pytest
 from workers_ai import _registry
-from workers_ai._cli import main
+from workers_ai._cli.main import main
 
 
 def _listing(capsys: pytest.CaptureFixture[str], *args: str) -> list[dict[str, object]]:

@@ -15,7 +15,7 @@ import msgspec
 import pytest
 from workers_ai import WorkersAI, errors
 from workers_ai._registry import MODELS
-from workers_ai._session import Reply
+from workers_ai._sync.session import Reply
 from workers_ai.testing._synth import Synthesizer
 
 from codegen.load import load_schemas

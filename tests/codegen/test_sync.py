@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from workers_ai._cli import main as cli
+from workers_ai._cli.main import main as cli
 from workers_ai.testing import Emulator
 
 from codegen.normalise import strip_prose

@@ -108,7 +108,7 @@ def test_import_does_not_load_asyncio_or_aiohttp() -> None:
         "import sys, workers_ai\n"
         "ai = workers_ai.WorkersAI('a' * 32, 't')\n"
         "ai.model('@cf/baai/bge-m3'); ai.model('@cf/meta/llama-3-8b-instruct')\n"
-        "before = sorted(m for m in ('asyncio', 'aiohttp', 'workers_ai._aio_session') if m in sys.modules)\n"
+        "before = sorted(m for m in ('asyncio', 'aiohttp', 'workers_ai._aio.session') if m in sys.modules)\n"
         "from workers_ai import AsyncWorkersAI\n"
         "AsyncWorkersAI('a' * 32, 't')\n"
         "print(before, 'asyncio' in sys.modules)\n"

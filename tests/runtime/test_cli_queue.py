@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from workers_ai._cli import main
+from workers_ai._cli.main import main
 
 from tests._server import ScriptedServer
 from tests.conftest import ACCOUNT, TOKEN

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 from workers_ai import errors
-from workers_ai._chunking import NUMPY_TEXTS_PER_BATCH
+from workers_ai._batch.chunking import NUMPY_TEXTS_PER_BATCH
 from workers_ai.testing import Emulator
 
 BGE = "@cf/baai/bge-m3"
@@ -65,7 +65,7 @@ def test_as_numpy_failed_request_leaves_nan_rows_and_names_the_texts(emu: Emulat
 
 
 def test_embed_rows_isolates_a_rejected_text_and_an_empty_one(emu: Emulator) -> None:
-    from workers_ai._embed_rows import embed_rows
+    from workers_ai._batch.embed_rows import embed_rows
 
     ai = emu.client()
     ai.max_retries = 0

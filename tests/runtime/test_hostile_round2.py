@@ -345,7 +345,7 @@ def test_a_large_upload_to_a_slow_reader_is_bounded_by_the_call_timeout_only(kin
     thread = threading.Thread(target=slow_reader, daemon=True)
     thread.start()
     transport = "Urllib3Transport" if kind == "sync" else "AiohttpTransport"
-    module = "_transport" if kind == "sync" else "_aio_transport"
+    module = "_sync.transport" if kind == "sync" else "_aio.transport"
     result = _run(
         kind,
         f"""

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from workers_ai import WorkersAI, errors
-from workers_ai._ratelimit import MODEL_RPM, TASK_RPM, Pace, RateBudget
+from workers_ai._core.ratelimit import MODEL_RPM, TASK_RPM, Pace, RateBudget
 from workers_ai.testing import Emulator
 
 BGE = "@cf/baai/bge-m3"

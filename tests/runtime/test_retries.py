@@ -9,7 +9,7 @@ from email.utils import formatdate
 
 import pytest
 from workers_ai import errors
-from workers_ai._retry import retry_after
+from workers_ai._core.retry import retry_after
 
 from tests._server import Reply, ScriptedServer, fail, ok
 from tests.conftest import TOKEN

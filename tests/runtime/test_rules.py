@@ -7,16 +7,16 @@ import math
 
 import pytest
 from workers_ai import errors
-from workers_ai._envelope import checked, unwrap
-from workers_ai._retry import (
+from workers_ai._core.envelope import checked, unwrap
+from workers_ai._core.retry import (
     MAX_RETRY_AFTER,
     call_bound,
     check_seconds,
     delay_after_failure,
     delay_after_status,
 )
-from workers_ai._sse import SSEDecoder
-from workers_ai._urls import model_path, segment
+from workers_ai._core.sse import SSEDecoder
+from workers_ai._core.urls import model_path, segment
 
 
 @pytest.mark.parametrize(

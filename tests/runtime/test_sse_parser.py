@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from workers_ai._sse import ServerSentEvent, SSEDecoder, iter_events
+from workers_ai._core.sse import ServerSentEvent, SSEDecoder, iter_events
 
 
 def feed_all(chunks: list[bytes]) -> list[ServerSentEvent]:

@@ -17,7 +17,7 @@ from workers_ai.testing import Emulator
 
 SDXL = "@cf/stabilityai/stable-diffusion-xl-base-1.0"
 LLAMA = "@cf/meta/llama-3-8b-instruct"
-CLI = [sys.executable, "-c", "import sys; from workers_ai._cli import main; sys.exit(main())"]
+CLI = [sys.executable, "-c", "import sys; from workers_ai._cli.main import main; sys.exit(main())"]
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import msgspec
 import openai
 import pytest
 from workers_ai import Finetune, MarkdownResult, WorkersAI, errors
-from workers_ai._finetunes import MAX_ADAPTER_BYTES, MAX_RANK, AdapterError
+from workers_ai._account.finetunes import MAX_ADAPTER_BYTES, MAX_RANK, AdapterError
 from workers_ai.testing import Emulator
 
 from tests._server import Request, ScriptedServer, ok

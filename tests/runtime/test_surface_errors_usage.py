@@ -147,8 +147,8 @@ def test_streams_and_batches_are_counted_against_the_emulator() -> None:
 
 
 def test_call_cost_units_cached_tokens_and_unknowns() -> None:
-    from workers_ai._accounting import call_cost
-    from workers_ai._usage import Usage
+    from workers_ai._core.accounting import call_cost
+    from workers_ai._core.usage import Usage
 
     tokens = [
         {"unit": "per M input tokens", "price": 1.0, "currency": "USD"},

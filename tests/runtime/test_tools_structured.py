@@ -11,8 +11,8 @@ from typing import Any, Literal
 import msgspec
 import pytest
 from workers_ai import WorkersAI, errors, tool_calls
-from workers_ai._stream import ToolCallMerger
-from workers_ai._tooldefs import tool_def
+from workers_ai._sync.stream import ToolCallMerger
+from workers_ai._tools.tooldefs import tool_def
 from workers_ai.testing import Emulator
 
 from tests.runtime._raw import RawRequest, RawServer, envelope, reply

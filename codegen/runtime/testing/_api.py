@@ -12,7 +12,7 @@ import hmac
 import secrets
 from collections.abc import Callable, Mapping
 
-from .._json import as_object
+from .._core.jsonview import as_object
 from . import _finetunes, _markdown
 from ._batch import Batches, is_poll, is_submission
 from ._catalog import Catalog, ModelSpec, stable_id

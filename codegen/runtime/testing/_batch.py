@@ -10,7 +10,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any, cast
 
-from .._json import as_list, as_object
+from .._core.jsonview import as_list, as_object
 from ._catalog import Catalog, ModelSpec
 from ._faults import Fault
 from ._outputs import run_model, seed_for

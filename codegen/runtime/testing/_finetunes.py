@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from .._json import as_object
+from .._core.jsonview import as_object
 from ._catalog import Catalog, ModelSpec, stable_id
 from ._multipart import Part, parse_form
 from ._records import RecordedRequest

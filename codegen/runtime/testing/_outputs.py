@@ -20,7 +20,7 @@ from typing import Any, Literal, cast
 
 import msgspec
 
-from .._json import as_list, as_object
+from .._core.jsonview import as_list, as_object
 from ._catalog import ModelSpec
 from ._media import media_for, mp3, png
 from ._synth import MISSING, merge_schemas

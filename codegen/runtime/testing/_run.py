@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from .._json import as_list, as_object
+from .._core.jsonview import as_list, as_object
 from ._catalog import ModelSpec
 from ._faults import Fault
 from ._outputs import run_model

@@ -11,7 +11,7 @@ import random
 import re
 from typing import Any, cast
 
-from .._json import as_object
+from .._core.jsonview import as_object
 from ._instances import MISSING, Unsatisfiable
 from ._regex import regex_example
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from .._json import as_list, as_object
+from .._core.jsonview import as_list, as_object
 from ._catalog import Catalog, ModelSpec
 from ._faults import Fault, FaultKind
 from ._finetunes import check_lora

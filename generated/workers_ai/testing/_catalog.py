@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import _registry
-from .._json import as_list, as_object
+from .._core.jsonview import as_list, as_object
 from ._leniency import loosen
 from ._synth import Synthesizer, input_variants
 from ._validate import Validator

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._json import as_list, as_object
+from .._core.jsonview import as_list, as_object
 
 __all__ = ["loosen"]
 

@@ -20,7 +20,7 @@ import re
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any, cast
 
-from .._json import as_list, as_object
+from .._core.jsonview import as_list, as_object
 from ._instances import MISSING, Unsatisfiable, json_type, same_json, type_ok
 from ._regex import regex_example
 from ._scalars import number, scalar_list, string

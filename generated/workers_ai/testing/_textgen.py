@@ -14,7 +14,7 @@ from typing import Any, cast
 
 import msgspec
 
-from .._json import as_list, as_object
+from .._core.jsonview import as_list, as_object
 from ._synth import MISSING, Synthesizer, Unsatisfiable
 from ._validate import SchemaError
 

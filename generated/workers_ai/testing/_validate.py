@@ -12,7 +12,7 @@ import copy
 from collections.abc import Iterable
 from typing import Any, cast
 
-from .._json import as_list, as_object
+from .._core.jsonview import as_list, as_object
 from ._jsonschema import Draft7, Draft7Validator, ValidationError, best_match
 from ._jsonschema import SchemaError as _JsonSchemaError
 

@@ -1,0 +1,196 @@
+"""Async model handles: what ``AsyncWorkersAI().model(id)`` returns.
+
+Validation, encoding and decoding are :class:`~._handle.HandleBase`'s, shared with the sync handles;
+the generated ``Async*Handle`` classes come from the same template as the sync ones. Only the sending
+is awaited.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
+
+import msgspec
+
+from .._core.binary import BinaryInput, read_binary
+from .._sync.handle import HandleBase
+from .._tools.structured import Parsed
+from ..errors import ModelDeprecatedError
+
+if TYPE_CHECKING:
+    from .._batch.chunking import BatchProgress
+    from .._batch.f32 import F32
+    from .._sync.session import Reply
+    from .batch import AsyncBatchJob
+    from .session import AsyncSession
+    from .stream import AsyncEventStream, AsyncStreamRequest
+
+# Every generated model module imports this one, sync users included: it imports nothing else of
+# the async client at load time (streams and batches load their modules on first use).
+
+__all__ = ["AsyncGenericHandle", "AsyncModelHandle"]
+
+InT = TypeVar("InT")
+OutT = TypeVar("OutT")
+T = TypeVar("T")
+
+_JSON = "application/json"
+
+
+class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
+    """Base of every generated async handle: the typed methods are awaitables (streams excepted:
+    ``h.chat_stream(...)`` is used with ``async with``)."""
+
+    client: AsyncSession  # declared here, not as a type argument: loading _aio_session waits for the first call
+
+    # ------------------------------------------------------------------ public
+
+    async def run(self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> OutT:
+        """Run with a request struct or a plain mapping; returns the decoded output variant."""
+        if self._is_binary(payload):
+            result: OutT = await self._call_binary(cast("BinaryInput", payload), None, headers=headers)
+            return result
+        return await self._send_and_decode(self.encode_input(payload), None, headers=headers)
+
+    def stream(
+        self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None
+    ) -> AsyncStreamRequest:
+        """Run with ``stream: true``: ``async with h.stream(...) as events: async for e in events``."""
+        return self._open_stream(self._stream_body(payload), headers)
+
+    async def run_decoded(self, payload: Mapping[str, Any], expect: type[T] | None) -> tuple[T, Any]:
+        """Run with a mapping: ``(output decoded into expect, result as sent)`` (what ``run_tools`` awaits)."""
+        return self._decoded_pair(await self._post(self.encode_input(payload)), expect)
+
+    async def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> AsyncBatchJob[OutT]:
+        """Queue ``{"requests": [...]}`` with the async batch API."""
+        return await self._submit_batch(self._batch_requests(payload), headers=headers)
+
+    def batch_job(self, request_id: str) -> AsyncBatchJob[OutT]:
+        """A job for an already queued ``request_id``."""
+        from .batch import AsyncBatchJob
+
+        return AsyncBatchJob(self, request_id)
+
+    @overload
+    async def embed_many(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
+        timeout: float = 3600.0,
+        poll_interval: float = 1.0,
+        as_numpy: Literal[False] = False,
+    ) -> list[list[float]]: ...
+    @overload
+    async def embed_many(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
+        timeout: float = 3600.0,
+        poll_interval: float = 1.0,
+        as_numpy: Literal[True],
+    ) -> F32: ...
+    async def embed_many(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
+        timeout: float = 3600.0,
+        poll_interval: float = 1.0,
+        as_numpy: bool = False,
+    ) -> list[list[float]] | F32:
+        """Embed any number of texts through the batch API (see ``ModelHandle.embed_many``)."""
+        from .batch import embed_many
+
+        return await embed_many(
+            self,
+            texts,
+            batch_size=batch_size,
+            options=options,
+            on_progress=on_progress,
+            timeout=timeout,
+            poll_interval=poll_interval,
+            as_numpy=as_numpy,
+        )
+
+    # ------------------------------------------------------------------ calls
+
+    async def _post(self, body: bytes, *, content_type: str = _JSON, headers: Mapping[str, str] | None = None) -> Reply:
+        try:
+            return await self.client.request(
+                "POST", self._run_url(), body, content_type=content_type, headers=headers, model_id=self.model_id
+            )
+        except ModelDeprecatedError as exc:
+            self._note_deprecation(exc)
+            raise
+
+    def _open_stream(self, body: bytes, headers: Mapping[str, str] | None) -> AsyncStreamRequest:
+        from .stream import AsyncEventStream, AsyncStreamRequest
+
+        session = self.client
+        url = self._run_url()  # a bad model id is refused now, before anything is awaited
+
+        async def open_stream() -> AsyncEventStream:
+            resp = await session.open_stream(url, body, headers=headers, model_id=self.model_id)
+            session.remember(resp.status, resp.headers, [])
+
+            def remember(messages: list[Any]) -> None:
+                session.remember(resp.status, resp.headers, messages)
+
+            return AsyncEventStream(
+                resp,
+                model_id=self.model_id,
+                idle_timeout=session.stream_idle_timeout,
+                total_timeout=session.stream_timeout,
+                max_event_bytes=session.max_event_bytes,
+                max_response_bytes=session.max_response_bytes,
+                on_messages=remember,
+                on_end=self._count_stream,
+            )
+
+        return AsyncStreamRequest(open_stream)
+
+    async def _call(
+        self, request: msgspec.Struct, expect: type[T] | None, *, headers: Mapping[str, str] | None = None
+    ) -> T:
+        return await self._send_and_decode(self.validate(request), expect, headers=headers)
+
+    async def _call_binary(
+        self, data: BinaryInput, expect: type[T] | None, *, headers: Mapping[str, str] | None = None
+    ) -> T:
+        body = read_binary(data)
+        reply = await self._post(body, content_type="application/octet-stream", headers=headers)
+        return self._counted(self._decode(reply, expect))
+
+    def _stream(self, request: msgspec.Struct) -> AsyncStreamRequest:
+        return self._open_stream(self._stream_request_body(request), None)
+
+    async def _call_parsed(
+        self, request: msgspec.Struct, expect: type[Any] | None, response_format: Any
+    ) -> Parsed[Any, Any]:
+        """A JSON-mode call (see ``HandleBase._parsed``)."""
+        return self._parsed(await self._post(self.validate(request)), expect, response_format)
+
+    async def _submit_batch(
+        self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None
+    ) -> AsyncBatchJob[Any]:
+        from .batch import submit
+
+        return await submit(self, requests, headers=headers)
+
+    async def _send_and_decode(
+        self, body: bytes, expect: type[T] | None, *, headers: Mapping[str, str] | None = None
+    ) -> T:
+        return self._counted(self._decode(await self._post(body, headers=headers), expect))
+
+
+class AsyncGenericHandle(AsyncModelHandle[Any, Any]):
+    """Async handle for a model this package was not generated for: plain JSON in, ``dict``/bytes out."""

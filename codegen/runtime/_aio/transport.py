@@ -1,0 +1,265 @@
+"""The asyncio side of the transport seam: :class:`AsyncTransport` over aiohttp.
+
+The same shape as :mod:`._transport` with awaitable ``send`` and readers, the same errors and the same
+deadline and size rules, so the retry loop, envelope and decoding above it are shared with the sync
+client. aiohttp was measured against httpx on this workload (see the README's "Async" section) and
+chosen; it is imported only when the first request is sent, never by ``import workers_ai``.
+
+Deadlines are monotonic times (``time.monotonic()``, which is also the event loop's clock): every
+``send`` and every read is awaited under ``asyncio.timeout_at`` (3.11+) or ``asyncio.wait_for``.
+A task cancelled mid-request closes its connection (it is never pooled half-read).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Awaitable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from .._sync.transport import DEFAULT_MAX_CONNECTIONS
+from ..errors import APIConnectionError, APITimeoutError, ConfigurationError, ResponseTooLargeError
+
+if TYPE_CHECKING:
+    import aiohttp
+
+__all__ = ["AiohttpResponse", "AiohttpTransport", "AsyncResponse", "AsyncTransport", "bounded"]
+
+_CHUNK = 64 * 1024
+_READ_STEP = 1 << 20
+T = TypeVar("T")
+
+
+class AsyncResponse(Protocol):
+    """:class:`~._transport.Response` with awaitable readers (same meaning, same errors)."""
+
+    status: int
+    headers: Mapping[str, str]
+
+    async def read_all(self, limit: int) -> bytes: ...
+
+    async def read_chunk(self, deadline: float) -> bytes: ...
+
+    def release(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class AsyncTransport(Protocol):
+    async def send(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes | None, *, deadline: float
+    ) -> AsyncResponse: ...
+
+    async def aclose(self) -> None: ...
+
+
+if TYPE_CHECKING:
+    import asyncio
+
+# asyncio is imported on first use, never by ``import workers_ai`` (it costs tens of milliseconds).
+if sys.version_info >= (3, 11):
+
+    async def bounded(awaitable: Awaitable[T], deadline: float) -> T:
+        """Await ``awaitable`` until ``deadline`` at most (``TimeoutError`` after it)."""
+        import asyncio
+
+        async with asyncio.timeout_at(deadline):
+            return await awaitable
+
+else:  # pragma: no cover - 3.10
+
+    async def bounded(awaitable: Awaitable[T], deadline: float) -> T:
+        import asyncio
+
+        return await asyncio.wait_for(awaitable, max(0.0, deadline - time.monotonic()))
+
+
+def _running_loop() -> asyncio.AbstractEventLoop:
+    import asyncio
+
+    return asyncio.get_running_loop()
+
+
+def _aiohttp() -> Any:
+    try:
+        import aiohttp
+    except ImportError:
+        raise ConfigurationError("AsyncWorkersAI needs aiohttp: pip install 'workers-ai[async]'") from None
+    return aiohttp
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
+
+
+class AiohttpResponse:
+    """:class:`AsyncResponse` over an aiohttp response whose body has not been read."""
+
+    __slots__ = ("_deadline", "_resp", "headers", "status")
+
+    def __init__(self, resp: aiohttp.ClientResponse, deadline: float) -> None:
+        self._resp = resp
+        self._deadline = deadline
+        self.status = resp.status
+        self.headers: Mapping[str, str] = resp.headers
+
+    async def read_all(self, limit: int) -> bytes:
+        resp = self._resp
+        length = resp.content_length if "content-encoding" not in resp.headers else None
+        if length is not None and length > limit:
+            self.close()
+            raise _too_large(self.status, self.headers, f"declares {length:,} bytes")
+        try:
+            if length is not None:
+                if resp.content.is_eof():  # the whole body is in already (the usual small reply): no timer
+                    return await resp.read()
+                return await bounded(resp.read(), self._deadline)  # reads to the end, then pools the connection
+            parts: list[bytes] = []
+            total = 0
+            content = resp.content
+            while True:
+                chunk = await bounded(content.read(min(_READ_STEP, limit + 1 - total)), self._deadline)
+                if not chunk:
+                    resp.release()
+                    return b"".join(parts)
+                parts.append(chunk)
+                total += len(chunk)
+                if total > limit:
+                    self.close()
+                    raise _too_large(self.status, self.headers, "is longer")
+        except TimeoutError:
+            self.close()
+            raise APITimeoutError("the reply body did not arrive in time") from None
+        except (OSError, _aiohttp().ClientError) as exc:
+            self.close()
+            raise APIConnectionError(f"connection failed while reading the reply: {_reason(exc)}") from None
+        except BaseException:  # cancelled: the connection is half-read, never pool it
+            self.close()
+            raise
+
+    async def read_chunk(self, deadline: float) -> bytes:
+        try:
+            return await bounded(self._resp.content.readany(), deadline)
+        except TimeoutError:
+            self.close()
+            raise APITimeoutError("nothing arrived in time") from None
+        except (OSError, _aiohttp().ClientError) as exc:
+            self.close()
+            raise APIConnectionError(f"the reply broke off ({_reason(exc)})") from None
+        except BaseException:
+            self.close()
+            raise
+
+    def release(self) -> None:
+        self._resp.release()
+
+    def close(self) -> None:
+        self._resp.close()
+
+
+_INHERITED: list[Any] = []  # sessions a forked child inherited: never finalized in the child
+
+
+class AiohttpTransport:
+    """Keep-alive connections over one ``aiohttp.ClientSession`` (made on first use, in the running loop).
+
+    At most ``max_connections`` connections per client; further calls wait for a free one (they still
+    count against their deadline). Redirects are off, replies are not decompressed unless
+    ``decompress`` is set. A client used from a new event loop or a forked child starts a new session.
+    """
+
+    def __init__(
+        self, *, max_connections: int = DEFAULT_MAX_CONNECTIONS, connect_timeout: float = 10.0, decompress: bool = False
+    ) -> None:
+        self.max_connections = max_connections
+        self.decompress = decompress
+        self._connect_timeout = connect_timeout
+        self._session: aiohttp.ClientSession | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._pid = os.getpid()
+        self._urls: dict[str, Any] = {}  # URL string -> its parsed yarl.URL (parsing costs as much as sending)
+        self._aiohttp: Any = None
+        self._url_type: Any = None
+
+    def _session_for(self, loop: asyncio.AbstractEventLoop) -> aiohttp.ClientSession:
+        session = self._session
+        if session is not None and self._loop is loop and self._pid == os.getpid() and not session.closed:
+            return session
+        self._park_inherited()
+        _aiohttp()  # a clear error when the extra is not installed
+        import aiohttp
+        from yarl import URL
+
+        self._aiohttp, self._url_type = aiohttp, URL
+        connector = aiohttp.TCPConnector(limit=self.max_connections, limit_per_host=0, ttl_dns_cache=300)
+        session = aiohttp.ClientSession(
+            connector=connector,
+            timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._connect_timeout),
+            auto_decompress=self.decompress,
+            skip_auto_headers=("Content-Type",),
+            cookie_jar=aiohttp.DummyCookieJar(),
+            trust_env=False,
+        )
+        self._session, self._loop, self._pid = session, loop, os.getpid()
+        return session
+
+    async def send(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes | None, *, deadline: float
+    ) -> AiohttpResponse:
+        if deadline - time.monotonic() <= 0:
+            raise APITimeoutError("the deadline passed before sending", request_sent=False)
+        session = self._session
+        if session is None or self._pid != os.getpid() or self._loop is not _running_loop():
+            session = self._session_for(_running_loop())
+        aiohttp = self._aiohttp
+        target = self._urls.get(url)
+        if target is None:
+            try:
+                target = self._url_type(url, encoded=True)  # sent exactly as built (segments are already encoded)
+            except (ValueError, TypeError):
+                raise ConfigurationError("the request URL is not valid") from None
+            if len(self._urls) > 1024:
+                self._urls.clear()
+            self._urls[url] = target
+        try:
+            resp = await bounded(
+                session.request(method, target, data=body, headers=headers, allow_redirects=False), deadline
+            )
+        except TimeoutError:
+            raise APITimeoutError("no reply in time") from None
+        except aiohttp.ClientSSLError as exc:
+            raise APIConnectionError(f"TLS failed: {_reason(exc)}", request_sent=False, retryable=False) from None
+        except aiohttp.ClientConnectorError as exc:
+            raise APIConnectionError(f"could not connect: {_reason(exc)}", request_sent=False) from None
+        except aiohttp.ConnectionTimeoutError as exc:
+            raise APITimeoutError(f"could not connect: {_reason(exc)}", request_sent=False) from None
+        except (aiohttp.ClientError, OSError) as exc:
+            raise APIConnectionError(f"connection failed: {_reason(exc)}") from None
+        except ValueError:
+            raise ConfigurationError("a request header value is not valid HTTP (check extra headers)") from None
+        return AiohttpResponse(resp, deadline)
+
+    def _park_inherited(self) -> None:
+        """A forked child keeps its parent's session referenced forever instead of dropping it: its
+        finalizers would close the inherited connections through the parent's event loop, whose epoll
+        instance parent and child share, and so unregister the parent's sockets (its next call waits
+        for a reply it never sees)."""
+        if self._session is not None and self._pid != os.getpid():
+            _INHERITED.append(self._session)
+            self._session = None
+
+    async def aclose(self) -> None:
+        self._park_inherited()
+        session, self._session = self._session, None
+        if session is not None and not session.closed and self._pid == os.getpid():
+            await session.close()
+
+
+def _too_large(status: int, headers: Mapping[str, str], what: str) -> ResponseTooLargeError:
+    return ResponseTooLargeError(
+        f"the reply {what} than the client's max_response_bytes; it was not read",
+        status=status,
+        cf_ray=headers.get("cf-ray"),
+    )

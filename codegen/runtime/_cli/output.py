@@ -1,0 +1,67 @@
+"""What ``workers-ai`` prints: binary replies only to a file or a pipe, a progress bar on a terminal
+(plain lines otherwise), and the usage line at the end."""
+
+from __future__ import annotations
+
+import sys
+from typing import IO
+
+from .._batch.chunking import BatchProgress
+from .._core.accounting import UsageMeter
+
+__all__ = ["ProgressBar", "binary_refusal", "usage_line", "write_binary"]
+
+
+def binary_refusal(content_type: str, size: int | None = None) -> str:
+    """The message for binary data that would go to a terminal."""
+    ext = content_type.split("/")[-1].split(";")[0].split("+")[0].strip() or "bin"
+    what = f"{size} bytes of {content_type}" if size is not None else content_type
+    return (
+        f"workers-ai run: the reply is {what}, not text, and stdout is a terminal; "
+        f"write it to a file with -o out.{ext} (or redirect: > out.{ext})"
+    )
+
+
+def write_binary(data: bytes, output: str | None, out: IO[bytes]) -> None:
+    if output is None or output == "-":
+        out.write(data)
+        out.flush()
+        return
+    with open(output, "wb") as fh:
+        fh.write(data)
+
+
+def usage_line(meter: UsageMeter) -> str:
+    return f"workers-ai: usage: {meter.summary()}"
+
+
+class ProgressBar:
+    """``[#####.....]  520/1000 texts  3/5 batches  12.3s`` redrawn in place on a terminal; on anything
+    else one plain line whenever another batch finishes."""
+
+    def __init__(self, stream: IO[str] | None = None, width: int = 30) -> None:
+        self.stream: IO[str] = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.width = width
+        self.drawn = False
+        self.last: tuple[int, int] | None = None
+
+    def __call__(self, progress: BatchProgress) -> None:
+        filled = int(self.width * progress.fraction)
+        text = (
+            f"{progress.done}/{progress.total} texts  {progress.batches_done}/{progress.batches} batches  "
+            f"{progress.elapsed:.1f}s"
+        )
+        if self.tty:
+            bar = "#" * filled + "." * (self.width - filled)
+            self.stream.write(f"\r[{bar}] {text}")
+            self.stream.flush()
+            self.drawn = True
+        elif (progress.done, progress.batches_done) != self.last:
+            self.stream.write(f"progress: {text}\n")
+            self.stream.flush()
+        self.last = (progress.done, progress.batches_done)
+
+    def end(self) -> None:
+        if self.tty and self.drawn:
+            self.stream.write("\n")

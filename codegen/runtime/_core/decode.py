@@ -1,0 +1,192 @@
+"""Decoding replies into the generated types: the typed envelope fast path, output unions, validators.
+
+Below the handle and above the envelope: it holds no client and sends nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Generic, TypeVar
+
+import msgspec
+
+from ..errors import DECODE_ERRORS, ResponseDecodeError
+from .jsonview import as_list
+
+__all__ = ["OutputDecoder", "decode_typed", "json_shape", "split_error", "validator_for"]
+
+T = TypeVar("T")
+
+
+class _Envelope(msgspec.Struct, Generic[T]):
+    success: bool
+    result: T | None = None
+    errors: Any = None
+    messages: Any = None
+
+
+_DECODERS: dict[Any, msgspec.json.Decoder[Any]] = {}
+_VALIDATORS: dict[type[Any], msgspec.json.Decoder[Any] | None] = {}
+
+
+def _envelope_decoder(tp: Any) -> msgspec.json.Decoder[Any]:
+    dec = _DECODERS.get(tp)
+    if dec is None:
+        dec = _DECODERS[tp] = msgspec.json.Decoder(_Envelope[tp])
+    return dec
+
+
+def decode_typed(data: bytes, expect: type[T]) -> tuple[T, list[Any]] | None:
+    """One pass from reply bytes straight into ``expect``: ``(result, messages)``, or None when the bytes
+    are not a successful envelope holding such a result (the caller then takes the careful path)."""
+    try:
+        env = _envelope_decoder(expect).decode(data)
+    except DECODE_ERRORS:
+        return None
+    if env.success is not True or env.result is None:
+        return None
+    result: T = env.result
+    return result, as_list(env.messages) or []
+
+
+def validator_for(tp: type[Any]) -> msgspec.json.Decoder[Any] | None:
+    if tp not in _VALIDATORS:
+        try:
+            _VALIDATORS[tp] = msgspec.json.Decoder(tp)
+        except TypeError:  # a union msgspec cannot decode; such variants are validated per item
+            _VALIDATORS[tp] = None
+    return _VALIDATORS[tp]
+
+
+def split_error(exc: Exception) -> tuple[str, str]:
+    text = str(exc)
+    if " - at `" in text:
+        message, _, path = text.rpartition(" - at `")
+        return path.rstrip("`"), message
+    return "$", text
+
+
+def json_shape(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        if not value:
+            return "array"
+        return f"array<{json_shape(value[0]).split('<')[0]}>"  # pyright: ignore[reportUnknownArgumentType]
+    return "any"
+
+
+class OutputDecoder:
+    """Decodes a result into the output variant its JSON shape says it is.
+
+    msgspec cannot decode a union of untagged structs, so the generator emits ``rules`` from the
+    schema: each is ``(variant index, json type, keys only that variant has, (key, shape) checks)``.
+    A candidate must have the right JSON type and pass its shape checks; among those, one carrying a
+    key only it declares wins, then the one declaring the largest share of the value's keys. Keys
+    nobody declares are ignored, so fields the API adds later never break decoding.
+    """
+
+    def __init__(
+        self,
+        *,
+        variants: Sequence[type[Any]],
+        rules: Sequence[tuple[Any, ...]],
+        indexes: Sequence[int],
+        binary_types: Sequence[str] = (),
+        streams: bool = False,
+        name: str = "Output",
+    ) -> None:
+        by_index = dict(zip(indexes, variants, strict=True))
+        self.variants = tuple(variants)
+        self.binary_types = tuple(binary_types)
+        self.streams = streams
+        self.name = name
+        # An optional fifth item lists (key, values) pairs: a value only this variant declares for that key.
+        self._rules = [
+            (by_index[r[0]], r[1], tuple(r[2]), tuple(r[3]), tuple(r[4]) if len(r) > 4 else ())
+            for r in rules
+            if r[0] in by_index
+        ]
+        self._keys: dict[type[Any], frozenset[str]] = {}
+        self._needs: dict[type[Any], frozenset[str]] = {}
+
+    def _declared(self, cls: type[Any]) -> frozenset[str]:
+        keys = self._keys.get(cls)
+        if keys is None:
+            try:
+                keys = frozenset(f.encode_name for f in msgspec.structs.fields(cls))
+            except TypeError:
+                keys = frozenset[str]()
+            self._keys[cls] = keys
+        return keys
+
+    def required_keys(self, cls: type[Any]) -> frozenset[str]:
+        keys = self._needs.get(cls)
+        if keys is None:
+            try:
+                keys = frozenset(f.encode_name for f in msgspec.structs.fields(cls) if f.required)
+            except TypeError:
+                keys = frozenset[str]()
+            self._needs[cls] = keys
+        return keys
+
+    def pick(self, value: Any) -> type[Any] | None:
+        """The variant class ``value`` belongs to, or None when no variant fits its JSON type."""
+        shape = json_shape(value)
+        kind = shape.split("<")[0]
+        best: tuple[float, int] | None = None
+        chosen: type[Any] | None = None
+        for order, (cls, json_type, unique, checks, tags) in enumerate(self._rules):
+            if json_type not in (kind, "any") and not (json_type == "integer" and kind == "number"):
+                continue
+            if kind == "object":
+                ok = True
+                for key, want in checks:
+                    if key in value:
+                        got = json_shape(value[key])
+                        if (
+                            got != want
+                            and got not in ("null", "array")
+                            and not (got == "array" and want.startswith("array"))
+                        ):
+                            ok = False
+                            break
+                if not ok:
+                    continue
+                declared = self._declared(cls)
+                has_unique = any(k in value for k in unique)
+                share = (sum(1 for k in value if k in declared) / len(value)) if value else 0.0
+                tagged = any(k in value and value[k] in allowed for k, allowed in tags)
+                score = (4.0 if tagged else 0.0) + (2.0 if has_unique else 0.0) + share
+                if any(k not in value for k in self.required_keys(cls)):
+                    score -= 8.0  # it would not decode; only a last resort
+            else:
+                score = 1.0
+            if best is None or score > best[0]:
+                best, chosen = (score, -order), cls
+        return chosen
+
+    def decode(self, value: Any, model_id: str) -> Any:
+        if not self.variants:
+            return value
+        cls = self.pick(value)
+        if cls is None:
+            raise ResponseDecodeError(
+                f"{model_id}: the result matches no variant of {self.name} (got JSON {json_shape(value)})",
+                model_id=model_id,
+            )
+        try:
+            return msgspec.convert(value, cls)
+        except msgspec.ValidationError as exc:
+            path, message = split_error(exc)
+            raise ResponseDecodeError(
+                f"{model_id}: result does not fit {cls.__name__} at {path}: {message}", model_id=model_id
+            ) from None

@@ -1,0 +1,337 @@
+"""The ``workers-ai`` command: ``run``, ``models``, ``sync`` and ``serve``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from .. import _registry
+from ..errors import WorkersAIError
+from .input import CLIInputError, build_payload
+from .output import ProgressBar, binary_refusal, usage_line, write_binary
+
+if TYPE_CHECKING:
+    from .._batch.jobs import BatchJob, BatchResult, BatchStatus
+    from .._client import WorkersAI
+
+__all__ = ["main"]
+
+
+def _print_json(value: Any) -> None:
+    if isinstance(value, (bytes, bytearray)):
+        sys.stdout.buffer.write(bytes(value))
+        return
+    sys.stdout.write(msgspec.json.format(msgspec.json.encode(value), indent=2).decode() + "\n")
+
+
+def _cmd_models(args: argparse.Namespace) -> int:
+    """Every generated model: id, task, methods and price, from the registry (no schema files needed)."""
+    wanted: str | None = args.task.lower() if args.task else None
+    rows = [
+        {"id": model_id, "task": task, "methods": list(methods), "price": price}
+        for model_id, (task, methods, price) in sorted(_registry.DETAILS.items())
+        if wanted is None or task.lower() == wanted
+    ]
+    if args.json:
+        _print_json(rows)
+        return 0
+    if not rows:
+        print(f"no generated model has the task {args.task!r}", file=sys.stderr)
+        return 1
+    headers = ("MODEL", "TASK", "METHODS", "PRICE")
+    table = [(r["id"], r["task"], ", ".join(r["methods"]), r["price"] or "-") for r in rows]
+    widths = [max(len(str(row[i])) for row in [headers, *table]) for i in range(3)]
+    for row in [headers, *table]:
+        print("  ".join(str(cell).ljust(w) for cell, w in zip(row[:3], widths, strict=True)) + "  " + str(row[3]))
+    return 0
+
+
+_SPIN = "|/-\\"
+
+
+class _Progress:
+    """One status line on stderr while a batch waits: redrawn in place on a terminal, else one line per change."""
+
+    def __init__(self, request_id: str) -> None:
+        self.label = f"batch {request_id}"
+        self.tty = sys.stderr.isatty()
+        self.last = ""
+        self.spin = 0
+
+    def __call__(self, status: BatchStatus, elapsed: float) -> None:
+        if self.tty:
+            self.spin += 1
+            sys.stderr.write(f"\r{self.label}: {status.state:<8} {elapsed:7.1f}s {_SPIN[self.spin % 4]}")
+            sys.stderr.flush()
+        elif status.state != self.last:
+            sys.stderr.write(f"{self.label}: {status.state} after {elapsed:.1f}s\n")
+        self.last = status.state
+
+    def end(self) -> None:
+        if self.tty and self.last:
+            sys.stderr.write("\n")
+
+
+def _batch_json(job: BatchJob[Any], result: BatchResult[Any]) -> dict[str, Any]:
+    items = [
+        {
+            "id": i.id,
+            "success": i.success,
+            "external_reference": i.external_reference,
+            "result": msgspec.to_builtins(i.result),
+            "errors": [{"code": e.code, "message": e.message} for e in i.errors],
+        }
+        for i in result.items
+    ]
+    usage = msgspec.to_builtins(result.usage) if result.usage is not None else None
+    return {"request_id": job.request_id, "model": job.model, "items": items, "usage": usage}
+
+
+def _run_batch(ai: WorkersAI, args: argparse.Namespace, payload: Any) -> int:
+    """``run --queue``: submit (or resume ``--request-id``), wait with a status line, print every item.
+
+    Exit status 0 when every request succeeded, 1 when the job or any request failed.
+    """
+    if args.request_id:
+        job = ai.batch_job(args.model, args.request_id)
+    else:
+        job = ai.run(args.model, payload, queue_request=True)
+        print(f"workers-ai: queued batch {job.request_id} for {job.model}", file=sys.stderr)
+    if args.no_wait:
+        _print_json({"request_id": job.request_id, "model": job.model})
+        return 0
+    progress = _Progress(job.request_id)
+    try:
+        result = job.wait(timeout=args.timeout, poll_interval=args.poll_interval, on_progress=progress)
+    finally:
+        progress.end()
+    _print_json(_batch_json(job, result))
+    return 0 if result.ok else 1
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .._client import WorkersAI
+
+    given = args.json is not None or args.pairs or args.file is not None
+    if not given and not args.request_id:
+        print(
+            "workers-ai run: give the input: --json JSON (or - for stdin, @file.json), key=value pairs, "
+            "--file PATH; or --queue --request-id ID to resume a batch",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        payload = build_payload(args.model, args.json, args.pairs, args.file)
+    except CLIInputError as exc:
+        print(f"workers-ai run: {exc}", file=sys.stderr)
+        return 2
+    data = payload.data
+    stream = bool(args.stream)
+    if data is not None and data.get("stream") is True:
+        del data["stream"]  # `"stream": true` inside the JSON means the same as --stream
+        stream = True
+    ai = WorkersAI(base_url=args.base_url)
+    binary = _binary_only(ai, args.model)
+    if args.output is None and not stream and binary and sys.stdout.isatty():
+        print(binary_refusal(binary), file=sys.stderr)  # refused before anything is sent (or billed)
+        return 2
+    try:
+        return _run_payload(ai, args, data if payload.body is None else payload.body, stream)
+    finally:
+        print(usage_line(ai.usage), file=sys.stderr)
+
+
+def _binary_only(ai: WorkersAI, model_id: str) -> str:
+    """The content type when every output the model's schema declares is binary (an image, audio), else ''."""
+    if model_id not in _registry.MODELS:
+        return ""
+    decoder = ai.model(model_id).decoder
+    return decoder.binary_types[0] if decoder.binary_types and not decoder.variants else ""
+
+
+def _run_payload(ai: WorkersAI, args: argparse.Namespace, payload: Any, stream: bool) -> int:
+    if args.queue or args.request_id:
+        return _run_batch(ai, args, payload)
+    if stream:
+        if not isinstance(payload, dict):
+            print("workers-ai run: --stream needs a JSON payload", file=sys.stderr)
+            return 2
+        out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+        try:
+            with ai.run(args.model, payload, stream=True) as events:
+                for event in events:
+                    out.write(event.text)
+                    out.flush()
+            out.write("\n")
+        finally:
+            if out is not sys.stdout:
+                out.close()
+        return 0
+    model: str = args.model
+    result: object = ai.run(model, payload)
+    if isinstance(result, (bytes, bytearray)):
+        kind = getattr(result, "content_type", "application/octet-stream")
+        if args.output is None and sys.stdout.isatty():
+            print(binary_refusal(kind, len(result)), file=sys.stderr)
+            return 2
+        write_binary(bytes(result), args.output, sys.stdout.buffer)
+        if args.output is not None:
+            print(f"workers-ai: wrote {len(result)} bytes of {kind} to {args.output}", file=sys.stderr)
+        return 0
+    if args.output is not None and args.output != "-":
+        with open(args.output, "wb") as fh:
+            fh.write(msgspec.json.format(msgspec.json.encode(result), indent=2) + b"\n")
+        return 0
+    _print_json(result)
+    return 0
+
+
+def _cmd_embed(args: argparse.Namespace) -> int:
+    """``embed MODEL --texts FILE``: one text per line through ``embed_many``, a progress bar on stderr."""
+    from .._client import WorkersAI
+
+    try:
+        raw = sys.stdin.buffer.read() if args.texts == "-" else Path(args.texts).read_bytes()
+    except OSError as exc:
+        print(f"workers-ai embed: cannot read {args.texts}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    texts = [line for line in raw.decode("utf-8", "replace").splitlines() if line.strip()]
+    if not texts:
+        print(f"workers-ai embed: {args.texts} has no text (one text per line)", file=sys.stderr)
+        return 2
+    ai = WorkersAI(base_url=args.base_url)
+    bar = ProgressBar()
+    try:
+        model_id: str = args.model
+        handle = ai.model(model_id)
+        vectors = handle.embed_many(
+            texts, batch_size=args.batch_size, on_progress=bar, timeout=args.timeout, poll_interval=args.poll_interval
+        )
+    finally:
+        bar.end()
+        print(usage_line(ai.usage), file=sys.stderr)
+    encoded = msgspec.json.encode(vectors) + b"\n"
+    if args.output is not None and args.output != "-":
+        Path(args.output).write_bytes(encoded)
+    else:
+        sys.stdout.buffer.write(encoded)
+    return 0
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    try:  # imported by name: a lean vendored copy has no emulator, and must type-check without one
+        module = importlib.import_module(f"{_registry.__package__}.testing.__main__")
+    except ImportError as exc:
+        print(f"workers-ai serve: the emulator is not available here ({exc})", file=sys.stderr)
+        return 2
+    serve: Callable[[list[str]], int] = module.main
+    return serve(["--port", str(args.port), "--host", args.host])
+
+
+def _load_sync() -> Any:
+    """The generator's sync tool (``codegen.sync``): installed, or in the checkout we are run from."""
+    try:
+        return importlib.import_module("codegen.sync")
+    except ImportError:
+        pass
+    here = Path.cwd()
+    if (here / "codegen" / "sync.py").is_file() and str(here) not in sys.path:
+        sys.path.insert(0, str(here))  # `workers-ai sync` run at the root of a workers-ai checkout
+        try:
+            return importlib.import_module("codegen.sync")
+        except ImportError:
+            pass
+    return None
+
+
+def _cmd_sync(args: argparse.Namespace) -> int:
+    sync = _load_sync()
+    if sync is None:
+        print(
+            "workers-ai sync: needs the generator (the `codegen` package of a workers-ai checkout); run it at the "
+            "root of a checkout with `pip install -e '.[codegen]'` done, e.g. `make sync`",
+            file=sys.stderr,
+        )
+        return 2
+    from .._sync.client import BaseClient
+    from ..errors import APIError
+
+    client = BaseClient(base_url=args.base_url)
+    try:
+        code: int = sync.run_live(args, client.get_json, (APIError,))
+    finally:
+        client.close()
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="workers-ai", description="Cloudflare Workers AI from the command line")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p_run = sub.add_parser(
+        "run",
+        help="run a model",
+        description="Inputs: --json, key=value pairs (typed by the model's schema; key=@PATH reads a file, "
+        "key:=JSON takes raw JSON) and --file PATH (binary input: audio, an image).",
+    )
+    p_run.add_argument("model")
+    p_run.add_argument("pairs", nargs="*", metavar="key=value", help="input fields, e.g. prompt='a cat' max_tokens=64")
+    p_run.add_argument("--json", help="the input payload as JSON; - reads stdin, @FILE reads a file")
+    p_run.add_argument("--file", help="a binary input: the request body, or the model's one binary field")
+    p_run.add_argument("-o", "--output", help="write the reply (binary or JSON) to this file")
+    p_run.add_argument("--stream", action="store_true", help="stream text as it is generated")
+    p_run.add_argument("--queue", action="store_true", help='queue {"requests": [...]} as an async batch and wait')
+    p_run.add_argument("--request-id", help="resume waiting for an already queued batch")
+    p_run.add_argument("--no-wait", action="store_true", help="with --queue: print the request id and exit")
+    p_run.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for a batch (default 600)")
+    p_run.add_argument("--poll-interval", type=float, default=1.0, help="first wait between batch polls (grows)")
+    p_run.add_argument("--base-url", default=None)
+    p_run.set_defaults(func=_cmd_run)
+    p_embed = sub.add_parser("embed", help="embed many texts (one per line) through the batch API")
+    p_embed.add_argument("model")
+    p_embed.add_argument("--texts", required=True, help="a file with one text per line; - reads stdin")
+    p_embed.add_argument("-o", "--output", help="write the vectors (JSON) to this file")
+    p_embed.add_argument("--batch-size", type=int, default=None, help="texts per request (default: the schema's)")
+    p_embed.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait for every batch")
+    p_embed.add_argument("--poll-interval", type=float, default=1.0, help="first wait between batch polls")
+    p_embed.add_argument("--base-url", default=None)
+    p_embed.set_defaults(func=_cmd_embed)
+    p_models = sub.add_parser("models", help="list the models this package knows (id, task, methods, price)")
+    p_models.add_argument("--task", help="only models of this task, e.g. 'Text Embeddings'")
+    p_models.add_argument("--json", action="store_true", help="print JSON for scripts")
+    p_models.set_defaults(func=_cmd_models)
+    p_serve = sub.add_parser("serve", help="start the local emulator")
+    p_serve.add_argument("--port", type=int, default=8787)
+    p_serve.add_argument("--host", default="127.0.0.1")
+    p_serve.set_defaults(func=_cmd_serve)
+    p_sync = sub.add_parser("sync", help="download the account's model schemas and regenerate")
+    p_sync.add_argument("--schemas", default="schemas", help="folder the schema files go to (default: schemas)")
+    p_sync.add_argument("--out", default="generated", help="folder the package is generated into")
+    p_sync.add_argument("--package", default="workers_ai", help="dotted name of the generated package")
+    p_sync.add_argument("--base-url", default=None)
+    p_sync.add_argument("--exit-code", action="store_true", help="exit 1 when anything changed")
+    p_sync.add_argument("--no-generate", action="store_true", help="write schemas only")
+    p_sync.add_argument(
+        "--prune", action="store_true", help="delete schema files of models the account no longer lists"
+    )
+    p_sync.add_argument("--per-page", type=int, default=50, help="page size for models/search")
+    p_sync.set_defaults(func=_cmd_sync)
+    args, extra = parser.parse_known_args(argv)
+    if args.command == "run" and extra:  # key=value pairs given after an option
+        pairs = [e for e in extra if "=" in e and not e.startswith("-")]
+        if len(pairs) != len(extra):
+            parser.error(f"unrecognized arguments: {' '.join(e for e in extra if e not in pairs)}")
+        args.pairs = [*args.pairs, *pairs]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        code: int = args.func(args)
+    except WorkersAIError as exc:
+        print(f"workers-ai: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    return code

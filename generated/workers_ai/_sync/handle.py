@@ -1,0 +1,419 @@
+"""Model handles: what ``ai.model(id)`` returns, and the output-union decoder generated modules use."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast, overload
+
+import msgspec
+
+from .._batch.chunking import BatchProgress, embed_many
+from .._batch.jobs import BatchJob, submit
+from .._core.accounting import usage_of
+from .._core.binary import BinaryInput, BinaryOutput, read_binary
+from .._core.body import encode_body
+from .._core.decode import OutputDecoder, decode_typed, split_error, validator_for
+from .._core.envelope import media_type, unwrap
+from .._core.jsonview import as_list, as_object
+from .._core.pickling import handle_of
+from .._core.usage import Usage
+from .._tools.structured import Parsed, check_no_stream, is_schema_type, json_payload, parse_into, textual
+from ..errors import InputValidationError, ModelDeprecatedError, ResponseDecodeError, StreamError, error_from
+from .session import Reply, Session, SessionConfig
+from .stream import EventStream
+
+if TYPE_CHECKING:
+    from .._batch.f32 import F32
+
+__all__ = ["GenericHandle", "HandleBase", "ModelHandle", "ModelInfo", "OutputDecoder", "split_error", "validator_for"]
+
+SessionT = TypeVar("SessionT", bound=SessionConfig)
+InT = TypeVar("InT")
+OutT = TypeVar("OutT")
+T = TypeVar("T")
+
+_JSON = "application/json"
+_SSE = "text/event-stream"
+
+
+class ModelInfo(msgspec.Struct, frozen=True):
+    """What the catalog says about a model: task, description, price and properties."""
+
+    model_id: str
+    task: str = ""
+    description: str = ""
+    price: Any = ()
+    properties: Any = None
+    schema: str = ""
+
+
+# Replies read as bytes (``BinaryOutput``): nothing else is taken as an answer, whatever the model.
+_BINARY_FAMILIES = ("image/", "audio/", "video/")
+_BINARY_TYPES = frozenset({"application/octet-stream", "application/pdf", "application/zip"})
+
+
+class HandleBase(Generic[SessionT, InT, OutT]):
+    """What sync and async handles share: model info, validation, encoding and decoding (no I/O)."""
+
+    info: ClassVar[ModelInfo] = ModelInfo(model_id="")
+    decoder: ClassVar[OutputDecoder] = OutputDecoder(variants=(), rules=(), indexes=())
+    input_types: ClassVar[tuple[tuple[type[Any], tuple[str, ...]], ...]] = ()
+    batch_input: ClassVar[type[Any] | None] = None  # the `{"requests": [...]}` variant, when the model has one
+
+    def __init__(self, client: SessionT, model_id: str | None = None) -> None:
+        self.client = client
+        self.model_id = model_id or self.info.model_id
+        self._url: str | None = None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.model_id}>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The client pickles as its configuration (token included, see _pickle); the copy's own handle.
+        return (handle_of, (self.client, self.model_id, type(self)))
+
+    def validate(self, request: msgspec.Struct) -> bytes:
+        """Encode ``request`` and check it against the schema constraints; returns the JSON body."""
+        body = encode_body(request, self.model_id)
+        checker = validator_for(type(request))
+        if checker is not None:
+            try:
+                checker.decode(body)
+            except msgspec.ValidationError as exc:
+                path, message = split_error(exc)
+                raise InputValidationError(self.model_id, path, message) from None
+        return body
+
+    def encode_input(self, payload: Any) -> bytes:
+        """The JSON body for a struct or mapping payload, validated against its input variant."""
+        if isinstance(payload, msgspec.Struct):
+            return self.validate(payload)
+        if not isinstance(payload, Mapping):
+            raise InputValidationError(
+                self.model_id, "$", f"expected a mapping or request struct, got {type(payload).__name__}"
+            )
+        data: Mapping[str, Any] = payload  # pyright: ignore[reportUnknownVariableType]
+        if data.get("stream") is True:
+            check_no_stream(self.model_id, data.get("response_format"))
+        if self.input_types:
+            if "response_format" in data and not any(
+                "response_format" in getattr(cls, "__struct_fields__", ()) for cls, _ in self.input_types
+            ):
+                raise InputValidationError(
+                    self.model_id, "$.response_format", "this model has no JSON mode (no `response_format` input)"
+                )
+            self._check_mapping(data)
+        return encode_body(data, self.model_id)
+
+    def _check_mapping(self, data: Mapping[str, Any]) -> type[Any]:
+        matching = [(cls, req) for cls, req in self.input_types if all(k in data for k in req)]
+        if not matching:
+            wants = "; ".join(f"{cls.__name__} needs {', '.join(req) or 'nothing'}" for cls, req in self.input_types)
+            gaps: list[list[str]] = [[k for k in req if k not in data] for _, req in self.input_types]
+            missing: list[str] = min(gaps, key=len) if gaps else []
+            path = f"$.{missing[0]}" if missing else "$"
+            raise InputValidationError(self.model_id, path, f"missing required field for every input variant ({wants})")
+        first_error: InputValidationError | None = None
+        for cls, _ in sorted(matching, key=lambda m: -len(m[1])):
+            try:
+                msgspec.convert(data, cls)
+                return cls
+            except msgspec.ValidationError as exc:
+                path, message = split_error(exc)
+                first_error = first_error or InputValidationError(self.model_id, path, message)
+            except TypeError:
+                return cls
+        assert first_error is not None
+        raise first_error
+
+    def _stream_body(self, payload: Any) -> bytes:
+        """The validated JSON body of ``stream(payload)``: the payload with ``stream: true``."""
+        if isinstance(payload, msgspec.Struct):
+            data: Any = msgspec.to_builtins(payload)
+        elif isinstance(payload, Mapping):
+            data = dict(cast("Mapping[str, Any]", payload))
+        else:
+            raise TypeError("stream() takes a request struct or a mapping")
+        data["stream"] = True
+        check_no_stream(self.model_id, data.get("response_format"))
+        return self.encode_input(data)
+
+    def _batch_requests(self, payload: Any) -> list[Any]:
+        """The ``requests`` list of a ``submit_batch`` payload (a mapping or a struct)."""
+        value: object = payload
+        source = as_object(value)
+        requests = as_list(source.get("requests") if source is not None else getattr(value, "requests", None))
+        if requests is None:
+            raise InputValidationError(self.model_id, "$.requests", "a batch needs a `requests` list")
+        return requests
+
+    def _stream_request_body(self, request: msgspec.Struct) -> bytes:
+        """The body of a generated ``*_stream`` call; JSON mode does not stream (refused before sending)."""
+        check_no_stream(self.model_id, getattr(request, "response_format", None))
+        return self.validate(request)
+
+    def _decoded_pair(self, reply: Reply, expect: type[T] | None) -> tuple[T, Any]:
+        """``(output decoded into expect, result as sent)`` of a JSON reply."""
+        value, messages = unwrap(reply.status, reply.headers, reply.data, model_id=self.model_id)
+        self.client.remember(reply.status, reply.headers, messages)
+        return self._convert(value, expect, reply), value
+
+    def _parsed(self, reply: Reply, expect: type[Any] | None, response_format: Any) -> Parsed[Any, Any]:
+        """A JSON-mode reply: its object parsed into ``response_format`` when that is a type (else left as
+        decoded), next to the model's usual output (the object as JSON text in ``response``)."""
+        if media_type(reply.headers) == _SSE:
+            raise StreamError(
+                f"{self.model_id}: the server streamed a JSON-mode reply", status=reply.status, model_id=self.model_id
+            )
+        value, messages = unwrap(reply.status, reply.headers, reply.data, model_id=self.model_id)
+        self.client.remember(reply.status, reply.headers, messages)
+        payload = json_payload(value, self.model_id, reply.data)
+        parsed: Any = payload
+        if is_schema_type(response_format):
+            parsed = parse_into(payload, response_format, self.model_id, reply.status, reply.data)
+        output: Any = self._convert(textual(value), expect, reply)
+        return Parsed(parsed, output, value)
+
+    def _convert(self, value: Any, expect: type[T] | None, reply: Reply) -> T:
+        try:
+            if expect is None:
+                return cast("T", self.decoder.decode(value, self.model_id))
+            return msgspec.convert(value, expect)
+        except msgspec.ValidationError as exc:
+            path, message = split_error(exc)
+            raise ResponseDecodeError(
+                f"{self.model_id}: result does not fit {getattr(expect, '__name__', expect)} at {path}: {message}",
+                status=reply.status,
+                model_id=self.model_id,
+                body=reply.data,
+            ) from None
+
+    @staticmethod
+    def _is_binary(payload: object) -> bool:
+        return isinstance(payload, (bytes, bytearray, memoryview)) or hasattr(payload, "read")
+
+    # ------------------------------------------------------------------ usage (``ai.usage``)
+
+    def _counted(self, result: T) -> T:
+        self.client.usage.record(self.model_id, usage_of(result), self.info.price)
+        return result
+
+    def _count_stream(self, usage: Usage | None) -> None:
+        self.client.usage.record(self.model_id, usage, self.info.price)
+
+    def _note_deprecation(self, exc: ModelDeprecatedError) -> None:
+        """Add the catalog's planned end of service to a deprecation error."""
+        planned = as_object(self.info.properties) or {}
+        when = planned.get("planned_deprecation_date")
+        exc.catalog_end = when if isinstance(when, str) else None
+
+    def _run_url(self) -> str:
+        if self._url is None:
+            self._url = self.client.run_url(self.model_id)
+        return self._url
+
+    def _decode(self, reply: Reply, expect: type[T] | None) -> T:
+        content_type = media_type(reply.headers)
+        if content_type == _SSE:
+            raise StreamError(
+                f"{self.model_id}: the server streamed the reply; call the *_stream method or stream()",
+                status=reply.status,
+                model_id=self.model_id,
+            )
+        data = reply.data
+        if not (content_type == _JSON or content_type.endswith("+json")):
+            if content_type.startswith("text/") and data[:1] in (b"{", b"["):
+                pass  # some proxies mislabel JSON; read it as JSON
+            elif self._binary_ok(content_type):
+                self.client.remember(reply.status, reply.headers, [])
+                out: Any = BinaryOutput(data, content_type)
+                return cast("T", out)
+            else:
+                # A 200 HTML page (a proxy or challenge page) is not this model's answer.
+                raise error_from(reply.status, reply.headers, data, model_id=self.model_id)
+        return self.decode_envelope(reply, expect)
+
+    def _binary_ok(self, content_type: str) -> bool:
+        """Bytes are an answer only when they are declared as binary media (image, audio, octet-stream),
+        and, for a generated model, only when its schema has a binary output."""
+        binary = content_type.startswith(_BINARY_FAMILIES) or content_type in _BINARY_TYPES
+        if not self.info.model_id:
+            return binary
+        return bool(self.decoder.binary_types) and (binary or content_type in self.decoder.binary_types)
+
+    def decode_envelope(self, reply: Reply, expect: type[T] | None) -> T:
+        """Unwrap ``{result, success, errors, messages}``; ``success: false`` raises even on HTTP 200."""
+        if expect is not None:
+            fast = decode_typed(reply.data, expect)  # one pass straight into the expected struct
+            if fast is not None:
+                self.client.remember(reply.status, reply.headers, fast[1])
+                return fast[0]
+        value, messages = unwrap(reply.status, reply.headers, reply.data, model_id=self.model_id)
+        self.client.remember(reply.status, reply.headers, messages)
+        if expect is None:
+            return cast("T", self.decoder.decode(value, self.model_id))
+        try:
+            return msgspec.convert(value, expect)
+        except msgspec.ValidationError as exc:
+            path, message = split_error(exc)
+            actual = self.decoder.pick(value) if self.decoder.variants else None
+            hint = f"; it looks like {actual.__name__}" if actual is not None and actual is not expect else ""
+            wanted = getattr(expect, "__name__", expect)
+            raise ResponseDecodeError(
+                f"{self.model_id}: result does not fit {wanted} at {path}: {message}{hint}",
+                status=reply.status,
+                cf_ray=reply.headers.get("cf-ray"),
+                model_id=self.model_id,
+                body=reply.data,
+            ) from None
+
+
+class ModelHandle(HandleBase[Session, InT, OutT]):
+    """Base of every generated model handle: validation, encoding, the call and decoding.
+
+    Subclasses add one method per input variant of the model's schema.
+    """
+
+    def run(self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> OutT:
+        """Run with a request struct or a plain mapping; returns the decoded output variant."""
+        if self._is_binary(payload):
+            binary = cast("BinaryInput", payload)
+            result: OutT = self._call_binary(binary, None, headers=headers)
+            return result
+        body = self.encode_input(payload)
+        return self._send_and_decode(body, None, headers=headers)
+
+    def stream(self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> EventStream:
+        """Run with ``stream: true`` and iterate the server-sent events."""
+        return self._open_stream(self._stream_body(payload), headers)
+
+    def run_decoded(self, payload: Mapping[str, Any], expect: type[T] | None) -> tuple[T, Any]:
+        """Run with a mapping (validated like :meth:`run`): ``(output decoded into expect, result as sent)``.
+        What ``run_tools`` calls each round: tool calls are read from the result as sent, since a
+        model's output struct may declare only one of the two tool-call shapes."""
+        output, raw = self._decoded_pair(self._post(self.encode_input(payload)), expect)
+        return self._counted(output), raw
+
+    def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> BatchJob[OutT]:
+        """Queue ``{"requests": [...]}`` with the async batch API."""
+        return self._submit_batch(self._batch_requests(payload), headers=headers)
+
+    def batch_job(self, request_id: str) -> BatchJob[OutT]:
+        """A job for an already queued ``request_id``."""
+        return BatchJob(self, request_id)
+
+    @overload
+    def embed_many(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
+        timeout: float = 3600.0,
+        poll_interval: float = 1.0,
+        as_numpy: Literal[False] = False,
+    ) -> list[list[float]]: ...
+    @overload
+    def embed_many(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
+        timeout: float = 3600.0,
+        poll_interval: float = 1.0,
+        as_numpy: Literal[True],
+    ) -> F32: ...
+    def embed_many(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
+        timeout: float = 3600.0,
+        poll_interval: float = 1.0,
+        as_numpy: bool = False,
+    ) -> list[list[float]] | F32:
+        """Embed any number of texts through the async batch API; one vector per text, in input order.
+
+        For models with a batch (``requests``) variant whose requests take a list of ``text`` (the bge
+        embedding models); others raise ``ConfigurationError``. The texts are split into requests of at
+        most ``batch_size`` strings (default and upper bound: the schema's ``maxItems``), grouped into
+        batches under 10 MB each, submitted, polled together until done, and put back in order.
+        ``options`` are extra request fields (e.g. ``{"pooling": "cls"}``); ``on_progress`` gets a
+        ``BatchProgress`` after every polling round. Failed requests raise ``BatchItemsError`` carrying
+        the vectors that did arrive; the deadline raises ``BatchTimeoutError`` naming the unfinished
+        request ids (resume them with :meth:`batch_job`).
+
+        ``as_numpy=True`` returns a ``(len(texts), dim)`` float32 numpy array instead, each request's
+        vectors decoded straight into their rows (never the whole job as Python lists; batches are then
+        kept to 400 texts so no status reply is large). Needs numpy (``pip install 'workers-ai[ray]'``).
+        """
+        return embed_many(
+            self,
+            texts,
+            batch_size=batch_size,
+            options=options,
+            on_progress=on_progress,
+            timeout=timeout,
+            poll_interval=poll_interval,
+            as_numpy=as_numpy,
+        )
+
+    def _post(self, body: bytes, *, content_type: str = _JSON, headers: Mapping[str, str] | None = None) -> Reply:
+        try:
+            return self.client.request(
+                "POST", self._run_url(), body, content_type=content_type, headers=headers, model_id=self.model_id
+            )
+        except ModelDeprecatedError as exc:
+            self._note_deprecation(exc)
+            raise
+
+    def _open_stream(self, body: bytes, headers: Mapping[str, str] | None) -> EventStream:
+        session = self.client
+        resp = session.open_stream(self._run_url(), body, headers=headers, model_id=self.model_id)
+        session.remember(resp.status, resp.headers, [])
+
+        def remember(messages: list[Any]) -> None:
+            session.remember(resp.status, resp.headers, messages)
+
+        return EventStream(
+            resp,
+            model_id=self.model_id,
+            idle_timeout=session.stream_idle_timeout,
+            total_timeout=session.stream_timeout,
+            max_event_bytes=session.max_event_bytes,
+            max_response_bytes=session.max_response_bytes,
+            on_messages=remember,
+            on_end=self._count_stream,
+        )
+
+    def _call(self, request: msgspec.Struct, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
+        return self._send_and_decode(self.validate(request), expect, headers=headers)
+
+    def _call_binary(self, data: BinaryInput, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
+        body = read_binary(data)
+        result = self._decode(self._post(body, content_type="application/octet-stream", headers=headers), expect)
+        return self._counted(result)
+
+    def _stream(self, request: msgspec.Struct) -> EventStream:
+        return self._open_stream(self._stream_request_body(request), None)
+
+    def _call_parsed(self, request: msgspec.Struct, expect: type[Any] | None, response_format: Any) -> Parsed[Any, Any]:
+        """A JSON-mode call (see :meth:`_parsed`)."""
+        reply = self._parsed(self._post(self.validate(request)), expect, response_format)
+        self._counted(reply.output)
+        return reply
+
+    def _submit_batch(self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None) -> BatchJob[Any]:
+        return submit(self, requests, headers=headers)
+
+    def _send_and_decode(self, body: bytes, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
+        return self._counted(self._decode(self._post(body, headers=headers), expect))
+
+
+class GenericHandle(ModelHandle[Any, Any]):
+    """Handle for a model this package was not generated for: plain JSON in, ``dict``/bytes out."""

@@ -1,0 +1,450 @@
+"""The seam between the client and the network: ``Transport.send`` returns our own :class:`Response`.
+
+Everything above this module sees only :class:`Response` (status, headers, a bounded body reader) and
+the errors of :mod:`.errors`; urllib3 stays in here. An asyncio transport (a later client) plugs in at
+the same place with the same shape (``send`` and the reader methods awaitable); the retry, deadline and
+decoding rules above it are plain functions that do no I/O themselves.
+
+Deadlines: ``send`` takes a monotonic ``deadline`` for connecting, sending and reading the headers;
+every later read takes its own deadline. Each socket read waits at most until that deadline (the
+socket timeout is set to the time left before every read), so a server dripping one byte at a time
+cannot stretch a call. Sizes: ``read_all(limit)`` refuses a declared length over the limit before
+reading and stops reading one byte past it; the connection is then closed, never pooled.
+"""
+
+from __future__ import annotations
+
+import http.client
+import io
+import math
+import os
+import socket
+import time
+import weakref
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from typing import Any, Protocol, cast
+
+import urllib3
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+from urllib3.exceptions import (
+    ConnectTimeoutError,
+    HTTPError,
+    NewConnectionError,
+    ProtocolError,
+    ReadTimeoutError,
+    SSLError,
+)
+
+from ..errors import APIConnectionError, APITimeoutError, ConfigurationError, ResponseTooLargeError
+
+__all__ = ["DEFAULT_MAX_CONNECTIONS", "Response", "Transport", "Urllib3Response", "Urllib3Transport"]
+
+DEFAULT_MAX_CONNECTIONS = 64
+_READ_STEP = 1 << 20  # an unknown-length body is read this much at a time (never one huge allocation)
+_CHUNK = 64 * 1024
+
+
+class Response(Protocol):
+    """A reply whose body has not been read yet.
+
+    ``headers`` must look keys up case-insensitively. Every reader raises ``APITimeoutError`` when its
+    deadline passes, ``APIConnectionError`` when the connection breaks and ``ResponseTooLargeError``
+    over the limit; after any of them the connection is closed.
+    """
+
+    status: int
+    headers: Mapping[str, str]
+
+    def read_all(self, limit: int) -> bytes:
+        """The whole body, at most ``limit`` bytes (more raises), by the deadline given to ``send``."""
+        ...
+
+    def read_chunk(self, deadline: float) -> bytes:
+        """The next bytes of the body as they arrive (``b""`` at its end); waits until ``deadline`` at most."""
+        ...
+
+    def release(self) -> None:
+        """Done with a body read to its end: the connection goes back to the pool."""
+        ...
+
+    def close(self) -> None:
+        """Drop the connection (the rest of the body is never read)."""
+        ...
+
+
+class Transport(Protocol):
+    def send(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        body: bytes | None,
+        *,
+        deadline: float,
+    ) -> Response:
+        """Send one request and read the status line and headers by ``deadline`` (``time.monotonic()``).
+
+        Raises ``APIConnectionError`` (``request_sent=False`` when the request surely did not reach the
+        server), ``APITimeoutError`` and ``ConfigurationError`` (a request that is not valid HTTP).
+        """
+        ...
+
+    def close(self) -> None: ...
+
+
+# ---------------------------------------------------------------------- deadline-bound sockets
+
+
+class _Deadline:
+    """The monotonic time the next socket read must finish by; the reader moves it between reads."""
+
+    __slots__ = ("at",)
+
+    def __init__(self, at: float) -> None:
+        self.at = at
+
+
+_CURRENT: ContextVar[_Deadline | None] = ContextVar("workers_ai_deadline", default=None)
+
+
+class _DeadlineSocket:
+    """The socket as ``http.client`` reads it: no read waits long past the deadline.
+
+    Each read's socket timeout is the time left before the deadline, give or take a tenth: the timeout
+    is set again only when it is more than 10% off (``settimeout`` is a system call that drops the GIL,
+    which costs dearly with many threads). A read that times out early is simply made again, so a
+    read ends at most 10% of the time left after the deadline, and none starts after it.
+    """
+
+    __slots__ = ("_deadline", "_set", "_sock")
+
+    def __init__(self, sock: socket.socket, deadline: _Deadline) -> None:
+        self._sock = sock
+        self._deadline = deadline
+        self._set = sock.gettimeout() or 0.0  # what urllib3 set before reading the headers
+
+    def recv_into(self, buffer: Any, *args: int) -> int:
+        # The caller's arguments exactly (an SSLSocket reads 0 bytes when told nbytes=0).
+        while True:
+            left = self._deadline.at - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the deadline passed")
+            if not left * 0.9 <= self._set <= left * 1.1:
+                self._sock.settimeout(left)
+                self._set = left
+            try:
+                return self._sock.recv_into(buffer, *args)
+            except TimeoutError:
+                if self._deadline.at - time.monotonic() <= 0:
+                    raise
+                self._set = 0.0  # timed out early (the timeout was short of the deadline): set it again
+
+    def makefile(self, mode: str = "rb") -> io.BufferedReader:
+        # What socket.makefile("rb") builds, over this object so reads come through recv_into above.
+        self._sock._io_refs += 1  # type: ignore[attr-defined]  # released by SocketIO.close()
+        return io.BufferedReader(cast("io.RawIOBase", socket.SocketIO(cast("socket.socket", self), "rb")))
+
+    def _decref_socketios(self) -> None:
+        self._sock._decref_socketios()  # type: ignore[attr-defined]
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+
+_MAX_INTERIM = 16  # interim (1xx) replies skipped before the final one; more is a broken server
+
+
+class _BoundedHTTPResponse(http.client.HTTPResponse):
+    def __init__(self, sock: socket.socket, debuglevel: int = 0, method: str | None = None, url: str | None = None):
+        deadline = _CURRENT.get()
+        if deadline is not None:
+            sock = cast("socket.socket", _DeadlineSocket(sock, deadline))
+        super().__init__(sock, debuglevel, method, url)
+
+    def _read_status(self) -> tuple[str, int, str]:
+        # http.client skips only "100 Continue": any other interim reply (103 Early Hints) would be
+        # taken as the final reply, with the real one left in the socket for the next request to read.
+        for _ in range(_MAX_INTERIM):
+            version, status, reason = super()._read_status()  # type: ignore[misc]
+            if not 101 < status < 200:
+                return version, status, reason
+            for _ in range(http.client._MAXHEADERS + 1):  # type: ignore[attr-defined]  # pyright: ignore[reportPrivateUsage]
+                if self.fp.readline(http.client._MAXLINE + 1) in (b"\r\n", b"\n", b""):  # type: ignore[attr-defined]  # pyright: ignore[reportPrivateUsage]
+                    break
+            else:
+                raise http.client.HTTPException("an interim reply has too many header lines")
+        raise http.client.HTTPException(f"more than {_MAX_INTERIM} interim (1xx) replies")
+
+
+_ONE_WRITE_MAX = 64 * 1024
+
+
+def _joined_send(conn: HTTPConnection, data: Any, send: Callable[[Any], None]) -> None:
+    """Send the request head together with a small body: one write instead of two.
+
+    ``http.client`` sends the head, then urllib3 the body, each a system call (two more with a socket
+    timeout, which polls first) and each a point where the GIL is dropped; with many threads every such
+    drop costs a wait. The head is held back when a body of at most 64 KiB follows and goes out with it.
+    """
+    held: bytes | None = getattr(conn, "_held_head", None)
+    if held is not None:
+        conn._held_head = None  # type: ignore[attr-defined]
+        if isinstance(data, bytes):
+            send(held + data)
+            return
+        send(held)
+    elif isinstance(data, bytes) and data.endswith(b"\r\n\r\n"):
+        at = data.find(b"\r\nContent-Length: ")
+        if at > 0:
+            value = data[at + 18 : data.find(b"\r\n", at + 18)]
+            if value.isdigit() and 0 < int(value) <= _ONE_WRITE_MAX:
+                conn._held_head = data  # type: ignore[attr-defined]
+                return
+    send(data)
+
+
+def _upload_deadline(conn: HTTPConnection, data: Any) -> None:
+    """Before a large body is written: the socket may block until the call's deadline, not only for
+    urllib3's connect timeout (which it leaves on the socket while sending), so a big upload to a slow
+    reader is not cut after 10 s. Small bodies fit the socket buffer and never block: no system call."""
+    deadline = _CURRENT.get()
+    sock = conn.sock
+    if (
+        deadline is not None
+        and sock is not None
+        and isinstance(data, (bytes, bytearray))
+        and len(data) > _ONE_WRITE_MAX
+    ):
+        sock.settimeout(max(0.001, deadline.at - time.monotonic()))
+
+
+class _HTTPConnection(HTTPConnection):
+    response_class = _BoundedHTTPResponse
+    _held_head: bytes | None = None
+
+    def putrequest(self, *args: Any, **kwargs: Any) -> None:
+        self._held_head = None
+        super().putrequest(*args, **kwargs)
+
+    def send(self, data: Any) -> None:
+        _upload_deadline(self, data)
+        _joined_send(self, data, super().send)
+
+
+class _HTTPSConnection(HTTPSConnection):
+    response_class = _BoundedHTTPResponse
+    _held_head: bytes | None = None
+
+    def putrequest(self, *args: Any, **kwargs: Any) -> None:
+        self._held_head = None
+        super().putrequest(*args, **kwargs)
+
+    def send(self, data: Any) -> None:
+        _upload_deadline(self, data)
+        _joined_send(self, data, super().send)
+
+
+class _HTTPPool(HTTPConnectionPool):
+    ConnectionCls = _HTTPConnection  # pyright: ignore[reportAssignmentType]
+
+
+class _HTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _HTTPSConnection  # pyright: ignore[reportAssignmentType]
+
+
+_POOLS: dict[str, type[HTTPConnectionPool] | type[HTTPSConnectionPool]] = {"http": _HTTPPool, "https": _HTTPSPool}
+
+
+# ---------------------------------------------------------------------- the urllib3 transport
+
+
+class Urllib3Response:
+    """:class:`Response` over a urllib3 response opened with ``preload_content=False``."""
+
+    __slots__ = ("_deadline", "_decode", "_resp", "headers", "status")
+
+    def __init__(self, resp: urllib3.BaseHTTPResponse, deadline: _Deadline, decode: bool) -> None:
+        self._resp = resp
+        self._deadline = deadline
+        self._decode = decode
+        self.status = resp.status
+        self.headers: Mapping[str, str] = resp.headers
+
+    def read_all(self, limit: int) -> bytes:
+        resp = self._resp
+        length = None if self._decode else resp.length_remaining
+        if length is not None and length > limit:
+            self.close()
+            raise _too_large(self.status, self.headers, f"declares {length:,} bytes")
+        try:
+            if length is not None:
+                data = resp.read(length, decode_content=False) if length else b""
+                if len(data) < length:  # urllib3 raises on a short body; this is only a second guard
+                    self.close()
+                    raise APIConnectionError(
+                        f"connection failed: closed after {len(data):,} of {length:,} bytes (IncompleteRead)"
+                    )
+                resp.release_conn()  # the body is read to its end: the connection can serve the next call
+                return data
+            parts: list[bytes] = []
+            total = 0
+            while True:
+                chunk = resp.read(min(_READ_STEP, limit + 1 - total), decode_content=self._decode)
+                if not chunk:
+                    resp.release_conn()
+                    return b"".join(parts)
+                parts.append(chunk)
+                total += len(chunk)
+                if total > limit:
+                    self.close()
+                    raise _too_large(self.status, self.headers, "is longer")
+        except (ReadTimeoutError, TimeoutError) as exc:
+            self.close()
+            raise APITimeoutError(f"the reply body did not arrive in time ({_reason(exc)})") from None
+        except (ProtocolError, HTTPError, OSError) as exc:
+            self.close()
+            raise APIConnectionError(f"connection failed while reading the reply: {_reason(exc)}") from None
+
+    def read_chunk(self, deadline: float) -> bytes:
+        self._deadline.at = deadline
+        try:
+            return self._resp.read1(_CHUNK, decode_content=self._decode)
+        except (ReadTimeoutError, TimeoutError):
+            self.close()
+            raise APITimeoutError("nothing arrived in time") from None
+        except (ProtocolError, HTTPError, OSError) as exc:
+            self.close()
+            raise APIConnectionError(f"the reply broke off ({_reason(exc)})") from None
+
+    def release(self) -> None:
+        self._resp.release_conn()
+
+    def close(self) -> None:
+        resp = self._resp
+        try:
+            resp.close()
+        finally:
+            resp.release_conn()  # the pool gets the closed connection back and reconnects when next used
+
+
+_TRANSPORTS: weakref.WeakSet[Urllib3Transport] = weakref.WeakSet()
+
+
+def _after_fork() -> None:
+    for transport in list(_TRANSPORTS):
+        transport._forget_pool()  # pyright: ignore[reportPrivateUsage]
+
+
+os.register_at_fork(after_in_child=_after_fork)
+
+
+class Urllib3Transport:
+    """Keep-alive connection pools over urllib3; redirects and urllib3's own retries are off.
+
+    ``max_connections`` kept-alive connections per host (more threads than that still work, each extra
+    connection is closed after use). A forked child never uses its parent's connections: it starts a
+    pool of its own. Replies are not decompressed unless ``decompress`` is set (the client then asks
+    for gzip and the decoded size is capped like any other).
+    """
+
+    def __init__(
+        self,
+        *,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        connect_timeout: float = 10.0,
+        decompress: bool = False,
+    ) -> None:
+        self.max_connections = max_connections
+        self.decompress = decompress
+        self._connect_timeout = connect_timeout
+        self._pid = os.getpid()
+        self._pool = self._new_pool()
+        self._timeouts: dict[float, urllib3.Timeout] = {}
+        _TRANSPORTS.add(self)
+
+    def _new_pool(self) -> urllib3.PoolManager:
+        pool = urllib3.PoolManager(maxsize=self.max_connections, block=False, retries=False)
+        pool.pool_classes_by_scheme = _POOLS.copy()
+        return pool
+
+    def _forget_pool(self) -> None:
+        # The inherited sockets belong to the parent: drop them unclosed (closing an inherited TLS
+        # connection could disturb the parent's session) and start afresh.
+        self._pid = os.getpid()
+        self._pool = self._new_pool()
+
+    def send(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        body: bytes | None,
+        *,
+        deadline: float,
+    ) -> Urllib3Response:
+        if self._pid != os.getpid():
+            self._forget_pool()
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise APITimeoutError("the deadline passed before sending", request_sent=False)
+        # Timeouts are cached in tenths of a second, rounded down (never past the deadline): urllib3
+        # copies and checks a Timeout on every request, and a new one per call would add to that.
+        key = math.floor(left * 10.0) / 10.0
+        limits = self._timeouts.get(key) if key > 0 else None
+        if limits is None:
+            if len(self._timeouts) > 1000:
+                self._timeouts.clear()
+            limits = urllib3.Timeout(connect=min(self._connect_timeout, left), read=left)
+            if key > 0:
+                limits = self._timeouts[key] = urllib3.Timeout(connect=min(self._connect_timeout, key), read=key)
+        limit = _Deadline(deadline)
+        token = _CURRENT.set(limit)
+        try:
+            # urlopen rather than request(): the body is already bytes and the headers a fresh dict.
+            resp = self._pool.urlopen(
+                method,
+                url,
+                body=body,
+                headers=headers,
+                timeout=limits,
+                preload_content=False,
+                decode_content=self.decompress,
+                redirect=False,
+                retries=False,
+            )
+        except NewConnectionError as exc:
+            raise APIConnectionError(f"could not connect: {_reason(exc)}", request_sent=False) from None
+        except ConnectTimeoutError as exc:
+            raise APITimeoutError(f"could not connect: {_reason(exc)}", request_sent=False) from None
+        except SSLError as exc:
+            raise APIConnectionError(f"TLS failed: {_reason(exc)}", request_sent=False, retryable=False) from None
+        except (ReadTimeoutError, TimeoutError) as exc:
+            raise APITimeoutError(f"no reply in time ({_reason(exc)})") from None
+        except (ProtocolError, HTTPError, OSError) as exc:
+            raise APIConnectionError(f"connection failed: {_reason(exc)}") from None
+        except ValueError:
+            # http.client rejects header values with control characters and quotes the value: keep it out.
+            raise ConfigurationError("a request header value is not valid HTTP (check extra headers)") from None
+        finally:
+            _CURRENT.reset(token)
+        return Urllib3Response(resp, limit, self.decompress)
+
+    def close(self) -> None:
+        self._pool.clear()
+
+
+def _too_large(status: int, headers: Mapping[str, str], what: str) -> ResponseTooLargeError:
+    return ResponseTooLargeError(
+        f"the reply {what} than the client's max_response_bytes; it was not read",
+        status=status,
+        cf_ray=headers.get("cf-ray"),
+    )
+
+
+def _reason(exc: BaseException) -> str:
+    """urllib3's reason for a failure (it names host and cause, never request headers)."""
+    reason = getattr(exc, "reason", None) or exc
+    text = " ".join(str(reason).split())
+    return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
