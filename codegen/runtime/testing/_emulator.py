@@ -20,7 +20,7 @@ from ._http import Request
 from ._records import RecordedRequest
 from ._reply import Reply
 from ._server import HttpServer
-from ._settings import Settings
+from ._settings import Settings, checked_setting
 from ._state import State
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ class _Setting(Generic[T]):
         return value
 
     def __set__(self, emu: Emulator, value: T) -> None:
-        setattr(emu.settings, self.name, value)
+        setattr(emu.settings, self.name, checked_setting(self.name, value))
 
 
 class Emulator:
@@ -94,22 +94,23 @@ class Emulator:
         workers: int = 8,
         start: bool = True,
     ) -> None:
-        if min(batch_polls) < 0:
-            raise ValueError("batch_polls counts must be >= 0")
-        if workers < 1:
-            raise ValueError("workers must be >= 1")
-        self.settings = Settings(
-            account_id=account_id,
-            api_token=api_token,
-            batch_polls=(int(batch_polls[0]), int(batch_polls[1])),
-            batch_delay=batch_delay,
-            shuffle_batches=shuffle_batches,
-            stream_interval=stream_interval,
-            check_outputs=check_outputs,
-            log=log,
-            keep_requests=keep_requests,
-            keep_jobs=max(1, keep_jobs),
-        )
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"Emulator(workers=...) takes a whole number >= 1, got {workers!r}")
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+            raise ValueError(f"Emulator(port=...) takes 0 (any free port) to 65535, got {port!r}")
+        given = {
+            "account_id": account_id,
+            "api_token": api_token,
+            "batch_polls": batch_polls,
+            "batch_delay": batch_delay,
+            "shuffle_batches": shuffle_batches,
+            "stream_interval": stream_interval,
+            "check_outputs": check_outputs,
+            "log": log,
+            "keep_requests": keep_requests,
+            "keep_jobs": keep_jobs,
+        }
+        self.settings = Settings(**{name: checked_setting(name, value) for name, value in given.items()})
         self.catalog = Catalog.from_package(models)
         if schemas is not None:
             self.catalog.add_dir(schemas)
