@@ -47,6 +47,7 @@ __all__ = [
     "ServerTimeoutError",
     "StreamError",
     "ToolLoopError",
+    "UnknownInputWarning",
     "WorkersAIError",
     "code_of",
     "details_from",
@@ -60,6 +61,11 @@ __all__ = [
 
 class WorkersAIError(Exception):
     """Base class of every error raised by this package."""
+
+
+class UnknownInputWarning(UserWarning):
+    """An input key the model's schema does not declare (a typo such as ``contnt``); the request is sent
+    as given. ``strict_inputs=True`` on the client makes it an ``InputValidationError`` instead."""
 
 
 class ConfigurationError(WorkersAIError):

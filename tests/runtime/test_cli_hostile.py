@@ -156,3 +156,15 @@ def test_embed_prints_one_json_array_per_text_and_a_cost_that_is_not_zero(emu: E
     assert len(rows) == 3 and all(isinstance(r, list) and len(r) == 384 for r in rows)
     usage = done.stderr.decode().splitlines()[-1]
     assert "$0.000000" not in usage and "<$0.000001" in usage, usage
+
+
+def test_unknown_json_keys_warn_on_one_line_or_fail_with_strict(emu: Emulator) -> None:
+    before = len(emu.requests)
+    warned = cli(env_for(emu), "run", LLAMA, "--json", '{"prompt": "hi", "max_token": 5}')
+    err = warned.stderr.decode()
+    assert warned.returncode == 0 and "workers-ai: warning:" in err and "$.max_token" in err, err
+    assert "Traceback" not in err and "warnings.warn" not in err
+    refused = cli(env_for(emu), "run", LLAMA, "--strict", "--json", '{"prompt": "hi", "max_token": 5}')
+    err = refused.stderr.decode()
+    assert refused.returncode == 1 and "InputValidationError" in err and "$.max_token" in err, err
+    assert len(emu.requests) == before + 1  # the strict run sent nothing

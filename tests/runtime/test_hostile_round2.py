@@ -592,3 +592,53 @@ def test_run_tools_never_sends_null_content(kind: str) -> None:
     assert [m["role"] for m in sent] == ["user", "assistant", "tool"]
     assert all(isinstance(m.get("content"), str) for m in sent), sent
     assert sent[1]["tool_calls"][0]["id"] == "call0"
+
+
+# ---------------------------------------------------------------------- unknown input keys
+
+
+@kinds
+def test_unknown_input_keys_warn_with_their_path_or_are_refused_when_strict(kind: str) -> None:
+    with Server(_echo_any) as server:
+        result = _run(
+            kind,
+            f"""
+            import warnings
+            from workers_ai.errors import UnknownInputWarning
+
+            def warned(fn):
+                with warnings.catch_warnings(record=True) as seen:
+                    warnings.simplefilter("always")
+                    out = outcome(fn)
+                out["warnings"] = [str(w.message) for w in seen if w.category is UnknownInputWarning]
+                return out
+
+            ai = make()
+            llama = ai.model({LLAMA!r})
+            strict = make(strict_inputs=True)
+            result = {{
+                "run": warned(lambda: step(ai.run({LLAMA!r}, {{"messages": [{{"role": "user", "content": "x", "contnt": "y"}}]}}))),
+                "typo": warned(lambda: step(ai.run({LLAMA!r}, {{"prompt": "x", "max_token": 5}}))),
+                "typed": warned(lambda: step(llama.chat(messages=[{{"role": "user", "content": "x", "nmae": "a"}}]))),
+                "clean": warned(lambda: step(llama.chat(messages=[{{"role": "user", "content": "x"}}], max_tokens=5))),
+                "strict": warned(lambda: step(strict.run({LLAMA!r}, {{"prompt": "x", "max_token": 5}}))),
+                "strict_typed": warned(lambda: step(strict.model({LLAMA!r}).chat(
+                    messages=[{{"role": "user", "content": "x", "nmae": "a"}}]))),
+            }}
+            """,
+            server,
+        )
+    assert [w.split(": unknown")[0] for w in result["run"]["warnings"]] == [LLAMA], result
+    assert "at $.messages[0].contnt" in result["run"]["warnings"][0]
+    assert "at $.max_token" in result["typo"]["warnings"][0]
+    assert "at $.messages[0].nmae" in result["typed"]["warnings"][0]
+    assert result["clean"]["ok"] and result["clean"]["warnings"] == [], result["clean"]
+    for name in ("strict", "strict_typed"):
+        _error(result[name], "InputValidationError")
+        assert result[name]["warnings"] == []
+    assert "$.max_token" in result["strict"]["message"] and "$.messages[0].nmae" in result["strict_typed"]["message"]
+    assert len(server.requests) == 4  # warned requests are sent as given; strict ones are not
+
+
+def _echo_any(conn: socket.socket, req: RawRequest) -> bool:
+    return reply(conn, envelope({"response": "ok"}))

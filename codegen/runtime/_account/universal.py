@@ -52,7 +52,7 @@ class UniversalHandle(GenericHandle):
             self._url = self.client.api_url("ai/run")
         return self._url
 
-    def encode_input(self, payload: Any) -> bytes:
+    def encode_input(self, payload: Any, *, check_keys: bool = True) -> bytes:
         if isinstance(payload, msgspec.Struct):
             payload = msgspec.to_builtins(payload)
         if not isinstance(payload, Mapping):

@@ -6,6 +6,7 @@ import argparse
 import importlib
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,12 +47,12 @@ def _cmd_models(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no generated model has the task {args.task!r}", file=sys.stderr)
         return 1
-    if args.wide:
-        headers: tuple[str, ...] = ("MODEL", "TASK", "METHODS", "PRICE")
-        table = [(r["id"], r["task"], ", ".join(r["methods"]), r["price"] or "unknown") for r in rows]
-    else:
-        headers = ("MODEL", "TASK", "PRICE")
-        table = [(r["id"], r["task"], r["price"] or "unknown") for r in rows]
+    table: list[tuple[str, ...]] = []
+    for r in rows:
+        methods = ", ".join(r["methods"]) if args.wide else None
+        cells = (str(r["id"]), str(r["task"]), methods, str(r["price"] or "unknown"))
+        table.append(tuple(c for c in cells if c is not None))
+    headers = ("MODEL", "TASK", "METHODS", "PRICE") if args.wide else ("MODEL", "TASK", "PRICE")
     for line in _table([headers, *table], None if args.wide else _NARROW):
         print(line)
     return 0
@@ -156,7 +157,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if data is not None and data.get("stream") is True:
         del data["stream"]  # `"stream": true` inside the JSON means the same as --stream
         stream = True
-    ai = WorkersAI(base_url=args.base_url)
+    ai = WorkersAI(base_url=args.base_url, strict_inputs=args.strict)
+    warnings.formatwarning = _warning_line
     binary = _binary_only(ai, args.model)
     if args.output is None and not stream and binary and sys.stdout.isatty():
         print(binary_refusal(binary), file=sys.stderr)  # refused before anything is sent (or billed)
@@ -178,6 +180,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise
     finally:
         print(usage_line(ai.usage), file=sys.stderr)
+
+
+def _warning_line(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> str:
+    """Warnings (an unknown input key) as one plain line on stderr, without the source line."""
+    return f"workers-ai: warning: {message}\n"
 
 
 def _binary_only(ai: WorkersAI, model_id: str) -> str:
@@ -343,6 +350,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_run.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for a batch (default 600)")
     p_run.add_argument("--poll-interval", type=float, default=1.0, help="first wait between batch polls (grows)")
     p_run.add_argument("--base-url", default=None)
+    p_run.add_argument(
+        "--strict", action="store_true", help="refuse input keys the model's schema does not know (default: warn)"
+    )
     p_run.set_defaults(func=_cmd_run)
     p_embed = sub.add_parser("embed", help="embed many texts (one per line) through the batch API")
     p_embed.add_argument("model")

@@ -16,6 +16,7 @@ from .._core.decode import OutputDecoder, decode_typed, split_error, validator_f
 from .._core.envelope import media_type, unwrap
 from .._core.jsonview import as_list, as_object
 from .._core.pickling import handle_of
+from .._core.unknown import check_unknown_keys
 from .._core.usage import Usage
 from .._tools.structured import Parsed, check_no_stream, is_schema_type, json_payload, parse_into, textual
 from ..errors import InputValidationError, ModelDeprecatedError, ResponseDecodeError, StreamError, error_from
@@ -75,6 +76,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
     def validate(self, request: msgspec.Struct) -> bytes:
         """Encode ``request`` and check it against the schema constraints; returns the JSON body."""
         body = encode_body(request, self.model_id)
+        check_unknown_keys(self.model_id, request, type(request), strict=self.client.strict_inputs)
         checker = validator_for(type(request))
         if checker is not None:
             try:
@@ -84,8 +86,10 @@ class HandleBase(Generic[SessionT, InT, OutT]):
                 raise InputValidationError(self.model_id, path, message) from None
         return body
 
-    def encode_input(self, payload: Any) -> bytes:
-        """The JSON body for a struct or mapping payload, validated against its input variant."""
+    def encode_input(self, payload: Any, *, check_keys: bool = True) -> bytes:
+        """The JSON body for a struct or mapping payload, validated against its input variant; keys the
+        variant does not declare warn (``UnknownInputWarning``) or, with ``strict_inputs``, raise.
+        ``check_keys=False`` is for payloads the SDK extends itself (the tool loop's turns)."""
         if isinstance(payload, msgspec.Struct):
             return self.validate(payload)
         if not isinstance(payload, Mapping):
@@ -102,7 +106,9 @@ class HandleBase(Generic[SessionT, InT, OutT]):
                 raise InputValidationError(
                     self.model_id, "$.response_format", "this model has no JSON mode (no `response_format` input)"
                 )
-            self._check_mapping(data)
+            matched = self._check_mapping(data)
+            if check_keys:
+                check_unknown_keys(self.model_id, data, matched, strict=self.client.strict_inputs)
         return encode_body(data, self.model_id)
 
     def _check_mapping(self, data: Mapping[str, Any]) -> type[Any]:
@@ -291,7 +297,7 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         """Run with a mapping (validated like :meth:`run`): ``(output decoded into expect, result as sent)``.
         What ``run_tools`` calls each round: tool calls are read from the result as sent, since a
         model's output struct may declare only one of the two tool-call shapes."""
-        output, raw = self._decoded_pair(self._post(self.encode_input(payload)), expect)
+        output, raw = self._decoded_pair(self._post(self.encode_input(payload, check_keys=False)), expect)
         return self._counted(output), raw
 
     def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> BatchJob[OutT]:

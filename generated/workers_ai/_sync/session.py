@@ -112,6 +112,7 @@ class SessionConfig(Rebuildable):
         compress: bool = False,
         session_affinity: str | None = None,
         rate_limit: RateLimit | RateBudget | str = "published",
+        strict_inputs: bool = False,
     ) -> None:
         account_id = account_id or os.environ.get("CLOUDFLARE_ACCOUNT_ID")
         api_token = api_token or os.environ.get("CLOUDFLARE_API_TOKEN")
@@ -131,6 +132,9 @@ class SessionConfig(Rebuildable):
         if api_token != api_token.strip() or any(c in api_token for c in "\r\n\0"):
             # Never echo it: a token pasted from a file often carries a newline.
             raise ConfigurationError("the API token has surrounding whitespace or a line break; strip it first")
+        if not isinstance(strict_inputs, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ConfigurationError("strict_inputs must be True or False")
+        self.strict_inputs = strict_inputs
         self.account_id = check_account_id(account_id)
         self.__token = api_token
         if base_url is None and os.environ.get("CLOUDFLARE_BASE_URL"):
