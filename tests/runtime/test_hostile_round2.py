@@ -617,7 +617,8 @@ def test_unknown_input_keys_warn_with_their_path_or_are_refused_when_strict(kind
             llama = ai.model({LLAMA!r})
             strict = make(strict_inputs=True)
             result = {{
-                "run": warned(lambda: step(ai.run({LLAMA!r}, {{"messages": [{{"role": "user", "content": "x", "contnt": "y"}}]}}))),
+                "run": warned(lambda: step(ai.run({LLAMA!r}, {{"messages": [{{"role": "user", "content": "x",
+                                                                            "contnt": "y"}}]}}))),
                 "typo": warned(lambda: step(ai.run({LLAMA!r}, {{"prompt": "x", "max_token": 5}}))),
                 "typed": warned(lambda: step(llama.chat(messages=[{{"role": "user", "content": "x", "nmae": "a"}}]))),
                 "clean": warned(lambda: step(llama.chat(messages=[{{"role": "user", "content": "x"}}], max_tokens=5))),
