@@ -7,6 +7,7 @@ folder, and its stdout must equal the text block exactly.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import subprocess
@@ -21,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BLOCKS = re.findall(r"^```(\w*)\n(.*?)^```\n", (ROOT / "README.md").read_text(), re.S | re.M)
 PAIRS = [
     (code, shown)
-    for (lang, code), (next_lang, shown) in zip(BLOCKS, BLOCKS[1:])
+    for (lang, code), (next_lang, shown) in itertools.pairwise(BLOCKS)
     if lang == "python" and next_lang == "text"
 ]
 
