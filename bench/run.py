@@ -14,7 +14,7 @@ Where things run:
   process on 127.0.0.1, so the server's CPU never counts as the client's.
 
 Options: ``--quick`` (fewer repeats, for trying the harness), ``--only NAME ...`` (sections: cold,
-calls, batch, sse, load, async, generator, footprint, typing), ``--skip-peers`` (no comparison SDKs).
+calls, batch, sse, load, async, emulator, generator, footprint, typing), ``--skip-peers`` (no comparison SDKs).
 """
 
 from __future__ import annotations
@@ -505,6 +505,18 @@ def bench_async(seconds: float, rounds: int) -> dict[str, Any]:
         out.setdefault("ratio_vs_threads", {})[level] = (
             out["ours_async"][level]["calls_per_s"] / out["ours_threads"][level]["calls_per_s"]
         )
+    return out
+
+
+def bench_emulator(seconds: float) -> dict[str, Any]:
+    """The emulator under a test suite's load: calls/s from 64 client threads (another process) for a
+    rank, an embedding and a chat reply, and the rank against bench/_server.py (cached bytes) as the floor."""
+    with background([PY, str(BENCH / "_emulator.py"), "serve"], "EMULATOR ", timeout=60) as spec:
+        base, account, token = spec.split()
+        with background([PY, str(BENCH / "_server.py"), "0", "0"], "PORT ") as port:
+            floor = f"http://127.0.0.1:{port}/client/v4"
+            cmd = [PY, str(BENCH / "_emulator.py"), "client", base, account, token, str(seconds), floor]
+            out: dict[str, Any] = run_json(cmd, timeout=300)
     return out
 
 
@@ -1024,6 +1036,33 @@ def render_markdown(results: dict[str, Any]) -> str:
             )
         w("")
 
+    emulator = results.get("emulator")
+    if emulator:
+        w("## The emulator under a test suite's load")
+        w("")
+        if "error" in emulator:
+            w(f"Not run: {emulator['error']}")
+        else:
+            w(
+                f"{emulator['threads']} client threads in another process, one `urllib3.PoolManager(maxsize=64)`, "
+                "against `workers_ai.testing.Emulator` (8 workers); floor: the same rank against "
+                "`bench/_server.py`, which only returns cached bytes (`bench/_emulator.py`)."
+            )
+            w("")
+            w("| Workload | calls/s | errors |")
+            w("|---|---|---|")
+            for key, label in (
+                ("rank", "bge-m3 rank, 3 contexts"),
+                ("embed", "bge-m3 embeddings, 2 x 1024"),
+                ("chat", "llama-3.1-8b chat reply"),
+                ("floor_rank", "floor: the rank as cached bytes"),
+            ):
+                row = emulator[key]
+                w(f"| {label} | {row['calls_per_s']:,.0f} | {row['errors']:.0f} |")
+            w("")
+            w(f"Rank vs floor: {emulator['rank_vs_floor']:.2f}x.")
+        w("")
+
     load = results.get("load")
     if load:
         w("## Streaming and many threads")
@@ -1178,7 +1217,7 @@ def _us(value: float) -> str:
 # --------------------------------------------------------------------------- main
 
 
-SECTIONS = ["cold", "calls", "batch", "sse", "load", "async", "generator", "footprint", "typing"]
+SECTIONS = ["cold", "calls", "batch", "sse", "load", "async", "emulator", "generator", "footprint", "typing"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1208,6 +1247,7 @@ def main(argv: list[str] | None = None) -> int:
             ("sse", lambda: bench_sse(2.0 if quick else 10.0, 2 if quick else 5)),
             ("load", lambda: bench_load(envs, 5 if quick else 15, 1.0 if quick else 3.0)),
             ("async", lambda: bench_async(1.0 if quick else 2.0, 1 if quick else 3)),
+            ("emulator", lambda: bench_emulator(1.0 if quick else 3.0)),
             ("generator", lambda: bench_generator(work)),
             ("footprint", lambda: bench_footprint(envs, wheel_info)),
             ("typing", lambda: bench_typing(envs, work, 1 if quick else 3)),

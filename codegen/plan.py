@@ -254,7 +254,7 @@ class ModelPlan:
         up = "." * (self.module.count(".") + 1)
         lines: list[str] = []
         if any(m.kind == "requests" for m in self.methods):
-            lines.append(f"from {up}_aio.batch import AsyncBatchJob")
+            lines.append(f"from {up}_batch.jobs import AsyncBatchJob")
         if any(m.streams for m in self.methods):
             lines.append(f"from {up}_aio.stream import AsyncStreamRequest")
         return tuple(lines)
@@ -728,7 +728,7 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
         need["typing"].add("TYPE_CHECKING")
     if any(prm.loose for m in p.methods for prm in m.params):
         need["typing"].add("cast")
-    need[_relative(depth, "_sync.handle")] = {"ModelHandle", "ModelInfo", "OutputDecoder"}
+    need[_relative(depth, "_handles.sync")] = {"ModelHandle", "ModelInfo", "OutputDecoder"}
     if any(m.kind == "requests" for m in p.methods):
         need.setdefault("collections.abc", set()).add("Sequence")
         need[_relative(depth, "_batch.jobs")] = {"BatchJob", "BatchRequest"}
@@ -744,7 +744,7 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
         need["typing"].add("Literal")
         need.setdefault("collections.abc", set()).update({"Callable", "Mapping", "Sequence"})
     # The async twin: _aio_handle imports nothing heavy; its batch and stream types are TYPE_CHECKING imports.
-    need[_relative(depth, "_aio.handle")] = {"AsyncModelHandle"}
+    need[_relative(depth, "_handles.aio")] = {"AsyncModelHandle"}
     if any(m.kind == "json" for m in p.methods):
         need.setdefault("", set()).add("msgspec")
     binary = {"BinaryInput"} if any(m.kind == "binary" for m in p.methods) else set[str]()

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from typing import Any, Literal, overload
 
 from ._batch.jobs import BatchJob
-from ._sync.client import BaseClient
-from ._sync.handle import ModelHandle
+from ._clients.sync import BaseClient
+from ._handles.sync import ModelHandle
 from ._sync.stream import EventStream
 
 class WorkersAI(BaseClient):

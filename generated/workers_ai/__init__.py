@@ -14,7 +14,7 @@ from ._core.binary import BinaryOutput
 from ._batch.chunking import BatchProgress
 from ._client import WorkersAI
 from ._core.gateway import Gateway
-from ._sync.handle import ModelHandle, ModelInfo
+from ._handles.sync import ModelHandle, ModelInfo
 from ._account.finetunes import Finetune
 from ._sync.stream import EventStream, StreamEvent, StreamResult
 from ._tools.structured import Parsed
@@ -23,18 +23,18 @@ from ._tools.toolcall import ToolCall, tool_calls
 from ._core.usage import Usage
 
 if TYPE_CHECKING:
-    from ._aio.batch import AsyncBatchJob
+    from ._batch.jobs import AsyncBatchJob
     from ._aio_client import AsyncWorkersAI
-    from ._aio.handle import AsyncModelHandle
+    from ._handles.aio import AsyncModelHandle
     from ._aio.stream import AsyncEventStream, AsyncStreamRequest
     from ._tools.toolloop import ToolRun, reply_text
 
 # The async client loads on first use: ``import workers_ai`` never imports asyncio or aiohttp; the tool
 # loop (and the inspect module it needs) loads with the first model that uses it.
 _LAZY = {
-    "AsyncBatchJob": "_aio.batch",
+    "AsyncBatchJob": "_batch.jobs",
     "AsyncEventStream": "_aio.stream",
-    "AsyncModelHandle": "_aio.handle",
+    "AsyncModelHandle": "_handles.aio",
     "AsyncStreamRequest": "_aio.stream",
     "AsyncWorkersAI": "_aio_client",
     "ToolRun": "_tools.toolloop",

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from ._aio.batch import AsyncBatchJob
-from ._aio.client import AsyncBaseClient
-from ._aio.handle import AsyncModelHandle
+from ._batch.jobs import AsyncBatchJob
+from ._clients.aio import AsyncBaseClient
+from ._handles.aio import AsyncModelHandle
 from ._aio.stream import AsyncStreamRequest
 
 if TYPE_CHECKING:
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .models.cf.black_forest_labs.flux_2_klein_4b import AsyncFlux2Klein4b as _H_cf__black_forest_labs__flux_2_klein_4b, Flux2Klein4bInput as _In_cf__black_forest_labs__flux_2_klein_4b, Flux2Klein4bOutput as _Out_cf__black_forest_labs__flux_2_klein_4b
     from .models.cf.black_forest_labs.flux_2_klein_9b import AsyncFlux2Klein9b as _H_cf__black_forest_labs__flux_2_klein_9b, Flux2Klein9bInput as _In_cf__black_forest_labs__flux_2_klein_9b, Flux2Klein9bOutput as _Out_cf__black_forest_labs__flux_2_klein_9b
     from .models.cf.bytedance.stable_diffusion_xl_lightning import AsyncStableDiffusionXlLightning as _H_cf__bytedance__stable_diffusion_xl_lightning, StableDiffusionXlLightningInput as _In_cf__bytedance__stable_diffusion_xl_lightning, StableDiffusionXlLightningOutput as _Out_cf__bytedance__stable_diffusion_xl_lightning
+    from .models.cf.cloudflare.clairic import AsyncClairic as _H_cf__cloudflare__clairic, ClairicInput as _In_cf__cloudflare__clairic, ClairicOutput as _Out_cf__cloudflare__clairic
     from .models.cf.cloudflare.clef import AsyncClef as _H_cf__cloudflare__clef, ClefInput as _In_cf__cloudflare__clef, ClefOutput as _Out_cf__cloudflare__clef
     from .models.cf.cloudflare.clef_flash import AsyncClefFlash as _H_cf__cloudflare__clef_flash, ClefFlashInput as _In_cf__cloudflare__clef_flash, ClefFlashOutput as _Out_cf__cloudflare__clef_flash
     from .models.cf.cloudflare.clef_omni import AsyncClefOmni as _H_cf__cloudflare__clef_omni, ClefOmniInput as _In_cf__cloudflare__clef_omni, ClefOmniOutput as _Out_cf__cloudflare__clef_omni
@@ -153,6 +154,8 @@ class AsyncWorkersAI(AsyncBaseClient):
     def model(self, model_id: Literal['@cf/black-forest-labs/flux-2-klein-9b']) -> _H_cf__black_forest_labs__flux_2_klein_9b: ...
     @overload
     def model(self, model_id: Literal['@cf/bytedance/stable-diffusion-xl-lightning']) -> _H_cf__bytedance__stable_diffusion_xl_lightning: ...
+    @overload
+    def model(self, model_id: Literal['@cf/cloudflare/clairic']) -> _H_cf__cloudflare__clairic: ...
     @overload
     def model(self, model_id: Literal['@cf/cloudflare/clef']) -> _H_cf__cloudflare__clef: ...
     @overload
@@ -331,7 +334,8 @@ class AsyncWorkersAI(AsyncBaseClient):
     def model(self, model_id: str) -> AsyncModelHandle[Any, Any]: ...
     def model(self, model_id: str) -> AsyncModelHandle[Any, Any]:
         """The typed handle for ``model_id`` (its module is imported on first use)."""
-        return self._model(model_id)
+        handle: AsyncModelHandle[Any, Any] = self._model(model_id)
+        return handle
 
     @overload
     def run(
@@ -498,6 +502,17 @@ class AsyncWorkersAI(AsyncBaseClient):
         headers: Mapping[str, str] | None = None,
         session_affinity: str | None = None,
     ) -> Coroutine[Any, Any, _Out_cf__bytedance__stable_diffusion_xl_lightning]: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/cloudflare/clairic'],
+        payload: _In_cf__cloudflare__clairic | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
+    ) -> Coroutine[Any, Any, _Out_cf__cloudflare__clairic]: ...
     @overload
     def run(
         self,

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ._batch.jobs import BatchJob
-from ._sync.client import BaseClient
-from ._sync.handle import ModelHandle
+from ._clients.sync import BaseClient
+from ._handles.sync import ModelHandle
 from ._sync.stream import EventStream
 
 if TYPE_CHECKING:
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .models.cf.black_forest_labs.flux_2_klein_4b import Flux2Klein4b as _H_cf__black_forest_labs__flux_2_klein_4b, Flux2Klein4bInput as _In_cf__black_forest_labs__flux_2_klein_4b, Flux2Klein4bOutput as _Out_cf__black_forest_labs__flux_2_klein_4b
     from .models.cf.black_forest_labs.flux_2_klein_9b import Flux2Klein9b as _H_cf__black_forest_labs__flux_2_klein_9b, Flux2Klein9bInput as _In_cf__black_forest_labs__flux_2_klein_9b, Flux2Klein9bOutput as _Out_cf__black_forest_labs__flux_2_klein_9b
     from .models.cf.bytedance.stable_diffusion_xl_lightning import StableDiffusionXlLightning as _H_cf__bytedance__stable_diffusion_xl_lightning, StableDiffusionXlLightningInput as _In_cf__bytedance__stable_diffusion_xl_lightning, StableDiffusionXlLightningOutput as _Out_cf__bytedance__stable_diffusion_xl_lightning
+    from .models.cf.cloudflare.clairic import Clairic as _H_cf__cloudflare__clairic, ClairicInput as _In_cf__cloudflare__clairic, ClairicOutput as _Out_cf__cloudflare__clairic
     from .models.cf.cloudflare.clef import Clef as _H_cf__cloudflare__clef, ClefInput as _In_cf__cloudflare__clef, ClefOutput as _Out_cf__cloudflare__clef
     from .models.cf.cloudflare.clef_flash import ClefFlash as _H_cf__cloudflare__clef_flash, ClefFlashInput as _In_cf__cloudflare__clef_flash, ClefFlashOutput as _Out_cf__cloudflare__clef_flash
     from .models.cf.cloudflare.clef_omni import ClefOmni as _H_cf__cloudflare__clef_omni, ClefOmniInput as _In_cf__cloudflare__clef_omni, ClefOmniOutput as _Out_cf__cloudflare__clef_omni
@@ -149,6 +150,8 @@ class WorkersAI(BaseClient):
     def model(self, model_id: Literal['@cf/black-forest-labs/flux-2-klein-9b']) -> _H_cf__black_forest_labs__flux_2_klein_9b: ...
     @overload
     def model(self, model_id: Literal['@cf/bytedance/stable-diffusion-xl-lightning']) -> _H_cf__bytedance__stable_diffusion_xl_lightning: ...
+    @overload
+    def model(self, model_id: Literal['@cf/cloudflare/clairic']) -> _H_cf__cloudflare__clairic: ...
     @overload
     def model(self, model_id: Literal['@cf/cloudflare/clef']) -> _H_cf__cloudflare__clef: ...
     @overload
@@ -327,7 +330,8 @@ class WorkersAI(BaseClient):
     def model(self, model_id: str) -> ModelHandle[Any, Any]: ...
     def model(self, model_id: str) -> ModelHandle[Any, Any]:
         """The typed handle for ``model_id`` (its module is imported on first use)."""
-        return self._model(model_id)
+        handle: ModelHandle[Any, Any] = self._model(model_id)
+        return handle
 
     @overload
     def run(
@@ -494,6 +498,17 @@ class WorkersAI(BaseClient):
         headers: Mapping[str, str] | None = None,
         session_affinity: str | None = None,
     ) -> _Out_cf__bytedance__stable_diffusion_xl_lightning: ...
+    @overload
+    def run(
+        self,
+        model_id: Literal['@cf/cloudflare/clairic'],
+        payload: _In_cf__cloudflare__clairic | Mapping[str, Any],
+        *,
+        stream: Literal[False] = False,
+        queue_request: Literal[False] = False,
+        headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
+    ) -> _Out_cf__cloudflare__clairic: ...
     @overload
     def run(
         self,
@@ -1477,7 +1492,7 @@ class WorkersAI(BaseClient):
         Ids that are not ``@cf/``/``@hf/`` (e.g. ``openai/gpt-4.1-mini``) go to the universal ``/ai/run``
         route with the model in the body. ``session_affinity`` sends ``x-session-affinity`` (prompt caching).
         """
-        return self._run(
+        return self._dispatch(
             model_id,
             payload,
             stream=stream,

@@ -59,7 +59,7 @@ def test_undefined_names_catches_what_would_fail_on_import() -> None:
 
 
 def test_reserved_methods_cover_every_model_handle_member() -> None:
-    from workers_ai._sync.handle import ModelHandle
+    from workers_ai._handles.sync import ModelHandle
 
     own = [vars(c) for c in ModelHandle.__mro__ if c.__module__.startswith("workers_ai")]
     members = {n for d in own for n in d if not (n.startswith("__") and n.endswith("__"))}
@@ -79,7 +79,7 @@ def test_titles_never_shadow_handle_members_or_make_empty_names(tmp_path: Path) 
     with importable(out, "pkg_titles"):
         module = model_modules("pkg_titles")["@cf/x/titles"]
         handle = getattr(module, module.__all__[0])
-        from pkg_titles._sync.handle import ModelHandle
+        from pkg_titles._handles.sync import ModelHandle
 
         own = [n for n in vars(handle) if not n.startswith("_") and callable(getattr(handle, n))]
         assert len(own) == len(titles), own

@@ -90,7 +90,7 @@ def test_tool_call_then_text_after_the_tool_result(client: openai.OpenAI) -> Non
     parameters: Any = WEATHER["function"]
     assert Draft7Validator(parameters["parameters"]).is_valid(arguments) and arguments["unit"] in ("c", "f")
     messages += [
-        {"role": "assistant", "content": None, "tool_calls": [call0.model_dump()]},
+        {"role": "assistant", "content": "", "tool_calls": [call0.model_dump()]},  # null: 400 on /ai/v1
         {"role": "tool", "tool_call_id": call0.id, "content": '{"temp": 21}'},
     ]
     second = client.chat.completions.create(model=LLAMA, messages=messages, tools=[WEATHER])

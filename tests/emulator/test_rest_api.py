@@ -3,6 +3,7 @@ validation, discovery, binary bodies, streaming framing, keep-alive, concurrency
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import re
@@ -416,6 +417,39 @@ def test_command_line_prints_credentials_and_stops_on_ctrl_c(command: list[str],
             proc.stdout.close()
             proc.stderr.close()
     assert proc.returncode == 0
+
+
+def test_workers_ai_serve_takes_every_emulator_option(http: urllib3.PoolManager) -> None:
+    """One definition: every ``Emulator(...)`` keyword is an option of ``python -m workers_ai.testing``,
+    and ``workers-ai serve`` hands its arguments there (checked by running it with several)."""
+    from workers_ai.testing.__main__ import build_parser, emulator_options
+
+    keywords = set(inspect.signature(Emulator).parameters) - {"start"}
+    assert set(emulator_options(build_parser().parse_args([]))) == keywords
+    command = str(Path(sys.executable).parent / "workers-ai")
+    if not Path(command).exists():
+        pytest.skip(f"{command} is not installed")
+    args = ["--port", "0", "--token", "t0k", "--account-id", "acc9", "--models", BGE, "--batch-polls", "0", "0"]
+    proc, env = _serve([command, "serve", *args, "--workers", "2", "--no-shuffle-batches", "--check-outputs"])
+    try:
+        assert env["CLOUDFLARE_ACCOUNT_ID"] == "acc9" and env["CLOUDFLARE_API_TOKEN"] == "t0k"
+        base = f"{env['CLOUDFLARE_BASE_URL']}/accounts/acc9/ai/run/"
+        auth = {"Authorization": "Bearer t0k"}
+        assert http.request("POST", base + BGE, body=b'{"text":"cli"}', headers=auth).status == 200
+        other = http.request("POST", base + "@cf/baai/bge-small-en-v1.5", body=b'{"text":"x"}', headers=auth)
+        assert other.status == 400  # --models: only bge-m3 is served
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=15)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            assert proc.stdout is not None and proc.stderr is not None
+            proc.stdout.close()
+            proc.stderr.close()
+    help_text = subprocess.run([command, "serve", "--help"], capture_output=True, text=True, check=True).stdout
+    assert help_text.startswith("usage: workers-ai serve") and "--batch-delay" in help_text
 
 
 def test_importing_the_sdk_does_not_import_the_emulator_or_jsonschema() -> None:

@@ -69,7 +69,8 @@ def test_llama_generate_chat_and_stream(workers_ai_client: WorkersAI) -> None:
 
 def test_max_tokens_cuts_the_reply(workers_ai_client: WorkersAI) -> None:
     out = workers_ai_client.model(LLAMA).generate(prompt="one two three four five six seven", max_tokens=3)
-    assert isinstance(out.response, str) and len(out.response.split()) == 3
+    assert isinstance(out.response, str) and 0 < len(out.response.split()) <= 3
+    assert out.usage is not None and out.usage.completion_tokens == 3  # exactly the limit, never one more
 
 
 def test_binary_png_model(workers_ai_client: WorkersAI) -> None:

@@ -7,12 +7,13 @@ from typing import Any, TypeVar, cast
 
 import msgspec
 
+from .._core.config import SessionConfig
 from .._core.envelope import unwrap
+from .._core.flow import Flow
 from .._core.form import FileInput, FormField, encode_form, guess_type, read_file_input
-from .._sync.session import Session
 from ..errors import InputValidationError, ResponseDecodeError
 
-__all__ = ["MarkdownFormat", "MarkdownResult", "supported_formats", "to_markdown"]
+__all__ = ["MarkdownFormat", "MarkdownResult", "supported_flow", "to_markdown_flow"]
 
 T = TypeVar("T")
 
@@ -39,7 +40,7 @@ class MarkdownFormat(msgspec.Struct, frozen=True, rename={"mime_type": "mimeType
     mime_type: str
 
 
-def to_markdown(session: Session, files: Sequence[FileInput] | FileInput) -> list[MarkdownResult]:
+def to_markdown_flow(session: SessionConfig, files: Sequence[FileInput] | FileInput) -> Flow[list[MarkdownResult]]:
     """Convert ``files`` (paths, binary files, ``(name, bytes)`` pairs) in one request; one result per file,
     in order. A file the API cannot convert gets a result with ``error`` set; the others are still converted."""
     single = isinstance(files, (str, tuple)) or not isinstance(files, Sequence)
@@ -51,7 +52,7 @@ def to_markdown(session: Session, files: Sequence[FileInput] | FileInput) -> lis
     if not fields:
         raise InputValidationError("tomarkdown", "$.files", "to_markdown needs at least one file")
     body, content_type = encode_form(fields)
-    reply = session.request("POST", session.api_url("ai/tomarkdown"), body, content_type=content_type)
+    reply = yield from session.request_flow("POST", session.api_url("ai/tomarkdown"), body, content_type=content_type)
     result, messages = unwrap(reply.status, reply.headers, reply.data, model_id=None, what="tomarkdown reply")
     session.remember(reply.status, reply.headers, messages)
     return in_order(_convert(result, list[MarkdownResult], reply.data), [f[0] for _, f in fields], reply.data)
@@ -74,9 +75,9 @@ def in_order(results: list[MarkdownResult], names: list[str], body: bytes) -> li
     return [pending[name].pop(0) for name in names]
 
 
-def supported_formats(session: Session) -> list[MarkdownFormat]:
+def supported_flow(session: SessionConfig) -> Flow[list[MarkdownFormat]]:
     """``GET /ai/tomarkdown/supported``."""
-    env = session.get_json("ai/tomarkdown/supported")
+    env = yield from session.get_json_flow("ai/tomarkdown/supported")
     return _convert(env.get("result"), list[MarkdownFormat], b"")
 
 

@@ -18,7 +18,7 @@ import time
 from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from .._sync.transport import DEFAULT_MAX_CONNECTIONS
+from .._core.options import DEFAULT_MAX_CONNECTIONS
 from ..errors import APIConnectionError, APITimeoutError, ConfigurationError, ResponseTooLargeError
 
 if TYPE_CHECKING:

@@ -20,17 +20,18 @@ import types
 import typing
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Annotated, Any, ClassVar, Generic, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 import msgspec
 
 from .._core.body import encode_body
+from .._core.config import Reply, SessionConfig
 from .._core.decode import OutputDecoder, split_error
 from .._core.envelope import checked
+from .._core.flow import Flow, Sleep
 from .._core.jsonview import as_list, as_object
 from .._core.retry import check_seconds
 from .._core.usage import Usage, usage_from
-from .._sync.session import Reply, Session, SessionConfig
 from ..errors import (
     APITimeoutError,
     BatchError,
@@ -54,7 +55,12 @@ __all__ = [
     "BatchStatus",
     "BatchStatusWarning",
     "BatchModel",
+    "AsyncBatchJob",
+    "AsyncBatchTarget",
     "BatchTarget",
+    "asubmit",
+    "encode_batch",
+    "submit_flow",
     "PollSchedule",
     "batch_item_types",
     "check_batch_size",
@@ -66,8 +72,13 @@ __all__ = [
     "union_members",
 ]
 
+if TYPE_CHECKING:
+    from .._aio.session import AsyncSession
+    from .._sync.session import Session
+
 T_co = TypeVar("T_co", covariant=True)
 OutT = TypeVar("OutT")
+JobT = TypeVar("JobT", bound="BatchJobBase[Any]")
 
 PENDING = frozenset({"queued", "running"})
 KNOWN = frozenset({"queued", "running", "done", "failed"})
@@ -91,20 +102,18 @@ class BatchModel(Protocol):
     def validate(self, request: msgspec.Struct) -> bytes: ...
 
 
-class BatchTarget(Protocol):
-    """What batches need of a model handle: its session, id, decoder and input types."""
+class BatchTarget(BatchModel, Protocol):
+    """A model handle of the sync client (its session runs flows with blocking I/O)."""
 
     @property
     def client(self) -> Session: ...
 
+
+class AsyncBatchTarget(BatchModel, Protocol):
+    """A model handle of the async client (its session runs flows with awaited I/O)."""
+
     @property
-    def model_id(self) -> str: ...
-
-    decoder: ClassVar[OutputDecoder]
-    batch_input: ClassVar[type[Any] | None]
-    input_types: ClassVar[tuple[tuple[type[Any], tuple[str, ...]], ...]]
-
-    def validate(self, request: msgspec.Struct) -> bytes: ...
+    def client(self) -> AsyncSession: ...
 
 
 class BatchStatusWarning(UserWarning):
@@ -333,6 +342,45 @@ class BatchJobBase(Generic[OutT]):
             )
         return None, wait
 
+    # ------------------------------------------------------------------ flows (run by the client's driver)
+
+    def poll_flow(self, deadline: float | None = None) -> Flow[Reply]:
+        """One status request (POST ``{"request_id": ...}`` with ``?queueRequest=true``), the reply unread."""
+        client = self.handle.client
+        body = msgspec.json.encode({"request_id": self.request_id})
+        url = client.run_url(self.model) + "?queueRequest=true"
+        return (yield from client.request_flow("POST", url, body, model_id=self.model, deadline=deadline))
+
+    def status_flow(self, deadline: float | None = None) -> Flow[BatchStatus]:
+        """Poll once and read the status (the results are kept once the job is done)."""
+        return self.read_status((yield from self.poll_flow(deadline)))
+
+    def wait_flow(
+        self,
+        timeout: float,
+        poll_interval: float,
+        max_interval: float,
+        on_progress: Callable[[BatchStatus, float], None] | None,
+    ) -> Flow[BatchResult[OutT]]:
+        """Poll until the job is done (see ``BatchJob.wait``)."""
+        schedule = PollSchedule(timeout, poll_interval, max_interval, self._clock)
+        if self._result is not None:
+            return self._result
+        # Polls are bounded in real time too (the schedule's clock may be a test's): none outlives the call.
+        deadline = time.monotonic() + timeout
+        warned: set[str] = set()
+        while True:
+            try:
+                st = yield from self.status_flow(deadline)
+            except APITimeoutError:
+                if time.monotonic() < deadline:
+                    raise
+                raise self._poll_timed_out(timeout) from None
+            result, wait = self._after_poll(st, schedule, timeout, warned, on_progress)
+            if result is not None:
+                return result
+            yield Sleep(wait)
+
     # ------------------------------------------------------------------ results
 
     def _decode_result(self, data: Mapping[str, Any]) -> BatchResult[OutT]:
@@ -384,21 +432,16 @@ class BatchJob(BatchJobBase[OutT]):
 
     handle: BatchTarget
 
-    # ------------------------------------------------------------------ polling
-
     def status(self, *, deadline: float | None = None) -> BatchStatus:
         """Poll once: POST ``{"request_id": ...}``. When the job is done the results are kept (see :attr:`result`).
 
         ``deadline`` (``time.monotonic()``) bounds the poll, its retries included.
         """
-        return self.read_status(self.poll(deadline=deadline))
+        return self.handle.client.drive(self.status_flow(deadline))
 
     def poll(self, *, deadline: float | None = None) -> Reply:
         """Send one status request and return the reply unread (:meth:`read_status` reads it)."""
-        client = self.handle.client
-        body = msgspec.json.encode({"request_id": self.request_id})
-        url = client.run_url(self.model) + "?queueRequest=true"
-        return client.request("POST", url, body, model_id=self.model, deadline=deadline)
+        return self.handle.client.drive(self.poll_flow(deadline))
 
     def wait(
         self,
@@ -419,24 +462,45 @@ class BatchJob(BatchJobBase[OutT]):
         when the job failed as a whole. A status this SDK does not know is reported with a
         :class:`BatchStatusWarning` (once per status) and polling goes on.
         """
-        schedule = PollSchedule(timeout, poll_interval, max_interval, self._clock)
-        if self._result is not None:
-            return self._result
-        # Polls are bounded in real time too (the schedule's clock may be a test's): none outlives the call.
-        deadline = time.monotonic() + timeout
-        sleep = self.handle.client._sleep  # pyright: ignore[reportPrivateUsage]
-        warned: set[str] = set()
-        while True:
-            try:
-                st = self.status(deadline=deadline)
-            except APITimeoutError:
-                if time.monotonic() < deadline:
-                    raise
-                raise self._poll_timed_out(timeout) from None
-            result, wait = self._after_poll(st, schedule, timeout, warned, on_progress)
-            if result is not None:
-                return result
-            sleep(wait)
+        return self.handle.client.drive(self.wait_flow(timeout, poll_interval, max_interval, on_progress))
+
+
+class AsyncBatchJob(BatchJobBase[OutT]):
+    """A queued batch polled with ``await job.status()`` / ``await job.wait()`` (see :class:`BatchJob`)."""
+
+    handle: AsyncBatchTarget
+
+    async def status(self, *, deadline: float | None = None) -> BatchStatus:
+        """Poll once; when the job is done the results are kept (see :attr:`result`)."""
+        return await self.handle.client.drive(self.status_flow(deadline))
+
+    async def poll(self, *, deadline: float | None = None) -> Reply:
+        """Send one status request and return the reply unread (:meth:`read_status` reads it)."""
+        return await self.handle.client.drive(self.poll_flow(deadline))
+
+    async def wait(
+        self,
+        timeout: float = 600.0,
+        poll_interval: float = 1.0,
+        *,
+        max_interval: float = 15.0,
+        on_progress: Callable[[BatchStatus, float], None] | None = None,
+    ) -> BatchResult[OutT]:
+        """Poll until the job is done and return its results (see :meth:`BatchJob.wait`)."""
+        return await self.handle.client.drive(self.wait_flow(timeout, poll_interval, max_interval, on_progress))
+
+
+async def asubmit(
+    handle: AsyncBatchTarget,
+    requests: Sequence[Any],
+    *,
+    headers: Mapping[str, str] | None = None,
+    max_bytes: int = MAX_BATCH_BYTES,
+) -> AsyncBatchJob[Any]:
+    """:func:`submit`, awaited."""
+    body = encode_requests(handle, requests)
+    flow: Flow[AsyncBatchJob[Any]] = submit_flow(handle, AsyncBatchJob, body, len(requests), headers, max_bytes)
+    return await handle.client.drive(flow)
 
 
 def _missing(item_id: int) -> BatchItem[Any]:
@@ -584,7 +648,9 @@ def submit(
     failure that proves the server did not take it (connection never opened, 429, 503); after a read
     timeout, a dropped connection or 500/502/504 the error is raised, because the batch may be queued.
     """
-    return _submit_body(handle, encode_requests(handle, requests), len(requests), headers, max_bytes)
+    body = encode_requests(handle, requests)
+    flow: Flow[BatchJob[Any]] = submit_flow(handle, BatchJob, body, len(requests), headers, max_bytes)
+    return handle.client.drive(flow)
 
 
 def submit_encoded(
@@ -595,32 +661,34 @@ def submit_encoded(
     max_bytes: int = MAX_BATCH_BYTES,
 ) -> BatchJob[Any]:
     """:func:`submit` for requests already validated and encoded, one JSON object each; they are sent as they are."""
+    body = encode_batch(handle.model_id, requests)
+    flow: Flow[BatchJob[Any]] = submit_flow(handle, BatchJob, body, len(requests), headers, max_bytes)
+    return handle.client.drive(flow)
+
+
+def encode_batch(model_id: str, requests: Sequence[bytes]) -> bytes:
+    """The body of requests already validated and encoded, one JSON object each (sent as they are)."""
     if not requests:
-        raise InputValidationError(handle.model_id, "$.requests", "a batch needs at least one request")
-    body = b'{"requests":[' + b",".join(requests) + b"]}"
-    return _submit_body(handle, body, len(requests), headers, max_bytes)
+        raise InputValidationError(model_id, "$.requests", "a batch needs at least one request")
+    return b'{"requests":[' + b",".join(requests) + b"]}"
 
 
-def _submit_body(
-    handle: BatchTarget,
+def submit_flow(
+    handle: BatchModel,
+    job_type: Callable[..., JobT],
     body: bytes,
     size: int,
     headers: Mapping[str, str] | None,
     max_bytes: int,
-) -> BatchJob[Any]:
+) -> Flow[JobT]:
+    """Queue an encoded batch body and return the job (a ``job_type``: the sync or the async job)."""
     check_batch_size(handle.model_id, body, max_bytes)
     client = handle.client
     submitted = time.time()
-    reply = client.request(
-        "POST",
-        client.run_url(handle.model_id) + "?queueRequest=true",
-        body,
-        headers=headers,
-        queued=True,
-        model_id=handle.model_id,
-    )
+    url = client.run_url(handle.model_id) + "?queueRequest=true"
+    reply = yield from client.request_flow("POST", url, body, headers=headers, queued=True, model_id=handle.model_id)
     request_id = submitted_id(handle.model_id, client, reply)
-    return BatchJob(handle, request_id, submitted_at=submitted, size=size)
+    return job_type(handle, request_id, submitted_at=submitted, size=size)
 
 
 def check_batch_size(model_id: str, body: bytes, max_bytes: int) -> None:

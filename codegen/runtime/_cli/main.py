@@ -283,14 +283,15 @@ def _cmd_embed(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_serve(args: argparse.Namespace) -> int:
+def _serve(argv: list[str]) -> int:
+    """``workers-ai serve ...``: every option goes to the emulator's own command line, which defines them."""
     try:  # imported by name: a lean vendored copy has no emulator, and must type-check without one
         module = importlib.import_module(f"{_registry.__package__}.testing.__main__")
     except ImportError as exc:
         print(f"workers-ai serve: the emulator is not available here ({exc})", file=sys.stderr)
         return 2
-    serve: Callable[[list[str]], int] = module.main
-    return serve(["--port", str(args.port), "--host", args.host])
+    serve: Callable[..., int] = module.main
+    return serve(argv, prog="workers-ai serve")
 
 
 def _load_sync() -> Any:
@@ -318,7 +319,7 @@ def _cmd_sync(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    from .._sync.client import BaseClient
+    from .._clients.sync import BaseClient
     from ..errors import APIError
 
     client = BaseClient(base_url=args.base_url)
@@ -368,10 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_models.add_argument("--json", action="store_true", help="print JSON for scripts")
     p_models.add_argument("--wide", action="store_true", help="every column whole (the methods too), however wide")
     p_models.set_defaults(func=_cmd_models)
-    p_serve = sub.add_parser("serve", help="start the local emulator")
-    p_serve.add_argument("--port", type=int, default=8787)
-    p_serve.add_argument("--host", default="127.0.0.1")
-    p_serve.set_defaults(func=_cmd_serve)
+    sub.add_parser("serve", help="start the local emulator (options: workers-ai serve --help)", add_help=False)
     p_sync = sub.add_parser("sync", help="download the account's model schemas and regenerate")
     p_sync.add_argument("--schemas", default="schemas", help="folder the schema files go to (default: schemas)")
     p_sync.add_argument("--out", default="generated", help="folder the package is generated into")
@@ -384,6 +382,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p_sync.add_argument("--per-page", type=int, default=50, help="page size for models/search")
     p_sync.set_defaults(func=_cmd_sync)
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["serve"]:
+        return _serve(given[1:])
     args, extra = parser.parse_known_args(argv)
     if args.command == "run" and extra:  # key=value pairs given after an option
         pairs = [e for e in extra if "=" in e and not e.startswith("-")]

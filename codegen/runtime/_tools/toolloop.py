@@ -14,19 +14,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast
+from typing import Any, Generic, Literal, Protocol, TypeVar, cast
 
 import msgspec
 
 from .._core.decode import split_error
+from .._core.flow import Flow
 from .._core.jsonview import as_list, as_object
 from ..errors import ConfigurationError, InputValidationError, ToolLoopError
 from .toolcall import ToolCall, tool_calls
 from .tooldefs import ToolDef, ToolForm, tool_def
-
-if TYPE_CHECKING:
-    from .._aio.handle import AsyncModelHandle
-    from .._sync.handle import ModelHandle
 
 __all__ = ["ToolRun", "arun_tools", "reply_text", "run_tools", "tool_messages"]
 
@@ -186,8 +183,32 @@ class _Loop:
         return None
 
 
+class ToolHandle(Protocol):
+    """What the loop needs of a model handle (sync or async: its client's driver runs the flow)."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def client(self) -> Any: ...
+
+    def encode_input(self, payload: Any) -> bytes: ...
+
+    def _decoded_flow(self, body: bytes, expect: Any) -> Flow[tuple[Any, Any]]: ...
+
+
+def tool_flow(handle: ToolHandle, expect: Any, loop: _Loop) -> Flow[ToolRun[Any]]:
+    """The loop, once: each round is one counted call (``ai.usage``) and the tools it asks for."""
+    while True:
+        body = handle.encode_input(loop.payload())
+        output, raw = yield from handle._decoded_flow(body, expect)  # pyright: ignore[reportPrivateUsage]
+        done = loop.step(output, raw)
+        if done is not None:
+            return done
+
+
 def run_tools(
-    handle: ModelHandle[Any, Any],
+    handle: ToolHandle,
     expect: Any,
     *,
     messages: Sequence[Any],
@@ -196,33 +217,14 @@ def run_tools(
     max_rounds: int = 8,
     on_tool_error: OnToolError = "report",
     options: Mapping[str, Any] | None = None,
-) -> ToolRun[Any]:
+) -> Any:
     """Drive the loop for ``handle`` (see the module doc); ``expect`` is the output type to decode into
     (None: the handle's output union). Raises ``ToolLoopError`` when the model still calls tools after
-    ``max_rounds`` rounds of them."""
+    ``max_rounds`` rounds of them. With an async handle the result is awaited (the tools themselves are
+    called as plain functions)."""
     loop = _Loop(handle.model_id, messages, tools, form, max_rounds, on_tool_error, options)
-    while True:
-        output, raw = handle.run_decoded(loop.payload(), expect)
-        done = loop.step(output, raw)
-        if done is not None:
-            return done
+    return handle.client.drive(tool_flow(handle, expect, loop))
 
 
-async def arun_tools(
-    handle: AsyncModelHandle[Any, Any],
-    expect: Any,
-    *,
-    messages: Sequence[Any],
-    tools: Sequence[Callable[..., Any] | ToolDef],
-    form: ToolForm,
-    max_rounds: int = 8,
-    on_tool_error: OnToolError = "report",
-    options: Mapping[str, Any] | None = None,
-) -> ToolRun[Any]:
-    """:func:`run_tools` for an async handle (the functions themselves are called as plain functions)."""
-    loop = _Loop(handle.model_id, messages, tools, form, max_rounds, on_tool_error, options)
-    while True:
-        output, raw = await handle.run_decoded(loop.payload(), expect)
-        done = loop.step(output, raw)
-        if done is not None:
-            return done
+# The generated async handles import this name; it is the same function (the client's driver decides).
+arun_tools = run_tools

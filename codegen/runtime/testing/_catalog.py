@@ -26,9 +26,10 @@ if TYPE_CHECKING:
 
 __all__ = ["EXAMPLE_SKIP", "Catalog", "ModelSpec", "model_object"]
 
-EXAMPLE_SKIP = frozenset({"stream", "lora", "response_format"})
+EXAMPLE_SKIP = frozenset({"stream", "lora", "response_format", "guided_json"})
 """Input fields example inputs leave out: ``stream`` changes the kind of reply, ``lora`` needs a LoRA-capable
-model and an uploaded adapter (405/5005 otherwise, like the API), and with ``response_format`` the reply's
+model and an uploaded adapter (405/5005 otherwise, like the API), and with ``response_format`` or ``guided_json``
+the reply's
 ``response`` is an object, which the published output schemas (typing it as a string) do not describe."""
 
 _PACKAGE = __package__.rpartition(".")[0] if __package__ else "workers_ai"

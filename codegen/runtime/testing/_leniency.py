@@ -8,7 +8,10 @@ and failing in production is bad; the reverse is worse: a working client looks b
   per-parameter descriptions (langchain-cloudflare's ``bind_tools``) work against the live API.
 - ``stop: null``: OpenAI-style clients send ``null`` for "no stop sequences"; the API takes it.
 - a message's ``content: null``: an OpenAI-form assistant message that carries ``tool_calls`` has no
-  content, and clients send it back that way in the next turn of a tool loop.
+  content, and clients send it back that way in the next turn of a tool loop (``/ai/run`` takes it; the
+  OpenAI-compatible ``/ai/v1`` route does not, see ``_unified``).
+- ``max_tokens: null``: OpenAI-style clients send it for "no limit"; the model's default (256) applies,
+  as when it is left out.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from .._core.jsonview import as_list, as_object
 
 __all__ = ["loosen"]
 
-_NULLABLE = frozenset({"stop", "content"})
+_NULLABLE = frozenset({"stop", "content", "max_tokens"})
 
 
 def loosen(schema: Any) -> Any:

@@ -28,6 +28,7 @@ RouteKind = Literal[
     "schema",
     "tasks",
     "authors",
+    "gateway_universal",
 ]
 _FIXED: dict[tuple[str, ...], RouteKind] = {
     ("ai", "run"): "universal",
@@ -89,6 +90,8 @@ def route(path: str) -> Route:
             return Route(kind, account, None, False)
         if len(rest) == 4 and rest[:2] == ["ai", "finetunes"] and rest[3] == "finetune-assets":
             return Route("finetune_assets", account, None, False, rest[2])
+    if len(parts) == 3 and parts[0] == "v1":
+        return Route("gateway_universal", parts[1], None, True)  # AI Gateway's Universal Endpoint
     if len(parts) >= 5 and parts[0] == "v1" and parts[3] in ("workers-ai", "compat"):
         rest = parts[4:]
         compat = _GATEWAY_COMPAT.get(tuple(rest[1:] if parts[3] == "workers-ai" and rest[0] == "v1" else rest))

@@ -12,6 +12,7 @@ import msgspec
 from .._core.jsonview import as_list, as_object
 from ._catalog import ModelSpec
 from ._faults import Fault
+from ._multipart import parse_form
 from ._outputs import run_model
 from ._records import RecordedRequest
 from ._reply import SSE, APIError, Reply, json_reply
@@ -92,8 +93,24 @@ def read_input(rec: RecordedRequest, spec: ModelSpec) -> Input:
     if binary_type:
         if not spec.accepts_binary:
             raise bad_input(f"/: the body is not JSON, and {spec.model_id} takes no binary input")
-        return Input({}, rec.body)
+        return Input(_raw_options(rec, content_type), rec.body)
     return Input(payload, None)
+
+
+def _raw_options(rec: RecordedRequest, content_type: str) -> dict[str, Any]:
+    """What a raw body's request says besides the bytes: query options (``?language=en``, how the API
+    takes a raw-audio model's options) and a multipart body's text fields (``prompt``, ``width``)."""
+    options: dict[str, Any] = {k: v for k, v in rec.params.items() if k != "queueRequest"}
+    if content_type == "multipart/form-data":
+        try:
+            parts = parse_form(rec.headers.get("content-type", ""), rec.body)
+        except ValueError as exc:
+            raise bad_input(f"/: {exc}") from None
+        for part in parts:
+            if part.filename is None and part.content_type in (None, "text/plain"):
+                text = part.text()
+                options[part.name] = int(text) if text.isdigit() else text
+    return options
 
 
 def answer(

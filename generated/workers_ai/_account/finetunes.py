@@ -9,17 +9,24 @@ from __future__ import annotations
 
 import builtins
 import os
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import msgspec
 
+from .._core.config import SessionConfig
 from .._core.envelope import unwrap
+from .._core.flow import Flow
 from .._core.form import encode_form
 from .._core.jsonview import as_object
-from .._sync.session import Session
+
+if TYPE_CHECKING:
+    from .._aio.session import AsyncSession
+    from .._sync.session import Session
 from ..errors import ConfigurationError, ResponseDecodeError, WorkersAIError
 
 __all__ = [
+    "AsyncFinetunes",
+    "FinetuneFlows",
     "ASSET_FILES",
     "MAX_ADAPTER_BYTES",
     "MAX_FINETUNES",
@@ -32,6 +39,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+FilePath: TypeAlias = "str | os.PathLike[str]"
+_JSON = "application/json"
 
 MAX_RANK = 8
 """Largest LoRA rank ``r`` an adapter may have."""
@@ -98,52 +107,43 @@ def check_adapter(adapter_model: str | os.PathLike[str], adapter_config: str | o
     return config
 
 
-class Finetunes:
-    """``ai.finetunes``: list, create, upload adapter files, and the public fine-tunes."""
+class FinetuneFlows:
+    """The fine-tune API's rules, once, as flows (run by the sync or the async client's driver)."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: SessionConfig) -> None:
         self._session = session
 
     def __repr__(self) -> str:
-        return "<Finetunes>"
+        return f"<{type(self).__name__}>"
 
-    def _result(self, method: str, path: str, body: bytes | None, content_type: str | None, what: str) -> Any:
+    def _result_flow(
+        self, method: str, path: str, body: bytes | None, content_type: str | None, what: str
+    ) -> Flow[Any]:
         s = self._session
-        reply = s.request(method, s.api_url(path), body, content_type=content_type)
+        reply = yield from s.request_flow(method, s.api_url(path), body, content_type=content_type)
         result, messages = unwrap(reply.status, reply.headers, reply.data, model_id=None, what=what)
         s.remember(reply.status, reply.headers, messages)
         return result
 
-    def list(self) -> list[Finetune]:
-        """The account's fine-tunes."""
-        return _convert(self._result("GET", "ai/finetunes", None, None, "fine-tune list"), list[Finetune])
+    def list_flow(self) -> Flow[list[Finetune]]:
+        return _convert(
+            (yield from self._result_flow("GET", "ai/finetunes", None, None, "fine-tune list")), list[Finetune]
+        )
 
-    def public(self, *, limit: int | None = None, offset: int | None = None) -> builtins.list[Finetune]:
-        """Public fine-tunes anyone may use as ``lora=``."""
-        env = self._session.get_json("ai/finetunes/public", {"limit": limit, "offset": offset})
+    def public_flow(self, limit: int | None, offset: int | None) -> Flow[list[Finetune]]:
+        env = yield from self._session.get_json_flow("ai/finetunes/public", {"limit": limit, "offset": offset})
         return _convert(env.get("result"), list[Finetune])
 
-    def create(self, model: str, name: str, *, description: str | None = None, public: bool = False) -> Finetune:
-        """A new, empty fine-tune of base ``model`` (a LoRA-capable model); upload its files next."""
+    def create_flow(self, model: str, name: str, description: str | None, public: bool) -> Flow[Finetune]:
         if not isinstance(name, str) or not name.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ConfigurationError("a fine-tune needs a non-empty name")
         data: dict[str, Any] = {"model": model, "name": name, "public": public}
         if description is not None:
             data["description"] = description
         body = msgspec.json.encode(data)
-        return _convert(self._result("POST", "ai/finetunes", body, "application/json", "fine-tune"), Finetune)
+        return _convert((yield from self._result_flow("POST", "ai/finetunes", body, _JSON, "fine-tune")), Finetune)
 
-    def upload(
-        self,
-        finetune: Finetune | str,
-        *,
-        adapter_model: str | os.PathLike[str],
-        adapter_config: str | os.PathLike[str],
-    ) -> None:
-        """Upload both adapter files to ``finetune`` (a :class:`Finetune`, its id or its name).
-
-        Both are checked first (:func:`check_adapter`); nothing is sent when one breaks a limit.
-        """
+    def upload_flow(self, finetune: Finetune | str, adapter_model: FilePath, adapter_config: FilePath) -> Flow[None]:
         check_adapter(adapter_model, adapter_config)
         key = finetune.id if isinstance(finetune, Finetune) else finetune
         if not key or "/" in key:
@@ -154,9 +154,56 @@ class Finetunes:
                 data = fh.read()
             if len(data) >= MAX_ADAPTER_BYTES:  # it grew since the check
                 raise AdapterError(os.fspath(source), f"adapter files must be under {MAX_ADAPTER_BYTES} bytes")
-            kind = "application/json" if file_name.endswith(".json") else "application/octet-stream"
+            kind = _JSON if file_name.endswith(".json") else "application/octet-stream"
             body, content_type = encode_form([("file_name", file_name), ("file", (file_name, data, kind))])
-            self._result("POST", path, body, content_type, "fine-tune upload")
+            yield from self._result_flow("POST", path, body, content_type, "fine-tune upload")
+
+
+class Finetunes(FinetuneFlows):
+    """``ai.finetunes``: list, create, upload adapter files, and the public fine-tunes."""
+
+    _session: Session
+
+    def list(self) -> list[Finetune]:
+        """The account's fine-tunes."""
+        return self._session.drive(self.list_flow())
+
+    def public(self, *, limit: int | None = None, offset: int | None = None) -> builtins.list[Finetune]:
+        """Public fine-tunes anyone may use as ``lora=``."""
+        return self._session.drive(self.public_flow(limit, offset))
+
+    def create(self, model: str, name: str, *, description: str | None = None, public: bool = False) -> Finetune:
+        """A new, empty fine-tune of base ``model`` (a LoRA-capable model); upload its files next."""
+        return self._session.drive(self.create_flow(model, name, description, public))
+
+    def upload(self, finetune: Finetune | str, *, adapter_model: FilePath, adapter_config: FilePath) -> None:
+        """Upload both adapter files to ``finetune`` (a :class:`Finetune`, its id or its name).
+
+        Both are checked first (:func:`check_adapter`); nothing is sent when one breaks a limit.
+        """
+        self._session.drive(self.upload_flow(finetune, adapter_model, adapter_config))
+
+
+class AsyncFinetunes(FinetuneFlows):
+    """``AsyncWorkersAI().finetunes``: the methods of :class:`Finetunes`, awaited."""
+
+    _session: AsyncSession
+
+    async def list(self) -> list[Finetune]:
+        """The account's fine-tunes."""
+        return await self._session.drive(self.list_flow())
+
+    async def public(self, *, limit: int | None = None, offset: int | None = None) -> builtins.list[Finetune]:
+        """Public fine-tunes anyone may use as ``lora=``."""
+        return await self._session.drive(self.public_flow(limit, offset))
+
+    async def create(self, model: str, name: str, *, description: str | None = None, public: bool = False) -> Finetune:
+        """A new, empty fine-tune of base ``model`` (a LoRA-capable model); upload its files next."""
+        return await self._session.drive(self.create_flow(model, name, description, public))
+
+    async def upload(self, finetune: Finetune | str, *, adapter_model: FilePath, adapter_config: FilePath) -> None:
+        """Upload both adapter files to ``finetune`` (see :meth:`Finetunes.upload`)."""
+        await self._session.drive(self.upload_flow(finetune, adapter_model, adapter_config))
 
 
 def _convert(value: Any, kind: type[T]) -> T:

@@ -24,6 +24,7 @@ import msgspec
 
 from .._core.body import encode_body
 from .._core.decode import split_error, validator_for
+from .._core.flow import Flow, Sleep
 from .._core.jsonview import as_object
 from ..errors import (
     APITimeoutError,
@@ -36,13 +37,15 @@ from ..errors import (
 from .f32 import decode_block, numpy, read_lean
 from .jobs import (
     MAX_BATCH_BYTES,
+    AsyncBatchJob,
+    BatchJob,
     BatchJobBase,
     BatchModel,
-    BatchTarget,
     PollSchedule,
     batch_item_types,
+    encode_batch,
     strip_annotated,
-    submit_encoded,
+    submit_flow,
     union_members,
 )
 
@@ -348,7 +351,7 @@ def embed_steps(
 
 
 def embed_many(
-    handle: BatchTarget,
+    handle: BatchModel,
     texts: Sequence[str],
     *,
     batch_size: int | None = None,
@@ -359,8 +362,11 @@ def embed_many(
     max_interval: float = 15.0,
     max_bytes: int = MAX_BATCH_BYTES,
     as_numpy: bool = False,
-) -> list[list[float]] | F32:
-    """Embed ``texts`` with the async batch API; one vector per text, in input order (see :func:`embed_steps`)."""
+) -> Any:
+    """Embed ``texts`` with the async batch API; one vector per text, in input order (see :func:`embed_steps`).
+
+    Runs on the handle's client: the vectors with the sync client, an awaitable of them with the async one.
+    """
     steps = embed_steps(
         handle,
         texts,
@@ -373,27 +379,43 @@ def embed_many(
         max_bytes=max_bytes,
         as_numpy=as_numpy,
     )
-    sleep = handle.client._sleep  # pyright: ignore[reportPrivateUsage]
+    client: Any = handle.client
+    job_type = AsyncBatchJob if client.is_async else BatchJob
+    return client.drive(embed_flow(handle, job_type, steps, max_bytes))
+
+
+def embed_flow(
+    handle: BatchModel,
+    job_type: Callable[..., BatchJobBase[Any]],
+    steps: Generator[tuple[int, Any], Any, list[list[float]] | F32],
+    max_bytes: int,
+) -> Flow[list[list[float]] | F32]:
+    """Answer the plan's steps (submit, poll, sleep) with the batch flows."""
     try:
         kind, arg = next(steps)
-        while True:
-            try:
-                if kind == SUBMIT:
-                    out: Any = submit_encoded(handle, arg, max_bytes=max_bytes)
-                elif kind == POLL:
-                    out = arg[0].status(deadline=arg[1])
-                elif kind == POLL_LEAN:
-                    out = read_lean(arg[0], arg[0].poll(deadline=arg[1]))
-                else:
-                    sleep(arg)
-                    out = None
-            except Exception as exc:
-                kind, arg = steps.throw(exc)
-                continue
-            kind, arg = steps.send(out)
     except StopIteration as stop:
-        vectors: list[list[float]] | F32 = stop.value
-        return vectors
+        done: list[list[float]] | F32 = stop.value
+        return done
+    while True:
+        failure: Exception | None = None
+        out: Any = None
+        try:
+            if kind == SUBMIT:
+                body = encode_batch(handle.model_id, arg)
+                out = yield from submit_flow(handle, job_type, body, len(arg), None, max_bytes)
+            elif kind == POLL:
+                out = yield from arg[0].status_flow(arg[1])
+            elif kind == POLL_LEAN:
+                out = read_lean(arg[0], (yield from arg[0].poll_flow(arg[1])))
+            else:
+                yield Sleep(arg)
+        except Exception as exc:
+            failure = exc
+        try:
+            kind, arg = steps.throw(failure) if failure is not None else steps.send(out)
+        except StopIteration as stop:
+            vectors: list[list[float]] | F32 = stop.value
+            return vectors
 
 
 def _check_request(model_id: str, checker: msgspec.json.Decoder[Any], body: bytes, start: int) -> None:

@@ -37,11 +37,11 @@ from urllib3.exceptions import (
     SSLError,
 )
 
+from .._core.options import DEFAULT_MAX_CONNECTIONS
 from ..errors import APIConnectionError, APITimeoutError, ConfigurationError, ResponseTooLargeError
 
 __all__ = ["DEFAULT_MAX_CONNECTIONS", "Response", "Transport", "Urllib3Response", "Urllib3Transport"]
 
-DEFAULT_MAX_CONNECTIONS = 64
 _READ_STEP = 1 << 20  # an unknown-length body is read this much at a time (never one huge allocation)
 _CHUNK = 64 * 1024
 

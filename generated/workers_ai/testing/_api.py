@@ -15,9 +15,10 @@ from collections.abc import Callable, Mapping
 from .._core.jsonview import as_object
 from . import _finetunes, _markdown
 from ._batch import Batches, is_poll, is_submission
-from ._catalog import Catalog, ModelSpec, stable_id
+from ._catalog import Catalog, ModelSpec
 from ._discovery import listing, schema, search
 from ._faults import Fault, FaultKind, parse_fault_header, replace_reply, shape_reply
+from ._gateway import ResponseCache, log_id, universal
 from ._records import RecordedRequest
 from ._reply import APIError, Reply, error_reply
 from ._routes import Route, route
@@ -39,6 +40,7 @@ class Api:
         self.settings = settings
         self._batches = Batches(catalog, state.jobs, settings)
         self._unified = Unified(catalog, state, settings)
+        self._cache = ResponseCache()
 
     def handle(self, method: str, target: str, headers: Mapping[str, str], body: bytes) -> Reply:
         """Answer one request (``headers`` with lower-case names); it is recorded first."""
@@ -52,8 +54,9 @@ class Api:
             reply = error_reply(exc.status, exc.code, exc.message)
         except Exception as exc:  # an emulator bug: say so instead of hanging the client
             reply = error_reply(500, 3043, f"emulator error: {type(exc).__name__}: {exc}")
-        reply.headers.append(("cf-ray", ray))
-        reply.headers.append(("server", "workers-ai-emulator"))
+        if not any(name == "cf-ray" for name, _ in reply.headers):  # a gateway step's reply has its own
+            reply.headers.append(("cf-ray", ray))
+            reply.headers.append(("server", "workers-ai-emulator"))
         rec.status = reply.status
         log = self.settings.log
         if log is not None:
@@ -63,6 +66,27 @@ class Api:
     def _handle(self, rec: RecordedRequest, ray: str) -> Reply:
         where = route(rec.path)
         rec.model = where.model_id
+        if where.kind == "gateway_universal":  # each step carries its provider's credentials
+            self._check_account(rec, where)
+            reply = universal(self.handle, where.account, self.settings.api_token, rec.body)
+            reply.headers += [("cf-aig-cache-status", "MISS"), ("cf-aig-log-id", log_id())]
+            return reply
+        if not where.gateway:
+            return self._answer(rec, where, ray)
+        ttl = ResponseCache.ttl(rec.headers)
+        key = (rec.target, rec.body)
+        cached = self._cache.get(key) if ttl is not None else None
+        if cached is not None:
+            self._authorize(rec, where)
+            cached.headers = [(k, v) for k, v in cached.headers if k not in ("cf-aig-cache-status", "cf-aig-log-id")]
+            cached.headers += [("cf-aig-cache-status", "HIT"), ("cf-aig-log-id", log_id())]
+            return cached
+        reply = self._answer(rec, where, ray)
+        if ttl is not None:
+            self._cache.put(key, reply, ttl)
+        return reply
+
+    def _answer(self, rec: RecordedRequest, where: Route, ray: str) -> Reply:
         self._authorize(rec, where)
         header_fault = _header_fault(rec)
         spec: ModelSpec | None = None
@@ -85,7 +109,7 @@ class Api:
                 return early
         reply = self._route(rec, where, spec, body, header_fault, ray)
         if where.gateway or (where.kind != "run" and rec.model is not None and not rec.model.startswith("@")):
-            reply.headers += [("cf-aig-cache-status", "MISS"), ("cf-aig-log-id", stable_id(ray))]
+            reply.headers += [("cf-aig-cache-status", "MISS"), ("cf-aig-log-id", log_id())]
         if fault is not None:
             shape_reply(fault, reply)
         return reply
@@ -152,6 +176,9 @@ class Api:
             token.strip().encode(), self.settings.api_token.encode()
         ):
             raise APIError(401, 10000, "Authentication error")
+        self._check_account(rec, where)
+
+    def _check_account(self, rec: RecordedRequest, where: Route) -> None:
         if where.account != self.settings.account_id:
             raise APIError(404, 7003, f"Could not route to {rec.path}, perhaps your object identifier is invalid?")
         if rec.method not in where.methods:

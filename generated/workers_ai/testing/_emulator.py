@@ -24,6 +24,7 @@ from ._settings import Settings, checked_setting
 from ._state import State
 
 if TYPE_CHECKING:
+    from .._aio_client import AsyncWorkersAI
     from .._client import WorkersAI
 
 __all__ = ["DEFAULT_ACCOUNT_ID", "DEFAULT_API_TOKEN", "Emulator"]
@@ -213,6 +214,13 @@ class Emulator:
 
         options.setdefault("base_url", self.base_url)
         return WorkersAI(account_id=self.account_id, api_token=self.api_token, **options)
+
+    def async_client(self, **options: Any) -> AsyncWorkersAI:
+        """An ``AsyncWorkersAI`` client configured for this emulator (needs the ``async`` extra)."""
+        from .._aio_client import AsyncWorkersAI
+
+        options.setdefault("base_url", self.base_url)
+        return AsyncWorkersAI(account_id=self.account_id, api_token=self.api_token, **options)
 
     # ------------------------------------------------------------------ test helpers
 

@@ -10,6 +10,7 @@ What text-generation models say (text, tool calls, JSON mode) is in :mod:`._text
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import math
 import random
@@ -23,6 +24,7 @@ import msgspec
 from .._core.jsonview import as_list, as_object
 from ._catalog import ModelSpec
 from ._media import media_for, mp3, png
+from ._natives import decisions, extractions
 from ._synth import MISSING, merge_schemas
 from ._textgen import (
     PADDING,
@@ -36,7 +38,7 @@ from ._textgen import (
     words,
 )
 
-__all__ = ["Branch", "Result", "branches", "embed", "embedding_dim", "run_model", "seed_for"]
+__all__ = ["Branch", "Result", "branches", "embed", "embedding_dim", "run_model", "seed_for", "stem"]
 
 _JSON = "application/json"
 _SSE = "text/event-stream"
@@ -56,6 +58,7 @@ _STOPWORDS = frozenset(
     """a an the is are was were be been of to in on at by for with about as and or but not this that these those
     it its i you he she we they me my your our their what which who how tell please do does did can""".split()
 )
+_SPOKEN = "the a weather today we will meet at noon please send report thanks and llama model answers".split()
 _OBJECTS = ("person", "dog", "cat", "car", "bicycle", "chair", "cup", "bird")
 
 
@@ -81,14 +84,15 @@ class Branch:
 
 
 def seed_for(model_id: str, payload: Any) -> str:
-    """A stable seed for a model and its input (``stream`` left out: streamed and whole replies agree)."""
+    """A stable seed for a model and its input (``stream`` and null fields left out: streamed and whole
+    replies agree, and ``"max_tokens": null`` answers as leaving it out does)."""
     h = hashlib.sha256(model_id.encode())
     if isinstance(payload, (bytes, bytearray)):
         h.update(b"\x00raw\x00" + bytes(payload))
     else:
         data = as_object(payload)
         if data is not None:
-            payload = {k: v for k, v in data.items() if k != "stream"}
+            payload = {k: v for k, v in data.items() if k != "stream" and v is not None}  # null = left out
         try:
             h.update(msgspec.json.encode(payload, order="sorted"))
         except (TypeError, msgspec.EncodeError):
@@ -148,35 +152,89 @@ def _text_completion_branch(out: list[Branch]) -> bool:
 
 
 def embedding_dim(spec: ModelSpec) -> int:
-    name = spec.model_id.lower()
-    for key, dim in _DIMENSIONS.items():
-        if key in name:
-            return dim
+    """The vector size: what the output schema declares for a vector (``minItems`` of ``data``'s items,
+    from the schema overrides), else the catalog's ``output_dimensions``, else the BGE family's size."""
+    declared = _declared_dim(spec.outputs.root)
+    if declared is not None:
+        return declared
     value = spec.properties.get("output_dimensions")
     try:
         dim = int(str(value))
     except ValueError:
-        return 768
-    return dim if 0 < dim <= 16384 else 768
+        dim = 0
+    if 0 < dim <= 16384:
+        return dim
+    name = spec.model_id.lower()
+    return next((d for key, d in _DIMENSIONS.items() if key in name), 768)
 
 
-def embed(text: str, dim: int) -> list[float]:
-    """A unit vector from the text's words (hashed into the vector): shared words mean higher cosine."""
-    vec = [0.0] * dim
+def _declared_dim(schema: Any, depth: int = 0) -> int | None:
+    obj = as_object(schema)
+    if obj is None or depth > 4:
+        return None
+    vectors = as_object((as_object(obj.get("properties")) or {}).get("data"))
+    vector = as_object((vectors or {}).get("items"))
+    size = (vector or {}).get("minItems")
+    if isinstance(size, int) and not isinstance(size, bool) and 0 < size <= 16384:
+        return size
+    for key in ("oneOf", "anyOf"):
+        for branch in as_list(obj.get(key)) or []:
+            found = _declared_dim(branch, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def stem(word: str) -> str:
+    """A crude English stem ("llamas" -> "llama", "running" -> "runn", "stated" -> "stat"): enough for
+    plural and tense variants of a word to land on the same features."""
+    for suffix in ("ies", "ing", "ed", "es", "s", "ly"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+def _features(text: str) -> list[tuple[str, float]]:
+    """What a text's vector is made of: each topic word's stem, and the stem's letter trigrams (so words
+    sharing a root, "retrieve"/"retrieval", overlap too); glue words count a quarter."""
+    out: list[tuple[str, float]] = []
     tokens = words(text) or [text.strip().lower() or "<empty>"]
     for tok in tokens:
         weight = 0.25 if tok in _STOPWORDS else 1.0  # topic words, not glue words, decide similarity
-        digest = hashlib.sha256(tok.encode()).digest()
-        for j in range(4):
-            idx = int.from_bytes(digest[4 * j : 4 * j + 4], "big") % dim
-            sign = 1.0 if digest[16 + j] & 1 else -1.0
-            vec[idx] += weight * sign * (1.0 if j == 0 else 0.5)
-    norm = math.sqrt(sum(v * v for v in vec)) or 1.0
-    return [round(v / norm, 6) for v in vec]
+        root = stem(tok)
+        out.append(("w:" + root, weight))
+        padded = f"^{root}$"
+        grams = [padded[i : i + 3] for i in range(len(padded) - 2)]
+        for gram in grams:
+            out.append(("g:" + gram, weight * 0.6 / math.sqrt(len(grams))))
+    return out
 
 
-def _cosine(a: list[float], b: list[float]) -> float:
-    return round(sum(x * y for x, y in zip(a, b, strict=True)), 6)
+@functools.lru_cache(maxsize=4096)
+def _sparse(text: str, dim: int) -> tuple[tuple[int, float], ...]:
+    """The non-zero entries of :func:`embed`'s vector (a few dozen of ``dim``), computed once per text."""
+    vec: dict[int, float] = {}
+    for feature, weight in _features(text):
+        digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
+        idx = int.from_bytes(digest[:4], "big") % dim
+        vec[idx] = vec.get(idx, 0.0) + (weight if digest[4] & 1 else -weight)
+    norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
+    return tuple(sorted((i, round(v / norm, 6)) for i, v in vec.items()))
+
+
+def embed(text: str, dim: int) -> list[float]:
+    """A unit vector from the text's word stems and their trigrams (hashed into the vector): texts that
+    share words, or words' stems, have a higher cosine."""
+    vec = [0.0] * dim
+    for idx, value in _sparse(text, dim):
+        vec[idx] = value
+    return vec
+
+
+def similarity(a: str, b: str, dim: int) -> float:
+    """The cosine of two texts' :func:`embed` vectors, from their few non-zero entries."""
+    right = dict(_sparse(b, dim))
+    return round(sum(v * right.get(i, 0.0) for i, v in _sparse(a, dim)), 6)
 
 
 def _texts(value: Any) -> list[str]:
@@ -197,8 +255,8 @@ def _contexts(p: Mapping[str, Any]) -> list[str]:
 
 
 def _rank(p: Mapping[str, Any], dim: int) -> dict[str, Any]:
-    query = embed(str(p.get("query") or ""), dim)
-    scored = [{"id": i, "score": _cosine(query, embed(t, dim))} for i, t in enumerate(_contexts(p))]
+    query = str(p.get("query") or "")
+    scored = [{"id": i, "score": similarity(query, t, dim)} for i, t in enumerate(_contexts(p))]
     scored.sort(key=lambda item: (-float(item["score"]), int(item["id"])))
     top_k = p.get("top_k")
     if isinstance(top_k, int) and not isinstance(top_k, bool) and top_k > 0:
@@ -235,17 +293,28 @@ def _binary_input(p: Mapping[str, Any] | None, raw: bytes | None, *keys: str) ->
     return b""
 
 
+_AUDIO_BYTES_PER_SECOND = 16_000  # about 128 kbit/s: an MP3's rate, half a 16 kHz 16-bit WAV's
+_WORDS_PER_SECOND = 2.5  # conversational speech
+
+
 def _transcript(p: Mapping[str, Any] | None, raw: bytes | None, seed: str) -> dict[str, Any]:
+    """A transcript whose length follows the audio's (about 2.5 words a second), in both the Whisper
+    shape (``text``, ``words``, ``vtt``, ``segments``) and Deepgram's (``results.channels``): the output
+    schema keeps the one the model declares."""
     audio = _binary_input(p, raw, "audio")
     rng = random.Random(seed)
-    count = max(3, min(40, len(audio) // 16000 * 2 + 3))
-    spoken = ["this", "is", "an", "emulated", "transcript"] + [rng.choice(_LABELS).split()[-1] for _ in range(count)]
-    spoken = spoken[: max(5, count)]
+    seconds = len(audio) / _AUDIO_BYTES_PER_SECOND
+    count = max(5, min(2000, round(seconds * _WORDS_PER_SECOND)))
+    spoken = ["this", "is", "an", "emulated", "transcript"] + [rng.choice(_SPOKEN) for _ in range(count - 5)]
     text = " ".join(spoken)
-    timed = [{"word": w, "start": round(i * 0.4, 2), "end": round(i * 0.4 + 0.35, 2)} for i, w in enumerate(spoken)]
-    duration = round(len(spoken) * 0.4, 2)
-    vtt = f"WEBVTT\n\n00:00.000 --> 00:{duration:06.3f}\n{text}\n"
+    step = max(seconds, 2.0) / len(spoken)
+    timed = [
+        {"word": w, "start": round(i * step, 2), "end": round(i * step + step * 0.9, 2)} for i, w in enumerate(spoken)
+    ]
+    duration = round(len(spoken) * step, 2)
+    vtt = f"WEBVTT\n\n00:00.000 --> {_vtt_time(duration)}\n{text}\n"
     language = (p or {}).get("language")
+    scored = [{**w, "confidence": round(0.9 + rng.random() * 0.09, 4)} for w in timed]
     return {
         "text": text,
         "word_count": len(spoken),
@@ -269,7 +338,13 @@ def _transcript(p: Mapping[str, Any] | None, raw: bytes | None, seed: str) -> di
             "duration": duration,
             "duration_after_vad": duration,
         },
+        "results": {"channels": [{"alternatives": [{"transcript": text, "confidence": 0.97, "words": scored}]}]},
     }
+
+
+def _vtt_time(seconds: float) -> str:
+    minutes, rest = divmod(seconds, 60.0)
+    return f"{int(minutes):02d}:{rest:06.3f}"
 
 
 def _classify(text: str) -> list[dict[str, Any]]:
@@ -434,14 +509,17 @@ def run_model(
     only_stream = kinds <= {"stream", "async"} and "stream" in kinds
     synth = spec.outputs
     structured: Any = MISSING
-    if _is_text_generation(spec, p, out):
+    hint: Any
+    if p is not None and "state" in p and ("questions" in p or "fields" in p):
+        hint = decisions(p, seed) if "questions" in p else extractions(p, seed)
+    elif _is_text_generation(spec, p, out):
         assert p is not None
         gen = generate(p, seed)
         structured = gen.structured
         chat = _chat_shaped(out)
         if ("stream" in kinds and (wants_stream or only_stream)) and allow_stream:
             return Result("stream", events=_stream_events(spec, gen, seed, chat), content_type=_SSE, usage=gen.usage)
-        hint: Any = _chat_hint(spec, p, gen, seed, out) if chat else _legacy_hint(gen)
+        hint = _chat_hint(spec, p, gen, seed, out) if chat else _legacy_hint(gen)
     else:
         hint = _task_hint(spec, p, raw, seed, out)
         if only_stream and allow_stream:

@@ -15,16 +15,20 @@ from typing import Any, cast
 import msgspec
 
 from .._core.jsonview import as_list, as_object
+from ._prompt import argument_hint, stated_schema
+from ._reply import APIError
 from ._synth import MISSING, Synthesizer, Unsatisfiable
 from ._validate import SchemaError
 
 __all__ = [
     "CREATED",
+    "DEFAULT_MAX_TOKENS",
     "JSON_MODE_UNMET",
     "PADDING",
     "Generation",
     "JsonModeUnmet",
     "chat_chunks",
+    "answer_object",
     "chat_completion",
     "count_tokens",
     "generate",
@@ -42,8 +46,13 @@ def words(text: str) -> list[str]:
     return re.findall(r"[\w']+", text.lower())
 
 
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+DEFAULT_MAX_TOKENS = 256
+"""The documented default of ``max_tokens`` on Workers AI text models (``null`` means it too)."""
+
+
 def count_tokens(text: str) -> int:
-    return len(re.findall(r"\w+|[^\w\s]", text))
+    return len(_TOKEN.findall(text))
 
 
 def _content_text(content: Any) -> str:
@@ -90,15 +99,19 @@ def _conversation(p: Mapping[str, Any]) -> tuple[str, str, int]:
 
 
 def _max_tokens(p: Mapping[str, Any]) -> int | None:
+    """The request's token limit; ``null`` means the model's default, as leaving it out does."""
     for key in ("max_tokens", "max_completion_tokens", "max_output_tokens", "max_new_tokens"):
         value = p.get(key)
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
-    return None
+    return DEFAULT_MAX_TOKENS
 
 
 def _reply(question: str, seed: str, limit: int | None) -> tuple[str, bool]:
-    """A deterministic answer echoing the question; (text, cut short by max_tokens)."""
+    """A deterministic answer echoing the question; (text, cut short by max_tokens).
+
+    The text is cut after exactly ``limit`` tokens (as :func:`count_tokens` counts them), so a reply's
+    ``completion_tokens`` never exceeds ``max_tokens``."""
     echo = re.findall(r"[\w']+", question)[:16]
     rng = random.Random(seed)
     opener = rng.choice(("Sure.", "Here is an emulated answer.", "Happy to help.", "Good question."))
@@ -107,9 +120,9 @@ def _reply(question: str, seed: str, limit: int | None) -> tuple[str, bool]:
         if echo
         else f"{opener} This reply comes from the Workers AI emulator."
     )
-    pieces = text.split(" ")
-    if limit is not None and len(pieces) > limit:
-        return " ".join(pieces[:limit]), True
+    tokens = list(_TOKEN.finditer(text))
+    if limit is not None and len(tokens) > limit:
+        return text[: tokens[limit - 1].end()], True
     return text, False
 
 
@@ -179,13 +192,52 @@ def _tool_call(p: Mapping[str, Any], question: str, seed: str) -> tuple[str, Any
     args: Any = {}
     if as_object(params) is not None:
         try:
-            synth = Synthesizer(params)
-            candidate = synth.generate(seed=seed, optional=0.0)
-            if synth.validator.is_valid(candidate) and as_object(candidate) is not None:
+            candidate = answer_object(params, question, seed)
+            if as_object(candidate) is not None:
                 args = candidate
         except (SchemaError, Unsatisfiable):
             args = {}
     return name, args
+
+
+def answer_object(schema: Any, question: str, seed: str) -> Any:
+    """An instance of ``schema`` with every property (nested too), valid against it, whose values come
+    from the words of ``question`` where one fits (:func:`argument_hint`); :class:`Unsatisfiable` when
+    no valid instance can be built."""
+    synth = Synthesizer(schema)
+    base = synth.generate(seed=seed, optional=1.0)
+    value = base
+    hint = _prompt_hint(synth.root, base, question, 0)
+    if hint is not MISSING:
+        try:
+            candidate = synth.generate(seed=seed, hint=hint, optional=1.0)
+            if synth.validator.is_valid(candidate):
+                value = candidate
+        except Unsatisfiable:
+            pass
+    if not synth.validator.is_valid(value):
+        raise Unsatisfiable("no valid instance")
+    return value
+
+
+def _prompt_hint(schema: Any, base: Any, question: str, depth: int) -> Any:
+    """``base`` with each property's value replaced by what the question says for that name."""
+    obj, values = as_object(schema), as_object(base)
+    props = as_object((obj or {}).get("properties"))
+    if values is None or props is None or depth > 4:
+        return MISSING
+    out = dict(values)
+    for key, sub in props.items():
+        if key not in out:
+            continue
+        nested = _prompt_hint(sub, out[key], question, depth + 1)
+        if nested is not MISSING:
+            out[key] = nested
+            continue
+        said = argument_hint(key, sub, question)
+        if said is not None:
+            out[key] = said
+    return out
 
 
 JSON_MODE_UNMET = "JSON Mode couldn't be met"
@@ -196,26 +248,43 @@ class JsonModeUnmet(Exception):
     """No object fits the request's ``response_format`` schema (the API's "JSON Mode couldn't be met")."""
 
 
-def _json_mode(p: Mapping[str, Any], text: str, seed: str) -> Any:
+def _json_mode(p: Mapping[str, Any], question: str, everything: str, text: str, seed: str) -> Any:
     """The object a JSON-mode reply holds (deterministic, valid against the request's schema), or MISSING
-    without ``response_format``; :class:`JsonModeUnmet` when no valid object can be made."""
+    without JSON mode; :class:`JsonModeUnmet` when no valid object can be made.
+
+    ``response_format: {type: "json_schema", json_schema: S}`` and ``guided_json: S`` follow ``S``;
+    ``{type: "json_object"}`` follows the schema, example object or field names the conversation
+    states (clients put the schema in a system message), else answers ``{"answer": text}``. A schema
+    that is not a valid JSON Schema is refused (400/5006), as the API requires a valid one."""
     fmt = as_object(p.get("response_format"))
-    if fmt is None or fmt.get("type") not in ("json_schema", "json_object"):
+    guided = p.get("guided_json")
+    if guided is not None and as_object(guided) is not None and guided != {}:
+        schema: Any = guided
+        where = "/guided_json"
+    elif guided is not None or (fmt is not None and fmt.get("type") == "json_object"):
+        schema = stated_schema(everything)
+        where = "the prompt"
+        if schema is None:
+            return {"answer": text}
+    elif fmt is not None and fmt.get("type") == "json_schema":
+        schema = fmt.get("json_schema")
+        where = "/response_format/json_schema"
+        inner = as_object(schema)
+        if inner is not None and as_object(inner.get("schema")) is not None and "type" not in inner:
+            schema = inner["schema"]  # OpenAI's {name, schema} wrapper (the /ai/v1 routes take it)
+            where += "/schema"
+        if as_object(schema) is None or schema == {}:
+            return {"answer": text}
+    else:
         return MISSING
-    schema = fmt.get("json_schema") if fmt.get("type") == "json_schema" else None
-    inner = as_object(schema)
-    if inner is not None and as_object(inner.get("schema")) is not None and "type" not in inner:
-        schema = inner["schema"]  # OpenAI's {name, schema} wrapper (the /ai/v1 routes take it)
-    if as_object(schema) is None or schema == {}:
-        return {"answer": text}
     try:
-        synth = Synthesizer(schema)
-        value = synth.generate(seed=seed, optional=1.0)
-    except (SchemaError, Unsatisfiable):
+        return answer_object(schema, question, seed)
+    except SchemaError as exc:
+        if where == "the prompt":
+            return {"answer": text}
+        raise APIError(400, 5006, f"AiError: Bad input: {where}: not a valid JSON Schema ({exc})") from None
+    except Unsatisfiable:
         raise JsonModeUnmet from None
-    if not synth.validator.is_valid(value):
-        raise JsonModeUnmet
-    return value
 
 
 @dataclass
@@ -230,18 +299,23 @@ class Generation:
 def generate(p: Mapping[str, Any], seed: str) -> Generation:
     """A text-generation reply to the request ``p``: text, a tool call or a JSON-mode object, and usage."""
     everything, question, messages = _conversation(p)
-    text, truncated = _reply(question, seed, _max_tokens(p))
+    limit = _max_tokens(p)
+    text, truncated = _reply(question, seed, limit)
     tool = _tool_call(p, question, seed)
-    structured = _json_mode(p, text, seed)
+    structured = _json_mode(p, question, everything, text, seed)
     if tool is not None:
         text = ""
+        said = count_tokens(tool[0] + msgspec.json.encode(tool[1]).decode())
+    elif structured is not MISSING:
+        said = count_tokens(msgspec.json.encode(structured).decode())
+        if limit is not None and said > limit:
+            raise JsonModeUnmet  # the object would be cut off: no valid JSON within max_tokens
+    else:
+        said = count_tokens(text)
+    if limit is not None:
+        said = min(said, limit)
     prompt_tokens = count_tokens(everything) + 4 * messages
-    completion_tokens = count_tokens(text) + (8 if tool is not None else 0)
-    usage = {
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-        "total_tokens": prompt_tokens + completion_tokens,
-    }
+    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": said, "total_tokens": prompt_tokens + said}
     return Generation(text, truncated, usage, tool, structured)
 
 

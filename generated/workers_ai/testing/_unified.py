@@ -64,6 +64,15 @@ def json_mode_checks(payload: Any, fault_reply: FaultReply) -> Reply | None:
     return fault_reply("json_mode")
 
 
+def _no_null_assistant_content(body: dict[str, Any]) -> None:
+    """400/5006 for an assistant message whose ``content`` is null: the live ``/ai/v1`` route refuses it
+    (OpenAI's own API takes it when the message carries ``tool_calls``; send ``""`` to Workers AI)."""
+    for i, raw in enumerate(as_list(body.get("messages")) or []):
+        msg = as_object(raw)
+        if msg is not None and msg.get("role") == "assistant" and "content" in msg and msg["content"] is None:
+            raise bad_input(f"/messages/{i}/content: null is not allowed for an assistant message; send a string")
+
+
 def _plain(value: Any, status: int = 200) -> Reply:
     """A reply in the provider's own shape: JSON, no envelope."""
     return Reply(status, [("content-type", JSON)], msgspec.json.encode(value))
@@ -138,6 +147,7 @@ class Unified:
         if early is not None:
             return early
         if ref.provider is None:
+            _no_null_assistant_content(body)
             self._model_input(self._text_spec(ref), body)
         elif as_list(body.get("messages")) is None:
             raise bad_input("/messages: a list of messages is required")

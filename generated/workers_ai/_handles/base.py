@@ -1,32 +1,32 @@
-"""Model handles: what ``ai.model(id)`` returns, and the output-union decoder generated modules use."""
+"""What every model handle shares, whichever client runs it: validation, encoding, decoding, usage
+counting and the call flows (sent by the client's driver: see :mod:`.._core.flow`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast, overload
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 import msgspec
 
-from .._batch.chunking import BatchProgress, embed_many
-from .._batch.jobs import BatchJob, submit
+from .._batch.jobs import MAX_BATCH_BYTES, AsyncBatchJob, BatchJob, encode_requests, submit_flow
 from .._core.accounting import usage_of
-from .._core.binary import BinaryInput, BinaryOutput, read_binary
+from .._core.binary import BinaryOutput
 from .._core.body import encode_body
+from .._core.config import Reply, SessionConfig
 from .._core.decode import OutputDecoder, decode_typed, split_error, validator_for
 from .._core.envelope import media_type, unwrap
+from .._core.flow import Flow
 from .._core.jsonview import as_list, as_object
 from .._core.pickling import handle_of
 from .._core.unknown import check_unknown_keys
 from .._core.usage import Usage
 from .._tools.structured import Parsed, check_no_stream, is_schema_type, json_payload, parse_into, textual
 from ..errors import InputValidationError, ModelDeprecatedError, ResponseDecodeError, StreamError, error_from
-from .session import Reply, Session, SessionConfig
-from .stream import EventStream
 
 if TYPE_CHECKING:
-    from .._batch.f32 import F32
+    pass
 
-__all__ = ["GenericHandle", "HandleBase", "ModelHandle", "ModelInfo", "OutputDecoder", "split_error", "validator_for"]
+__all__ = ["HandleBase", "ModelInfo", "OutputDecoder"]
 
 SessionT = TypeVar("SessionT", bound=SessionConfig)
 InT = TypeVar("InT")
@@ -35,6 +35,7 @@ T = TypeVar("T")
 
 _JSON = "application/json"
 _SSE = "text/event-stream"
+_OCTETS = "application/octet-stream"
 
 
 class ModelInfo(msgspec.Struct, frozen=True):
@@ -152,6 +153,24 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         if requests is None:
             raise InputValidationError(self.model_id, "$.requests", "a batch needs a `requests` list")
         return requests
+
+    def _stream_options(self, resp: Any) -> dict[str, Any]:
+        """The keyword arguments of a stream over ``resp`` (the sync and async streams take the same)."""
+        session = self.client
+        session.remember(resp.status, resp.headers, [])
+
+        def remember(messages: list[Any]) -> None:
+            session.remember(resp.status, resp.headers, messages)
+
+        return {
+            "model_id": self.model_id,
+            "idle_timeout": session.stream_idle_timeout,
+            "total_timeout": session.stream_timeout,
+            "max_event_bytes": session.max_event_bytes,
+            "max_response_bytes": session.max_response_bytes,
+            "on_messages": remember,
+            "on_end": self._count_stream,
+        }
 
     def _stream_request_body(self, request: msgspec.Struct) -> bytes:
         """The body of a generated ``*_stream`` call; JSON mode does not stream (refused before sending)."""
@@ -273,153 +292,44 @@ class HandleBase(Generic[SessionT, InT, OutT]):
                 body=reply.data,
             ) from None
 
+    # ------------------------------------------------------------------ flows (run by the client's driver)
 
-class ModelHandle(HandleBase[Session, InT, OutT]):
-    """Base of every generated model handle: validation, encoding, the call and decoding.
-
-    Subclasses add one method per input variant of the model's schema.
-    """
-
-    def run(self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> OutT:
-        """Run with a request struct or a plain mapping; returns the decoded output variant."""
-        if self._is_binary(payload):
-            binary = cast("BinaryInput", payload)
-            result: OutT = self._call_binary(binary, None, headers=headers)
-            return result
-        body = self.encode_input(payload)
-        return self._send_and_decode(body, None, headers=headers)
-
-    def stream(self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> EventStream:
-        """Run with ``stream: true`` and iterate the server-sent events."""
-        return self._open_stream(self._stream_body(payload), headers)
-
-    def run_decoded(self, payload: Mapping[str, Any], expect: type[T] | None) -> tuple[T, Any]:
-        """Run with a mapping (validated like :meth:`run`): ``(output decoded into expect, result as sent)``.
-        What ``run_tools`` calls each round: tool calls are read from the result as sent, since a
-        model's output struct may declare only one of the two tool-call shapes."""
-        output, raw = self._decoded_pair(self._post(self.encode_input(payload, check_keys=False)), expect)
-        return self._counted(output), raw
-
-    def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> BatchJob[OutT]:
-        """Queue ``{"requests": [...]}`` with the async batch API."""
-        return self._submit_batch(self._batch_requests(payload), headers=headers)
-
-    def batch_job(self, request_id: str) -> BatchJob[OutT]:
-        """A job for an already queued ``request_id``."""
-        return BatchJob(self, request_id)
-
-    @overload
-    def embed_many(
-        self,
-        texts: Sequence[str],
-        *,
-        batch_size: int | None = None,
-        options: Mapping[str, Any] | None = None,
-        on_progress: Callable[[BatchProgress], None] | None = None,
-        timeout: float = 3600.0,
-        poll_interval: float = 1.0,
-        as_numpy: Literal[False] = False,
-    ) -> list[list[float]]: ...
-    @overload
-    def embed_many(
-        self,
-        texts: Sequence[str],
-        *,
-        batch_size: int | None = None,
-        options: Mapping[str, Any] | None = None,
-        on_progress: Callable[[BatchProgress], None] | None = None,
-        timeout: float = 3600.0,
-        poll_interval: float = 1.0,
-        as_numpy: Literal[True],
-    ) -> F32: ...
-    def embed_many(
-        self,
-        texts: Sequence[str],
-        *,
-        batch_size: int | None = None,
-        options: Mapping[str, Any] | None = None,
-        on_progress: Callable[[BatchProgress], None] | None = None,
-        timeout: float = 3600.0,
-        poll_interval: float = 1.0,
-        as_numpy: bool = False,
-    ) -> list[list[float]] | F32:
-        """Embed any number of texts through the async batch API; one vector per text, in input order.
-
-        For models with a batch (``requests``) variant whose requests take a list of ``text`` (the bge
-        embedding models); others raise ``ConfigurationError``. The texts are split into requests of at
-        most ``batch_size`` strings (default and upper bound: the schema's ``maxItems``), grouped into
-        batches under 10 MB each, submitted, polled together until done, and put back in order.
-        ``options`` are extra request fields (e.g. ``{"pooling": "cls"}``); ``on_progress`` gets a
-        ``BatchProgress`` after every polling round. Failed requests raise ``BatchItemsError`` carrying
-        the vectors that did arrive; the deadline raises ``BatchTimeoutError`` naming the unfinished
-        request ids (resume them with :meth:`batch_job`).
-
-        ``as_numpy=True`` returns a ``(len(texts), dim)`` float32 numpy array instead, each request's
-        vectors decoded straight into their rows (never the whole job as Python lists; batches are then
-        kept to 400 texts so no status reply is large). Needs numpy (``pip install 'workers-ai[ray]'``).
-        """
-        return embed_many(
-            self,
-            texts,
-            batch_size=batch_size,
-            options=options,
-            on_progress=on_progress,
-            timeout=timeout,
-            poll_interval=poll_interval,
-            as_numpy=as_numpy,
-        )
-
-    def _post(self, body: bytes, *, content_type: str = _JSON, headers: Mapping[str, str] | None = None) -> Reply:
+    def _post_flow(
+        self, body: bytes, content_type: str = _JSON, headers: Mapping[str, str] | None = None
+    ) -> Flow[Reply]:
         try:
-            return self.client.request(
-                "POST", self._run_url(), body, content_type=content_type, headers=headers, model_id=self.model_id
+            url = self._run_url()
+            flow = self.client.request_flow(
+                "POST", url, body, content_type=content_type, headers=headers, model_id=self.model_id
             )
+            return (yield from flow)
         except ModelDeprecatedError as exc:
             self._note_deprecation(exc)
             raise
 
-    def _open_stream(self, body: bytes, headers: Mapping[str, str] | None) -> EventStream:
-        session = self.client
-        resp = session.open_stream(self._run_url(), body, headers=headers, model_id=self.model_id)
-        session.remember(resp.status, resp.headers, [])
+    def _call_flow(
+        self,
+        body: bytes,
+        expect: type[T] | None,
+        content_type: str = _JSON,
+        headers: Mapping[str, str] | None = None,
+    ) -> Flow[T]:
+        """One call: sent, decoded into ``expect`` (or the output union) and counted in ``ai.usage``."""
+        reply = yield from self._post_flow(body, content_type, headers)
+        return self._counted(self._decode(reply, expect))
 
-        def remember(messages: list[Any]) -> None:
-            session.remember(resp.status, resp.headers, messages)
+    def _parsed_flow(self, body: bytes, expect: type[Any] | None, response_format: Any) -> Flow[Parsed[Any, Any]]:
+        """A JSON-mode call (see :meth:`_parsed`), counted in ``ai.usage``."""
+        result = self._parsed((yield from self._post_flow(body)), expect, response_format)
+        self._counted(result.output)
+        return result
 
-        return EventStream(
-            resp,
-            model_id=self.model_id,
-            idle_timeout=session.stream_idle_timeout,
-            total_timeout=session.stream_timeout,
-            max_event_bytes=session.max_event_bytes,
-            max_response_bytes=session.max_response_bytes,
-            on_messages=remember,
-            on_end=self._count_stream,
-        )
+    def _decoded_flow(self, body: bytes, expect: type[T] | None) -> Flow[tuple[T, Any]]:
+        """``(output decoded into expect, result as sent)``, counted in ``ai.usage`` (a tool-loop round)."""
+        output, raw = self._decoded_pair((yield from self._post_flow(body)), expect)
+        return self._counted(output), raw
 
-    def _call(self, request: msgspec.Struct, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
-        return self._send_and_decode(self.validate(request), expect, headers=headers)
-
-    def _call_binary(self, data: BinaryInput, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
-        body = read_binary(data)
-        result = self._decode(self._post(body, content_type="application/octet-stream", headers=headers), expect)
-        return self._counted(result)
-
-    def _stream(self, request: msgspec.Struct) -> EventStream:
-        return self._open_stream(self._stream_request_body(request), None)
-
-    def _call_parsed(self, request: msgspec.Struct, expect: type[Any] | None, response_format: Any) -> Parsed[Any, Any]:
-        """A JSON-mode call (see :meth:`_parsed`)."""
-        reply = self._parsed(self._post(self.validate(request)), expect, response_format)
-        self._counted(reply.output)
-        return reply
-
-    def _submit_batch(self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None) -> BatchJob[Any]:
-        return submit(self, requests, headers=headers)
-
-    def _send_and_decode(self, body: bytes, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
-        return self._counted(self._decode(self._post(body, headers=headers), expect))
-
-
-class GenericHandle(ModelHandle[Any, Any]):
-    """Handle for a model this package was not generated for: plain JSON in, ``dict``/bytes out."""
+    def _submit_flow(self, requests: Sequence[Any], headers: Mapping[str, str] | None) -> Flow[Any]:
+        job_type = AsyncBatchJob if self.client.is_async else BatchJob
+        body = encode_requests(self, requests)
+        return (yield from submit_flow(self, job_type, body, len(requests), headers, MAX_BATCH_BYTES))

@@ -12,18 +12,17 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
 
 import msgspec
 
+from .._batch.chunking import embed_many
+from .._batch.jobs import AsyncBatchJob
 from .._core.binary import BinaryInput, read_binary
-from .._sync.handle import HandleBase
 from .._tools.structured import Parsed
-from ..errors import ModelDeprecatedError
+from .base import HandleBase
 
 if TYPE_CHECKING:
+    from .._aio.session import AsyncSession
+    from .._aio.stream import AsyncEventStream, AsyncStreamRequest
     from .._batch.chunking import BatchProgress
     from .._batch.f32 import F32
-    from .._sync.session import Reply
-    from .batch import AsyncBatchJob
-    from .session import AsyncSession
-    from .stream import AsyncEventStream, AsyncStreamRequest
 
 # Every generated model module imports this one, sync users included: it imports nothing else of
 # the async client at load time (streams and batches load their modules on first use).
@@ -34,7 +33,7 @@ InT = TypeVar("InT")
 OutT = TypeVar("OutT")
 T = TypeVar("T")
 
-_JSON = "application/json"
+_OCTETS = "application/octet-stream"
 
 
 class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
@@ -60,7 +59,7 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
 
     async def run_decoded(self, payload: Mapping[str, Any], expect: type[T] | None) -> tuple[T, Any]:
         """Run with a mapping: ``(output decoded into expect, result as sent)`` (what ``run_tools`` awaits)."""
-        return self._decoded_pair(await self._post(self.encode_input(payload, check_keys=False)), expect)
+        return await self.client.drive(self._decoded_flow(self.encode_input(payload, check_keys=False), expect))
 
     async def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> AsyncBatchJob[OutT]:
         """Queue ``{"requests": [...]}`` with the async batch API."""
@@ -68,8 +67,6 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
 
     def batch_job(self, request_id: str) -> AsyncBatchJob[OutT]:
         """A job for an already queued ``request_id``."""
-        from .batch import AsyncBatchJob
-
         return AsyncBatchJob(self, request_id)
 
     @overload
@@ -108,9 +105,7 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         as_numpy: bool = False,
     ) -> list[list[float]] | F32:
         """Embed any number of texts through the batch API (see ``ModelHandle.embed_many``)."""
-        from .batch import embed_many
-
-        return await embed_many(
+        vectors: list[list[float]] | F32 = await embed_many(
             self,
             texts,
             batch_size=batch_size,
@@ -120,76 +115,52 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
             poll_interval=poll_interval,
             as_numpy=as_numpy,
         )
+        return vectors
 
     # ------------------------------------------------------------------ calls
 
-    async def _post(self, body: bytes, *, content_type: str = _JSON, headers: Mapping[str, str] | None = None) -> Reply:
-        try:
-            return await self.client.request(
-                "POST", self._run_url(), body, content_type=content_type, headers=headers, model_id=self.model_id
-            )
-        except ModelDeprecatedError as exc:
-            self._note_deprecation(exc)
-            raise
-
     def _open_stream(self, body: bytes, headers: Mapping[str, str] | None) -> AsyncStreamRequest:
-        from .stream import AsyncEventStream, AsyncStreamRequest
+        from .._aio.stream import AsyncEventStream, AsyncStreamRequest
 
         session = self.client
         url = self._run_url()  # a bad model id is refused now, before anything is awaited
 
         async def open_stream() -> AsyncEventStream:
             resp = await session.open_stream(url, body, headers=headers, model_id=self.model_id)
-            session.remember(resp.status, resp.headers, [])
-
-            def remember(messages: list[Any]) -> None:
-                session.remember(resp.status, resp.headers, messages)
-
-            return AsyncEventStream(
-                resp,
-                model_id=self.model_id,
-                idle_timeout=session.stream_idle_timeout,
-                total_timeout=session.stream_timeout,
-                max_event_bytes=session.max_event_bytes,
-                max_response_bytes=session.max_response_bytes,
-                on_messages=remember,
-                on_end=self._count_stream,
-            )
+            return AsyncEventStream(resp, **self._stream_options(resp))
 
         return AsyncStreamRequest(open_stream)
-
-    async def _call(
-        self, request: msgspec.Struct, expect: type[T] | None, *, headers: Mapping[str, str] | None = None
-    ) -> T:
-        return await self._send_and_decode(self.validate(request), expect, headers=headers)
-
-    async def _call_binary(
-        self, data: BinaryInput, expect: type[T] | None, *, headers: Mapping[str, str] | None = None
-    ) -> T:
-        body = read_binary(data)
-        reply = await self._post(body, content_type="application/octet-stream", headers=headers)
-        return self._counted(self._decode(reply, expect))
 
     def _stream(self, request: msgspec.Struct) -> AsyncStreamRequest:
         return self._open_stream(self._stream_request_body(request), None)
 
+    # One line each: the rules are the flows of HandleBase; this client awaits them.
+
+    async def _call(
+        self, request: msgspec.Struct, expect: type[T] | None, *, headers: Mapping[str, str] | None = None
+    ) -> T:
+        return await self.client.drive(self._call_flow(self.validate(request), expect, headers=headers))
+
+    async def _call_binary(
+        self, data: BinaryInput, expect: type[T] | None, *, headers: Mapping[str, str] | None = None
+    ) -> T:
+        return await self.client.drive(self._call_flow(read_binary(data), expect, _OCTETS, headers))
+
     async def _call_parsed(
         self, request: msgspec.Struct, expect: type[Any] | None, response_format: Any
     ) -> Parsed[Any, Any]:
-        """A JSON-mode call (see ``HandleBase._parsed``)."""
-        return self._parsed(await self._post(self.validate(request)), expect, response_format)
+        return await self.client.drive(self._parsed_flow(self.validate(request), expect, response_format))
 
     async def _submit_batch(
         self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None
     ) -> AsyncBatchJob[Any]:
-        from .batch import submit
-
-        return await submit(self, requests, headers=headers)
+        job: AsyncBatchJob[Any] = await self.client.drive(self._submit_flow(requests, headers))
+        return job
 
     async def _send_and_decode(
         self, body: bytes, expect: type[T] | None, *, headers: Mapping[str, str] | None = None
     ) -> T:
-        return self._counted(self._decode(await self._post(body, headers=headers), expect))
+        return await self.client.drive(self._call_flow(body, expect, headers=headers))
 
 
 class AsyncGenericHandle(AsyncModelHandle[Any, Any]):

@@ -13,12 +13,12 @@ from typing import Any
 import msgspec
 
 from .. import _registry
-from .._batch.jobs import BatchJob
 from .._core.body import encode_body
-from .._sync.handle import GenericHandle
 from ..errors import ConfigurationError, InputValidationError
+from .aio import AsyncGenericHandle
+from .sync import GenericHandle
 
-__all__ = ["UniversalHandle", "check_namespace", "is_workers_ai_id"]
+__all__ = ["AsyncUniversalHandle", "UniversalHandle", "UniversalRoute", "check_namespace", "is_workers_ai_id"]
 
 
 def is_workers_ai_id(model_id: str) -> bool:
@@ -44,8 +44,13 @@ def check_namespace(model_id: str) -> None:
 _NAMESPACES = ("@cf/", "@hf/")
 
 
-class UniversalHandle(GenericHandle):
-    """A third-party model (``provider/model``): JSON in with ``model`` added, the provider's reply out."""
+class UniversalRoute:
+    """What a third-party model (``provider/model``) changes: the URL, ``model`` added to the JSON body,
+    no raw bytes and no batch queue. Mixed into a generic handle of either client."""
+
+    model_id: str
+    client: Any
+    _url: str | None
 
     def _run_url(self) -> str:
         if self._url is None:
@@ -66,5 +71,13 @@ class UniversalHandle(GenericHandle):
     def _call_binary(self, data: Any, expect: Any, *, headers: Mapping[str, str] | None = None) -> Any:
         raise InputValidationError(self.model_id, "$", "third-party models take a JSON object, not raw bytes")
 
-    def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> BatchJob[Any]:
+    def _batch_requests(self, payload: Any) -> list[Any]:
         raise ConfigurationError(f"{self.model_id}: third-party models have no async batch queue")
+
+
+class UniversalHandle(UniversalRoute, GenericHandle):
+    """A third-party model on the sync client."""
+
+
+class AsyncUniversalHandle(UniversalRoute, AsyncGenericHandle):
+    """A third-party model on the async client."""

@@ -1,0 +1,67 @@
+"""The sync client core: :class:`BaseClient`, the shared client rules run by the blocking session.
+
+The generated ``_client.WorkersAI`` subclasses it only to add typed overloads. Sending, retries,
+deadlines and ``last_response`` live in the session and the flows of :mod:`.._core`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from .._account.finetunes import Finetunes
+from .._account.tomarkdown import MarkdownFormat, MarkdownResult, supported_flow, to_markdown_flow
+from .._batch.jobs import BatchJob
+from .._core.form import FileInput
+from .._handles.sync import GenericHandle, ModelHandle
+from .._handles.universal import UniversalHandle
+from .._sync.session import DEFAULT_BASE_URL, ResponseInfo, Session
+from .base import ClientBase
+
+__all__ = ["DEFAULT_BASE_URL", "BaseClient", "ResponseInfo"]
+
+_Client = TypeVar("_Client", bound="BaseClient")
+
+
+class BaseClient(Session, ClientBase):
+    """Configuration and transport shared by every call, and the model handles built on them.
+
+    Options beyond the account and token (see the README's "Retries, timeouts and limits"): ``timeout``
+    (seconds per attempt, the whole reply included), ``max_retries``, ``max_connections`` (kept-alive
+    connections per host, default 64), ``max_response_bytes`` (default 256 MiB), ``max_event_bytes``
+    (one server-sent event, default 16 MiB), ``stream_idle_timeout`` (default 60 s between events),
+    ``stream_timeout`` (a whole stream; default none), ``compress`` (ask for gzip; off by default) and
+    ``rate_limit`` (requests per minute per model: the published limits by default, a number, a mapping
+    ``model id -> rpm`` or None; see :mod:`.._core.ratelimit`). They are kept as ``ai.options``
+    (a frozen ``ClientOptions``); ``ai.with_options(...)`` makes a configured copy. A client pickles as
+    its configuration, the token included (see :mod:`.._core.pickling`).
+    """
+
+    _generic_handle = GenericHandle
+    _universal_handle = UniversalHandle
+
+    def __enter__(self: _Client) -> _Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def to_markdown(self, files: Sequence[FileInput] | FileInput) -> list[MarkdownResult]:
+        """Convert documents to Markdown (``/ai/tomarkdown``): paths, binary files or ``(name, bytes)``
+        pairs; one :class:`MarkdownResult` per file, in order (a failed file has ``error`` set)."""
+        return self.drive(to_markdown_flow(self, files))
+
+    def to_markdown_supported(self) -> list[MarkdownFormat]:
+        """The formats ``to_markdown`` converts (extension and MIME type)."""
+        return self.drive(supported_flow(self))
+
+    @functools.cached_property
+    def finetunes(self) -> Finetunes:
+        """The account's fine-tunes (LoRA adapters): ``list()``, ``create()``, ``upload()``, ``public()``."""
+        return Finetunes(self)
+
+    def batch_job(self, model_id: str, request_id: str) -> BatchJob[Any]:
+        """Rebuild a batch job from its ``request_id`` (for example one stored by another process)."""
+        handle: ModelHandle[Any, Any] = self._model(model_id)
+        return handle.batch_job(request_id)

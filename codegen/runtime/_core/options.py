@@ -1,0 +1,75 @@
+"""``ClientOptions``: every option of a client in one frozen value, and the keyword names it takes.
+
+``WorkersAI(...)`` and ``AsyncWorkersAI(...)`` take these options as keyword arguments (one
+signature, ``SessionConfig.__init__``, with every default), keep them as ``client.options`` and make a
+configured copy with ``client.with_options(**changes)`` (see :mod:`.pickling`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypedDict
+
+import msgspec
+
+from .gateway import Gateway
+
+__all__ = [
+    "DEFAULT_MAX_CONNECTIONS",
+    "DEFAULT_MAX_EVENT_BYTES",
+    "DEFAULT_MAX_RESPONSE_BYTES",
+    "ClientOptions",
+    "ClientOptionsDict",
+]
+
+# Kept-alive connections per host: matches 64 threads (or tasks) without "pool is full" warnings.
+DEFAULT_MAX_CONNECTIONS = 64
+# The largest real replies are embedding batches: 10,000 x 1024 floats as JSON come to about 215 MB.
+DEFAULT_MAX_RESPONSE_BYTES = 256 * 1024 * 1024
+DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
+
+
+class ClientOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """A client's options as it resolved them (``base_url`` from the environment, ``gateway`` parsed).
+
+    The account id and token are not part of it (the token is never shown); ``rate_limit`` is what was
+    passed (``"published"``, a number, a mapping or a ``RateBudget``).
+    """
+
+    base_url: str
+    gateway: Gateway | None = None
+    timeout: float = 60.0
+    max_retries: int = 2
+    headers: Mapping[str, str] | None = None
+    transport: Any = None
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES
+    stream_idle_timeout: float = 60.0
+    stream_timeout: float | None = None
+    compress: bool = False
+    session_affinity: str | None = None
+    rate_limit: Any = "published"
+    strict_inputs: bool = False
+
+
+class ClientOptionsDict(TypedDict, total=False):
+    """The keyword arguments of ``with_options``: the constructor's, each optional."""
+
+    account_id: str | None
+    api_token: str | None
+    base_url: str | None
+    gateway: str | Gateway | None
+    timeout: float
+    max_retries: int
+    headers: Mapping[str, str] | None
+    transport: Any
+    max_connections: int
+    max_response_bytes: int
+    max_event_bytes: int
+    stream_idle_timeout: float
+    stream_timeout: float | None
+    compress: bool
+    session_affinity: str | None
+    rate_limit: Any
+    strict_inputs: bool

@@ -1,0 +1,155 @@
+"""The sync model handle: what ``WorkersAI().model(id)`` returns for a model this package has no module for,
+and the base of every generated handle. Each call is one of :class:`.base.HandleBase`'s flows, run by the
+client's blocking driver."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
+
+import msgspec
+
+from .._batch.chunking import BatchProgress, embed_many
+from .._batch.jobs import BatchJob
+from .._core.binary import BinaryInput, read_binary
+from .._core.decode import OutputDecoder, split_error, validator_for
+from .._sync.session import Session
+from .._sync.stream import EventStream
+from .._tools.structured import Parsed
+from .base import HandleBase, ModelInfo
+
+if TYPE_CHECKING:
+    from .._batch.f32 import F32
+
+__all__ = ["GenericHandle", "HandleBase", "ModelHandle", "ModelInfo", "OutputDecoder", "split_error", "validator_for"]
+
+InT = TypeVar("InT")
+OutT = TypeVar("OutT")
+T = TypeVar("T")
+_OCTETS = "application/octet-stream"
+
+
+class ModelHandle(HandleBase[Session, InT, OutT]):
+    """Base of every generated model handle: validation, encoding, the call and decoding.
+
+    Subclasses add one method per input variant of the model's schema.
+    """
+
+    def run(self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> OutT:
+        """Run with a request struct or a plain mapping; returns the decoded output variant."""
+        if self._is_binary(payload):
+            binary = cast("BinaryInput", payload)
+            result: OutT = self._call_binary(binary, None, headers=headers)
+            return result
+        body = self.encode_input(payload)
+        return self._send_and_decode(body, None, headers=headers)
+
+    def stream(self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> EventStream:
+        """Run with ``stream: true`` and iterate the server-sent events."""
+        return self._open_stream(self._stream_body(payload), headers)
+
+    def run_decoded(self, payload: Mapping[str, Any], expect: type[T] | None) -> tuple[T, Any]:
+        """Run with a mapping (validated like :meth:`run`): ``(output decoded into expect, result as sent)``.
+        What ``run_tools`` calls each round: tool calls are read from the result as sent, since a
+        model's output struct may declare only one of the two tool-call shapes."""
+        return self.client.drive(self._decoded_flow(self.encode_input(payload, check_keys=False), expect))
+
+    def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> BatchJob[OutT]:
+        """Queue ``{"requests": [...]}`` with the async batch API."""
+        return self._submit_batch(self._batch_requests(payload), headers=headers)
+
+    def batch_job(self, request_id: str) -> BatchJob[OutT]:
+        """A job for an already queued ``request_id``."""
+        return BatchJob(self, request_id)
+
+    @overload
+    def embed_many(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
+        timeout: float = 3600.0,
+        poll_interval: float = 1.0,
+        as_numpy: Literal[False] = False,
+    ) -> list[list[float]]: ...
+    @overload
+    def embed_many(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
+        timeout: float = 3600.0,
+        poll_interval: float = 1.0,
+        as_numpy: Literal[True],
+    ) -> F32: ...
+    def embed_many(
+        self,
+        texts: Sequence[str],
+        *,
+        batch_size: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        on_progress: Callable[[BatchProgress], None] | None = None,
+        timeout: float = 3600.0,
+        poll_interval: float = 1.0,
+        as_numpy: bool = False,
+    ) -> list[list[float]] | F32:
+        """Embed any number of texts through the async batch API; one vector per text, in input order.
+
+        For models with a batch (``requests``) variant whose requests take a list of ``text`` (the bge
+        embedding models); others raise ``ConfigurationError``. The texts are split into requests of at
+        most ``batch_size`` strings (default and upper bound: the schema's ``maxItems``), grouped into
+        batches under 10 MB each, submitted, polled together until done, and put back in order.
+        ``options`` are extra request fields (e.g. ``{"pooling": "cls"}``); ``on_progress`` gets a
+        ``BatchProgress`` after every polling round. Failed requests raise ``BatchItemsError`` carrying
+        the vectors that did arrive; the deadline raises ``BatchTimeoutError`` naming the unfinished
+        request ids (resume them with :meth:`batch_job`).
+
+        ``as_numpy=True`` returns a ``(len(texts), dim)`` float32 numpy array instead, each request's
+        vectors decoded straight into their rows (never the whole job as Python lists; batches are then
+        kept to 400 texts so no status reply is large). Needs numpy (``pip install 'workers-ai[ray]'``).
+        """
+        vectors: list[list[float]] | F32 = embed_many(
+            self,
+            texts,
+            batch_size=batch_size,
+            options=options,
+            on_progress=on_progress,
+            timeout=timeout,
+            poll_interval=poll_interval,
+            as_numpy=as_numpy,
+        )
+        return vectors
+
+    def _open_stream(self, body: bytes, headers: Mapping[str, str] | None) -> EventStream:
+        session = self.client
+        resp = session.open_stream(self._run_url(), body, headers=headers, model_id=self.model_id)
+        return EventStream(resp, **self._stream_options(resp))
+
+    def _stream(self, request: msgspec.Struct) -> EventStream:
+        return self._open_stream(self._stream_request_body(request), None)
+
+    # One line each: the rules are the flows of HandleBase; this client runs them with blocking I/O.
+
+    def _call(self, request: msgspec.Struct, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
+        return self.client.drive(self._call_flow(self.validate(request), expect, headers=headers))
+
+    def _call_binary(self, data: BinaryInput, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
+        return self.client.drive(self._call_flow(read_binary(data), expect, _OCTETS, headers))
+
+    def _call_parsed(self, request: msgspec.Struct, expect: type[Any] | None, response_format: Any) -> Parsed[Any, Any]:
+        return self.client.drive(self._parsed_flow(self.validate(request), expect, response_format))
+
+    def _submit_batch(self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None) -> BatchJob[Any]:
+        job: BatchJob[Any] = self.client.drive(self._submit_flow(requests, headers))
+        return job
+
+    def _send_and_decode(self, body: bytes, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
+        return self.client.drive(self._call_flow(body, expect, headers=headers))
+
+
+class GenericHandle(ModelHandle[Any, Any]):
+    """Handle for a model this package was not generated for: plain JSON in, ``dict``/bytes out."""

@@ -1,0 +1,182 @@
+"""What a prompt says, read the way a model would skim it: its topic words, proper names, numbers, and
+a JSON schema or field names it asks the answer to follow.
+
+Replies built from these read like answers to *this* prompt: a tool's ``city`` argument for "weather in
+Lisbon" is "Lisbon", and a JSON-mode reply to "answer with fields name and age" has ``name`` and ``age``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from .._core.jsonview import as_list, as_object
+
+__all__ = ["argument_hint", "names_in", "numbers_in", "stated_schema", "topic_words"]
+
+_STOP = frozenset(
+    """a an the is are was were be been of to in on at by for with about as and or but not this that these those
+    it its i you he she we they me my your our their what which who how tell please do does did can could would
+    should will shall may might must get give show find call use using need want like some any all there here
+    today now then than so if when where why whats what's it's i'm""".split()
+)
+_PLACE_NAMES = ("city", "location", "place", "town", "country", "region", "destination", "origin", "where", "address")
+_PREPOSITIONS = ("in", "at", "for", "to", "from", "near", "of")
+_DECODER = json.JSONDecoder()
+_FORMATS = frozenset({"JSON", "XML", "YAML", "CSV", "HTML", "API", "SQL", "URL", "ID"})
+_NUMERIC_WORDS = frozenset(
+    """temperature temp age count number price amount total year population score rating quantity size length
+    width height weight percent percentage lat lon latitude longitude days hours minutes seconds cost""".split()
+)
+_SCHEMA_KEYS = frozenset({"properties", "$defs", "definitions", "anyOf", "oneOf", "allOf", "items"})
+
+
+def topic_words(text: str) -> list[str]:
+    """The words that carry meaning (no glue words), in order, as written."""
+    return [w for w in re.findall(r"[A-Za-z][\w'-]*", text) if w.lower() not in _STOP]
+
+
+def names_in(text: str) -> list[str]:
+    """Proper names: runs of capitalised words that do not open a sentence (or follow a preposition)."""
+    out: list[str] = []
+    tokens = re.findall(r"[\w'-]+|[.!?,;:()]", text)
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if not tok[:1].isalnum():
+            i += 1
+            continue
+        starts = i == 0 or tokens[i - 1] in ".!?"
+        after_prep = i > 0 and tokens[i - 1].lower() in _PREPOSITIONS
+        if tok[:1].isupper() and tok.lower() not in _STOP and tok not in _FORMATS and (not starts or after_prep):
+            run = [tok]
+            while (
+                i + 1 < len(tokens)
+                and tokens[i + 1][:1].isupper()
+                and tokens[i + 1].lower() not in _STOP
+                and tokens[i + 1] not in _FORMATS
+            ):
+                i += 1
+                run.append(tokens[i])
+            out.append(" ".join(run))
+        i += 1
+    return out
+
+
+def _after_preposition(text: str) -> str | None:
+    """The word(s) after the last "in"/"at"/"for"/... : "weather in lisbon" -> "lisbon"."""
+    found = re.findall(r"\b(?:in|at|for|near|from|to)\s+([A-Za-z][\w'-]*(?:\s+[A-Z][\w'-]*)*)", text)
+    kept = [f for f in found if f.lower() not in _STOP]
+    return kept[-1] if kept else None
+
+
+def numbers_in(text: str) -> list[float]:
+    return [float(n) for n in re.findall(r"(?<![\w.-])-?\d+(?:\.\d+)?(?![\w.-])", text)]
+
+
+def _json_objects(text: str) -> Iterator[dict[str, Any]]:
+    """Every JSON object written inside ``text`` (outermost first)."""
+    i = text.find("{")
+    while i != -1:
+        try:
+            value, end = _DECODER.raw_decode(text, i)
+        except ValueError:
+            i = text.find("{", i + 1)
+            continue
+        obj = as_object(value)
+        if obj is not None:
+            yield obj
+        i = text.find("{", end)
+
+
+def _example_schema(example: dict[str, Any]) -> dict[str, Any]:
+    """The schema an example object implies: its keys, each typed like its value."""
+
+    def of(value: Any) -> dict[str, Any]:
+        obj, items = as_object(value), as_list(value)
+        if obj is not None:
+            return _example_schema(obj)
+        if items is not None:
+            return {"type": "array", "items": of(items[0]) if items else {}}
+        if isinstance(value, bool):
+            return {"type": "boolean"}
+        if isinstance(value, int):
+            return {"type": "integer"}
+        if isinstance(value, float):
+            return {"type": "number"}
+        return {"type": "string"} if isinstance(value, str) else {}
+
+    return {"type": "object", "properties": {k: of(v) for k, v in example.items()}, "required": list(example)}
+
+
+def _named_fields(text: str) -> list[str]:
+    """Field names a prompt asks for in words: "with fields name and age", "keys: `title`, `year`"."""
+    quoted = re.findall(r"[`\"']([A-Za-z_][\w]*)[`\"']", text)
+    match = re.search(
+        r"\b(?:fields?|keys?|properties)\b[:\s]+((?:[A-Za-z_]\w*(?:\s*,\s*|\s+and\s+|\s*$|\s*[.;]))+)", text
+    )
+    listed = re.findall(r"[A-Za-z_]\w*", match.group(1)) if match else []
+    listed = [w for w in listed if w.lower() not in ("and", "or")]
+    return list(dict.fromkeys(listed if listed else (quoted if re.search(r"\bjson\b", text, re.I) else [])))
+
+
+def stated_schema(text: str) -> dict[str, Any] | None:
+    """The JSON schema a prompt asks the answer to follow: a schema written in it, an example object
+    written in it, or the field names it lists; None when it states none."""
+    found = list(_json_objects(text))
+    for obj in found:
+        if _SCHEMA_KEYS & set(obj) or obj.get("type") == "object":
+            return obj
+    if found:
+        return _example_schema(max(found, key=len))
+    names = _named_fields(text)
+    if names:
+        props = {n: {"type": "number" if _numeric_name(n) else "string"} for n in names}
+        return {"type": "object", "properties": props, "required": names}
+    return None
+
+
+def _numeric_name(name: str) -> bool:
+    """Whether a field named ``name`` (and nothing more) most likely holds a number: "temperature", "age"."""
+    parts = {p for p in re.split(r"[_\W]+|(?<=[a-z])(?=[A-Z])", name.lower()) if p}
+    return bool(parts & _NUMERIC_WORDS)
+
+
+def argument_hint(name: str, schema: Any, question: str) -> Any:
+    """A value for the argument (or JSON field) ``name`` taken from the words of ``question``, or None.
+
+    Place-like names take the proper name the question mentions ("in Lisbon"); enums the value the
+    question names; numbers the question's numbers; other strings its proper names, else its topic words.
+    """
+    obj = as_object(schema) or {}
+    lowered = question.lower()
+    enum = as_list(obj.get("enum"))
+    if enum is not None:
+        named = [v for v in enum if isinstance(v, str) and v.lower() in lowered]
+        return named[0] if named else None
+    kind = obj.get("type")
+    if kind in ("number", "integer"):
+        numbers = numbers_in(question)
+        if not numbers:
+            return None
+        return int(numbers[0]) if kind == "integer" and numbers[0].is_integer() else numbers[0]
+    if kind == "array":
+        items = as_object(obj.get("items")) or {}
+        if items.get("type", "string") == "string":
+            names = names_in(question)
+            return names or topic_words(question)[:3] or None
+        return None
+    if kind not in ("string", None):
+        return None
+    names = names_in(question)
+    if any(p in name.lower() for p in _PLACE_NAMES):
+        after = _after_preposition(question)
+        if names:
+            return names[-1]
+        return after.title() if after else None
+    if names:
+        return names[0]
+    words = topic_words(question)
+    return " ".join(words[:6]) if words else None

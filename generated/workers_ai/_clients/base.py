@@ -1,0 +1,94 @@
+"""What both clients do the same way: pick model handles (generated, generic or universal route),
+dispatch ``run()``, and the account endpoints' flows. The sync and async clients add only their driver
+(through their session) and the typed faces of these methods.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from .. import _registry
+from .._core.affinity import affinity_header
+from .._core.config import SessionConfig
+from .._handles.universal import check_namespace, is_workers_ai_id
+from ..errors import ConfigurationError
+
+__all__ = ["ClientBase"]
+
+
+class ClientBase(SessionConfig):
+    """Handles and dispatch shared by ``WorkersAI`` and ``AsyncWorkersAI`` (see their docstrings)."""
+
+    # Set by each client: its generic and universal-route handle classes, and the prefix of its
+    # generated handle class names ("" for ``BgeM3``, "Async" for ``AsyncBgeM3``).
+    _generic_handle: ClassVar[type[Any]]
+    _universal_handle: ClassVar[type[Any]]
+    _handle_prefix: ClassVar[str] = ""
+
+    @functools.cached_property
+    def _handles(self) -> dict[str, Any]:
+        return {}
+
+    def __repr__(self) -> str:
+        via = f", gateway={self.gateway.id!r}" if self.gateway else ""
+        return f"{type(self).__name__}(account_id={self.account_id!r}, base_url={self.base_url!r}{via})"
+
+    def models(self) -> list[str]:
+        """Ids of the models this package was generated for."""
+        return sorted(_registry.MODELS)
+
+    def _task_of(self, model_id: str) -> str | None:
+        if model_id not in _registry.MODELS:
+            return None
+        task: str = self._model(model_id).info.task
+        return task or None
+
+    def _model(self, model_id: str) -> Any:
+        handle = self._handles.get(model_id)
+        if handle is None:
+            entry = _registry.MODELS.get(model_id)
+            if entry is None:
+                self.run_url(model_id)  # a bad id is refused here, before a handle is kept for it
+                check_namespace(model_id)
+                universal = not is_workers_ai_id(model_id)
+                handle = (self._universal_handle if universal else self._generic_handle)(self, model_id)
+            else:
+                module = importlib.import_module(f"{_registry.__package__}.{entry[0]}")
+                handle = getattr(module, self._handle_prefix + entry[1])(self)
+            self._handles[model_id] = handle
+        return handle
+
+    def _dispatch(
+        self,
+        model_id: str,
+        payload: Any,
+        *,
+        stream: bool,
+        queue_request: bool,
+        headers: Mapping[str, str] | None,
+        session_affinity: str | None = None,
+    ) -> Any:
+        """What ``run`` returns: a stream, a batch job or the output (awaitables on the async client)."""
+        handle = self._model(model_id)
+        if session_affinity is not None:
+            headers = {**(headers or {}), **affinity_header(session_affinity)}
+        if stream and queue_request:
+            raise ConfigurationError("stream and queue_request cannot be combined")
+        if stream:
+            return handle.stream(payload, headers=headers)
+        if queue_request:
+            return handle.submit_batch(payload, headers=headers)
+        return handle.run(payload, headers=headers)
+
+    @property
+    def openai_base_url(self) -> str:
+        """The OpenAI-compatible base URL (``…/accounts/{id}/ai/v1``) for the ``openai`` SDK:
+        ``OpenAI(base_url=ai.openai_base_url, api_key=token)``. Through AI Gateway's URL form it is the
+        gateway's ``…/workers-ai/v1``."""
+        gw = self.gateway
+        if gw is not None and gw.url_form:
+            return gw.url(self.account_id, "v1")
+        return self.api_url("ai/v1")

@@ -1,0 +1,312 @@
+"""What every call shares, whichever I/O drives it: options, URLs, headers, ``last_response``, the
+rate budget and usage meter, and the request flows (:func:`request_flow`, :func:`get_json_flow`).
+
+The sync ``Session`` (urllib3) and the ``AsyncSession`` (aiohttp) are this configuration plus a
+transport and a small loop that runs flows (see :mod:`.flow`); nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from types import FunctionType
+from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import urlencode
+
+if TYPE_CHECKING:
+    from typing_extensions import Self, Unpack
+
+import msgspec
+
+from ..errors import APIConnectionError, APITimeoutError, ConfigurationError
+from .accounting import UsageMeter
+from .affinity import affinity_header
+from .envelope import checked
+from .exchange import exchange
+from .flow import Flow
+from .gateway import Gateway
+from .options import (
+    DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_EVENT_BYTES,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    ClientOptions,
+    ClientOptionsDict,
+)
+from .pickling import Rebuildable, with_options
+from .ratelimit import RateBudget, RateLimit
+from .retry import call_bound, check_seconds
+from .urls import check_account_id, check_base_url, model_path, segment
+
+__all__ = [
+    "DEFAULT_BASE_URL",
+    "SessionConfig",
+    "DEFAULT_MAX_EVENT_BYTES",
+    "DEFAULT_MAX_RESPONSE_BYTES",
+    "Reply",
+    "ResponseInfo",
+]
+
+DEFAULT_BASE_URL = "https://api.cloudflare.com/client/v4"
+_USER_AGENT = "workers-ai-python/0.1"
+_log = logging.getLogger("workers_ai")
+
+
+class ResponseInfo(msgspec.Struct, frozen=True):
+    """What the last reply said besides its result: status, ``messages`` and the ``cf-ray`` id."""
+
+    status: int
+    messages: list[Any]
+    cf_ray: str | None
+    headers: dict[str, str]
+
+
+class Reply:
+    """A whole reply: status, headers and the body bytes (read within the size limit)."""
+
+    __slots__ = ("data", "headers", "status")
+
+    def __init__(self, status: int, headers: Mapping[str, str], data: bytes) -> None:
+        self.status = status
+        self.headers = headers
+        self.data = data
+
+
+class SessionConfig(Rebuildable):
+    """Configuration shared by every call, whichever transport sends it (sync :class:`Session` or
+    ``AsyncSession``): options, URLs, headers, ``last_response``, the rate budget and the retry helpers.
+
+    Picklable (:mod:`._pickle`): a copy is made with the same arguments, the token included, and opens
+    its own connections and rate budget. ``rate_limit`` paces each model's requests (:mod:`._ratelimit`).
+
+    Deadlines: ``timeout`` bounds each attempt as a whole (connecting, sending, the headers and the
+    entire body). Retries add at most ``max_retries`` attempts and waits of at most 60 s each, so one
+    call lasts no longer than :attr:`call_bound` seconds. Streams use ``timeout`` until the headers,
+    then ``stream_idle_timeout`` between events and ``stream_timeout`` (if set) for the whole stream.
+    """
+
+    is_async: ClassVar[bool] = False  # whether ``drive`` returns the result or an awaitable of it
+
+    def __init__(
+        self,
+        account_id: str | None = None,
+        api_token: str | None = None,
+        *,
+        base_url: str | None = None,
+        gateway: str | Gateway | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 2,
+        headers: Mapping[str, str] | None = None,
+        transport: Any = None,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
+        stream_idle_timeout: float = 60.0,
+        stream_timeout: float | None = None,
+        compress: bool = False,
+        session_affinity: str | None = None,
+        rate_limit: RateLimit | RateBudget | str = "published",
+        strict_inputs: bool = False,
+    ) -> None:
+        account_id = account_id or os.environ.get("CLOUDFLARE_ACCOUNT_ID")
+        api_token = api_token or os.environ.get("CLOUDFLARE_API_TOKEN")
+        if not account_id:
+            raise ConfigurationError("no account id: pass account_id= or set CLOUDFLARE_ACCOUNT_ID")
+        if not api_token:
+            raise ConfigurationError("no API token: pass api_token= or set CLOUDFLARE_API_TOKEN")
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ConfigurationError("max_retries must be an int >= 0")
+        for name, value in (
+            ("max_connections", max_connections),
+            ("max_response_bytes", max_response_bytes),
+            ("max_event_bytes", max_event_bytes),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise ConfigurationError(f"{name} must be an int >= 1")
+        if api_token != api_token.strip() or any(c in api_token for c in "\r\n\0"):
+            # Never echo it: a token pasted from a file often carries a newline.
+            raise ConfigurationError("the API token has surrounding whitespace or a line break; strip it first")
+        if not isinstance(strict_inputs, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ConfigurationError("strict_inputs must be True or False")
+        self.strict_inputs = strict_inputs
+        self.account_id = check_account_id(account_id)
+        self.__token = api_token
+        if base_url is None and os.environ.get("CLOUDFLARE_BASE_URL"):
+            self.base_url = check_base_url(os.environ["CLOUDFLARE_BASE_URL"], "CLOUDFLARE_BASE_URL")
+        else:
+            self.base_url = check_base_url(base_url or DEFAULT_BASE_URL)
+        self.gateway = Gateway.parse(gateway) if gateway is not None else None
+        if self.gateway is not None and not self.gateway.url_form:
+            if self.gateway.account_id not in (None, account_id):
+                raise ConfigurationError("a gateway of another account needs Gateway(..., url_form=True)")
+            if any(c in self.gateway.id for c in "\r\n\0"):
+                raise ConfigurationError(f"gateway id {self.gateway.id!r} has a line break")
+        self.timeout = check_seconds(timeout, "timeout")
+        self.max_retries = max_retries
+        self.max_response_bytes = max_response_bytes
+        self.max_event_bytes = max_event_bytes
+        self.stream_idle_timeout = check_seconds(stream_idle_timeout, "stream_idle_timeout")
+        self.stream_timeout = None if stream_timeout is None else check_seconds(stream_timeout, "stream_timeout")
+        # Built once: the per-call path only copies it.
+        self._base_headers = {
+            "Authorization": f"Bearer {self.__token}",
+            "User-Agent": _USER_AGENT,
+            "Accept": "*/*",
+            "Accept-Encoding": "gzip" if compress else "identity",
+        }
+        if self.gateway is not None:
+            self._base_headers.update(self.gateway.headers())
+        self._base_headers.update(headers or {})
+        if session_affinity is not None:
+            self._base_headers.update(affinity_header(session_affinity))
+        self.usage = UsageMeter()
+        self._account = segment(account_id)
+        self._local: Any = threading.local()  # the async session keeps `last` per task instead (its transport hook)
+        self._transport = self._new_transport(transport, max_connections, compress)
+        self._sleep: Callable[[float], None] = time.sleep
+        if isinstance(rate_limit, RateBudget):
+            self.rate_budget = RateBudget(rate_limit.limit, scale=rate_limit.scale, task_of=self._task_of)
+        else:
+            self.rate_budget = RateBudget(rate_limit, task_of=self._task_of)
+        self.options = ClientOptions(
+            base_url=self.base_url,
+            gateway=self.gateway,
+            timeout=self.timeout,
+            max_retries=max_retries,
+            headers=dict(headers) if headers is not None else None,
+            transport=transport,
+            max_connections=max_connections,
+            max_response_bytes=max_response_bytes,
+            max_event_bytes=max_event_bytes,
+            stream_idle_timeout=self.stream_idle_timeout,
+            stream_timeout=self.stream_timeout,
+            compress=compress,
+            session_affinity=session_affinity,
+            rate_limit=rate_limit,
+            strict_inputs=strict_inputs,
+        )
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # A wrong keyword names the class the user called (``WorkersAI.__init__() got an unexpected
+        # keyword argument 'retries'``), not this base: each client gets this one signature as its own.
+        super().__init_subclass__(**kwargs)
+        if "__init__" not in cls.__dict__:
+            init = SessionConfig.__init__
+            own = FunctionType(init.__code__, init.__globals__, "__init__", init.__defaults__, init.__closure__)
+            own.__kwdefaults__ = init.__kwdefaults__
+            own.__annotations__ = init.__annotations__
+            own.__doc__ = init.__doc__
+            own.__qualname__ = f"{cls.__qualname__}.__init__"
+            own.__module__ = cls.__module__
+            cls.__init__ = own  # type: ignore[method-assign]
+
+    def with_options(self, **changes: Unpack[ClientOptionsDict]) -> Self:
+        """A new client made like this one with some options changed (``ai.with_options(timeout=5)``);
+        it opens its own connections and rate budget. An unknown option is a ``TypeError``."""
+        return with_options(self, **changes)
+
+    def _task_of(self, model_id: str) -> str | None:
+        """The task of ``model_id`` (for the rate budget's defaults); None when unknown."""
+        return None
+
+    def _pickle_overrides(self) -> dict[str, Any]:
+        # What the constructor resolved from the environment travels too (the worker may not have it).
+        return {"account_id": self.account_id, "api_token": self.__token, "base_url": self.base_url}
+
+    @property
+    def call_bound(self) -> float:
+        """The most seconds one call can take, retries and their waits included."""
+        return call_bound(self.timeout, self.max_retries)
+
+    # ------------------------------------------------------------------ last reply
+
+    @property
+    def last_response(self) -> ResponseInfo | None:
+        """Status, ``messages`` and ``cf-ray`` of the last reply this thread received."""
+        last: ResponseInfo | tuple[int, list[Any], Mapping[str, str]] | None = getattr(self._local, "last", None)
+        if last is None or isinstance(last, ResponseInfo):
+            return last
+        status, messages, headers = last
+        info = ResponseInfo(
+            status=status,
+            messages=messages,
+            cf_ray=headers.get("cf-ray"),
+            headers={k.lower(): v for k, v in headers.items()},
+        )
+        self._local.last = info
+        return info
+
+    def remember(self, status: int, headers: Mapping[str, str], messages: list[Any]) -> None:
+        # Kept raw: ``last_response`` builds the ResponseInfo only when someone asks (it is on every call's path).
+        self._local.last = (status, messages, headers)
+
+    # ------------------------------------------------------------------ URLs
+
+    def run_url(self, model_id: str) -> str:
+        """The run URL, with the model id checked and its segments encoded (slashes kept literal)."""
+        if self.gateway is not None and self.gateway.url_form:
+            return self.gateway.url(self.account_id, model_id)
+        return f"{self.base_url}/accounts/{self._account}/ai/run/{model_path(model_id)}"
+
+    def api_url(self, path: str, query: Mapping[str, Any] | None = None) -> str:
+        parts = [segment(p) for p in path.strip("/").split("/")]
+        url = f"{self.base_url}/accounts/{self._account}/{'/'.join(parts)}"
+        if query:
+            url += "?" + urlencode({k: v for k, v in query.items() if v is not None})
+        return url
+
+    def _headers(self, content_type: str | None, extra: Mapping[str, str] | None) -> dict[str, str]:
+        headers = self._base_headers.copy()
+        if content_type:
+            headers["Content-Type"] = content_type
+        if extra:
+            headers.update(extra)
+        return headers
+
+    def _new_transport(self, transport: Any, max_connections: int, compress: bool) -> Any:
+        raise NotImplementedError
+
+    def _failure(self, exc: APIConnectionError, method: str, url: str, queued: bool) -> APIConnectionError:
+        note = "; the batch may have been queued, so it was not re-sent" if queued and exc.request_sent else ""
+        host = url.split("/")[2] if "://" in url else url
+        if isinstance(exc, APITimeoutError) and exc.request_sent:
+            return APITimeoutError(f"{method} {host}: no complete reply within {self.timeout:g}s ({exc}){note}")
+        return type(exc)(f"{method} {host}: {exc}{note}", request_sent=exc.request_sent, retryable=exc.retryable)
+
+    def _log_retry(self, attempt: int, delay: float, method: str, url: str, why: str) -> None:
+        # Logs name the URL and the reason only: never headers, so never the token.
+        _log.info("%s %s failed (%s); retry %d of %d in %.2fs", method, url, why, attempt + 1, self.max_retries, delay)
+
+    # ------------------------------------------------------------------ flows (run by the session's driver)
+
+    def request_flow(
+        self,
+        method: str,
+        url: str,
+        body: bytes | None = None,
+        *,
+        content_type: str | None = "application/json",
+        headers: Mapping[str, str] | None = None,
+        queued: bool = False,
+        model_id: str | None = None,
+        deadline: float | None = None,
+    ) -> Flow[Reply]:
+        """A request sent until a 2xx reply (see :func:`.exchange.exchange`), its body read whole."""
+        resp, data = yield from exchange(
+            self, method, url, body, content_type, headers, queued, model_id, deadline, False
+        )
+        return Reply(resp.status, resp.headers, data)
+
+    def stream_flow(self, url: str, body: bytes, headers: Mapping[str, str] | None, model_id: str | None) -> Flow[Any]:
+        """POST until a 2xx reply whose body is left unread (the stream's response)."""
+        resp, _ = yield from exchange(self, "POST", url, body, "application/json", headers, False, model_id, None, True)
+        return resp
+
+    def get_json_flow(self, path: str, query: Mapping[str, Any] | None = None) -> Flow[dict[str, Any]]:
+        """GET an account API path; the checked envelope (``result``, ``result_info``, ...)."""
+        reply = yield from self.request_flow("GET", self.api_url(path, query), content_type=None)
+        env, messages = checked(reply.status, reply.headers, reply.data, model_id=None)
+        self.remember(reply.status, reply.headers, messages)
+        return env
