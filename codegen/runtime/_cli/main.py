@@ -64,7 +64,7 @@ _NARROW = 100  # `workers-ai models` fits this many columns; --wide prints every
 def _table(rows: list[tuple[str, ...]], width: int | None) -> list[str]:
     """Rows as aligned text; with ``width``, the last column is cut (ending in "...") to fit it."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
-    lines = []
+    lines: list[str] = []
     for row in rows:
         line = "  ".join(cell.ljust(w) for cell, w in zip(row[:-1], widths, strict=False)) + "  " + row[-1]
         if width is not None and len(line) > width:

@@ -53,9 +53,10 @@ class UniversalRoute:
     _url: str | None
 
     def _run_url(self) -> str:
-        if self._url is None:
-            self._url = self.client.api_url("ai/run")
-        return self._url
+        url = self._url
+        if url is None:
+            url = self._url = str(self.client.api_url("ai/run"))
+        return url
 
     def encode_input(self, payload: Any, *, check_keys: bool = True) -> bytes:
         if isinstance(payload, msgspec.Struct):

@@ -167,7 +167,7 @@ class _BoundedHTTPResponse(http.client.HTTPResponse):
         # http.client skips only "100 Continue": any other interim reply (103 Early Hints) would be
         # taken as the final reply, with the real one left in the socket for the next request to read.
         for _ in range(_MAX_INTERIM):
-            version, status, reason = super()._read_status()  # type: ignore[misc]
+            version, status, reason = cast("tuple[str, int, str]", super()._read_status())  # type: ignore[misc]
             if not 101 < status < 200:
                 return version, status, reason
             for _ in range(http.client._MAXHEADERS + 1):  # type: ignore[attr-defined]  # pyright: ignore[reportPrivateUsage]

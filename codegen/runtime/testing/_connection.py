@@ -36,6 +36,7 @@ class Loop(Protocol):
 
     def hold(self, delta: int) -> bool:
         """Count ``delta`` more (or fewer) bytes held for unfinished requests; False when over the limit."""
+        ...
 
     def later(self, delay: float, action: Callable[[], None]) -> None:
         """Run ``action`` on the loop after ``delay`` seconds."""

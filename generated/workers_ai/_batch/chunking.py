@@ -404,9 +404,10 @@ def embed_flow(
                 body = encode_batch(handle.model_id, arg)
                 out = yield from submit_flow(handle, job_type, body, len(arg), None, max_bytes)
             elif kind == POLL:
-                out = yield from arg[0].status_flow(arg[1])
+                out = cast("Any", (yield from arg[0].status_flow(arg[1])))
             elif kind == POLL_LEAN:
-                out = read_lean(arg[0], (yield from arg[0].poll_flow(arg[1])))
+                polled = cast("Any", (yield from arg[0].poll_flow(arg[1])))
+                out = read_lean(arg[0], polled)
             else:
                 yield Sleep(arg)
         except Exception as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import os
-from typing import IO, Any, TypeAlias, TypeVar
+from typing import IO, Any, TypeAlias, TypeVar, cast
 
 from ..errors import ConfigurationError
 
@@ -46,11 +46,11 @@ def read_binary(value: BinaryInput) -> bytes:
                 return fh.read()
         except OSError as exc:
             raise ConfigurationError(f"cannot read {os.fspath(value)}: {exc.strerror or exc}") from None
-    data = value.read()
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        name = getattr(value, "name", "the file")
-        raise ConfigurationError(f"{name} is open in text mode: open it with 'rb' to send its bytes")
-    return bytes(data)
+    data = cast("object", value.read())
+    if isinstance(data, (bytes, bytearray)):
+        return bytes(data)
+    name = getattr(value, "name", "the file")
+    raise ConfigurationError(f"{name} is open in text mode: open it with 'rb' to send its bytes")
 
 
 def _is_binary(value: object) -> bool:

@@ -3,12 +3,12 @@ counting and the call flows (sent by the client's driver: see :mod:`.._core.flow
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 
 import msgspec
 
-from .._batch.jobs import MAX_BATCH_BYTES, AsyncBatchJob, BatchJob, encode_requests, submit_flow
+from .._batch.jobs import MAX_BATCH_BYTES, AsyncBatchJob, BatchJob, BatchJobBase, encode_requests, submit_flow
 from .._core.accounting import usage_of
 from .._core.binary import BinaryOutput
 from .._core.body import encode_body
@@ -330,6 +330,6 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         return self._counted(output), raw
 
     def _submit_flow(self, requests: Sequence[Any], headers: Mapping[str, str] | None) -> Flow[Any]:
-        job_type = AsyncBatchJob if self.client.is_async else BatchJob
+        job_type: Callable[..., BatchJobBase[Any]] = AsyncBatchJob[Any] if self.client.is_async else BatchJob[Any]
         body = encode_requests(self, requests)
         return (yield from submit_flow(self, job_type, body, len(requests), headers, MAX_BATCH_BYTES))

@@ -95,10 +95,8 @@ class Emulator:
         workers: int = 8,
         start: bool = True,
     ) -> None:
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-            raise ValueError(f"Emulator(workers=...) takes a whole number >= 1, got {workers!r}")
-        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-            raise ValueError(f"Emulator(port=...) takes 0 (any free port) to 65535, got {port!r}")
+        checked_setting("workers", workers)
+        checked_setting("port", port)
         given = {
             "account_id": account_id,
             "api_token": api_token,

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, cast
 
 __all__ = ["Settings", "checked_setting"]
 
@@ -41,7 +42,8 @@ def _count(name: str, value: Any, least: int) -> int:
 def _pair(name: str, value: Any) -> tuple[Any, Any]:
     if not isinstance(value, (tuple, list)) or len(value) != 2:  # pyright: ignore[reportUnknownArgumentType]
         raise ValueError(f"Emulator({name}=...) takes a pair (queued, running), got {value!r}")
-    pair: tuple[Any, Any] = (value[0], value[1])
+    items = cast("Sequence[Any]", value)
+    pair: tuple[Any, Any] = (items[0], items[1])
     return pair
 
 
@@ -61,8 +63,12 @@ def checked_setting(name: str, value: Any) -> Any:
         return (_seconds(name, q), _seconds(name, r))
     if name == "stream_interval":
         return _seconds(name, value)
-    if name in ("keep_requests", "keep_jobs"):
+    if name in ("keep_requests", "keep_jobs", "workers"):
         return _count(name, value, 1)
+    if name == "port":
+        if _count(name, value, 0) > 65535:
+            raise ValueError(f"Emulator(port=...) takes 0 (any free port) to 65535, got {value!r}")
+        return value
     if name in ("shuffle_batches", "check_outputs"):
         if not isinstance(value, bool):
             raise ValueError(f"Emulator({name}=...) takes True or False, got {value!r}")
