@@ -8,6 +8,7 @@ result.
 
 from __future__ import annotations
 
+import ast
 import json
 import socket
 import textwrap
@@ -481,7 +482,8 @@ def test_unreadable_audio_files_are_named(kind: str, tmp_path: Path) -> None:
     assert "notes.txt" in result["text_mode"]["message"] and "'rb'" in result["text_mode"]["message"]
 
 
-def test_to_markdown_results_must_match_the_files_sent() -> None:
+@kinds
+def test_to_markdown_results_must_match_the_files_sent(kind: str) -> None:
     replies = iter(
         [
             [{"name": "a.html", "mimeType": "text/html", "tokens": 1, "data": "A", "format": "markdown"}],
@@ -501,15 +503,15 @@ def test_to_markdown_results_must_match_the_files_sent() -> None:
 
     with Server(answer) as server:
         result = _run(
-            "sync",
+            kind,
             """
             ai = make()
             files = [(n, b"<p>x</p>") for n in ("a.html", "b.html", "c.html")]
             result = {
-                "empty": outcome(lambda: ai.to_markdown([])),
-                "fewer": outcome(lambda: ai.to_markdown(files)),
-                "order": outcome(lambda: [r.data for r in ai.to_markdown(files)]),
-                "other": outcome(lambda: ai.to_markdown(files)),
+                "empty": outcome(lambda: step(ai.to_markdown([]))),
+                "fewer": outcome(lambda: step(ai.to_markdown(files))),
+                "order": outcome(lambda: [r.data for r in step(ai.to_markdown(files))]),
+                "other": outcome(lambda: step(ai.to_markdown(files))),
             }
             """,
             server,
@@ -643,3 +645,35 @@ def test_unknown_input_keys_warn_with_their_path_or_are_refused_when_strict(kind
 
 def _echo_any(conn: socket.socket, req: RawRequest) -> bool:
     return reply(conn, envelope({"response": "ok"}))
+
+
+@kinds
+def test_weird_codes_and_ids_in_batch_items(kind: str) -> None:
+    def batch(conn: socket.socket, req: RawRequest) -> bool:
+        body = json.loads(req.body)
+        if "requests" in body:
+            return reply(conn, envelope({"status": "queued", "request_id": "r-1", "model": BGE}))
+        responses = [
+            {"id": 0, "success": False, "result": {"errors": [{"code": "²", "message": "odd"}]}},
+            {"id": "9" * 5000, "success": True, "result": {"shape": [1, 1], "data": [[1.0]]}},
+            {"id": "\u0661", "success": False, "errors": [{"code": "9" * 5000, "message": "long"}]},
+        ]
+        return reply(conn, envelope({"responses": responses}))
+
+    with Server(batch) as server:
+        result = _run(
+            kind,
+            f"""
+            ai = make()
+            def run():
+                job = step(ai.model({BGE!r}).batch([{{"text": ["a"]}}, {{"text": ["b"]}}]))
+                res = step(job.wait(timeout=10, poll_interval=0.01))
+                return [(i.id, i.success, [e.code for e in i.errors]) for i in res.items], len(res.unmatched)
+            result = outcome(run)
+            """,
+            server,
+        )
+    assert result["ok"], result
+    items, unmatched = ast.literal_eval(result["value"])
+    assert items[0] == (0, False, [None]) and items[1][1] is False  # item 1 never came back: missing
+    assert unmatched == 2  # ids that are not numbers are kept aside, not guessed
