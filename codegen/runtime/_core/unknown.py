@@ -20,6 +20,12 @@ from ..errors import InputValidationError, UnknownInputWarning
 
 __all__ = ["check_unknown_keys", "unknown_keys"]
 
+# Keys never reported: ``stream`` (``stream()`` adds it whatever the schema says), the tool-call keys the
+# SDK's own tool loop puts on messages (``tool_calls``, ``tool_call_id``, ``name``) and ``stop``, which
+# OpenAI-style clients send and the platform takes though few schemas list it.
+_SENT_BY_CLIENTS = frozenset({"stream", "tool_calls", "tool_call_id", "name", "stop"})
+# Fields whose value is a JSON Schema (tool parameters, JSON mode): open by nature, never walked.
+_SCHEMA_VALUED = frozenset({"parameters", "json_schema", "schema", "properties", "guided_json"})
 _Walk = Callable[[Any, str, list[str]], None]
 _Compiled = tuple[str, "_Walk | None"]  # (kind of value it reads: object, array, scalar, any; the walker)
 _CACHE: dict[type[Any], _Compiled] = {}
@@ -65,7 +71,9 @@ def _compile(info: Any, seen: dict[int, list[_Compiled]]) -> _Compiled:
             return ("object", _later(seen[key]))
         slot: list[_Compiled] = []
         seen[key] = slot
-        fields = {f.encode_name: _compile(f.type, seen)[1] for f in info.fields}
+        fields = {
+            f.encode_name: None if f.encode_name in _SCHEMA_VALUED else _compile(f.type, seen)[1] for f in info.fields
+        }
         names = {f.name: fields[f.encode_name] for f in info.fields}
         walk = _object(fields, names)
         slot.append(("object", walk))
@@ -101,7 +109,8 @@ def _object(fields: dict[str, _Walk | None], names: dict[str, _Walk | None]) -> 
         if isinstance(value, dict):
             for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
                 if key not in fields:
-                    out.append(f"{path}.{key}")
+                    if key not in _SENT_BY_CLIENTS:
+                        out.append(f"{path}.{key}")
                     continue
                 sub = fields[key]
                 if sub is not None:

@@ -192,7 +192,7 @@ class ToolHandle(Protocol):
     @property
     def client(self) -> Any: ...
 
-    def encode_input(self, payload: Any) -> bytes: ...
+    def encode_input(self, payload: Any, *, check_keys: bool = True) -> bytes: ...
 
     def _decoded_flow(self, body: bytes, expect: Any) -> Flow[tuple[Any, Any]]: ...
 
@@ -200,7 +200,7 @@ class ToolHandle(Protocol):
 def tool_flow(handle: ToolHandle, expect: Any, loop: _Loop) -> Flow[ToolRun[Any]]:
     """The loop, once: each round is one counted call (``ai.usage``) and the tools it asks for."""
     while True:
-        body = handle.encode_input(loop.payload())
+        body = handle.encode_input(loop.payload(), check_keys=False)  # the loop's own turns: not the user's typos
         output, raw = yield from handle._decoded_flow(body, expect)  # pyright: ignore[reportPrivateUsage]
         done = loop.step(output, raw)
         if done is not None:
