@@ -44,7 +44,7 @@ bench: install
 	$(BIN)/python bench/run.py
 
 sync: install
-	$(BIN)/workers-ai sync
+	$(BIN)/python -m workers_ai._cli sync  # -m: the checkout (and so the generator) is importable
 
 clean:
 	rm -rf $(VENV) $(DEMO_VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -508,6 +508,14 @@ def bench_async(seconds: float, rounds: int) -> dict[str, Any]:
     return out
 
 
+def bench_realtime(seconds: float, rounds: int) -> dict[str, Any]:
+    """Realtime sessions (issue 21) against the emulator in another process: client CPU per audio
+    second vs websockets and aiohttp used directly, 32 concurrent sessions, first interim latency."""
+    with background([PY, str(BENCH / "_realtime.py"), "serve"], "EMULATOR ", timeout=60) as spec:
+        out: dict[str, Any] = run_json([PY, str(BENCH / "_realtime.py"), "client", spec, str(seconds), str(rounds)])
+    return out
+
+
 def bench_emulator(seconds: float) -> dict[str, Any]:
     """The emulator under a test suite's load: calls/s from 64 client threads (another process) for a
     rank, an embedding and a chat reply, and the rank against bench/_server.py (cached bytes) as the floor."""
@@ -781,6 +789,25 @@ def goals(results: dict[str, Any]) -> list[dict[str, Any]]:
         aio.get("ratio_vs_aiohttp", {}).get("64"),
         lambda v: v >= 0.9,
         "{:.2f}x",
+    )
+    live = results.get("realtime", {})
+    for driver in ("ours_async", "ours_sync"):
+        add(
+            f"Realtime {driver.split('_')[1]} session: client CPU per audio second vs bare websockets "
+            "+ msgspec (issue 21)",
+            "<= 1.2x",
+            live.get("ratio_vs_bare", {}).get(driver),
+            lambda v: v <= 1.2,
+            "{:.2f}x",
+        )
+    lost = live.get("concurrent", {}).get("lost")
+    add("Realtime: 32 concurrent async sessions, events lost", "0", lost, lambda v: v == 0, "{:.0f}")
+    add(
+        "Realtime: first interim result after the chunk that produced it, in chunks (100 ms)",
+        "<= 1",
+        live.get("first_interim", {}).get("fraction_of_chunk"),
+        lambda v: v <= 1.0,
+        "{:.3f}",
     )
     gen = results.get("generator", {})
     add("Regenerate the whole catalog (issue #5)", "<= 10 s", gen.get("full_s"), lambda v: v <= 10.0, "{:.1f} s")
@@ -1095,6 +1122,43 @@ def render_markdown(results: dict[str, Any]) -> str:
                 )
         w("")
 
+    live = results.get("realtime")
+    if live:
+        w("## Realtime sessions")
+        w("")
+        if "error" in live:
+            w(f"Not run: {live['error']}")
+        else:
+            w(
+                f"Live transcription of {live['audio_seconds']:.0f} s of 16 kHz linear16 in 100 ms chunks, "
+                "sent as fast as "
+                "the emulator (another process) takes it, interim results on; client CPU per second of audio "
+                "(`bench/_realtime.py`; the bare clients decode each event with msgspec into the same structs)."
+            )
+            w("")
+            w("| Client | CPU µs per audio second | vs bare websockets (asyncio) |")
+            w("|---|---|---|")
+            labels = {
+                "bare_websockets": "websockets asyncio client used directly",
+                "bare_websockets_sync": "websockets threading client used directly",
+                "bare_aiohttp": "aiohttp `ws_connect` used directly",
+                "ours_async": "ours: `AsyncListenSession.transcribe`",
+                "ours_sync": "ours: `ListenSession.transcribe`",
+            }
+            per = live["cpu_us_per_audio_s"]
+            for key, label in labels.items():
+                w(f"| {label} | {per[key]:.0f} | {live['ratio_vs_bare_websockets'][key]:.2f}x |")
+            rb, conc, first = live["ratio_vs_bare"], live["concurrent"], live["first_interim"]
+            w("")
+            w(
+                f"Each driver vs the same library's bare client: async {rb['ours_async']:.2f}x, "
+                f"sync {rb['ours_sync']:.2f}x. "
+                f"{conc['sessions']} concurrent async sessions: {conc['lost']} events lost "
+                f"({conc['events_each']} each, {conc['wall_s']:.2f} s). First interim result "
+                f"{first['ms']:.2f} ms after its 100 ms chunk went out ({first['fraction_of_chunk']:.3f} of a chunk)."
+            )
+        w("")
+
     aio = results.get("async")
     if aio:
         w("## Async client")
@@ -1217,7 +1281,19 @@ def _us(value: float) -> str:
 # --------------------------------------------------------------------------- main
 
 
-SECTIONS = ["cold", "calls", "batch", "sse", "load", "async", "emulator", "generator", "footprint", "typing"]
+SECTIONS = [
+    "cold",
+    "calls",
+    "batch",
+    "sse",
+    "load",
+    "async",
+    "realtime",
+    "emulator",
+    "generator",
+    "footprint",
+    "typing",
+]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1247,6 +1323,7 @@ def main(argv: list[str] | None = None) -> int:
             ("sse", lambda: bench_sse(2.0 if quick else 10.0, 2 if quick else 5)),
             ("load", lambda: bench_load(envs, 5 if quick else 15, 1.0 if quick else 3.0)),
             ("async", lambda: bench_async(1.0 if quick else 2.0, 1 if quick else 3)),
+            ("realtime", lambda: bench_realtime(5.0 if quick else 10.0, 2 if quick else 5)),
             ("emulator", lambda: bench_emulator(1.0 if quick else 3.0)),
             ("generator", lambda: bench_generator(work)),
             ("footprint", lambda: bench_footprint(envs, wheel_info)),

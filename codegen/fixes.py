@@ -56,38 +56,8 @@ def _bge_m3(inp: dict[str, Any], out: dict[str, Any], notes: list[str]) -> None:
             _bge_m3_split_contexts(inner, "/schema/input/oneOf/requests/items/oneOf", notes)
 
 
-_USAGE: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "prompt_tokens": {"type": "integer", "default": 0},
-        "completion_tokens": {"type": "integer", "default": 0},
-        "total_tokens": {"type": "integer", "default": 0},
-    },
-}
-
-
-def _legacy_usage(inp: dict[str, Any], out: dict[str, Any], notes: list[str]) -> None:
-    """The API returns token usage inside ``result`` for this model; its published output omits it."""
-    _kind, items = branches(out)
-    for branch in items:
-        props = as_map(branch.get("properties"))
-        if props is not None and "response" in props and "usage" not in props:
-            rebuilt: dict[str, Any] = {}
-            for key, value in props.items():
-                rebuilt[key] = value
-                if key == "response":
-                    rebuilt["usage"] = copy.deepcopy(_USAGE)
-            props.clear()
-            props.update(rebuilt)
-            notes.append(
-                "/schema/output: the API returns `usage` (token counts) with the reply; the published output "
-                "schema leaves it out, so it is declared here (optional)."
-            )
-
-
 SCHEMA_FIXES: dict[str, SchemaFix] = {
     "@cf/baai/bge-m3": _bge_m3,
-    "@cf/meta/llama-3-8b-instruct": _legacy_usage,
 }
 
 

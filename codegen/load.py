@@ -220,6 +220,9 @@ def _load_file(path: Path, rel: str, display: str, result: LoadResult) -> ModelS
         "properties": [{"property_id": k, "value": v} for k, v in props.items()],
         "schema": {"input": halves["input"], "output": halves["output"]},
     }
+    realtime = as_obj(doc.get("x-realtime"))
+    if realtime is not None:  # our WebSocket section (codegen.realtime); the emulator reads it too
+        catalog["x-realtime"] = copy.deepcopy(realtime)
     return ModelSource(
         file=display,
         rel=rel,

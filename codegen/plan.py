@@ -216,6 +216,7 @@ class ModelPlan:
     batch_input: str | None
     rules: tuple[tuple[Any, ...], ...]
     streamable: bool
+    raw_body: str | None  # input field sent as the raw request body (``x-raw-body``; the rest as query)
     price: tuple[Any, ...]
     imports: tuple[str, ...]
     exported: tuple[str, ...]
@@ -332,6 +333,20 @@ def _plan_one(src: ModelSource, module: str, warnings: list[str], gen: str) -> M
         raise PlanError(src.file, str(exc)) from None
 
 
+RAW_BODY_KEY = "x-raw-body"
+
+
+def raw_body_field(inp: dict[str, Any]) -> str | None:
+    """The input field the REST API takes as the raw request body, when the schema states one
+    (``"x-raw-body": "audio"`` at the input's root, naming a ``format: binary`` property; set by an
+    override, since the published schemas describe the Workers binding's form instead)."""
+    name = inp.get(RAW_BODY_KEY)
+    prop = as_obj((as_obj(inp.get("properties")) or {}).get(name)) if isinstance(name, str) else None
+    if prop is None or prop.get("format") != "binary":
+        return None
+    return str(name)
+
+
 def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) -> ModelPlan:
     mid = src.model_id
     task = src.task.lower()
@@ -444,7 +459,7 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
     shaped: dict[str, Any] = as_obj(doc["$defs"]) or {}
     rules = dispatch_rules(outputs, shaped)
     input_names = [v.class_name for v in inputs if v.class_name]
-    types = build_types(shaped, list(dict.fromkeys(variant_names)), input_names, used_names)
+    types = build_types(shaped, list(dict.fromkeys(variant_names)), input_names, used_names, src.task)
     structs = {s.name: s for s in types.structs}
 
     out_plans = tuple(
@@ -492,6 +507,7 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
         batch_input=batch_input,
         rules=tuple(rules),
         streamable=streamable,
+        raw_body=raw_body_field(src.input),
         price=price,
         imports=(),
         exported=(),

@@ -29,7 +29,8 @@ from typing import Any, cast
 import jinja2
 
 from .load import as_obj
-from .plan import ModelPlan, SharedPlan
+from .plan import ModelPlan, PlanError, SharedPlan
+from .realtime import RealtimePlan, plan_realtime
 from .structs import StructPlan
 
 __all__ = ["PlanMismatch", "RenderError", "render_package", "struct_code", "undefined_names"]
@@ -252,13 +253,34 @@ def struct_code(
     generator (``--check`` passes no old modules); either way the code is checked against the plan.
     """
     aliases = _aliases(structs)
-    key = _sha(f"{generator}\0{doc}\0{json.dumps(aliases, sort_keys=True)}")[:24]
+    views = {s.name: s.view for s in structs if s.view}
+    views_key = json.dumps(views, sort_keys=True)
+    key = _sha(f"{generator}\0{doc}\0{json.dumps(aliases, sort_keys=True)}\0{views_key}")[:24]
     code = _reusable_code(old, key)
     if code is None:
         code = structs_api.code(doc, aliases) if doc else "from __future__ import annotations"
         code = code if code.endswith("\n") else code + "\n"  # verbatim, ending its last line
+        code = _with_views(code, views, where)
     _check(code, structs, where)
     return f"{_STRUCTS_MARK}{key} {_sha(code)[:16]}\n{code}\n{_BELOW}"
+
+
+def _with_views(code: str, views: Mapping[str, str], where: str) -> str:
+    """The struct code with each struct's family view (``codegen.views``) as an extra first base."""
+    if not views:
+        return code
+    for name, view in sorted(views.items()):
+        head = rf"^class {re.escape(name)}\(Struct, "
+        code, count = re.subn(head, f"class {name}({view}, Struct, ", code, flags=re.M)
+        if count != 1:
+            raise PlanMismatch(f"{where}: struct {name} not found once to give it its view {view}")
+    # Relative, as the template's imports are, so a vendored copy under another name keeps working.
+    line = f"from {'.' * (where.count('/') + 1)}families import {', '.join(sorted(set(views.values())))}\n"
+    at = code.find("\nfrom msgspec import ")
+    if at < 0:
+        raise PlanMismatch(f"{where}: no msgspec import to put the view import after")
+    end = code.index("\n", at + 1) + 1
+    return code[:end] + line + code[end:]
 
 
 class RenderError(Exception):
@@ -298,6 +320,12 @@ def undefined_names(text: str, filename: str) -> list[str]:
                 check(sub, scope)
             inner = scope | {a.arg for a in every}
             inner |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            inner |= {  # names a function imports for itself (a lazy import)
+                (a.asname or a.name).split(".")[0]
+                for n in ast.walk(node)
+                if isinstance(n, (ast.Import, ast.ImportFrom))
+                for a in n.names
+            }
             for stmt in node.body if isinstance(node.body, list) else [node.body]:
                 check(stmt, inner)
             return
@@ -339,6 +367,35 @@ def _bound_names(node: ast.stmt) -> set[str]:
     return set()
 
 
+def _live_module(
+    env: jinja2.Environment,
+    api: _Structs,
+    plan: ModelPlan,
+    package: str,
+    index: int,
+    old: Mapping[str, str],
+    generator: str,
+    files: dict[str, bytes],
+) -> RealtimePlan | None:
+    """Render the ``*_live`` module of a model whose schema has an ``x-realtime`` section (see :mod:`.realtime`)."""
+    try:
+        live = plan_realtime(plan.source, plan.module + "_live", plan.handle, package)
+    except PlanError as exc:
+        raise RenderError(index, exc.message) from None
+    if live is None:
+        return None
+    rel = live.module.replace(".", "/") + ".py"
+    if rel in files:
+        raise RenderError(index, f"{rel} would be written twice (another model has that module name)")
+    structs = struct_code(api, live.struct_doc, live.structs, rel, old.get(rel), generator)
+    text = env.get_template("live.py.jinja").render(plan=live, struct_code=structs)
+    missing = undefined_names(text, rel)
+    if missing:
+        raise RenderError(index, f"the generated {rel} would fail on import: {', '.join(missing[:5])} not defined")
+    files[rel] = text.encode()
+    return live
+
+
 # The emulator: a lean vendored copy leaves it out (and the schema JSON only it reads).
 _TESTING_ONLY = ("testing/",)
 
@@ -364,6 +421,7 @@ def render_package(
     files: dict[str, bytes] = {}
     registry: list[tuple[str, str, str]] = []
     seen_ids: set[str] = set()
+    live_methods: dict[str, tuple[str, ...]] = {}  # model id -> its realtime method, when it has one
     for i, plan in enumerate(plans):
         rel = plan.module.replace(".", "/") + ".py"
         try:
@@ -373,9 +431,12 @@ def render_package(
         except Exception as exc:  # a struct generator failure names the schema (bad input, exit 2)
             message = f"the struct generator failed on this schema ({type(exc).__name__}: {str(exc)[:300]})"
             raise RenderError(i, message) from None
+        live = _live_module(env, api, plan, package, i, old, generator, files)
+        if live is not None:
+            live_methods[plan.model_id] = (live.method,)
         try:
             text = env.get_template("model.py.jinja").render(
-                plan=plan, source_label=plan.source.label, struct_code=structs
+                plan=plan, source_label=plan.source.label, struct_code=structs, realtime=live
             )
             missing = undefined_names(text, rel)
         except Exception as exc:  # name the schema instead of crashing the whole run
@@ -416,7 +477,7 @@ def render_package(
         )
     by_id = [p for p in plans if (p.model_id, p.module, p.handle) in registry]
     common = dict(package=package, plans=by_id, registry=registry)
-    files["_registry.py"] = env.get_template("registry.py.jinja").render(**common).encode()
+    files["_registry.py"] = env.get_template("registry.py.jinja").render(live_methods=live_methods, **common).encode()
     files["_client.py"] = env.get_template("client.py.jinja").render(aio=False, **common).encode()
     files["_aio_client.py"] = env.get_template("client.py.jinja").render(aio=True, **common).encode()
     files["__init__.py"] = env.get_template("package_init.py.jinja").render(**common).encode()

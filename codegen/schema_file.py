@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .fixes import apply_property_fixes
-from .normalise import normalise_schema, strip_prose
+from .normalise import PROSE_KEYS, normalise_schema
 from .overrides import KEY as OVERRIDES_KEY
 from .overrides import OverrideError, apply_overrides, entries_of, try_override
 from .prose import TASKS, add_prose, merge, model_description
@@ -30,12 +30,13 @@ __all__ = [
     "carry_overrides",
     "dump",
     "generation_view",
+    "keep_stated_halves",
     "read_folder",
-    "states_the_same",
     "write_atomic",
 ]
 
 NOTES_KEY = "x-notes"
+REALTIME_KEY = "x-realtime"  # the WebSocket section of a realtime model (see codegen.realtime)
 
 
 @dataclass
@@ -93,6 +94,9 @@ def build_doc(pub: Published, local: dict[str, Any] | None) -> dict[str, Any]:
         "properties": props,
         "schema": schema,
     }
+    realtime = as_map(local.get(REALTIME_KEY)) if local is not None else None
+    if realtime is not None:  # ours, never in the catalog: kept across syncs
+        doc[REALTIME_KEY] = copy.deepcopy(realtime)
     old_notes = [n for n in as_list(local.get(NOTES_KEY)) or [] if isinstance(n, str)] if local is not None else []
     all_notes = [*old_notes, *[n for n in notes if n not in old_notes]]
     if all_notes:
@@ -130,21 +134,34 @@ def carry_overrides(doc: dict[str, Any], local: dict[str, Any] | None) -> tuple[
     return doc, lines
 
 
-def states_the_same(local: dict[str, Any], doc: dict[str, Any]) -> bool:
-    """Whether ``local`` with its overrides applied says what ``doc`` (built from the published schema)
-    says, prose aside: then the source publishes our patched schema (the emulator serves exactly that)
-    and ``local`` stays as it is."""
-    if OVERRIDES_KEY not in local:
-        return False
+def keep_stated_halves(doc: dict[str, Any], local: dict[str, Any] | None) -> dict[str, Any]:
+    """``doc`` with ``local``'s own input or output half wherever ``local`` with its overrides applied says
+    what the published half says (prose aside): the source then publishes our patched schema (as the
+    emulator does, serving the package's patched copies), so the file keeps its published shape and its
+    overrides instead of taking the patched shape as published."""
+    if local is None or OVERRIDES_KEY not in local:
+        return doc
     try:
         effective = apply_overrides(local)
     except OverrideError:
-        return False
-    mine = {k: v for k, v in generation_view(effective).items() if k not in ("schema", "description")}
-    theirs = {k: v for k, v in generation_view(doc).items() if k not in ("schema", "description", OVERRIDES_KEY)}
-    if mine != theirs:
-        return False
-    return bool(strip_prose(effective.get("schema")) == strip_prose(doc.get("schema")))
+        return doc
+    mine, theirs, stored = (as_map(d.get("schema")) or {} for d in (effective, doc, local))
+    halves = {
+        half: copy.deepcopy(stored[half]) if _bare(mine.get(half)) == _bare(theirs.get(half)) else theirs.get(half)
+        for half in ("input", "output")
+    }
+    return {**doc, "schema": halves}
+
+
+def _bare(node: Any, names: bool = False) -> Any:
+    """``node`` without any prose keyword at any depth (override values carry prose of their own);
+    ``names``: ``node`` is a ``properties`` map, whose keys are property names, not keywords."""
+    if isinstance(node, dict):
+        items: dict[str, Any] = node  # pyright: ignore[reportUnknownVariableType]
+        return {k: _bare(v, k == "properties" and not names) for k, v in items.items() if names or k not in PROSE_KEYS}
+    if isinstance(node, list):
+        return [_bare(v) for v in node]  # pyright: ignore[reportUnknownVariableType]
+    return node
 
 
 def generation_view(doc: dict[str, Any]) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from typing import Any
 from .load import as_arr, as_obj
 from .naming import pascal, singular
 from .shape import DEF_PREFIX, canonical, strs
+from .views import VIEW_PROPERTIES, view_for
 
 __all__ = [
     "AliasPlan",
@@ -68,6 +69,7 @@ class StructPlan:
     schema: str  # the normalised JSON schema datamodel-code-generator prints this struct from
     alias_names: tuple[str, ...]  # type aliases datamodel-code-generator writes for it (titled by the plan)
     key: str  # structure-only identity, including the structs it uses (for sharing across models)
+    view: str | None = None  # the task-family mixin it gets as an extra base (``codegen.views``)
 
     @property
     def twin_required(self) -> tuple[FieldPlan, ...]:
@@ -608,7 +610,29 @@ def _field_name(wire: str) -> str:
     return name
 
 
-def build_types(defs: dict[str, Any], variants: list[str], input_variants: list[str], reserved: set[str]) -> TypeSet:
+def _clear_of_view(fields: tuple[FieldPlan, ...], view: str | None) -> tuple[FieldPlan, ...]:
+    """``fields`` with any Python name the view's properties use moved aside (``tool_calls_``; wire name kept)."""
+    hidden = VIEW_PROPERTIES.get(view or "", frozenset())
+    if not hidden & {f.name for f in fields}:
+        return fields
+    from dataclasses import replace
+
+    taken = {f.name for f in fields} | hidden
+    out: list[FieldPlan] = []
+    for f in fields:
+        if f.name in hidden:
+            name = f.name + "_"
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            f = replace(f, name=name)
+        out.append(f)
+    return tuple(out)
+
+
+def build_types(
+    defs: dict[str, Any], variants: list[str], input_variants: list[str], reserved: set[str], task: str = ""
+) -> TypeSet:
     """Every type one model module declares, from the shaped ``$defs`` (see the module docstring)."""
     b = _Builder(defs, variants, set(input_variants), reserved)
     b.name_everything()
@@ -622,6 +646,11 @@ def build_types(defs: dict[str, Any], variants: list[str], input_variants: list[
         node = b.nodes[name]
         none_default = name in output_side
         fields = b.fields(node, none_default, pynames)
+        view = None
+        if none_default and name not in b.twins:
+            root = name in variants and name not in input_variants
+            view = view_for(task, frozenset(f.wire for f in fields), root)
+            fields = _clear_of_view(fields, view)
         twin = name in b.twins
         classy = all(f.wire.isidentifier() and not keyword.iskeyword(f.wire) for f in fields)
         if twin and classy:
@@ -631,7 +660,9 @@ def build_types(defs: dict[str, Any], variants: list[str], input_variants: list[
         b.alias_names = set()
         schema = json.dumps(b.dcg_struct(name, none_default), sort_keys=True, ensure_ascii=False)
         titles = tuple(sorted(b.alias_names))
-        structs[name] = StructPlan(name, fields, f"{name}Dict" if twin else None, classy, deps, schema, titles, "")
+        structs[name] = StructPlan(
+            name, fields, f"{name}Dict" if twin else None, classy, deps, schema, titles, "", view
+        )
     keyed = _keys(structs)
     roots: dict[str, str] = {}
     loose_roots: dict[str, str] = {}
@@ -657,7 +688,7 @@ def _keys(structs: dict[str, StructPlan]) -> dict[str, StructPlan]:
         if name in done:
             return done[name]
         s = structs[name]
-        own = repr((s.name, s.fields, s.twin, s.twin_classy, s.schema))
+        own = repr((s.name, s.fields, s.twin, s.twin_classy, s.schema, s.view))
         deps = [key(d, busy | {name}) if d not in busy and d in structs else f"<{d}>" for d in s.deps]
         value = hashlib.sha256("\0".join([own, *deps]).encode()).hexdigest()[:20]
         if not busy:

@@ -35,10 +35,10 @@ from .schema_file import (
     carry_overrides,
     dump,
     generation_view,
+    keep_stated_halves,
     path_for,
     published_from_catalog,
     read_folder,
-    states_the_same,
     write_atomic,
 )
 from .schema_walk import as_list, as_map
@@ -232,11 +232,7 @@ def reconcile(
         if why:
             report.deprecated[pub.model_id] = why
         path, local = existing.get(pub.model_id, (path_for(schemas, pub.model_id), None))
-        doc = build_doc(pub, local)
-        if local is not None and states_the_same(local, doc):
-            report.unchanged.append(pub.model_id)
-            continue
-        doc, override_lines = carry_overrides(doc, local)
+        doc, override_lines = carry_overrides(keep_stated_halves(build_doc(pub, local), local), local)
         if override_lines:
             report.overrides[pub.model_id] = override_lines
         if local is None:

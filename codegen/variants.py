@@ -259,7 +259,9 @@ def pair(inputs: list[InputDraft], outputs: list[OutputDraft]) -> None:
     Rule: batch (`requests`) variants return a batch job. Otherwise, if the model has exactly one
     synchronous JSON output variant, that is the answer. Otherwise the variant titles are compared
     (words shared, Jaccard, plurals folded, "messages" also read as "chat" and "prompt" as "text"), and
-    a unique best match wins. Anything else returns the output union.
+    a unique best match wins. A prompt variant that matches no title, on a model with exactly one chat
+    completion output and no text completion one, returns the chat completion (OpenAI-shaped models such
+    as gpt-oss answer a prompt as they answer messages). Anything else returns the output union.
     """
     sync_json = [o for o in outputs if o.kind == "json" and not o.is_async]
     binaries = [o for o in outputs if o.kind == "binary"]
@@ -280,6 +282,11 @@ def pair(inputs: list[InputDraft], outputs: list[OutputDraft]) -> None:
         scored.sort(key=lambda s: -s[0])
         if scored and scored[0][0] > 0 and (len(scored) == 1 or scored[0][0] > scored[1][0]):
             var.output = scored[0][1]
+            continue
+        chats = [o for o in sync_json if {"chat", "completion"} <= o.title_words]
+        texts = [o for o in sync_json if {"text", "completion"} <= o.title_words]
+        if "prompt" in var.title_words and len(chats) == 1 and not texts:
+            var.output = chats[0]
 
 
 def dispatch_rules(outputs: list[OutputDraft], defs: dict[str, Any]) -> list[tuple[Any, ...]]:

@@ -41,6 +41,8 @@ __all__ = [
     "PermissionDeniedError",
     "QuotaExceededError",
     "RateLimitError",
+    "RealtimeError",
+    "RealtimeTimeoutError",
     "RequestTooLargeError",
     "ResponseDecodeError",
     "ResponseTooLargeError",
@@ -299,6 +301,33 @@ class APIConnectionError(WorkersAIError):
 
 class APITimeoutError(APIConnectionError, TimeoutError):
     """The client-side timeout expired before the reply arrived."""
+
+
+class RealtimeError(WorkersAIError):
+    """A realtime (WebSocket) session ended badly: an abnormal close, a frame too large, a deadline.
+
+    ``close_code``/``close_reason`` are the server's close frame (None when the connection just broke);
+    ``unanswered`` lists what the client sent that the server had not answered yet.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        model_id: str,
+        close_code: int | None = None,
+        close_reason: str = "",
+        unanswered: tuple[str, ...] = (),
+    ) -> None:
+        self.model_id = model_id
+        self.close_code = close_code
+        self.close_reason = close_reason
+        self.unanswered = unanswered
+        super().__init__(message)
+
+
+class RealtimeTimeoutError(RealtimeError, TimeoutError):
+    """A realtime session's deadline passed: no answer to what was sent, or a close that never finished."""
 
 
 _BY_CODE: dict[int, type[APIError]] = {

@@ -129,6 +129,7 @@ class _Embedder:
         texts = [str(t) if t is not None else "" for t in batch[self.column].tolist()]
         file = self.checkpoint.file(texts)
         saved = self.checkpoint.load(file)
+        vectors: Any
         if saved is not None:
             vectors = _vectors_from(saved.column("vectors"), len(texts))
             errors: list[str | None] = [None] * len(texts)

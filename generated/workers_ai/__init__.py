@@ -14,13 +14,15 @@ from ._core.binary import BinaryOutput
 from ._batch.chunking import BatchProgress
 from ._client import WorkersAI
 from ._core.gateway import Gateway
+from ._core.options import ClientOptions
 from ._handles.sync import ModelHandle, ModelInfo
 from ._account.finetunes import Finetune
 from ._sync.stream import EventStream, StreamEvent, StreamResult
 from ._tools.structured import Parsed
 from ._account.tomarkdown import MarkdownFormat, MarkdownResult
-from ._tools.toolcall import ToolCall, tool_calls
+from ._core.toolcall import ToolCall, tool_calls
 from ._core.usage import Usage
+from .families import EmbeddingResult, MediaResult, TextResult, TokenUsage, TranscriptResult
 
 if TYPE_CHECKING:
     from ._batch.jobs import AsyncBatchJob
@@ -65,19 +67,25 @@ __all__ = [
     "BatchResult",
     "BatchStatus",
     "BinaryOutput",
+    "ClientOptions",
+    "EmbeddingResult",
     "EventStream",
     "Finetune",
     "Gateway",
     "ModelHandle",
     "MarkdownFormat",
     "MarkdownResult",
+    "MediaResult",
     "ModelInfo",
     "ModelUsage",
     "Parsed",
     "StreamEvent",
     "StreamResult",
+    "TextResult",
+    "TokenUsage",
     "ToolCall",
     "ToolRun",
+    "TranscriptResult",
     "Usage",
     "UsageMeter",
     "WorkersAI",

@@ -49,8 +49,10 @@ def test_every_file_is_in_the_canonical_form() -> None:
     for path in FILES:
         doc = _doc(path)
         assert path.read_bytes() == dump(doc), f"{path}: not in canonical form (run python -m codegen.sync adopt)"
-        keys = [k for k in doc if k != "x-notes"]
+        keys = [k for k in doc if k not in ("x-notes", "x-overrides", "x-realtime")]
         assert keys == ["name", "description", "task", "properties", "schema"], path
+        for entry in doc.get("x-overrides", []):  # facts stated with their source (codegen.overrides)
+            assert entry["fact"].strip() and entry["source"].startswith("https://"), (path, entry)
         assert list(doc["schema"]) == ["input", "output"], path
         assert path.relative_to(SCHEMAS).as_posix() == f"{doc['name']}.json"
         assert isinstance(doc["description"], str) and doc["description"], path

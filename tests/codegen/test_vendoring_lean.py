@@ -75,3 +75,46 @@ def test_the_main_package_keeps_the_emulator_and_can_leave_it_out(tmp_path: Path
     proc = codegen_cli("--models", "@cf/baai/bge-m3", "--out", tmp_path / "b", "-q", "--without-testing")
     assert proc.returncode == 0, proc.stderr
     assert not (tmp_path / "b" / "workers_ai" / "testing").exists()
+
+
+def test_a_vendored_copy_never_names_the_generator_and_its_cli_runs_without_it(tmp_path: Path) -> None:
+    """The shipped runtime reaches the generator only through the ``workers_ai.commands`` entry point
+    group: no import, string or name in the copy mentions ``codegen``, and where no generator is
+    registered the CLI does not offer ``sync``."""
+    import io
+    import tokenize
+
+    root = _vendor(tmp_path, "--with-testing")
+    found: list[str] = []
+    for path in sorted(root.rglob("*.py")):
+        for tok in tokenize.generate_tokens(io.StringIO(path.read_text(encoding="utf-8")).readline):
+            if tok.type != tokenize.COMMENT and "codegen" in tok.string.lower():
+                found.append(f"{path.relative_to(root)}:{tok.start[0]}: {tok.string[:60]}")
+    assert found == []
+    script = (
+        "import sys, importlib.metadata as md\n"
+        f"sys.path.insert(0, {str(tmp_path)!r})\n"
+        "md.entry_points = lambda **kw: []  # a machine where no generator is installed\n"
+        "from myapp._vendor.workers_ai._cli.main import main\n"
+        "try:\n"
+        "    main(['--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('codegen' in sys.modules, any(m.startswith('codegen') for m in sys.modules))\n"
+    )
+    proc = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "{run,embed,models,serve}" in proc.stdout and "sync" not in proc.stdout.split("usage:")[1].split("\n")[0]
+    assert proc.stdout.strip().endswith("False False")
+
+
+def test_sync_is_offered_where_the_generator_is_importable_only(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[2]
+    usage = {}
+    for where in (root, tmp_path):  # a checkout (the generator importable) and anywhere else
+        proc = subprocess.run(
+            [sys.executable, "-m", "workers_ai._cli", "--help"], capture_output=True, text=True, timeout=60, cwd=where
+        )
+        assert proc.returncode == 0, proc.stderr
+        usage[where] = proc.stdout.splitlines()[0]
+    assert "sync" in usage[root] and "sync" not in usage[tmp_path]

@@ -225,11 +225,12 @@ def test_results_come_back_in_request_order_typed_with_failures_as_items(server:
 
 
 def test_nested_results_missing_items_and_unplaceable_entries(server: ScriptedServer) -> None:
+    u = {"prompt_tokens": 2, "completion_tokens": 1, "total_tokens": 3}  # text replies always carry usage
     responses = [
-        {"id": 3, "success": True, "result": {"result": {"response": "three"}}},  # doubly nested (one doc shows it)
-        {"id": 0, "result": {"response": "zero"}},  # no success flag but a result: a success
-        {"id": 0, "success": True, "result": {"response": "duplicate"}},
-        {"id": 9, "success": True, "result": {"response": "beyond the batch"}},
+        {"id": 3, "success": True, "result": {"result": {"response": "three", "usage": u}}},  # doubly nested (a doc)
+        {"id": 0, "result": {"response": "zero", "usage": u}},  # no success flag but a result: a success
+        {"id": 0, "success": True, "result": {"response": "duplicate", "usage": u}},
+        {"id": 9, "success": True, "result": {"response": "beyond the batch", "usage": u}},
         {"id": "x", "success": True},
         "not an object",
         {"id": 2, "success": False},  # failed without any message

@@ -236,7 +236,7 @@ def test_universal_route_against_the_emulator(emu: Emulator) -> None:
 
 
 def test_session_affinity_as_client_and_call_option(server: ScriptedServer) -> None:
-    server.script(ok({"response": "a"}))
+    server.script(ok({"response": "a", "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}))
     ai = client(server, session_affinity="conv-1")
     ai.run("@cf/meta/llama-3-8b-instruct", {"prompt": "x"})
     ai.run("@cf/meta/llama-3-8b-instruct", {"prompt": "x"}, session_affinity="conv-2")

@@ -124,10 +124,12 @@ def test_usage_and_cost_summed_across_threads(server: ScriptedServer) -> None:
 
 
 def test_a_priced_model_without_reported_tokens_has_an_unknown_cost(server: ScriptedServer) -> None:
-    server.script(ok({"response": "no usage here"}))
+    # Embeddings are priced per input token but their replies report no usage (text replies always do).
+    priced = "@cf/baai/bge-small-en-v1.5"
+    server.script(ok({"shape": [1, 2], "data": [[0.5, 0.5]]}))
     ai = client(server)
-    ai.run(PRICED, {"prompt": "x"})
-    assert ai.usage.by_model[PRICED].cost_usd is None and ai.usage.total_tokens == 0
+    ai.run(priced, {"text": "x"})
+    assert ai.usage.by_model[priced].cost_usd is None and ai.usage.total_tokens == 0
 
 
 def test_streams_and_batches_are_counted_against_the_emulator() -> None:

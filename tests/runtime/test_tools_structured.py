@@ -26,6 +26,9 @@ class Weather(msgspec.Struct):
     temperature: float
 
 
+USAGE = {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}
+
+
 def get_weather(city: str, unit: Literal["c", "f"] = "c", days: int = 1) -> dict[str, Any]:
     """Current weather for a city.
 
@@ -104,7 +107,7 @@ def _scripted(rounds: int, shape: str) -> tuple[RawServer, list[dict[str, Any]]]
                 "function": {"name": "get_weather", "arguments": json.dumps({"city": f"c{seen}"})},
             }
             result = {"response": "", "tool_calls": [call]}
-        return reply(conn, envelope(result))
+        return reply(conn, envelope({**result, "usage": USAGE}))  # text replies always carry usage
 
     return RawServer(handle), bodies
 
@@ -219,7 +222,7 @@ def test_a_three_round_tool_loop_against_the_emulator_in_both_families() -> None
 
 def test_a_reply_that_does_not_fit_the_type_raises_with_the_raw_reply() -> None:
     def handle(conn: socket.socket, req: RawRequest) -> bool:
-        return reply(conn, envelope({"response": {"city": "Paris", "temperature": "warm"}}))
+        return reply(conn, envelope({"response": {"city": "Paris", "temperature": "warm"}, "usage": USAGE}))
 
     with RawServer(handle) as server, WorkersAI(account_id="a" * 32, api_token="t", base_url=server.base_url) as ai:
         with pytest.raises(errors.ResponseDecodeError, match=r"does not fit Weather at \$.temperature") as info:

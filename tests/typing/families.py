@@ -1,12 +1,12 @@
 # One call per model family, checked by mypy --strict (tests/typing/test_families.py): each result and
 # the fields a caller reads have these exact static types, with no narrowing.
-from typing import Any
 
 from typing_extensions import assert_type
 
 from workers_ai import BinaryOutput, EventStream, WorkersAI
 from workers_ai.models.cf.baai.bge_reranker_base import Response as RerankResponse
 from workers_ai.models.cf.deepgram.nova_3 import AutomaticSpeechRecognitionOutput, Results
+from workers_ai.models.cf.openai.gpt_oss_120b import ChatCompletionOutput as OssChat
 from workers_ai.models.cf.facebook.detr_resnet_50 import Box, ObjectDetection
 from workers_ai.models.cf.huggingface.distilbert_sst_2_int8 import TextClassification
 from workers_ai.models.cf.microsoft.resnet_50 import ImageClassification
@@ -24,7 +24,8 @@ assert_type(new.generate_stream(prompt="hi"), EventStream)
 scout = ai.model("@cf/meta/llama-4-scout-17b-16e-instruct")
 assert_type(scout.chat(messages=[{"role": "user", "content": "hi"}]).response, str)
 oss = ai.model("@cf/openai/gpt-oss-120b")
-assert_type(oss.chat(messages=[{"role": "user", "content": "hi"}]), dict[str, Any])  # its schema: any object
+assert_type(oss.chat(messages=[{"role": "user", "content": "hi"}]), OssChat)  # the documented shape (override)
+assert_type(oss.chat(messages=[{"role": "user", "content": "hi"}]).usage.prompt_tokens, int)
 
 # Embeddings.
 bge = ai.model("@cf/baai/bge-small-en-v1.5")
@@ -46,13 +47,14 @@ scores = reranker.rank(query="q", contexts=[{"text": "a"}])
 assert_type(scores.response, list[RerankResponse])
 assert_type(scores.response[0].score, float)
 
-# Speech recognition: raw audio bytes, and Deepgram's nova-3 (audio as a dict literal).
+# Speech recognition: raw audio bytes, and Deepgram's nova-3 (raw audio as the body, options as the query).
 whisper = ai.model("@cf/openai/whisper")
 assert_type(whisper.transcribe(b"RIFF....").text, str)
 nova = ai.model("@cf/deepgram/nova-3")
-nova_result = nova.transcribe(audio={"body": {}, "contentType": "audio/wav"})
+nova_result = nova.transcribe(audio=b"RIFF....", punctuate=True)
 assert_type(nova_result, AutomaticSpeechRecognitionOutput)
-assert_type(nova_result.results, Results | None)
+assert_type(nova_result.results, Results)  # always returned (an override states it)
+assert_type(nova_result.text, str)
 
 # Text to speech: JSON (base64 audio) or bytes, and bytes only.
 melo = ai.model("@cf/myshell-ai/melotts")
@@ -80,5 +82,5 @@ detr = ai.model("@cf/facebook/detr-resnet-50")
 found = detr.detect(b"\x89PNG")
 assert_type(found, list[ObjectDetection])
 assert_type(found[0].box, Box)
-assert_type(found[0].box.xmin, float | None)
+assert_type(found[0].box.xmin, float)  # box coordinates always returned (an override states it)
 assert_type(found[0].label, str)

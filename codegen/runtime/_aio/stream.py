@@ -16,14 +16,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Generator
 from types import TracebackType
 from typing import Any
 
-from .._sync.stream import (
+from .._core.stream_events import StreamEvent, StreamResult
+from .._core.stream_parser import (
     DRAIN_LIMIT,
     DRAIN_SECONDS,
     WANT_BODY,
     WANT_BYTES,
-    StreamEvent,
     StreamParser,
-    StreamResult,
 )
 from ..errors import APIConnectionError, ResponseTooLargeError
 from .transport import AsyncResponse

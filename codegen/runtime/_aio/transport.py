@@ -12,6 +12,7 @@ A task cancelled mid-request closes its connection (it is never pooled half-read
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import time
@@ -21,9 +22,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from .._core.options import DEFAULT_MAX_CONNECTIONS
 from ..errors import APIConnectionError, APITimeoutError, ConfigurationError, ResponseTooLargeError
 
-if TYPE_CHECKING:
-    import aiohttp
-
+# aiohttp (and yarl) are imported by name at run time only: a type checker following our imports never
+# loads them (or pydantic, which yarl's stubs reach) for a user who does not use the async client.
 __all__ = ["AiohttpResponse", "AiohttpTransport", "AsyncResponse", "AsyncTransport", "bounded"]
 
 _CHUNK = 64 * 1024
@@ -83,10 +83,9 @@ def _running_loop() -> asyncio.AbstractEventLoop:
 
 def _aiohttp() -> Any:
     try:
-        import aiohttp
+        return importlib.import_module("aiohttp")
     except ImportError:
         raise ConfigurationError("AsyncWorkersAI needs aiohttp: pip install 'workers-ai[async]'") from None
-    return aiohttp
 
 
 def _reason(exc: BaseException) -> str:
@@ -99,7 +98,7 @@ class AiohttpResponse:
 
     __slots__ = ("_deadline", "_resp", "headers", "status")
 
-    def __init__(self, resp: aiohttp.ClientResponse, deadline: float) -> None:
+    def __init__(self, resp: Any, deadline: float) -> None:
         self._resp = resp
         self._deadline = deadline
         self.status = resp.status
@@ -114,8 +113,10 @@ class AiohttpResponse:
         try:
             if length is not None:
                 if resp.content.is_eof():  # the whole body is in already (the usual small reply): no timer
-                    return await resp.read()
-                return await bounded(resp.read(), self._deadline)  # reads to the end, then pools the connection
+                    whole: bytes = await resp.read()
+                    return whole
+                body: bytes = await bounded(resp.read(), self._deadline)
+                return body  # reads to the end, then pools the connection
             parts: list[bytes] = []
             total = 0
             content = resp.content
@@ -176,23 +177,20 @@ class AiohttpTransport:
         self.max_connections = max_connections
         self.decompress = decompress
         self._connect_timeout = connect_timeout
-        self._session: aiohttp.ClientSession | None = None
+        self._session: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pid = os.getpid()
         self._urls: dict[str, Any] = {}  # URL string -> its parsed yarl.URL (parsing costs as much as sending)
         self._aiohttp: Any = None
         self._url_type: Any = None
 
-    def _session_for(self, loop: asyncio.AbstractEventLoop) -> aiohttp.ClientSession:
+    def _session_for(self, loop: asyncio.AbstractEventLoop) -> Any:
         session = self._session
         if session is not None and self._loop is loop and self._pid == os.getpid() and not session.closed:
             return session
         self._park_inherited()
-        _aiohttp()  # a clear error when the extra is not installed
-        import aiohttp
-        from yarl import URL
-
-        self._aiohttp, self._url_type = aiohttp, URL
+        aiohttp = _aiohttp()  # a clear error when the extra is not installed
+        self._aiohttp, self._url_type = aiohttp, importlib.import_module("yarl").URL
         connector = aiohttp.TCPConnector(limit=self.max_connections, limit_per_host=0, ttl_dns_cache=300)
         session = aiohttp.ClientSession(
             connector=connector,

@@ -11,7 +11,7 @@ rows of the output array before the next item is touched. numpy is imported only
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -20,13 +20,28 @@ from .._sync.session import Reply
 from ..errors import ConfigurationError
 from .jobs import BatchJob, BatchJobBase
 
-if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
 
-    F32 = npt.NDArray[np.float32]
+class F32(Protocol):
+    """A ``(rows, dim)`` float32 numpy array, typed by what it offers so that a type checker following
+    this package's imports never loads numpy (pass it to numpy, which takes anything with ``__array__``)."""
 
-__all__ = ["BatchPoll", "as_block", "decode_block", "numpy", "poll_raw", "read_lean"]
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+    @property
+    def dtype(self) -> Any: ...
+    @property
+    def flags(self) -> Any: ...
+    @property
+    def ndim(self) -> int: ...
+    def __len__(self) -> int: ...
+    def __getitem__(self, key: Any, /) -> Any: ...
+    def __setitem__(self, key: Any, value: Any, /) -> None: ...
+    def __array__(self, dtype: Any = ..., /, *, copy: Any = ...) -> Any: ...
+    def ravel(self) -> Any: ...
+    def tolist(self) -> Any: ...
+
+
+__all__ = ["F32", "BatchPoll", "as_block", "decode_block", "numpy", "poll_raw", "read_lean"]
 
 
 def numpy() -> Any:

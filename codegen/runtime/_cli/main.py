@@ -17,6 +17,7 @@ from .. import _registry
 from ..errors import WorkersAIError
 from .files import OutputError, OutputFile
 from .input import CLIInputError, build_payload
+from .live import add_live_commands
 from .output import ProgressBar, binary_refusal, media_of, usage_line
 
 if TYPE_CHECKING:
@@ -294,28 +295,30 @@ def _serve(argv: list[str]) -> int:
     return serve(argv, prog="workers-ai serve")
 
 
-def _load_sync() -> Any:
-    """The generator's sync tool (``codegen.sync``): installed, or in the checkout we are run from."""
-    try:
-        return importlib.import_module("codegen.sync")
-    except ImportError:
-        pass
-    here = Path.cwd()
-    if (here / "codegen" / "sync.py").is_file() and str(here) not in sys.path:
-        sys.path.insert(0, str(here))  # `workers-ai sync` run at the root of a workers-ai checkout
-        try:
-            return importlib.import_module("codegen.sync")
-        except ImportError:
-            pass
+# Commands of the schema generator, which this package never imports by name: a generator that is
+# installed registers them in this entry point group (see the README's "Vendoring and the generator").
+COMMANDS_GROUP = "workers_ai.commands"
+
+
+def _generator_command(name: str) -> Any:
+    """The entry point a generator registered for ``name``; None when none is registered or its package
+    cannot be found here (looked up without importing it)."""
+    from importlib.metadata import entry_points
+    from importlib.util import find_spec
+
+    for ep in entry_points(group=COMMANDS_GROUP):
+        if ep.name == name and find_spec(ep.module.split(".")[0]) is not None:
+            return ep
     return None
 
 
 def _cmd_sync(args: argparse.Namespace) -> int:
-    sync = _load_sync()
-    if sync is None:
+    try:
+        run_live: Callable[..., int] = args.generator.load()
+    except ImportError as exc:
         print(
-            "workers-ai sync: needs the generator (the `codegen` package of a workers-ai checkout); run it at the "
-            "root of a checkout with `pip install -e '.[codegen]'` done, e.g. `make sync`",
+            f"workers-ai sync: the schema generator is registered but cannot be imported here ({exc}); "
+            "run it at the root of a workers-ai checkout (`make sync`)",
             file=sys.stderr,
         )
         return 2
@@ -324,7 +327,7 @@ def _cmd_sync(args: argparse.Namespace) -> int:
 
     client = BaseClient(base_url=args.base_url)
     try:
-        code: int = sync.run_live(args, client.get_json, (APIError,))
+        code = run_live(args, client.get_json, (APIError,))
     finally:
         client.close()
     return code
@@ -370,18 +373,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_models.add_argument("--wide", action="store_true", help="every column whole (the methods too), however wide")
     p_models.set_defaults(func=_cmd_models)
     sub.add_parser("serve", help="start the local emulator (options: workers-ai serve --help)", add_help=False)
-    p_sync = sub.add_parser("sync", help="download the account's model schemas and regenerate")
-    p_sync.add_argument("--schemas", default="schemas", help="folder the schema files go to (default: schemas)")
-    p_sync.add_argument("--out", default="generated", help="folder the package is generated into")
-    p_sync.add_argument("--package", default="workers_ai", help="dotted name of the generated package")
-    p_sync.add_argument("--base-url", default=None)
-    p_sync.add_argument("--exit-code", action="store_true", help="exit 1 when anything changed")
-    p_sync.add_argument("--no-generate", action="store_true", help="write schemas only")
-    p_sync.add_argument(
-        "--prune", action="store_true", help="delete schema files of models the account no longer lists"
-    )
-    p_sync.add_argument("--per-page", type=int, default=50, help="page size for models/search")
-    p_sync.set_defaults(func=_cmd_sync)
+    generator = _generator_command("sync")
+    if generator is not None:  # offered only where a generator is installed
+        p_sync = sub.add_parser("sync", help="download the account's model schemas and regenerate")
+        p_sync.add_argument("--schemas", default="schemas", help="folder the schema files go to (default: schemas)")
+        p_sync.add_argument("--out", default="generated", help="folder the package is generated into")
+        p_sync.add_argument("--package", default="workers_ai", help="dotted name of the generated package")
+        p_sync.add_argument("--base-url", default=None)
+        p_sync.add_argument("--exit-code", action="store_true", help="exit 1 when anything changed")
+        p_sync.add_argument("--no-generate", action="store_true", help="write schemas only")
+        p_sync.add_argument(
+            "--prune", action="store_true", help="delete schema files of models the account no longer lists"
+        )
+        p_sync.add_argument("--per-page", type=int, default=50, help="page size for models/search")
+        p_sync.set_defaults(func=_cmd_sync, generator=generator)
+    add_live_commands(sub)  # listen, speak (realtime sessions: _cli/live.py)
     given = list(sys.argv[1:] if argv is None else argv)
     if given[:1] == ["serve"]:
         return _serve(given[1:])

@@ -27,6 +27,11 @@ class BinaryOutput(bytes):
     def __repr__(self) -> str:
         return f"BinaryOutput({len(self)} bytes, content_type={self.content_type!r})"
 
+    @property
+    def data(self) -> bytes:
+        """The bytes themselves (what a JSON media result's ``.data`` decodes, so both read alike)."""
+        return bytes(self)
+
     def save(self, path: str | os.PathLike[str]) -> None:
         with open(path, "wb") as fh:
             fh.write(self)

@@ -257,6 +257,10 @@ class SessionConfig(Rebuildable):
             url += "?" + urlencode({k: v for k, v in query.items() if v is not None})
         return url
 
+    def handshake_headers(self) -> dict[str, str]:
+        """The headers a WebSocket handshake sends (Authorization, gateway, user agent): never logged."""
+        return {k: v for k, v in self._base_headers.items() if k not in ("Accept", "Accept-Encoding")}
+
     def _headers(self, content_type: str | None, extra: Mapping[str, str] | None) -> dict[str, str]:
         headers = self._base_headers.copy()
         if content_type:

@@ -49,6 +49,9 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         if self._is_binary(payload):
             result: OutT = await self._call_binary(cast("BinaryInput", payload), None, headers=headers)
             return result
+        request = self._raw_body_request(payload)
+        if request is not None:
+            return await self.client.drive(self._request_flow(request, None, headers))
         return await self._send_and_decode(self.encode_input(payload), None, headers=headers)
 
     def stream(
@@ -139,7 +142,7 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
     async def _call(
         self, request: msgspec.Struct, expect: type[T] | None, *, headers: Mapping[str, str] | None = None
     ) -> T:
-        return await self.client.drive(self._call_flow(self.validate(request), expect, headers=headers))
+        return await self.client.drive(self._request_flow(request, expect, headers))
 
     async def _call_binary(
         self, data: BinaryInput, expect: type[T] | None, *, headers: Mapping[str, str] | None = None

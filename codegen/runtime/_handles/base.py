@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
+from urllib.parse import urlencode
 
 import msgspec
 
@@ -22,6 +23,8 @@ from .._core.unknown import check_unknown_keys
 from .._core.usage import Usage
 from .._tools.structured import Parsed, check_no_stream, is_schema_type, json_payload, parse_into, textual
 from ..errors import InputValidationError, ModelDeprecatedError, ResponseDecodeError, StreamError, error_from
+from ..families.media import sniff
+from ..families.text_generation import TextView, tool_calls_of
 
 if TYPE_CHECKING:
     pass
@@ -47,11 +50,19 @@ class ModelInfo(msgspec.Struct, frozen=True):
     price: Any = ()
     properties: Any = None
     schema: str = ""
+    raw_body: str | None = None  # the input field the REST API takes as the raw body (options as query)
 
 
 # Replies read as bytes (``BinaryOutput``): nothing else is taken as an answer, whatever the model.
 _BINARY_FAMILIES = ("image/", "audio/", "video/")
 _BINARY_TYPES = frozenset({"application/octet-stream", "application/pdf", "application/zip"})
+
+
+def _query_text(value: Any) -> str:
+    """A query parameter's text: JSON's spelling for booleans and numbers, strings as they are."""
+    if isinstance(value, str):
+        return value
+    return msgspec.json.encode(value).decode()
 
 
 class HandleBase(Generic[SessionT, InT, OutT]):
@@ -111,6 +122,18 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             if check_keys:
                 check_unknown_keys(self.model_id, data, matched, strict=self.client.strict_inputs)
         return encode_body(data, self.model_id)
+
+    def _raw_body_request(self, payload: Any) -> msgspec.Struct | None:
+        """For a model whose REST body is one raw field (``info.raw_body``), ``payload`` (a mapping, that
+        field as bytes or base64 text) as its request struct, so generic ``run`` sends it as typed
+        methods do; None for every other model and payload."""
+        field = self.info.raw_body
+        if field is None or isinstance(payload, msgspec.Struct) or not isinstance(payload, Mapping):
+            return payload if field is not None and isinstance(payload, msgspec.Struct) else None
+        data: Mapping[str, Any] = payload  # pyright: ignore[reportUnknownVariableType]
+        cls = self._check_mapping(data)
+        request: msgspec.Struct = msgspec.convert(data, cls)
+        return request
 
     def _check_mapping(self, data: Mapping[str, Any]) -> type[Any]:
         matching = [(cls, req) for cls, req in self.input_types if all(k in data for k in req)]
@@ -221,6 +244,9 @@ class HandleBase(Generic[SessionT, InT, OutT]):
 
     def _counted(self, result: T) -> T:
         self.client.usage.record(self.model_id, usage_of(result), self.info.price)
+        if isinstance(result, TextView):
+            # Unparseable tool-call arguments fail here, naming the model, not later at ``.tool_calls``.
+            tool_calls_of(result, self.model_id)
         return result
 
     def _count_stream(self, usage: Usage | None) -> None:
@@ -295,10 +321,10 @@ class HandleBase(Generic[SessionT, InT, OutT]):
     # ------------------------------------------------------------------ flows (run by the client's driver)
 
     def _post_flow(
-        self, body: bytes, content_type: str = _JSON, headers: Mapping[str, str] | None = None
+        self, body: bytes, content_type: str = _JSON, headers: Mapping[str, str] | None = None, query: str = ""
     ) -> Flow[Reply]:
         try:
-            url = self._run_url()
+            url = f"{self._run_url()}?{query}" if query else self._run_url()
             flow = self.client.request_flow(
                 "POST", url, body, content_type=content_type, headers=headers, model_id=self.model_id
             )
@@ -313,10 +339,27 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         expect: type[T] | None,
         content_type: str = _JSON,
         headers: Mapping[str, str] | None = None,
+        query: str = "",
     ) -> Flow[T]:
         """One call: sent, decoded into ``expect`` (or the output union) and counted in ``ai.usage``."""
-        reply = yield from self._post_flow(body, content_type, headers)
+        reply = yield from self._post_flow(body, content_type, headers, query)
         return self._counted(self._decode(reply, expect))
+
+    def _request_flow(
+        self, request: msgspec.Struct, expect: type[T] | None, headers: Mapping[str, str] | None
+    ) -> Flow[T]:
+        """A typed method's call: the request validated, then sent as JSON, or, for a model whose REST
+        API takes one field as the raw body (``info.raw_body``, nova-3's audio), that field's bytes with
+        their media type and the other fields as query parameters."""
+        body = self.validate(request)
+        field = self.info.raw_body
+        data = getattr(request, field, None) if field else None
+        if field is None or not isinstance(data, (bytes, bytearray, memoryview)):
+            return (yield from self._call_flow(body, expect, headers=headers))
+        options = {k: v for k, v in msgspec.to_builtins(request).items() if k != field}
+        query = urlencode({k: _query_text(v) for k, v in options.items()})
+        raw = bytes(data)
+        return (yield from self._call_flow(raw, expect, sniff(raw), headers, query))
 
     def _parsed_flow(self, body: bytes, expect: type[Any] | None, response_format: Any) -> Flow[Parsed[Any, Any]]:
         """A JSON-mode call (see :meth:`_parsed`), counted in ``ai.usage``."""

@@ -17,6 +17,7 @@ from ._api import Api
 from ._catalog import Catalog, ModelSpec
 from ._faults import Fault
 from ._http import Request
+from ._realtime import is_upgrade, upgrade
 from ._records import RecordedRequest
 from ._reply import Reply
 from ._server import HttpServer
@@ -295,4 +296,6 @@ class Emulator:
         return self._api.handle(method, target, headers, body)
 
     def _serve(self, request: Request) -> Reply:
+        if is_upgrade(request):  # a realtime (WebSocket) session: testing/_realtime
+            return upgrade(request, self.catalog, self.state, self.settings)
         return self._api.handle(request.method, request.target, request.headers, request.body)

@@ -120,6 +120,9 @@ class HttpServer:
         self._pending += delta
         return self._pending <= self._max_pending
 
+    def adopt(self, conn: Connection) -> None:
+        self._conns.add(conn)
+
     def forget(self, conn: Connection) -> None:
         self.watch(conn, 0)
         conn.events = 0

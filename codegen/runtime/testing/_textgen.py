@@ -397,3 +397,38 @@ def chat_chunks(model_id: str, gen: Generation, seed: str, *, padding: bool = Tr
             events.append(chunk({"tool_calls": [{"index": 0, "function": {"arguments": part}}]}))
     events.append(chunk({}, _finish(gen)))
     return events
+
+
+def responses_object(model_id: str, gen: Generation, seed: str) -> dict[str, Any]:
+    """A Responses-API object for ``gen`` (what gpt-oss answers an ``input`` request with): a message
+    item with the text, a ``function_call`` item when it calls a tool, usage as input/output tokens."""
+    items: list[dict[str, Any]] = []
+    text = reply_text(gen)
+    if text:
+        content: list[dict[str, Any]] = [{"type": "output_text", "text": text, "annotations": []}]
+        items.append({"type": "message", "id": "msg_" + seed[:24], "role": "assistant", "content": content})
+    if gen.tool is not None:
+        call = _openai_tool_call(gen, seed)
+        items.append(
+            {
+                "type": "function_call",
+                "id": "fc_" + seed[:24],
+                "call_id": call["id"],
+                "name": call["function"]["name"],
+                "arguments": call["function"]["arguments"],
+            }
+        )
+    usage = {
+        "input_tokens": gen.usage["prompt_tokens"],
+        "output_tokens": gen.usage["completion_tokens"],
+        "total_tokens": gen.usage["total_tokens"],
+    }
+    return {
+        "id": "resp_" + seed[:24],
+        "object": "response",
+        "created_at": CREATED,
+        "model": model_id,
+        "status": "completed",
+        "output": items,
+        "usage": usage,
+    }

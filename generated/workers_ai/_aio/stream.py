@@ -16,14 +16,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Generator
 from types import TracebackType
 from typing import Any
 
-from .._sync.stream import (
+from .._core.stream_events import EventJoiner, StreamEvent, StreamResult
+from .._core.stream_parser import (
     DRAIN_LIMIT,
     DRAIN_SECONDS,
     WANT_BODY,
     WANT_BYTES,
-    StreamEvent,
     StreamParser,
-    StreamResult,
 )
 from ..errors import APIConnectionError, ResponseTooLargeError
 from .transport import AsyncResponse
@@ -140,13 +139,9 @@ class AsyncEventStream(StreamParser):
 
     async def collect(self) -> StreamResult:
         """Read the rest of the stream and join it: text, reasoning, merged tool calls, final usage."""
-        joined = self._joiner()
-        try:
-            async for ev in self:
-                joined.add(ev)
-        except ResponseTooLargeError:
-            await self.aclose()
-            raise
+        joined = EventJoiner()
+        async for ev in self:
+            joined.add(ev)
         return joined.result()
 
     async def text(self) -> str:

@@ -41,6 +41,9 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
             binary = cast("BinaryInput", payload)
             result: OutT = self._call_binary(binary, None, headers=headers)
             return result
+        request = self._raw_body_request(payload)
+        if request is not None:
+            return self.client.drive(self._request_flow(request, None, headers))
         body = self.encode_input(payload)
         return self._send_and_decode(body, None, headers=headers)
 
@@ -135,7 +138,7 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
     # One line each: the rules are the flows of HandleBase; this client runs them with blocking I/O.
 
     def _call(self, request: msgspec.Struct, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
-        return self.client.drive(self._call_flow(self.validate(request), expect, headers=headers))
+        return self.client.drive(self._request_flow(request, expect, headers))
 
     def _call_binary(self, data: BinaryInput, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
         return self.client.drive(self._call_flow(read_binary(data), expect, _OCTETS, headers))

@@ -21,8 +21,8 @@ import msgspec
 from .._core.decode import split_error
 from .._core.flow import Flow
 from .._core.jsonview import as_list, as_object
+from .._core.toolcall import ToolCall, tool_calls
 from ..errors import ConfigurationError, InputValidationError, ToolLoopError
-from .toolcall import ToolCall, tool_calls
 from .tooldefs import ToolDef, ToolForm, tool_def
 
 __all__ = ["ToolRun", "arun_tools", "reply_text", "run_tools", "tool_messages"]

@@ -47,6 +47,9 @@ class Loop(Protocol):
     def forget(self, conn: Connection) -> None:
         """``conn`` is closed."""
 
+    def adopt(self, conn: Connection) -> None:
+        """``conn`` (a connection that took over another's socket, e.g. a WebSocket) is served too."""
+
 
 class Connection:
     def __init__(self, sock: socket.socket, loop: Loop, max_body: int) -> None:
@@ -85,6 +88,10 @@ class Connection:
     def respond(self, reply: Reply) -> None:
         """Send ``reply`` to the request handed out last."""
         if self.state != "busy":
+            return
+        take_over = getattr(reply, "take_over", None)
+        if take_over is not None:  # a WebSocket upgrade (testing/_realtime): another object owns the socket now
+            take_over(self, self._loop)
             return
         plan = frames(reply, self._keep_alive)
         self._frames = deque(plan.frames)

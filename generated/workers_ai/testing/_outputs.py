@@ -35,6 +35,7 @@ from ._textgen import (
     generate,
     pieces,
     reply_text,
+    responses_object,
     words,
 )
 
@@ -135,6 +136,14 @@ def _chat_shaped(out: list[Branch]) -> bool:
     for b in out:
         props = as_object(as_object(b.schema) and cast("dict[str, Any]", b.schema).get("properties"))
         if b.kind == "json" and props is not None and "choices" in props and "response" not in props:
+            return True
+    return False
+
+
+def _responses_branch(out: list[Branch]) -> bool:
+    for b in out:
+        props = as_object((as_object(b.schema) or {}).get("properties")) or {}
+        if b.kind == "json" and "output" in props and "created_at" in props:
             return True
     return False
 
@@ -520,6 +529,8 @@ def run_model(
         if ("stream" in kinds and (wants_stream or only_stream)) and allow_stream:
             return Result("stream", events=_stream_events(spec, gen, seed, chat), content_type=_SSE, usage=gen.usage)
         hint = _chat_hint(spec, p, gen, seed, out) if chat else _legacy_hint(gen)
+        if "input" in p and _responses_branch(out):
+            hint = responses_object(spec.model_id, gen, seed)  # a Responses-API request gets that shape
     else:
         hint = _task_hint(spec, p, raw, seed, out)
         if only_stream and allow_stream:

@@ -76,6 +76,9 @@ def read_input(rec: RecordedRequest, spec: ModelSpec) -> Input:
     """
     content_type = rec.headers.get("content-type", "").split(";")[0].strip().lower()
     binary_type = content_type == "application/octet-stream" or content_type.startswith(("image/", "audio/", "video/"))
+    raw_field = _raw_body_field(spec)
+    if raw_field is not None and binary_type:
+        return Input(_raw_body_payload(spec, raw_field, rec), None)
     payload: Any = {}
     if rec.body.strip() and not binary_type:
         try:
@@ -95,6 +98,35 @@ def read_input(rec: RecordedRequest, spec: ModelSpec) -> Input:
             raise bad_input(f"/: the body is not JSON, and {spec.model_id} takes no binary input")
         return Input(_raw_options(rec, content_type), rec.body)
     return Input(payload, None)
+
+
+def _raw_body_field(spec: ModelSpec) -> str | None:
+    """The input field a model takes as the raw REST body (``x-raw-body``, e.g. nova-3's audio)."""
+    schema = as_object(spec.input_schema) or {}
+    name = schema.get("x-raw-body")
+    return name if isinstance(name, str) else None
+
+
+def _raw_body_payload(spec: ModelSpec, field: str, rec: RecordedRequest) -> dict[str, Any]:
+    """The input a raw body plus query parameters stand for: the body as the field (base64 text, so the
+    schema's binary string validates) and each query parameter typed by its property's schema."""
+    import base64
+    from urllib.parse import parse_qsl
+
+    props = as_object((as_object(spec.input_schema) or {}).get("properties")) or {}
+    payload: dict[str, Any] = {field: base64.b64encode(rec.body).decode("ascii")}
+    for key, text in parse_qsl(rec.query, keep_blank_values=True):
+        kind = (as_object(props.get(key)) or {}).get("type")
+        value: Any = text
+        if kind == "boolean" and text in ("true", "false"):
+            value = text == "true"
+        elif kind in ("number", "integer"):
+            try:
+                value = int(text) if kind == "integer" else float(text)
+            except ValueError:
+                value = text  # left as sent: validation names the field
+        payload[key] = value
+    return payload
 
 
 def _raw_options(rec: RecordedRequest, content_type: str) -> dict[str, Any]:

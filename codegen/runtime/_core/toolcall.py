@@ -11,8 +11,8 @@ from typing import Any, cast
 
 import msgspec
 
-from .._core.jsonview import as_list, as_object
 from ..errors import DECODE_ERRORS, ResponseDecodeError
+from .jsonview import as_list, as_object
 
 __all__ = ["ToolCall", "decode_arguments", "tool_call_from", "tool_calls"]
 
@@ -47,18 +47,19 @@ def decode_arguments(raw: Any, name: str, *, model_id: str | None = None) -> dic
     """Arguments as a dict: an object as is, JSON text decoded; empty or missing gives ``{}``."""
     if raw is None or raw == "":
         return {}
+    where = f"{model_id}: tool call {name!r}" if model_id else f"tool call {name!r}"
     value: Any = raw
     if isinstance(raw, str):
         try:
             value = msgspec.json.decode(raw)
         except DECODE_ERRORS as exc:
             raise ResponseDecodeError(
-                f"tool call {name!r}: arguments are not valid JSON: {exc}", model_id=model_id, body=raw.encode()
+                f"{where}: arguments are not valid JSON: {exc}", model_id=model_id, body=raw.encode()
             ) from None
     obj = as_object(value)
     if obj is None:
         raise ResponseDecodeError(
-            f"tool call {name!r}: arguments are not a JSON object", model_id=model_id, body=str(raw).encode()
+            f"{where}: arguments are not a JSON object", model_id=model_id, body=str(raw).encode()
         )
     return obj
 

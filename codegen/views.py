@@ -1,0 +1,41 @@
+"""Which task-family view (a mixin of ``workers_ai.families``) each output struct gets.
+
+Decided by the model's task and the struct's own wire keys, never by model id, so a schema file of a
+known task dropped into ``schemas/`` gets its family's view with no code change, and a struct shared by
+several models (``models/_shared``) gets the same view from each of them. A wire field whose name a view
+uses for its uniform property (a classic reply's ``tool_calls``) keeps its wire name and is renamed in
+Python (``tool_calls_``), so the view's property is what ``.tool_calls`` means.
+"""
+
+from __future__ import annotations
+
+__all__ = ["VIEW_PROPERTIES", "view_for"]
+
+# The properties each view defines (a field with one of these names would hide the view's property).
+VIEW_PROPERTIES: dict[str, frozenset[str]] = {
+    "TextView": frozenset({"text", "tool_calls", "finish_reason", "reasoning"}),
+    "ResponsesUsageView": frozenset({"prompt_tokens", "completion_tokens"}),
+    "EmbeddingView": frozenset({"vectors", "dimensions"}),
+    "TranscriptView": frozenset({"text"}),  # a wire `words` field (Flux) is the words: it stays
+    "MediaView": frozenset({"data", "content_type", "save"}),
+}
+
+
+def view_for(task: str, keys: frozenset[str], output_root: bool) -> str | None:
+    """The view mixin for a struct with wire ``keys`` in a model of ``task`` (None: no view)."""
+    task = task.lower()
+    if task == "text generation":
+        if output_root and ("response" in keys or "choices" in keys or {"output", "created_at"} <= keys):
+            return "TextView"
+        if {"input_tokens", "output_tokens"} <= keys and "prompt_tokens" not in keys:
+            return "ResponsesUsageView"
+        return None
+    if not output_root:
+        return None
+    if task == "text embeddings" and "shape" in keys and ("data" in keys or "response" in keys):
+        return "EmbeddingView"
+    if task == "automatic speech recognition" and keys & {"results", "transcript"} and "text" not in keys:
+        return "TranscriptView"
+    if task in ("text-to-image", "text-to-speech") and keys & {"image", "audio"} and "data" not in keys:
+        return "MediaView"
+    return None

@@ -1,0 +1,249 @@
+"""The sans-I/O core of a realtime session: every rule once, for the sync and the async driver.
+
+It turns what the user does into frames to send (audio, control messages, KeepAlive when the stream
+has been quiet), frames that arrive into typed events, and the way the connection ends into either
+nothing (a clean end) or a :class:`~..errors.RealtimeError` that says what was sent and never
+answered. It also keeps the deadlines: the drivers ask it how long they may wait. It never touches a
+socket, a thread or an event loop.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
+
+import msgspec
+
+from .._core.urls import model_path, segment
+from ..errors import ConfigurationError, InputValidationError, RealtimeError, RealtimeTimeoutError
+from ._spec import RawEvent, RealtimeSpec, tag_of
+
+if TYPE_CHECKING:
+    from .._core.config import SessionConfig
+
+__all__ = ["Limits", "SessionCore"]
+
+_ENCODE = msgspec.json.Encoder()
+# Close codes that end a session cleanly (1000 normal, 1005 "no status" after a normal close).
+_CLEAN = frozenset({1000, 1005})
+_SECRET_HEADERS = frozenset({"authorization", "cf-aig-authorization"})
+
+
+class Limits(msgspec.Struct, frozen=True, kw_only=True):
+    """Bounds of one session. ``None`` fields take the client's options (see :meth:`resolved`).
+
+    - ``max_frame_bytes``: the largest frame accepted (bigger: the session fails with 1009);
+    - ``max_queue``: frames received and not yet read before the client stops reading the socket
+      (backpressure on the server); ``write_limit``: bytes buffered for sending before ``send`` waits;
+    - ``open_timeout``: the handshake; ``answer_timeout``: how long the server may stay silent while
+      something sent is unanswered; ``close_timeout``: the drain after ``close()``;
+    - ``ping_interval``/``ping_timeout``: WebSocket pings (no pong in time: the session fails).
+    """
+
+    max_frame_bytes: int | None = None
+    max_queue: int = 64
+    write_limit: int = 256 * 1024
+    open_timeout: float | None = None
+    answer_timeout: float | None = None
+    close_timeout: float = 10.0
+    ping_interval: float | None = 20.0
+    ping_timeout: float | None = 20.0
+
+
+class SessionCore:
+    """State of one session; the drivers feed it and do what it says."""
+
+    def __init__(
+        self,
+        client: SessionConfig,
+        spec: RealtimeSpec,
+        options: Mapping[str, Any] | msgspec.Struct,
+        *,
+        model_id: str | None = None,
+        limits: Limits | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.model_id = model_id or spec.model_id
+        self.spec = spec
+        self.options = spec.check_options(options, self.model_id)
+        self.limits = limits or Limits()
+        self.max_frame_bytes = self.limits.max_frame_bytes or client.max_event_bytes
+        self.open_timeout = self.limits.open_timeout or client.timeout
+        self.answer_timeout = self.limits.answer_timeout or client.stream_idle_timeout
+        self.url = _ws_url(client, self.model_id, spec.query(self.options))
+        self._headers = client.handshake_headers()
+        self._clock = clock
+        self._last_sent = clock()
+        self._since = self._last_sent
+        self._unanswered: dict[str, int] = {}
+        self.audio_bytes = 0
+        self.close_sent = False
+        self.ended = False
+
+    def __repr__(self) -> str:
+        return f"<SessionCore {self.model_id} {self.url}>"  # the URL never holds the token
+
+    # ------------------------------------------------------------------ handshake
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The handshake headers (the token travels here only)."""
+        return dict(self._headers)
+
+    @staticmethod
+    def redact(name: str, value: str) -> str:
+        return "[redacted]" if name.lower() in _SECRET_HEADERS else value
+
+    # ------------------------------------------------------------------ what the user sends
+
+    def audio(self, data: bytes | bytearray | memoryview) -> bytes:  # on every chunk's path: kept lean
+        """An audio chunk as a binary frame."""
+        if self.close_sent or self.ended:
+            self._check_open("send audio")
+        if not isinstance(data, (bytes, bytearray, memoryview)):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise InputValidationError(self.model_id, "audio", f"expected bytes, got {type(data).__name__}")
+        frame = data if type(data) is bytes else bytes(data)  # the common case is not copied
+        if not frame:
+            # The protocol reads an empty binary frame as "end of stream": that is close(), not send().
+            raise InputValidationError(self.model_id, "audio", "empty chunk (call close() to end the stream)")
+        if len(frame) > self.max_frame_bytes:
+            raise InputValidationError(self.model_id, "audio", f"chunk of {len(frame)} bytes is over max_frame_bytes")
+        self._sent("audio", len(frame))
+        self.audio_bytes += len(frame)
+        return frame
+
+    def text(self, text: str) -> str:
+        """A ``Speak`` message (text to speech)."""
+        self._check_open("send text")
+        if not isinstance(text, str) or not text:  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise InputValidationError(self.model_id, "text", "expected a non-empty str")
+        return self.control("speak", text=text)
+
+    def control(self, name: str, **fields: Any) -> str:
+        """A control message (``finalize``, ``close``, ``flush``, ``clear``, ``speak``) as a text frame."""
+        template = self.spec.send.get(name)
+        if template is None:
+            raise ConfigurationError(f"{self.model_id} has no {name} message over WebSocket")
+        if name == "close":
+            self.close_sent = True
+        else:
+            self._check_open(name)
+        message = {**template, **fields}
+        self._sent(str(template.get("type", name)), 1)
+        return _ENCODE.encode(message).decode()
+
+    def keepalive(self) -> str | bytes | None:
+        """The frame to send now to keep a quiet stream open, or None (not due, or none for this model)."""
+        every = self.spec.keepalive_seconds
+        if every is None or self.close_sent or self.ended or self._clock() - self._last_sent < every:
+            return None
+        self._last_sent = self._clock()
+        template = self.spec.send.get("keepalive")
+        if template is not None:
+            return _ENCODE.encode(template).decode()
+        ms = self.spec.keepalive_silence_ms
+        if ms is None:
+            return None
+        rate = int(getattr(self.options, "sample_rate", 16000) or 16000)
+        return bytes(2 * rate * ms // 1000)  # linear16 silence; not counted as audio awaiting an answer
+
+    def keepalive_wait(self) -> float | None:
+        """Seconds until :meth:`keepalive` may have something to send (None: never)."""
+        if self.spec.keepalive_seconds is None:
+            return None
+        return max(0.0, self._last_sent + self.spec.keepalive_seconds - self._clock())
+
+    # ------------------------------------------------------------------ what the server sends
+
+    def receive(self, data: bytes | str) -> Any:
+        """A frame as an event: typed, ``bytes`` (audio of a speak session) or :class:`RawEvent`."""
+        self._since = self._clock()
+        if isinstance(data, (bytes, bytearray, memoryview)) and not isinstance(data, str):
+            if self.spec.kind == "speak":
+                self._unanswered.pop("audio wait", None)
+                return bytes(data)
+            return RawEvent("", bytes(data), f"binary frame of {len(data)} bytes where JSON text was expected")
+        event = self.spec.decode(data)
+        self._answered(event)
+        return event
+
+    def _answered(self, event: Any) -> None:
+        tag = tag_of(event)
+        pending = self._unanswered
+        if self.spec.kind == "listen":
+            pending.pop("audio", None)
+            if getattr(event, "from_finalize", None):
+                pending.pop("Finalize", None)
+            if tag == "Metadata":
+                pending.pop("CloseStream", None)
+        elif tag == "Flushed":
+            pending.pop("Flush", None)
+            pending.pop("Speak", None)
+        elif tag == "Cleared":
+            pending.pop("Clear", None)
+            pending.pop("Speak", None)
+
+    # ------------------------------------------------------------------ deadlines and the end
+
+    def answer_deadline(self) -> float | None:
+        """Monotonic time by which the server must say something (None: nothing is awaiting an answer)."""
+        if not self._unanswered:
+            return None
+        return self._since + self.answer_timeout
+
+    def unanswered(self) -> tuple[str, ...]:
+        out: list[str] = []
+        for name, count in self._unanswered.items():
+            if name == "audio":
+                out.append(f"{count} bytes of audio with no result")
+            else:
+                out.append(name if count == 1 else f"{count} x {name}")
+        return tuple(out)
+
+    def timed_out(self, what: str) -> RealtimeTimeoutError:
+        pending = self.unanswered()
+        told = f"; sent and not answered: {', '.join(pending)}" if pending else ""
+        return RealtimeTimeoutError(f"{self.model_id}: {what}{told}", model_id=self.model_id, unanswered=pending)
+
+    def closed(self, code: int | None, reason: str) -> RealtimeError | None:
+        """How the connection ended: None when cleanly, else the error to raise."""
+        self.ended = True
+        if code in _CLEAN and (self.close_sent or not self._unanswered or code == 1000):
+            return None
+        pending = self.unanswered()
+        how = f"closed the session with {code}" if code is not None else "dropped the connection"
+        if code == 1009:
+            how += f" (a frame over max_frame_bytes={self.max_frame_bytes})"
+        told = f"; sent and not answered: {', '.join(pending)}" if pending else "; nothing was awaiting an answer"
+        text = f"{self.model_id}: the server {how}" + (f": {reason}" if reason else "") + told
+        return RealtimeError(text, model_id=self.model_id, close_code=code, close_reason=reason, unanswered=pending)
+
+    def _check_open(self, what: str) -> None:
+        if self.close_sent or self.ended:
+            raise RealtimeError(f"{self.model_id}: cannot {what}: the session is closing", model_id=self.model_id)
+
+    def _sent(self, name: str, amount: int) -> None:
+        now = self._clock()
+        if not self._unanswered:
+            self._since = now
+        self._unanswered[name] = self._unanswered.get(name, 0) + amount
+        self._last_sent = now
+
+
+def _ws_url(client: SessionConfig, model_id: str, query: list[tuple[str, str]]) -> str:
+    """``wss://.../ai/run/{model}?options``; through AI Gateway's URL form ``.../workers-ai?model=...``."""
+    gateway = client.gateway
+    if gateway is not None and gateway.url_form:
+        account = segment(gateway.account_id or client.account_id)
+        model_path(model_id)  # checks the id
+        base = f"{gateway.base_url.rstrip('/')}/{account}/{segment(gateway.id)}/workers-ai"
+        query = [("model", model_id), *query]
+    else:
+        base = client.run_url(model_id)
+    if base.startswith("https://"):
+        base = "wss://" + base[len("https://") :]
+    elif base.startswith("http://"):
+        base = "ws://" + base[len("http://") :]
+    return f"{base}?{urlencode(query, safe='@/')}" if query else base

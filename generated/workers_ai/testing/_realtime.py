@@ -1,0 +1,570 @@
+"""The emulator's WebSocket side: ``GET /ai/run/{model}`` with ``Upgrade: websocket`` for the models
+whose schema has an ``x-realtime`` section, on the same port and event loop as REST.
+
+The handshake is checked like a REST call (route, token, model, options) and refused with the REST
+error envelope; accepted, the socket moves from its HTTP :class:`~._connection.Connection` to a
+:class:`WsConnection`, framed by ``websockets``' Sans-I/O ``ServerProtocol`` (no framing written
+here). What the model says is a deterministic script per kind (see :class:`ListenScript`,
+:class:`TurnScript`, :class:`SpeakScript`): the same audio or text always gives the same frames.
+
+Faults, per session, with the header ``x-emulator-fault``:
+``ws_close_1011; after=N`` (close 1011 after N client frames), ``ws_idle; seconds=S`` (close 1011
+NET-0001 after S s without audio or KeepAlive; default 10), ``ws_slow_reader; delay=S`` (read the
+client slowly: backpressure), ``ws_refuse; status=429; code=3040`` (refuse the handshake).
+"""
+
+from __future__ import annotations
+
+import math
+import selectors
+import socket
+import struct
+import time
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qsl
+
+import msgspec
+
+from .._core.jsonview import as_object
+from ._catalog import Catalog
+from ._connection import Connection, Loop
+from ._http import Request
+from ._records import RecordedRequest
+from ._reply import Reply, error_reply
+from ._routes import route
+from ._settings import Settings
+from ._state import State
+
+__all__ = ["UpgradeReply", "is_upgrade", "upgrade"]
+
+_READ = selectors.EVENT_READ
+_WRITE = selectors.EVENT_WRITE
+_WORDS = ("the", "quick", "brown", "fox", "jumps", "over", "a", "lazy", "dog", "again")
+_OUT_LIMIT = 4 * 1024 * 1024  # bytes queued for a client that does not read: stop producing beyond this
+_MAX_FRAME = 16 * 1024 * 1024
+Out = tuple[str, Any]  # ("text", dict) | ("binary", bytes) | ("close", (code, reason))
+
+
+class UpgradeReply(Reply):
+    """A handshake accepted: the connection becomes a WebSocket connection running ``script``."""
+
+    def __init__(self, request: Request, script: Script, faults: dict[str, dict[str, float]]) -> None:
+        super().__init__(101)
+        self.request = request
+        self.script = script
+        self.faults = faults
+
+    def take_over(self, conn: Connection, loop: Loop) -> None:
+        """Hand ``conn``'s socket to a new :class:`WsConnection` (on the loop thread)."""
+        sock = conn.sock
+        conn.state = "closed"
+        loop.forget(conn)
+        loop.adopt(WsConnection(sock, loop, self))
+
+
+def is_upgrade(request: Request) -> bool:
+    return request.headers.get("upgrade", "").lower() == "websocket"
+
+
+def upgrade(request: Request, catalog: Catalog, state: State, settings: Settings) -> Reply:
+    """Check a WebSocket handshake like a REST call; an error reply refuses it, else an UpgradeReply."""
+    path, _, query = request.target.partition("?")
+    rec = RecordedRequest(request.method, path, query, dict(request.headers), b"")
+    state.requests.add(rec)
+    reply = _check(rec, request, catalog, settings)
+    rec.status = reply.status
+    reply.headers += [("server", "workers-ai-emulator"), ("cf-ray", "0000000000000000-EMU")]
+    return reply
+
+
+def _check(rec: RecordedRequest, request: Request, catalog: Catalog, settings: Settings) -> Reply:
+    try:
+        where = route(rec.path)
+    except Exception:
+        return error_reply(400, 7000, "No route for that URI")
+    params = parse_qsl(rec.query, keep_blank_values=True)
+    model_id = where.model_id
+    if (where.kind == "run" and where.gateway and model_id == "") or (where.gateway and not model_id):
+        model_id = next((v for k, v in params if k == "model"), None)
+        params = [(k, v) for k, v in params if k != "model"]
+    if where.kind != "run" and not where.gateway:
+        return error_reply(400, 7000, "No route for that URI")
+    rec.model = model_id
+    if request.headers.get("authorization") != f"Bearer {settings.api_token}":
+        return error_reply(401, 10000, "Authentication error")
+    if where.account != settings.account_id:
+        return error_reply(
+            404, 7003, "Could not route to /client/v4/accounts/..., perhaps your object identifier is invalid?"
+        )
+    spec = catalog.get(model_id or "")
+    if spec is None:
+        return error_reply(400, 5007, f"No such model {model_id} or task")
+    section = as_object(spec.doc.get("x-realtime"))
+    if section is None:
+        return error_reply(400, 5006, f"{model_id} is not served over WebSocket")
+    faults = _faults(request.headers.get("x-emulator-fault", ""))
+    refuse = faults.get("ws_refuse")
+    if refuse is not None:
+        rec.fault = "ws_refuse"
+        return error_reply(
+            int(refuse.get("status", 429)),
+            int(refuse.get("code", 3040)),
+            "Capacity temporarily exceeded, please try again.",
+        )
+    try:
+        options = _options(section, params)
+    except ValueError as exc:
+        return error_reply(400, 5006, f"Invalid input: {exc}")
+    kind = section.get("kind")
+    script: Script = (
+        SpeakScript(options)
+        if kind == "speak"
+        else TurnScript(options)
+        if "TurnInfo" in (as_object(section.get("events")) or {})
+        else ListenScript(options)
+    )
+    return UpgradeReply(request, script, faults)
+
+
+def _faults(header: str) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for part in header.split(","):
+        name, *opts = [p.strip() for p in part.split(";")]
+        if name.startswith("ws_"):
+            out[name] = {k.strip(): float(v) for k, _, v in (o.partition("=") for o in opts if "=" in o)}
+    return out
+
+
+def _options(section: Mapping[str, Any], params: list[tuple[str, str]]) -> dict[str, Any]:
+    """Query parameters read by the section's option schema (types, enums, bounds, required)."""
+    schema = as_object(section.get("options")) or {}
+    props = as_object(schema.get("properties")) or {}
+    out: dict[str, Any] = {}
+    for name, text in params:
+        prop = as_object(props.get(name))
+        if prop is None:
+            raise ValueError(f"unknown parameter {name!r}")
+        value = _typed(prop, text, name)
+        out[name] = [*out[name], value] if name in out and isinstance(out[name], list) else value
+    required: list[Any] = list(schema.get("required") or [])
+    for name in required:
+        if name not in out:
+            raise ValueError(f"missing required parameter {name!r}")
+    return out
+
+
+def _typed(prop: Mapping[str, Any], text: str, name: str) -> Any:
+    members: list[Any] = list(prop.get("anyOf") or [])
+    kinds = [prop.get("type")] + [(as_object(p) or {}).get("type") for p in members]
+    value: Any = text
+    if "integer" in kinds and text.lstrip("-").isdigit():
+        value = int(text)
+    elif "number" in kinds:
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"{name}={text!r} is not a number") from None
+    elif "boolean" in kinds and text in ("true", "false"):
+        value = text == "true"
+    elif "string" not in kinds and "array" not in kinds and None not in kinds[1:]:
+        raise ValueError(f"{name}={text!r} is not a {prop.get('type')}")
+    enum = prop.get("enum")
+    if enum is not None and value not in enum:
+        raise ValueError(f"{name}={text!r} is not one of {enum}")
+    low, high = prop.get("minimum"), prop.get("maximum")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if (low is not None and value < low) or (high is not None and value > high):
+            raise ValueError(f"{name}={text!r} is out of range")
+    return value
+
+
+# ---------------------------------------------------------------------------- what the models say
+
+
+class Script:
+    """A deterministic model: frames in, frames out (no I/O)."""
+
+    idle_close = True
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        self.options = options
+        self.request_id = "emu-" + msgspec.json.encode(sorted(options.items())).hex()[:24]
+
+    def opened(self) -> list[Out]:
+        return []
+
+    def audio(self, data: bytes) -> list[Out]:
+        return [("close", (1003, "this model takes text frames"))]
+
+    def message(self, msg: dict[str, Any]) -> list[Out]:
+        return []
+
+
+class ListenScript(Script):
+    """nova-3: one word per 0.25 s of audio; interim Results per chunk, a final one per second of audio."""
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        super().__init__(options)
+        self.rate = int(options.get("sample_rate", 16000)) * 2 * int(options.get("channels", 1))
+        self.total: int = 0  # bytes received
+        self.final_at = 0  # bytes covered by final results
+        self.started = False
+
+    def _words(self, start: int, end: int) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        step = self.rate // 4
+        for i in range(start // step, end // step):
+            w = _WORDS[i % len(_WORDS)]
+            out.append({"word": w, "start": i * 0.25, "end": i * 0.25 + 0.2, "confidence": 0.99, "punctuated_word": w})
+        return out
+
+    def _results(self, end: int, *, final: bool, finalize: bool = False) -> Out:
+        words = self._words(self.final_at, end)
+        start, duration = self.final_at / self.rate, (end - self.final_at) / self.rate
+        msg: dict[str, Any] = {
+            "type": "Results",
+            "channel_index": [0, 1],
+            "duration": round(duration, 3),
+            "start": round(start, 3),
+            "is_final": final,
+            "speech_final": final,
+            "channel": {
+                "alternatives": [
+                    {
+                        "transcript": " ".join(w["word"] for w in words),
+                        "confidence": 0.99 if words else 0.0,
+                        "words": words,
+                    }
+                ]
+            },
+            "metadata": {
+                "request_id": self.request_id,
+                "model_uuid": "emu-nova-3",
+                "model_info": {"name": "nova-3", "version": "emu", "arch": "nova-3"},
+            },
+        }
+        if finalize:
+            msg["from_finalize"] = True
+        if final:
+            self.final_at = end
+        return ("text", msg)
+
+    def audio(self, data: bytes) -> list[Out]:
+        out: list[Out] = []
+        if not self.started and self.options.get("vad_events"):
+            out.append(("text", {"type": "SpeechStarted", "channel": [0], "timestamp": 0.0}))
+        self.started = True
+        self.total += len(data)
+        if self.total - self.final_at >= self.rate:
+            out.append(self._results(self.final_at + self.rate, final=True))
+        elif self.options.get("interim_results"):
+            out.append(self._results(self.total, final=False))
+        return out
+
+    def message(self, msg: dict[str, Any]) -> list[Out]:
+        kind = msg.get("type")
+        if kind == "Finalize":
+            return [self._results(self.total, final=True, finalize=True)]
+        if kind == "CloseStream":
+            out: list[Out] = [self._results(self.total, final=True)] if self.total > self.final_at else []
+            meta = {
+                "type": "Metadata",
+                "transaction_key": "deprecated",
+                "request_id": self.request_id,
+                "sha256": "0" * 64,
+                "created": "2026-11-25T00:00:00.000Z",
+                "duration": round(self.total / self.rate, 3),
+                "channels": 1,
+            }
+            return [*out, ("text", meta), ("close", (1000, ""))]
+        if kind == "KeepAlive":
+            return []
+        return [("close", (1011, f"DATA-0000: unknown message type {kind!r}"))]
+
+
+class TurnScript(ListenScript):
+    """flux: Connected, then TurnInfo every 0.25 s of audio; a turn ends after each second of audio."""
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        super().__init__(options)
+        self.turn = 0
+        self.seq = 0
+        self.in_turn = False
+        self.update_at = 0
+
+    def _info(self, event: str, end: int) -> Out:
+        self.seq += 1
+        words = self._words(self.final_at, end)
+        return (
+            "text",
+            {
+                "type": "TurnInfo",
+                "event": event,
+                "request_id": self.request_id,
+                "sequence_id": self.seq,
+                "turn_index": self.turn,
+                "audio_window_start": self.final_at / self.rate,
+                "audio_window_end": end / self.rate,
+                "transcript": " ".join(w["word"] for w in words),
+                "words": [{"word": w["word"], "confidence": w["confidence"]} for w in words],
+                "end_of_turn_confidence": 0.9 if event.endswith("EndOfTurn") else 0.1,
+            },
+        )
+
+    def opened(self) -> list[Out]:
+        return [("text", {"type": "Connected", "request_id": self.request_id, "sequence_id": 0})]
+
+    def audio(self, data: bytes) -> list[Out]:
+        out: list[Out] = []
+        self.total += len(data)
+        step = self.rate // 4
+        while self.total - self.update_at >= step:
+            self.update_at += step
+            if not self.in_turn:
+                self.in_turn = True
+                out.append(self._info("StartOfTurn", self.update_at))
+            elif self.update_at - self.final_at >= self.rate:
+                out += self._end(self.update_at)
+            else:
+                out.append(self._info("Update", self.update_at))
+        return out
+
+    def _end(self, end: int) -> list[Out]:
+        out: list[Out] = []
+        if "eager_eot_threshold" in self.options:
+            out.append(self._info("EagerEndOfTurn", end))
+        out.append(self._info("EndOfTurn", end))
+        self.final_at, self.in_turn = end, False
+        self.turn += 1
+        return out
+
+    def message(self, msg: dict[str, Any]) -> list[Out]:
+        if msg.get("type") == "CloseStream":
+            out = self._end(self.total) if self.in_turn else []
+            return [*out, ("close", (1000, ""))]
+        return [
+            (
+                "text",
+                {"type": "Error", "code": "INVALID_MESSAGE", "description": f"unknown message {msg.get('type')!r}"},
+            )
+        ]
+
+
+class SpeakScript(Script):
+    """aura: Metadata on open; Speak text is queued; Flush speaks it as linear16 (a tone per
+    character, 20 ms each) in 4800-byte chunks, then Flushed; Clear drops it; Close speaks and closes."""
+
+    idle_close = False
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        super().__init__(options)
+        self.rate = int(options.get("sample_rate", 24000))
+        self.pending = ""
+        self.seq = 0
+
+    def opened(self) -> list[Out]:
+        meta = {
+            "type": "Metadata",
+            "request_id": self.request_id,
+            "model_name": "aura",
+            "model_version": "emu",
+            "model_uuid": "emu-aura",
+        }
+        return [("text", meta)]
+
+    def _speak(self) -> list[Out]:
+        pcm = synth(self.pending, self.rate)
+        self.pending = ""
+        return [("binary", pcm[i : i + 4800]) for i in range(0, len(pcm), 4800)]
+
+    def message(self, msg: dict[str, Any]) -> list[Out]:
+        kind = msg.get("type")
+        if kind == "Speak":
+            text = msg.get("text")
+            if not isinstance(text, str):
+                return [("text", {"type": "Warning", "code": "INVALID_TEXT", "description": "Speak needs text"})]
+            self.pending += text
+            return []
+        if kind == "Flush":
+            self.seq += 1
+            return [*self._speak(), ("text", {"type": "Flushed", "sequence_id": self.seq})]
+        if kind == "Clear":
+            self.pending = ""
+            self.seq += 1
+            return [("text", {"type": "Cleared", "sequence_id": self.seq})]
+        if kind == "Close":
+            return [*self._speak(), ("close", (1000, ""))]
+        return [("text", {"type": "Warning", "code": "UNKNOWN_MESSAGE", "description": f"unknown message {kind!r}"})]
+
+
+def synth(text: str, rate: int) -> bytes:
+    """Deterministic speech: 20 ms of a tone per character, its pitch from the character."""
+    per = max(1, rate // 50)
+    out = bytearray()
+    for ch in text:
+        freq = 200 + (ord(ch) % 32) * 20
+        out += b"".join(struct.pack("<h", int(8000 * math.sin(2 * math.pi * freq * i / rate))) for i in range(per))
+    return bytes(out)
+
+
+# ---------------------------------------------------------------------------- the connection
+
+
+class WsConnection(Connection):
+    """A WebSocket connection on the emulator's loop: bytes in -> ServerProtocol -> script -> frames out."""
+
+    def __init__(self, sock: socket.socket, loop: Loop, reply: UpgradeReply) -> None:
+        super().__init__(sock, loop, 0)
+        from websockets.server import ServerProtocol
+
+        self.state = "busy"  # never "reading": the HTTP sweep leaves it alone
+        self.proto = ServerProtocol(max_size=_MAX_FRAME)
+        self.script = reply.script
+        self.faults = reply.faults
+        # The HTTP reader already parsed the handshake; the protocol reads it again from its bytes.
+        request = reply.request
+        head = f"{request.method} {request.target} HTTP/1.1\r\n" + "".join(
+            f"{k}: {v}\r\n" for k, v in request.headers.items()
+        )
+        self.proto.receive_data((head + "\r\n").encode("latin-1"))
+        handshake = self.proto.events_received()[0]
+        response = self.proto.accept(handshake)  # type: ignore[arg-type]
+        self.proto.send_response(response)
+        self._buf = bytearray()
+        self._received = 0
+        self._paused = False
+        self._last_input = time.monotonic()
+        self._closing = False
+        self._pump_out()
+        if response.status_code == 101:
+            self._emit(self.script.opened())
+            idle = self.faults.get("ws_idle", {}).get("seconds", 10.0)
+            if self.script.idle_close:
+                self._loop.later(min(idle, 1.0), lambda: self._idle_check(idle))
+        self._watch(_READ)
+
+    @property
+    def idle(self) -> bool:
+        return False
+
+    def on_event(self, mask: int) -> None:
+        if mask & _WRITE:
+            self._pump_out()
+        if mask & _READ and not self._paused and self.state != "closed":
+            self._read()
+
+    def _read(self) -> None:
+        try:
+            data = self.sock.recv(64 * 1024)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self.close()
+            return
+        if not data:
+            self.proto.receive_eof()
+            self.close()
+            return
+        self.proto.receive_data(data)
+        self._handle(self.proto.events_received())
+        self._pump_out()
+        self._pause_if_slow()
+
+    def _handle(self, frames: list[Any]) -> None:
+        from websockets.frames import Opcode
+
+        for frame in frames:
+            if self.state == "closed" or self._closing:
+                return
+            if frame.opcode == Opcode.BINARY:
+                self._last_input = time.monotonic()
+                self._count()
+                self._emit(self.script.audio(bytes(frame.data)))
+            elif frame.opcode == Opcode.TEXT:
+                self._count()
+                try:
+                    msg: Any = msgspec.json.decode(frame.data)
+                except msgspec.DecodeError:
+                    msg = None
+                message = as_object(msg)
+                if message is None:
+                    self._emit([("close", (1011, "DATA-0000: a text frame that is not a JSON object"))])
+                    continue
+                if message.get("type") == "KeepAlive":
+                    self._last_input = time.monotonic()
+                self._emit(self.script.message(message))
+
+    def _pause_if_slow(self) -> None:
+        """``ws_slow_reader``: after each read, stop reading the socket for ``delay`` seconds."""
+        slow = self.faults.get("ws_slow_reader")
+        if slow is not None and self.state != "closed":
+            self._paused = True
+            self._watch(_WRITE if self._buf else 0)
+            self._loop.later(slow.get("delay", 0.1), self._resume)
+
+    def _resume(self) -> None:
+        self._paused = False
+        if self.state != "closed":
+            self._watch(_READ | (_WRITE if self._buf else 0))
+            self._read()
+
+    def _count(self) -> None:
+        self._received += 1
+        cut = self.faults.get("ws_close_1011")
+        if cut is not None and self._received >= int(cut.get("after", 3)):
+            self._emit([("close", (1011, "NET-0000: the upstream service failed"))])
+
+    def _emit(self, out: list[Out]) -> None:
+        for kind, payload in out:
+            if self._closing:
+                return
+            if kind == "text":
+                self.proto.send_text(msgspec.json.encode(payload))
+            elif kind == "binary":
+                self.proto.send_binary(payload)
+            else:
+                code, reason = payload
+                self._closing = True
+                self.proto.send_close(code, reason)
+        self._pump_out()
+
+    def _idle_check(self, idle: float) -> None:
+        if self.state == "closed" or self._closing:
+            return
+        if time.monotonic() - self._last_input >= idle:
+            self._emit([("close", (1011, "NET-0001: no audio or KeepAlive received for too long"))])
+            return
+        self._loop.later(min(idle, 1.0), lambda: self._idle_check(idle))
+
+    def _pump_out(self) -> None:
+        for chunk in self.proto.data_to_send():
+            if chunk == b"":  # the protocol asks for the end of the TCP stream
+                self._buf += b""
+                self._closing = True
+            else:
+                self._buf += chunk
+        while self._buf and self.state != "closed":
+            try:
+                sent = self.sock.send(self._buf[: 1024 * 1024])
+            except (BlockingIOError, InterruptedError):
+                self._watch((_READ if not self._paused and len(self._buf) < _OUT_LIMIT else 0) | _WRITE)
+                return
+            except OSError:
+                self.close()
+                return
+            del self._buf[:sent]
+        if self.state == "closed":
+            return
+        if self.proto.close_expected() or (self._closing and self.proto.state.name == "CLOSED"):
+            self._finish_close()
+            return
+        self._watch(0 if self._paused else _READ)
+
+    def _finish_close(self) -> None:
+        try:
+            self.sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        self._loop.later(2.0, self.close)  # the client closes first; this is the backstop
+        self._watch(_READ)
