@@ -408,7 +408,7 @@ async def asubmit(
 ) -> AsyncBatchJob[Any]:
     """:func:`submit`, awaited."""
     body = encode_requests(handle, requests)
-    flow: Flow[AsyncBatchJob[Any]] = submit_flow(handle, AsyncBatchJob, body, len(requests), headers, max_bytes)
+    flow: Flow[AsyncBatchJob[Any]] = submit_flow(handle, AsyncBatchJob[Any], body, len(requests), headers, max_bytes)
     return await handle.client.drive(flow)
 
 
@@ -427,7 +427,7 @@ def submit(
     timeout, a dropped connection or 500/502/504 the error is raised, because the batch may be queued.
     """
     body = encode_requests(handle, requests)
-    flow: Flow[BatchJob[Any]] = submit_flow(handle, BatchJob, body, len(requests), headers, max_bytes)
+    flow: Flow[BatchJob[Any]] = submit_flow(handle, BatchJob[Any], body, len(requests), headers, max_bytes)
     return handle.client.drive(flow)
 
 
@@ -440,7 +440,7 @@ def submit_encoded(
 ) -> BatchJob[Any]:
     """:func:`submit` for requests already validated and encoded, one JSON object each; they are sent as they are."""
     body = encode_batch(handle.model_id, requests)
-    flow: Flow[BatchJob[Any]] = submit_flow(handle, BatchJob, body, len(requests), headers, max_bytes)
+    flow: Flow[BatchJob[Any]] = submit_flow(handle, BatchJob[Any], body, len(requests), headers, max_bytes)
     return handle.client.drive(flow)
 
 

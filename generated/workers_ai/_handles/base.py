@@ -358,7 +358,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             return (yield from self._call_flow(body, expect, headers=headers))
         options = {k: v for k, v in msgspec.to_builtins(request).items() if k != field}
         query = urlencode({k: _query_text(v) for k, v in options.items()})
-        raw = bytes(data)
+        raw = bytes(cast("bytes", data))
         return (yield from self._call_flow(raw, expect, sniff(raw), headers, query))
 
     def _parsed_flow(self, body: bytes, expect: type[Any] | None, response_format: Any) -> Flow[Parsed[Any, Any]]:
