@@ -43,7 +43,8 @@ def test_unfinished_uploads_are_refused_past_a_memory_bound_and_the_server_keeps
             refused = statuses.count(413)
             assert 2 <= refused <= 5, statuses  # six fit in 64 MiB, the rest are refused
             assert statuses.count(None) == len(socks) - refused  # the others still wait for their last bytes
-            out = emu.client().model(BGE).embed(text=["still serving"])
+            with emu.client() as ai:
+                out = ai.model(BGE).embed(text=["still serving"])
             assert len(out.data) == 1
         finally:
             for sock in socks:

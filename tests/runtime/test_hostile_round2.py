@@ -572,6 +572,7 @@ def test_run_tools_never_sends_null_content(kind: str) -> None:
             "created": 1,
             "model": GPT,
             "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
         }
         return reply(conn, envelope(result))
 
@@ -644,7 +645,8 @@ def test_unknown_input_keys_warn_with_their_path_or_are_refused_when_strict(kind
 
 
 def _echo_any(conn: socket.socket, req: RawRequest) -> bool:
-    return reply(conn, envelope({"response": "ok"}))
+    usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+    return reply(conn, envelope({"response": "ok", "usage": usage}))
 
 
 @kinds

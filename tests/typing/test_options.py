@@ -67,7 +67,7 @@ def test_with_options_makes_a_configured_copy_that_pickles() -> None:
     copy = ai.with_options(timeout=1.5)
     assert copy is not ai and type(copy) is WorkersAI
     assert copy.options == msgspec.structs.replace(ai.options, timeout=1.5)
-    assert (copy.timeout, copy.max_retries, copy.account_id) == (1.5, 4, "a")
+    assert (copy.timeout, copy.max_retries, copy.account_id) == (1.5, 4, "a" * 32)
     assert ai.options.timeout == 5.0  # the original is untouched
     with pytest.raises(AttributeError):
         ai.options.timeout = 3.0  # type: ignore[misc]
