@@ -3,13 +3,12 @@
 ``python bench/_emulator.py serve``: an ``Emulator`` (8 workers, quiet) in this process; prints
 ``EMULATOR <base_url> <account> <token>`` and serves until stdin closes.
 
-``python bench/_emulator.py client BASE ACCOUNT TOKEN SECONDS``: 64 threads share one
+``python bench/_emulator.py client BASE ACCOUNT TOKEN SECONDS [FLOOR]``: 64 threads share one
 ``urllib3.PoolManager(maxsize=64)`` and post, for ``SECONDS`` each, one workload at a time: a bge-m3
 rank of 3 contexts, a 2-text bge-m3 embedding (1024 floats each), a llama chat reply, and the same rank
-through ``/ai/v1``-free plain JSON against ``bench/_server.py`` (the floor: a server that only returns
-cached bytes, started by ``run.py``; its URL is the optional FLOOR argument). Prints one JSON object of
-calls/s per workload. Client and server are separate processes on the same 2 cores, so these are
-throughputs of the pair, not of the emulator alone.
+against ``bench/_server.py`` at ``FLOOR`` (a server that only returns cached bytes, started by
+``run.py``). Prints one JSON object of calls/s per workload. Client and server are separate processes
+on the same 2 cores, so these are throughputs of the pair, not of the emulator alone.
 """
 
 from __future__ import annotations

@@ -216,3 +216,14 @@ def test_ai_v1_refuses_an_assistant_turn_with_null_content(emu: Emulator) -> Non
     assert resp.status == 400 and json.loads(resp.data)["errors"][0]["code"] == 5006
     # /ai/run takes the same conversation (clients send it back that way in tool loops)
     assert call(emu, "POST", f"ai/run/{LLAMA}", {"messages": messages}).status == 200
+
+
+def test_image_descriptions_follow_the_image(emu: Emulator) -> None:
+    from workers_ai.testing._media import png
+
+    def describe(side: int) -> str:
+        body = {"image": list(png(side, side, "seed")), "prompt": "What is in this picture?"}
+        return str(result(call(emu, "POST", "ai/run/@cf/llava-hf/llava-1.5-7b-hf", body))["description"])
+
+    small, large = describe(16), describe(640)
+    assert "16x16 image" in small and "640x640 image" in large and len(large) > len(small)

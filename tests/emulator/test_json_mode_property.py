@@ -67,7 +67,9 @@ SCHEMAS = st.recursive(_scalar(), _schema, max_leaves=12).map(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=150, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(schema=SCHEMAS, seed=st.text(min_size=1, max_size=8))
 def test_json_schema_replies_fit_any_generated_schema(schema: dict[str, Any], seed: str) -> None:
     Draft7Validator.check_schema(schema)
@@ -81,7 +83,7 @@ def test_json_schema_replies_fit_any_generated_schema(schema: dict[str, Any], se
         assert not errors, (schema, gen.structured, errors)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, derandomize=True, database=None)
 @given(schema=SCHEMAS)
 def test_json_object_follows_a_schema_stated_in_the_prompt(schema: dict[str, Any]) -> None:
     prompt = "You must respond with valid JSON that matches this schema.\n" + json.dumps(schema, indent=2)

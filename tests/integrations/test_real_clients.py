@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import litellm
 import openai
 import pytest
@@ -24,6 +25,7 @@ from langchain_openai import ChatOpenAI, OpenAIEmbeddings
 from openai import OpenAI
 from pydantic import BaseModel
 from pydantic_ai import Agent, NativeOutput, PromptedOutput
+from pydantic_ai import _utils as pai_utils
 from pydantic_ai.exceptions import ModelRequestRejectedError
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
@@ -266,25 +268,35 @@ def test_litellm_image_generation(emu: Emulator) -> None:
 # --------------------------------------------------------------------------- pydantic-ai
 
 
-def _agent_model(emu: Emulator) -> OpenAIChatModel:
-    return OpenAIChatModel(LLAMA, provider=OpenAIProvider(base_url=emu.openai_base_url, api_key=emu.api_token))
+@pytest.fixture(scope="module")
+def pai_http() -> Iterator[httpx.AsyncClient]:
+    """pydantic-ai's sync calls run on an event loop it sets for the main thread; our HTTP client for it
+    is closed on that loop, and the loop closed, when the module is done (no socket left to the GC)."""
+    client = httpx.AsyncClient()
+    yield client
+    loop = pai_utils.get_event_loop()
+    loop.run_until_complete(client.aclose())
+    loop.close()
+    asyncio.set_event_loop(None)
 
 
-def test_pydantic_ai_text_and_stream(emu: Emulator) -> None:
-    agent = Agent(_agent_model(emu))
+@pytest.fixture
+def agent_model(emu: Emulator, pai_http: httpx.AsyncClient) -> OpenAIChatModel:
+    provider = OpenAIProvider(base_url=emu.openai_base_url, api_key=emu.api_token, http_client=pai_http)
+    return OpenAIChatModel(LLAMA, provider=provider)
+
+
+def test_pydantic_ai_text_and_stream(agent_model: OpenAIChatModel) -> None:
+    agent = Agent(agent_model)
     assert "Lisbon" in agent.run_sync("Tell me about Lisbon").output
-
-    async def streamed() -> str:
-        async with agent.run_stream("hi there") as run:
-            return "".join([piece async for piece in run.stream_text(delta=True)])
-
-    assert asyncio.run(streamed())
+    streamed = agent.run_stream_sync("hi there")
+    assert "".join(streamed.stream_text(delta=True))
 
 
 @pytest.mark.parametrize("mode", ["tool", "prompted", "native"])
-def test_pydantic_ai_structured_output(emu: Emulator, mode: str) -> None:
+def test_pydantic_ai_structured_output(agent_model: OpenAIChatModel, mode: str) -> None:
     output: Any = {"tool": Weather, "prompted": PromptedOutput(Weather), "native": NativeOutput(Weather)}[mode]
-    weather = Agent(_agent_model(emu), output_type=output).run_sync("What is the weather in Lisbon?").output
+    weather = Agent(agent_model, output_type=output).run_sync("What is the weather in Lisbon?").output
     assert isinstance(weather, Weather) and weather.city == "Lisbon"
 
 
@@ -293,6 +305,6 @@ def test_pydantic_ai_structured_output(emu: Emulator, mode: str) -> None:
     raises=ModelRequestRejectedError,
     reason="pydantic-ai sends the assistant tool-call turn with content: null, which Workers AI's /ai/v1 refuses (400)",
 )
-def test_pydantic_ai_function_tools(emu: Emulator) -> None:
-    agent = Agent(_agent_model(emu), tools=[get_weather])
+def test_pydantic_ai_function_tools(agent_model: OpenAIChatModel) -> None:
+    agent = Agent(agent_model, tools=[get_weather])
     assert "sunny" in agent.run_sync("What is the weather in Lisbon? Use get_weather.").output

@@ -77,11 +77,9 @@ def test_vendored_copy_is_self_contained(vendored: Path) -> None:
                 assert top not in ("workers_ai", "codegen", "myapp"), f"{rel}: absolute import of {name}"
                 if top not in allowed and top not in sys.stdlib_module_names:
                     optional = (rel == "ray.py" and top in ("ray", "numpy", "pyarrow")) or (
-                        rel == "_aio/transport.py" and top in ("aiohttp", "yarl")  # the async extra, on first use
+                        rel.startswith("realtime/") and top == "websockets"  # the realtime extra
                     )
-                    assert rel.startswith("testing/") or optional or (rel == "_sync.py" and top == "codegen"), (
-                        f"{rel}: imports {name}"
-                    )
+                    assert rel.startswith("testing/") or optional, f"{rel}: imports {name}"
     # Lean by default: no emulator and no schema JSON (only the emulator reads it).
     assert (root / "py.typed").exists() and not (root / "_schemas").exists() and not (root / "testing").exists()
 

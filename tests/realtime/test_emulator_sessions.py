@@ -201,3 +201,22 @@ def test_unknown_message_types_are_kept_raw() -> None:
     assert isinstance(event, RawEvent) and event.type == "Brand New" and event.data == {"type": "Brand New", "x": 1}
     broken = SPEC.decode(b'{"type":"Results","channel":3}')
     assert isinstance(broken, RawEvent) and "does not fit" in broken.error
+
+
+def test_gateway_url_form_on_the_emulator(emu: Emulator) -> None:
+    from workers_ai import Gateway
+
+    gw = Gateway(id="gw1", base_url=emu.gateway_url, url_form=True)
+    ai = WorkersAI(account_id=emu.account_id, api_token=emu.api_token, base_url=emu.base_url, gateway=gw)
+    with ai.model("@cf/deepgram/nova-3").listen(encoding="linear16", sample_rate=16000) as s:
+        assert s.transcribe(SECOND).text == "the quick brown fox"
+    rec = emu.requests_for("@cf/deepgram/nova-3")[-1]
+    assert rec.path.endswith("/gw1/workers-ai") and rec.query.startswith("model=@cf/deepgram/nova-3&")
+
+
+def test_unknown_options_are_refused_before_anything_is_sent(emu: Emulator) -> None:
+    before = len(emu.requests)
+    with pytest.raises(InputValidationError) as caught:
+        emu.client().model("@cf/deepgram/flux").listen(encoding="linear16", sample_rate=16000, interim_results=True)  # type: ignore[call-arg]
+    assert "interim_results" in str(caught.value)
+    assert len(emu.requests) == before

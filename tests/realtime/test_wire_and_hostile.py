@@ -237,3 +237,30 @@ def test_import_does_not_load_websockets() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_unanswered_pings_end_the_session_with_a_clear_error() -> None:
+    def deaf(conn: socket.socket, req: RawRequest) -> None:
+        _accept(conn, req)
+        _hold(conn, 20)  # reads everything, answers nothing (no pong)
+
+    code = """
+from workers_ai.models.cf.deepgram.nova_3_live import SPEC
+from workers_ai.realtime import Limits, ListenSession
+ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE)
+def go():
+    limits = Limits(ping_interval=0.3, ping_timeout=0.3, answer_timeout=30, close_timeout=1)
+    with ListenSession(ai, SPEC, {"encoding": "linear16", "sample_rate": 16000}, limits=limits) as s:
+        s.send(b"\\0" * 3200)
+        return [type(e).__name__ for e in s]
+result = outcome(go)
+"""
+
+    def handler(conn: socket.socket, req: RawRequest) -> bool:
+        deaf(conn, req)
+        return False
+
+    with RawServer(handler) as server:
+        found = run_client(code, server, deadline=40)
+    assert found["type"] == "RealtimeError" and "1011" in found["message"], found
+    assert "ping" in found["message"] and "3200 bytes of audio with no result" in found["message"]

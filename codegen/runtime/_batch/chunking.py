@@ -380,7 +380,7 @@ def embed_many(
         as_numpy=as_numpy,
     )
     client: Any = handle.client
-    job_type = AsyncBatchJob if client.is_async else BatchJob
+    job_type: Callable[..., BatchJobBase[Any]] = AsyncBatchJob[Any] if client.is_async else BatchJob[Any]
     return client.drive(embed_flow(handle, job_type, steps, max_bytes))
 
 
@@ -403,11 +403,12 @@ def embed_flow(
             if kind == SUBMIT:
                 body = encode_batch(handle.model_id, arg)
                 out = yield from submit_flow(handle, job_type, body, len(arg), None, max_bytes)
-            elif kind == POLL:
-                out = cast("Any", (yield from arg[0].status_flow(arg[1])))
-            elif kind == POLL_LEAN:
-                polled = cast("Any", (yield from arg[0].poll_flow(arg[1])))
-                out = read_lean(arg[0], polled)
+            elif kind in (POLL, POLL_LEAN):
+                job: BatchJobBase[Any] = arg[0]
+                if kind == POLL:
+                    out = yield from job.status_flow(arg[1])
+                else:
+                    out = read_lean(job, (yield from job.poll_flow(arg[1])))
             else:
                 yield Sleep(arg)
         except Exception as exc:

@@ -29,6 +29,8 @@ _ENCODE = msgspec.json.Encoder()
 # Close codes that end a session cleanly (1000 normal, 1005 "no status" after a normal close).
 _CLEAN = frozenset({1000, 1005})
 _SECRET_HEADERS = frozenset({"authorization", "cf-aig-authorization"})
+# Sent, but the server answers only when asked (Speak text is spoken on Flush): no deadline of its own.
+_UNPROMPTED = frozenset({"Speak"})
 
 
 class Limits(msgspec.Struct, frozen=True, kw_only=True):
@@ -160,25 +162,26 @@ class SessionCore:
     def receive(self, data: bytes | str) -> Any:
         """A frame as an event: typed, ``bytes`` (audio of a speak session) or :class:`RawEvent`."""
         self._since = self._clock()
-        if isinstance(data, (bytes, bytearray, memoryview)) and not isinstance(data, str):
+        if not isinstance(data, str):
             if self.spec.kind == "speak":
-                self._unanswered.pop("audio wait", None)
-                return bytes(data)
-            return RawEvent("", bytes(data), f"binary frame of {len(data)} bytes where JSON text was expected")
+                return data  # websockets hands binary frames over as bytes
+            return RawEvent("", data, f"binary frame of {len(data)} bytes where JSON text was expected")
         event = self.spec.decode(data)
-        self._answered(event)
+        if self._unanswered:
+            self._answered(event)
         return event
 
     def _answered(self, event: Any) -> None:
-        tag = tag_of(event)
-        pending = self._unanswered
+        pending = self._unanswered  # on every event's path: look only for what is pending
         if self.spec.kind == "listen":
             pending.pop("audio", None)
-            if getattr(event, "from_finalize", None):
-                pending.pop("Finalize", None)
-            if tag == "Metadata":
-                pending.pop("CloseStream", None)
-        elif tag == "Flushed":
+            if "Finalize" in pending and getattr(event, "from_finalize", None):
+                del pending["Finalize"]
+            if "CloseStream" in pending and tag_of(event) == "Metadata":
+                del pending["CloseStream"]
+            return
+        tag = tag_of(event)
+        if tag == "Flushed":
             pending.pop("Flush", None)
             pending.pop("Speak", None)
         elif tag == "Cleared":
@@ -189,7 +192,7 @@ class SessionCore:
 
     def answer_deadline(self) -> float | None:
         """Monotonic time by which the server must say something (None: nothing is awaiting an answer)."""
-        if not self._unanswered:
+        if not any(name not in _UNPROMPTED for name in self._unanswered):
             return None
         return self._since + self.answer_timeout
 
@@ -226,7 +229,7 @@ class SessionCore:
 
     def _sent(self, name: str, amount: int) -> None:
         now = self._clock()
-        if not self._unanswered:
+        if not any(key not in _UNPROMPTED for key in self._unanswered):
             self._since = now
         self._unanswered[name] = self._unanswered.get(name, 0) + amount
         self._last_sent = now

@@ -73,6 +73,10 @@ class RealtimeSpec:
     def check_options(self, options: Mapping[str, Any] | msgspec.Struct, model_id: str) -> msgspec.Struct:
         """The options as their struct; ``InputValidationError`` naming the option when one does not fit."""
         raw: Any = msgspec.structs.asdict(options) if isinstance(options, msgspec.Struct) else dict(options)
+        unknown = sorted(set(raw) - set(self.options.__struct_fields__))
+        if unknown:
+            known = ", ".join(self.options.__struct_fields__)
+            raise InputValidationError(model_id, unknown[0], f"not an option of this model (options: {known})")
         try:
             return msgspec.convert(raw, self.options, str_keys=True)
         except msgspec.ValidationError as exc:

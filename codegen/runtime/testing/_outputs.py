@@ -356,6 +356,22 @@ def _vtt_time(seconds: float) -> str:
     return f"{int(minutes):02d}:{rest:06.3f}"
 
 
+_PLACES = ("on the left", "on the right", "in the centre", "in the background", "near the top", "at the bottom")
+
+
+def _image_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) from a PNG's header or a JPEG's frame marker; None for anything else."""
+    if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24:
+        return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    i = 2
+    while data[:2] == b"\xff\xd8" and i + 9 <= len(data) and data[i] == 0xFF:
+        marker, length = data[i + 1], int.from_bytes(data[i + 2 : i + 4], "big")
+        if marker in (0xC0, 0xC1, 0xC2):
+            return int.from_bytes(data[i + 7 : i + 9], "big"), int.from_bytes(data[i + 5 : i + 7], "big")
+        i += 2 + length
+    return None
+
+
 def _classify(text: str) -> list[dict[str, Any]]:
     ws = words(text)
     score = sum(1 for w in ws if w in _POSITIVE) - sum(1 for w in ws if w in _NEGATIVE)
@@ -431,7 +447,17 @@ def _task_hint(spec: ModelSpec, p: Mapping[str, Any] | None, raw: bytes | None, 
         image = _binary_input(p, raw, "image")
         prompt = data.get("prompt")
         about = f" Prompt: {prompt}" if isinstance(prompt, str) else ""
-        return {"description": f"An emulated description of a {len(image)}-byte image.{about}"}
+        size = _image_size(image)
+        what = f"{size[0]}x{size[1]} image" if size else "image"
+        rng = random.Random(seed)
+        # a bigger picture holds more to describe: one more sentence per doubling past 1 KB, up to 8
+        extra = min(8, max(0, (len(image) // 1024).bit_length()))
+        seen = " ".join(f"There is a {rng.choice(_OBJECTS)} {rng.choice(_PLACES)}." for _ in range(extra))
+        return {
+            "description": " ".join(
+                filter(None, [f"An emulated description of a {what} ({len(image)} bytes).", seen, about.strip()])
+            )
+        }
     if task == "image classification":
         return _image_labels(seed)
     if task == "object detection":

@@ -22,7 +22,6 @@ from ._validate import SchemaError
 
 __all__ = [
     "CREATED",
-    "DEFAULT_MAX_TOKENS",
     "JSON_MODE_UNMET",
     "PADDING",
     "Generation",
@@ -47,8 +46,6 @@ def words(text: str) -> list[str]:
 
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
-DEFAULT_MAX_TOKENS = 256
-"""The documented default of ``max_tokens`` on Workers AI text models (``null`` means it too)."""
 
 
 def count_tokens(text: str) -> int:
@@ -99,12 +96,13 @@ def _conversation(p: Mapping[str, Any]) -> tuple[str, str, int]:
 
 
 def _max_tokens(p: Mapping[str, Any]) -> int | None:
-    """The request's token limit; ``null`` means the model's default, as leaving it out does."""
+    """The request's token limit; None when it sets none (``null`` too): the model's default (256 on
+    Workers AI) is longer than any reply the emulator writes, and a JSON-mode object is not cut by it."""
     for key in ("max_tokens", "max_completion_tokens", "max_output_tokens", "max_new_tokens"):
         value = p.get(key)
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
-    return DEFAULT_MAX_TOKENS
+    return None
 
 
 def _reply(question: str, seed: str, limit: int | None) -> tuple[str, bool]:

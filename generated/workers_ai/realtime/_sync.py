@@ -107,7 +107,7 @@ class SyncSession(Generic[E]):
                     )
                 if self._read_lock.acquire(timeout=min(left, 0.05)):
                     try:
-                        got = self._read(min(left, 0.5))
+                        got = self._read(left)
                     finally:
                         self._read_lock.release()
                     if got is not _NOTHING and got is not _END:
@@ -149,7 +149,7 @@ class SyncSession(Generic[E]):
             while True:
                 if self._backlog:
                     return self._backlog.popleft()
-                wait = 0.5 if deadline is None else max(0.0, min(0.5, deadline - time.monotonic()))
+                wait = None if deadline is None else max(0.0, deadline - time.monotonic())
                 got = self._read(wait)
                 if got is _END:
                     return self._finished()
@@ -167,11 +167,13 @@ class SyncSession(Generic[E]):
                 return out
             out.append(got)
 
-    def _read(self, wait: float) -> Any:
+    def _read(self, wait: float | None) -> Any:
+        """One frame within ``wait`` seconds (None: until one comes or the answer deadline passes)."""
         ws = self._connected()
         answer_by = self.core.answer_deadline()
         if answer_by is not None:
-            wait = min(wait, max(0.0, answer_by - time.monotonic()))
+            left = max(0.0, answer_by - time.monotonic())
+            wait = left if wait is None else min(wait, left)
         try:
             data = ws.recv(timeout=wait)
         except TimeoutError:

@@ -32,7 +32,7 @@ from ._connection import Connection, Loop
 from ._http import Request
 from ._records import RecordedRequest
 from ._reply import Reply, error_reply
-from ._routes import route
+from ._routes import Route, route
 from ._settings import Settings
 from ._state import State
 
@@ -79,16 +79,18 @@ def upgrade(request: Request, catalog: Catalog, state: State, settings: Settings
 
 
 def _check(rec: RecordedRequest, request: Request, catalog: Catalog, settings: Settings) -> Reply:
-    try:
-        where = route(rec.path)
-    except Exception:
-        return error_reply(400, 7000, "No route for that URI")
     params = parse_qsl(rec.query, keep_blank_values=True)
-    model_id = where.model_id
-    if (where.kind == "run" and where.gateway and model_id == "") or (where.gateway and not model_id):
-        model_id = next((v for k, v in params if k == "model"), None)
+    parts = rec.path.strip("/").split("/")
+    if len(parts) == 4 and parts[0] == "v1" and parts[3] == "workers-ai":  # AI Gateway: ?model=...
+        where = Route("run", parts[1], next((v for k, v in params if k == "model"), None), True)
         params = [(k, v) for k, v in params if k != "model"]
-    if where.kind != "run" and not where.gateway:
+    else:
+        try:
+            where = route(rec.path)
+        except Exception:
+            return error_reply(400, 7000, "No route for that URI")
+    model_id = where.model_id
+    if where.kind != "run":
         return error_reply(400, 7000, "No route for that URI")
     rec.model = model_id
     if request.headers.get("authorization") != f"Bearer {settings.api_token}":
