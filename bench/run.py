@@ -39,7 +39,7 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 RESULTS = BENCH / "results"
 PEERS_VENV = BENCH / ".venv-peers"
-CATALOG = ROOT.parent / "shared" / "catalog"
+CATALOG = Path(os.environ.get("WORKERS_AI_CATALOG") or ROOT.parent / "shared" / "catalog")  # as the tests find it
 PY = sys.executable
 
 # The comparison SDKs, pinned so reruns compare like with like (the versions studied in the notes).

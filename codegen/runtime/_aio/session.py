@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from .._core.config import Reply, SessionConfig
+from .._core.config import Reply, RequestOptions, SessionConfig
 from .._core.flow import Flow, Send, T
 from ..errors import APIConnectionError
 from .transport import AiohttpTransport, AsyncResponse, AsyncTransport
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["AsyncSession"]
 
@@ -84,29 +87,10 @@ class AsyncSession(SessionConfig):
             flow.close()
 
     async def request(
-        self,
-        method: str,
-        url: str,
-        body: bytes | None = None,
-        *,
-        content_type: str | None = "application/json",
-        headers: Mapping[str, str] | None = None,
-        queued: bool = False,
-        model_id: str | None = None,
-        deadline: float | None = None,
+        self, method: str, url: str, body: bytes | None = None, **options: Unpack[RequestOptions]
     ) -> Reply:
         """As :meth:`Session.request <.._sync.session.Session.request>`, awaited."""
-        flow = self.request_flow(
-            method,
-            url,
-            body,
-            content_type=content_type,
-            headers=headers,
-            queued=queued,
-            model_id=model_id,
-            deadline=deadline,
-        )
-        return await self.drive(flow)
+        return await self.drive(self.request_flow(method, url, body, **options))
 
     async def open_stream(
         self, url: str, body: bytes, *, headers: Mapping[str, str] | None = None, model_id: str | None = None

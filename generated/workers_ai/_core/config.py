@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from types import FunctionType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
 from urllib.parse import urlencode
 
 if TYPE_CHECKING:
@@ -46,6 +46,7 @@ __all__ = [
     "DEFAULT_MAX_EVENT_BYTES",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "Reply",
+    "RequestOptions",
     "ResponseInfo",
 ]
 
@@ -61,6 +62,16 @@ class ResponseInfo(msgspec.Struct, frozen=True):
     messages: list[Any]
     cf_ray: str | None
     headers: dict[str, str]
+
+
+class RequestOptions(TypedDict, total=False):
+    """The keyword arguments of ``request`` / ``request_flow`` (see :func:`.exchange.exchange`)."""
+
+    content_type: str | None
+    headers: Mapping[str, str] | None
+    queued: bool
+    model_id: str | None
+    deadline: float | None
 
 
 class Reply:
@@ -286,21 +297,23 @@ class SessionConfig(Rebuildable):
     # ------------------------------------------------------------------ flows (run by the session's driver)
 
     def request_flow(
-        self,
-        method: str,
-        url: str,
-        body: bytes | None = None,
-        *,
-        content_type: str | None = "application/json",
-        headers: Mapping[str, str] | None = None,
-        queued: bool = False,
-        model_id: str | None = None,
-        deadline: float | None = None,
+        self, method: str, url: str, body: bytes | None = None, **options: Unpack[RequestOptions]
     ) -> Flow[Reply]:
-        """A request sent until a 2xx reply (see :func:`.exchange.exchange`), its body read whole."""
-        resp, data = yield from exchange(
-            self, method, url, body, content_type, headers, queued, model_id, deadline, False
+        """A request sent until a 2xx reply (see :func:`.exchange.exchange`), its body read whole.
+        ``content_type`` defaults to JSON; ``queued`` marks a batch submission (never re-sent blindly)."""
+        flow = exchange(
+            self,
+            method,
+            url,
+            body,
+            options.get("content_type", "application/json"),
+            options.get("headers"),
+            options.get("queued", False),
+            options.get("model_id"),
+            options.get("deadline"),
+            False,
         )
+        resp, data = yield from flow
         return Reply(resp.status, resp.headers, data)
 
     def stream_flow(self, url: str, body: bytes, headers: Mapping[str, str] | None, model_id: str | None) -> Flow[Any]:

@@ -8,13 +8,16 @@ only answers the flows' commands: a :class:`~.._core.flow.Send` with one urllib3
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .._core.config import DEFAULT_BASE_URL, Reply, ResponseInfo, SessionConfig
+from .._core.config import DEFAULT_BASE_URL, Reply, RequestOptions, ResponseInfo, SessionConfig
 from .._core.flow import Flow, Send, T
 from .._core.options import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES
 from ..errors import APIConnectionError
 from .transport import Response, Transport, Urllib3Transport
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -69,31 +72,10 @@ class Session(SessionConfig):
         finally:
             flow.close()
 
-    def request(
-        self,
-        method: str,
-        url: str,
-        body: bytes | None = None,
-        *,
-        content_type: str | None = "application/json",
-        headers: Mapping[str, str] | None = None,
-        queued: bool = False,
-        model_id: str | None = None,
-        deadline: float | None = None,
-    ) -> Reply:
+    def request(self, method: str, url: str, body: bytes | None = None, **options: Unpack[RequestOptions]) -> Reply:
         """Send a request, retrying what is safe to retry; return a 2xx reply, its body read, or raise
         (the rules: :func:`.._core.exchange.exchange`)."""
-        flow = self.request_flow(
-            method,
-            url,
-            body,
-            content_type=content_type,
-            headers=headers,
-            queued=queued,
-            model_id=model_id,
-            deadline=deadline,
-        )
-        return self.drive(flow)
+        return self.drive(self.request_flow(method, url, body, **options))
 
     def open_stream(
         self, url: str, body: bytes, *, headers: Mapping[str, str] | None = None, model_id: str | None = None
