@@ -50,6 +50,7 @@ __all__ = [
     "ServerTimeoutError",
     "StreamError",
     "ToolLoopError",
+    "UnknownInputWarning",
     "WorkersAIError",
     "code_of",
     "details_from",
@@ -63,6 +64,11 @@ __all__ = [
 
 class WorkersAIError(Exception):
     """Base class of every error raised by this package."""
+
+
+class UnknownInputWarning(UserWarning):
+    """An input key the model's schema does not declare (a typo such as ``contnt``); the request is sent
+    as given. ``strict_inputs=True`` on the client makes it an ``InputValidationError`` instead."""
 
 
 class ConfigurationError(WorkersAIError):
@@ -373,13 +379,20 @@ _BY_STATUS: Mapping[int, type[APIError]] = {
 }
 
 
+_MAX_CODE_DIGITS = 18  # Workers AI codes have 4 digits; a longer run of digits is not a code
+
+
 def code_of(value: object) -> int | None:
+    """An error code as an int: ints as they are, strings of ASCII digits (``"²"`` and 5,000-digit strings
+    are not codes: ``int()`` would raise on them), anything else None."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+    if isinstance(value, str):
+        text = value.strip()
+        if text.isascii() and text.isdigit() and len(text) <= _MAX_CODE_DIGITS:
+            return int(text)
     return None
 
 
@@ -522,7 +535,7 @@ class _ErrorsOnly(msgspec.Struct):
 
 
 _ERRORS_ONLY: list[msgspec.json.Decoder[_ErrorsOnly]] = []  # built on first use: a typed decoder costs import time
-_CODE_AND_MESSAGE = re.compile(r'"code"\s*:\s*"?(\d+)"?\s*,\s*"message"\s*:\s*"((?:[^"\\]|\\.){0,500})"')
+_CODE_AND_MESSAGE = re.compile(r'"code"\s*:\s*"?([0-9]{1,18})"?\s*,\s*"message"\s*:\s*"((?:[^"\\]|\\.){0,500})"')
 
 
 def _salvage_details(data: bytes) -> list[ErrorDetail]:
@@ -535,7 +548,7 @@ def _salvage_details(data: bytes) -> list[ErrorDetail]:
         env = _ERRORS_ONLY[0].decode(text.encode())
     except DECODE_ERRORS:
         match = _CODE_AND_MESSAGE.search(text)
-        return [ErrorDetail(int(match.group(1)), match.group(2))] if match else []
+        return [ErrorDetail(code_of(match.group(1)), match.group(2))] if match else []
     return [ErrorDetail(code_of(d.code), "" if d.message is None else str(d.message)) for d in env.errors]
 
 

@@ -11,7 +11,7 @@ from workers_ai.models.cf.facebook.detr_resnet_50 import Box, ObjectDetection
 from workers_ai.models.cf.huggingface.distilbert_sst_2_int8 import TextClassification
 from workers_ai.models.cf.microsoft.resnet_50 import ImageClassification
 
-ai = WorkersAI(account_id="a", api_token="t")
+ai = WorkersAI(account_id="a" * 32, api_token="t")
 
 # Text generation, old style (prompt) and chat (messages as dict literals).
 old = ai.model("@cf/meta/llama-2-7b-chat-fp16")

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
+from .._core.body import encode_body
 from .._core.decode import split_error, validator_for
 from .._core.flow import Flow, Sleep
 from .._core.jsonview import as_object
@@ -120,10 +121,9 @@ def plan_batches(
     model_id: str,
 ) -> list[list[tuple[int, int, bytes]]]:
     """Group ``texts`` into batches: each batch is a list of ``(start, count, request JSON)``."""
-    encoder = msgspec.json.Encoder()
 
     def encode(start: int, count: int) -> bytes:
-        return encoder.encode({**extra, "text": texts[start : start + count]})
+        return encode_body({**extra, "text": texts[start : start + count]}, model_id)
 
     requests: list[tuple[int, int, bytes]] = []
     budget = max_bytes - _OPEN - _CLOSE - 1
