@@ -17,6 +17,7 @@ from workers_ai.families import GeneratedTextView, RerankView
 from workers_ai.testing import Emulator
 
 from tests._server import Reply, ScriptedServer, ok
+from tests.conftest import ACCOUNT
 
 MODULES = {mid: module for mid, (module, _handle) in _registry.MODELS.items()}
 TASKS = {mid: str(importlib.import_module(f"workers_ai.{mod}").INFO.task) for mid, mod in sorted(MODULES.items())}
@@ -153,7 +154,7 @@ def test_melotts_speak_returns_bytes_whichever_the_wire(wire: str, server: Scrip
         server.script(Reply(200, audio, {"content-type": "audio/mpeg"}))
     else:
         server.script(ok({"audio": base64.b64encode(audio).decode()}))
-    with WorkersAI(account_id="acct", api_token="t", base_url=server.base_url, max_retries=0) as client:
+    with WorkersAI(account_id=ACCOUNT, api_token="t", base_url=server.base_url, max_retries=0) as client:
         out = client.model("@cf/myshell-ai/melotts").speak(text="hello")
     assert type(out) is BinaryOutput and out.data == audio and out.content_type == "audio/mpeg"
     out.save(tmp_path / "a.mp3")

@@ -10,6 +10,7 @@ import msgspec
 from workers_ai import ToolCallDelta, WorkersAI
 
 from tests._server import Reply, ScriptedServer
+from tests.conftest import ACCOUNT
 
 USAGE = {"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12}
 MODEL = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
@@ -22,7 +23,7 @@ def _sse(*objs: Any) -> Reply:
 
 def _events(server: ScriptedServer, reply: Reply) -> list[Any]:
     server.script(reply)
-    with WorkersAI(account_id="acct", api_token="t", base_url=server.base_url, max_retries=0) as ai:
+    with WorkersAI(account_id=ACCOUNT, api_token="t", base_url=server.base_url, max_retries=0) as ai:
         with ai.model(MODEL).chat_stream(messages=[{"role": "user", "content": "weather?"}]) as events:
             return list(events)
 
