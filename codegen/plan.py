@@ -187,6 +187,7 @@ class MethodPlan:
     typed_result: bool
     positional: int = 0  # how many leading parameters are also positional (a family's first argument)
     data_name: str = "data"  # the raw body parameter's name (``audio`` on speech recognition)
+    media_bytes: bool = False  # raw media or base64 media JSON on the wire: the JSON is turned into bytes
     tool_form: str | None = None  # how `tools` go out: "flat" ({name, parameters}) or "openai" ({type, function})
     runs_tools: bool = False  # the handle's `run_tools()` drives this method (it takes `messages` and `tools`)
 
@@ -551,7 +552,8 @@ def _method(
 ) -> MethodPlan:
     target = by_index.get(v.output.index) if v.output is not None else None
     returns = (target.class_name or "BinaryOutput") if target is not None else output_alias
-    if target is None and _media_as_bytes(outputs, structs):
+    media_bytes = target is None and _media_as_bytes(outputs, structs)
+    if media_bytes:
         returns = "BinaryOutput"  # melotts: bytes or base64 JSON on the wire, bytes to the caller (one type)
     if target is not None and target.class_name:
         expect = f"_{target.class_name}_TYPE" if target.alias else target.class_name
@@ -601,6 +603,7 @@ def _method(
         expect=expect,
         typed_result=typed,
         tool_form=v.tool_form if any(p.kind == "tools" for p in params) else None,
+        media_bytes=media_bytes,
     )
 
 
@@ -815,6 +818,9 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
                 binary |= {"BinaryInput", f"{helper} as _{helper}"}
     if p.binary_outputs:
         binary.add("BinaryOutput")
+    if any(m.media_bytes for m in p.methods):
+        need[_relative(depth, "families.media")] = {"as_binary as _as_media_bytes"}
+        need["typing"].add("cast")
     if binary:
         need[_relative(depth, "_core.binary")] = binary
     for mod, names in p.shared:

@@ -246,7 +246,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
     def _counted(self, result: T) -> T:
         """The result handed back: counted in ``ai.usage``, a JSON-list answer as its family's list view."""
         self.client.usage.record(self.model_id, usage_of(result), self.info.price)
-        result = cast("T", family_result(self.info.task, bool(self.decoder.binary_types), result))
+        result = cast("T", family_result(self.info.task, result))
         if isinstance(result, TextView):
             # Unparseable tool-call arguments fail here, naming the model, not later at ``.tool_calls``.
             tool_calls_of(result, self.model_id)

@@ -22,7 +22,7 @@ from .automatic_speech_recognition import (
 from .classification import ClassificationResult, Classifications, ScoredLabel
 from .detection import BoundingBox, DetectedObject, DetectionResult, Detections
 from .generated_text import GeneratedText, GeneratedTextView, ImageTextResult, SummaryResult, TranslationResult
-from .media import MediaResult, MediaView, as_binary
+from .media import MediaResult, MediaView
 from .reranking import Ranked, RerankResult, RerankView
 from .text_embeddings import EmbeddingResult, EmbeddingView
 from .text_generation import ResponsesUsageView, TextResult, TextView, TokenUsage
@@ -80,8 +80,8 @@ def list_view(task: str, value: object) -> object:
     return value
 
 
-def family_result(task: str, answers_bytes: bool, value: object) -> object:
-    """A decoded answer as its family hands it back: a JSON list as its list view, and base64 media JSON as
-    bytes for a model that can also answer raw bytes (so its methods have one return type)."""
-    value = list_view(task, value)
-    return as_binary(value) if answers_bytes else value
+def family_result(task: str, value: object) -> object:
+    """A decoded answer as its family hands it back: a JSON list of a listed task as its list view. (A typed
+    media method that may get raw bytes or base64 JSON turns the JSON into bytes itself, ``as_binary``; the
+    generic ``run()`` keeps what was sent.)"""
+    return list_view(task, value)
