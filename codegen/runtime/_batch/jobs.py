@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 import msgspec
 
 from .._core.config import Reply
+from .._core.error_replies import code_of, error_details
 from .._core.flow import Flow, Sleep
 from .._core.jsonview import as_list, as_object
 from .._core.retry import check_seconds
@@ -34,8 +35,6 @@ from ..errors import (
     ConfigurationError,
     ErrorDetail,
     ResponseDecodeError,
-    code_of,
-    error_details,
 )
 from .wire import (
     MAX_BATCH_BYTES,

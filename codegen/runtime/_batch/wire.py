@@ -16,15 +16,10 @@ import msgspec
 from .._core.config import Reply, SessionConfig
 from .._core.decode import OutputDecoder, split_error
 from .._core.envelope import checked
+from .._core.error_replies import error_details, format_details
 from .._core.jsonview import as_object
 from .._core.usage import Usage
-from ..errors import (
-    ErrorDetail,
-    InputValidationError,
-    ResponseDecodeError,
-    error_details,
-    format_details,
-)
+from ..errors import ErrorDetail, InputValidationError, ResponseDecodeError
 
 __all__ = [
     "KNOWN",

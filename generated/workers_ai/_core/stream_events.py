@@ -19,9 +19,7 @@ from typing import Any, cast
 
 import msgspec
 
-from ..errors import (
-    DECODE_ERRORS,
-)
+from .error_replies import DECODE_ERRORS
 from .jsonview import as_list, as_object
 from .sse import ServerSentEvent
 from .toolcall import ToolCall, decode_arguments
