@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from . import errors
 from ._account.finetunes import Finetune
 from ._account.tomarkdown import MarkdownFormat, MarkdownResult
-from ._batch.chunking import BatchProgress
+from ._batch.embed_plan import BatchProgress
 from ._batch.jobs import BatchItem, BatchJob, BatchRequest, BatchResult, BatchStatus
 from ._client import WorkersAI
 from ._core.accounting import ModelUsage, UsageMeter

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from typing import IO
 
-from .._batch.chunking import BatchProgress
+from .._batch.embed_plan import BatchProgress
 from .._core.accounting import UsageMeter
 
 __all__ = ["ProgressBar", "binary_refusal", "usage_line", "write_binary"]

@@ -9,7 +9,8 @@ from urllib.parse import urlencode
 
 import msgspec
 
-from .._batch.jobs import MAX_BATCH_BYTES, AsyncBatchJob, BatchJob, BatchJobBase, encode_requests, submit_flow
+from .._batch.jobs import MAX_BATCH_BYTES, AsyncBatchJob, BatchJob, BatchJobBase, encode_requests
+from .._batch.submit import submit_flow
 from .._core.accounting import usage_of
 from .._core.binary import BinaryOutput
 from .._core.config import Reply, SessionConfig
