@@ -69,7 +69,7 @@ def tidy_module(text: str, rel: str, package: str, header: str) -> str:
             continue
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             imports.append(_relative(node, package, depth))
-        elif _is_type_checking(node):
+        elif isinstance(node, ast.If) and _is_type_checking(node):
             typing_only += [_relative(s, package, depth) for s in node.body]
         else:
             continue
