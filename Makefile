@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# `make demo` needs only the runtime and the emulator: a small venv of its own (msgspec, urllib3, jsonschema).
+DEMO_VENV := .venv-demo
+DEMO_STAMP := $(DEMO_VENV)/.installed
 
 .PHONY: install generate check test demo bench sync lint typecheck clean
 
@@ -27,8 +30,15 @@ check: install
 test: install
 	$(BIN)/python -m pytest
 
-demo: install
-	$(BIN)/python examples/demo.py
+demo: $(DEMO_STAMP)
+	$(DEMO_VENV)/bin/python examples/demo.py
+
+$(DEMO_STAMP): pyproject.toml
+	rm -rf $(DEMO_VENV) && $(PYTHON) -m venv --without-pip $(DEMO_VENV)
+	$(PYTHON) -m pip --python $(DEMO_VENV)/bin/python install -q --disable-pip-version-check \
+		$$($(PYTHON) -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; print(' '.join(p['dependencies'] + p['optional-dependencies']['testing']))")
+	$(DEMO_VENV)/bin/python -c "import pathlib, sysconfig; pathlib.Path(sysconfig.get_path('purelib'), 'workers_ai.pth').write_text(str(pathlib.Path('generated').resolve()) + chr(10))"
+	touch $(DEMO_STAMP)
 
 bench: install
 	$(BIN)/python bench/run.py
@@ -37,4 +47,4 @@ sync: install
 	$(BIN)/python -m workers_ai._cli sync  # -m: the checkout (and so the generator) is importable
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(DEMO_VENV) .mypy_cache .pytest_cache .ruff_cache

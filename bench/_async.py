@@ -103,7 +103,7 @@ async def ours_async_row(port: int, concurrency: int, seconds: float) -> tuple[f
     from workers_ai import AsyncWorkersAI
 
     # rate_limit=None: the published per-model budget (3000/min for embeddings) would cap the rows.
-    async with AsyncWorkersAI("a", "t", base_url=f"http://127.0.0.1:{port}/client/v4", rate_limit=None) as ai:
+    async with AsyncWorkersAI("a" * 32, "t", base_url=f"http://127.0.0.1:{port}/client/v4", rate_limit=None) as ai:
         model = ai.model(MODEL)
 
         async def call() -> Any:
@@ -115,7 +115,7 @@ async def ours_async_row(port: int, concurrency: int, seconds: float) -> tuple[f
 def ours_threads_row(port: int, concurrency: int, seconds: float) -> tuple[float, float]:
     from workers_ai import WorkersAI
 
-    ai = WorkersAI("a", "t", base_url=f"http://127.0.0.1:{port}/client/v4", rate_limit=None)
+    ai = WorkersAI("a" * 32, "t", base_url=f"http://127.0.0.1:{port}/client/v4", rate_limit=None)
     model = ai.model(MODEL)
 
     def call() -> Any:

@@ -90,7 +90,7 @@ def stream_floor(port: int) -> Callable[[], int]:
 def stream_ours(port: int) -> Callable[[], int]:
     from workers_ai import WorkersAI
 
-    ai = WorkersAI(account_id="a", api_token="t", base_url=_root(port), rate_limit=None)
+    ai = WorkersAI(account_id="a" * 32, api_token="t", base_url=_root(port), rate_limit=None)
     llm = ai.model(MODEL_STREAM)
 
     def run() -> int:
@@ -142,7 +142,7 @@ def threads_ours(port: int) -> Callable[[], object]:
     from workers_ai import WorkersAI
     from workers_ai.models.cf.baai.bge_m3 import Context
 
-    ai = WorkersAI(account_id="a", api_token="t", base_url=_root(port), rate_limit=None)
+    ai = WorkersAI(account_id="a" * 32, api_token="t", base_url=_root(port), rate_limit=None)
     bge = ai.model(MODEL_RANK)
     contexts = [Context(text=t) for t in "abc"]
     return lambda: bge.rank(query="q", contexts=contexts)

@@ -45,7 +45,7 @@ PY = sys.executable
 # The comparison SDKs, pinned so reruns compare like with like (the versions studied in the notes).
 PEERS = {"cloudflare": "cloudflare==5.9.0", "openai": "openai==3.54.0"}
 OURS_COLD = (
-    "from workers_ai import WorkersAI; ai = WorkersAI(account_id='a', api_token='t'); ai.model('@cf/baai/bge-m3')"
+    "from workers_ai import WorkersAI; ai = WorkersAI(account_id='a' * 32, api_token='t'); ai.model('@cf/baai/bge-m3')"
 )
 COLD_CASES = {
     "python": "pass",
@@ -73,7 +73,7 @@ print(msgspec.json.decode(resp.data, type=Embedding).data[0][:3])
 from workers_ai import WorkersAI
 from workers_ai.models.cf.baai.bge_m3 import Context
 
-ai = WorkersAI(account_id="a", api_token="t")
+ai = WorkersAI(account_id="a" * 32, api_token="t")
 bge = ai.model("@cf/baai/bge-m3")
 emb = bge.embed(text=["hello", "world"])
 ranked = bge.rank(query="which one?", contexts=[Context(text="a"), Context(text="b")])

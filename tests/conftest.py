@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CATALOG = catalog_path()  # kept for imports from here; tests/_catalog.py decides
 pytest_plugins = ["workers_ai.testing.pytest_plugin"]  # the workers_ai_emulator fixture
 TOKEN = "tok-SECRET-1234567890"
-ACCOUNT = "acc123"
+ACCOUNT = "0123456789abcdef0123456789abcdef"
 
 
 @pytest.fixture(autouse=True)

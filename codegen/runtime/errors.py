@@ -45,12 +45,18 @@ __all__ = [
     "ServerTimeoutError",
     "StreamError",
     "ToolLoopError",
+    "UnknownInputWarning",
     "WorkersAIError",
 ]
 
 
 class WorkersAIError(Exception):
     """Base class of every error raised by this package."""
+
+
+class UnknownInputWarning(UserWarning):
+    """An input key the model's schema does not declare (a typo such as ``contnt``); the request is sent
+    as given. ``strict_inputs=True`` on the client makes it an ``InputValidationError`` instead."""
 
 
 class ConfigurationError(WorkersAIError):

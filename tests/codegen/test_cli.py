@@ -187,7 +187,7 @@ def test_importing_the_package_loads_no_model_module() -> None:
     code = (
         "import sys\n"
         "import workers_ai\n"
-        "ai = workers_ai.WorkersAI(account_id='a', api_token='t')\n"
+        "ai = workers_ai.WorkersAI(account_id='a' * 32, api_token='t')\n"
         "loaded = sorted(m for m in sys.modules if m.startswith('workers_ai.models.') or m == 'jsonschema')\n"
         "print(loaded)\n"
         "ai.model('@cf/baai/bge-m3')\n"

@@ -34,6 +34,9 @@ def test_task_filter_and_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert any(r["id"] == "@cf/baai/bge-m3" and "rank" in r["methods"] for r in rows)  # type: ignore[operator]
     assert main(["models", "--task", "Translation"]) == 0
     lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["MODEL", "TASK", "PRICE"] and max(map(len, lines)) <= 100
+    assert main(["models", "--task", "Translation", "--wide"]) == 0
+    lines = capsys.readouterr().out.splitlines()
     assert lines[0].split() == ["MODEL", "TASK", "METHODS", "PRICE"]
     assert any(line.startswith("@cf/meta/m2m100-1.2b") and "translate" in line for line in lines)
     assert main(["models", "--task", "no such task"]) == 1

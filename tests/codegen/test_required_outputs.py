@@ -52,7 +52,7 @@ def _reply(result: Any) -> Reply:
 
 
 def test_a_reply_missing_a_required_field_is_a_decode_error_naming_it(plans: list[ModelPlan]) -> None:
-    ai = WorkersAI(account_id="acc", api_token="tok", base_url="http://127.0.0.1:9")
+    ai = WorkersAI(account_id="a" * 32, api_token="tok", base_url="http://127.0.0.1:9")
     checked = 0
     for plan in plans:
         handle = ai.model(plan.model_id)

@@ -111,7 +111,7 @@ def test_every_text_model_reads_alike(model_id: str, emu: Emulator, ai: WorkersA
 
 
 def _handles() -> dict[str, Any]:
-    offline = WorkersAI(account_id="a", api_token="t")
+    offline = WorkersAI(account_id="a" * 32, api_token="t")
     return {m: offline.model(m) for m in TEXT}
 
 
@@ -298,7 +298,9 @@ def test_unparseable_tool_arguments_raise_a_decode_error_naming_the_model(server
         _ = reply.tool_calls
     # Through a handle the reply is checked as it arrives, and the error names the model.
     server.script(ok(bad))
-    client = WorkersAI(account_id="acct", api_token="t", base_url=server.base_url, max_retries=0)
+    client = WorkersAI(
+        account_id="0123456789abcdef0123456789abcdef", api_token="t", base_url=server.base_url, max_retries=0
+    )
     with pytest.raises(ResponseDecodeError, match="@cf/openai/gpt-oss-20b") as info:
         client.model("@cf/openai/gpt-oss-20b").chat(messages=[{"role": "user", "content": "hi"}])
     assert "get_weather" in str(info.value)

@@ -429,11 +429,11 @@ def test_workers_ai_serve_takes_every_emulator_option(http: urllib3.PoolManager)
     command = str(Path(sys.executable).parent / "workers-ai")
     if not Path(command).exists():
         pytest.skip(f"{command} is not installed")
-    args = ["--port", "0", "--token", "t0k", "--account-id", "acc9", "--models", BGE, "--batch-polls", "0", "0"]
+    args = ["--port", "0", "--token", "t0k", "--account-id", "9" * 32, "--models", BGE, "--batch-polls", "0", "0"]
     proc, env = _serve([command, "serve", *args, "--workers", "2", "--no-shuffle-batches", "--check-outputs"])
     try:
-        assert env["CLOUDFLARE_ACCOUNT_ID"] == "acc9" and env["CLOUDFLARE_API_TOKEN"] == "t0k"
-        base = f"{env['CLOUDFLARE_BASE_URL']}/accounts/acc9/ai/run/"
+        assert env["CLOUDFLARE_ACCOUNT_ID"] == "9" * 32 and env["CLOUDFLARE_API_TOKEN"] == "t0k"
+        base = f"{env['CLOUDFLARE_BASE_URL']}/accounts/{'9' * 32}/ai/run/"
         auth = {"Authorization": "Bearer t0k"}
         assert http.request("POST", base + BGE, body=b'{"text":"cli"}', headers=auth).status == 200
         other = http.request("POST", base + "@cf/baai/bge-small-en-v1.5", body=b'{"text":"x"}', headers=auth)

@@ -206,7 +206,7 @@ def test_error_routes_raise_the_right_errors(workers_ai_emulator: Emulator) -> N
         WorkersAI(account_id=emu.account_id, api_token="wrong", base_url=emu.base_url).model(BGE).embed(text="a")
     assert auth.value.code == 10000 and auth.value.status == 401 and "wrong" not in str(auth.value)
     with pytest.raises(errors.ModelNotFoundError) as account:
-        WorkersAI(account_id="someone-else", api_token=emu.api_token, base_url=emu.base_url).model(BGE).embed(text="a")
+        WorkersAI(account_id="e" * 32, api_token=emu.api_token, base_url=emu.base_url).model(BGE).embed(text="a")
     assert account.value.code == 7003 and account.value.status == 404
     with pytest.raises(errors.ModelNotFoundError) as route:
         _client(emu).get_json("ai/v9/nothing")

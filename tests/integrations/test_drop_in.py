@@ -49,7 +49,7 @@ NEW_SCHEMA: dict[str, Any] = {
 USER_FILE = f'''
 from {PACKAGE} import WorkersAI
 
-ai = WorkersAI(account_id="acc", api_token="tok")
+ai = WorkersAI(account_id="a" * 32, api_token="tok")
 detector = ai.model("{MODEL}")
 result = detector.classify(text="thanks a lot!", language="de")
 reveal_type(detector)

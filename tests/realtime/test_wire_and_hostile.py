@@ -55,7 +55,9 @@ def recorder() -> Iterator[tuple[Server, dict[str, Any]]]:
 def test_handshake_and_frames_byte_for_byte(recorder: tuple[Server, dict[str, Any]]) -> None:
     server, seen = recorder
     port = server.socket.getsockname()[1]
-    ai = WorkersAI(account_id="acc1", api_token=TOKEN, base_url=f"http://127.0.0.1:{port}/client/v4")
+    ai = WorkersAI(
+        account_id="0123456789abcdef0123456789abcdef", api_token=TOKEN, base_url=f"http://127.0.0.1:{port}/client/v4"
+    )
     with ai.model("@cf/deepgram/nova-3").listen(
         encoding="linear16", sample_rate=16000, interim_results=True, keyterm=["Cloudflare", "Workers AI"]
     ) as s:
@@ -64,7 +66,7 @@ def test_handshake_and_frames_byte_for_byte(recorder: tuple[Server, dict[str, An
         s.finalize()
         events = s.close()
     assert seen["path"] == (
-        "/client/v4/accounts/acc1/ai/run/@cf/deepgram/nova-3"
+        "/client/v4/accounts/0123456789abcdef0123456789abcdef/ai/run/@cf/deepgram/nova-3"
         "?encoding=linear16&interim_results=true&keyterm=Cloudflare&keyterm=Workers+AI&sample_rate=16000"
     )
     assert seen["headers"]["Authorization"] == f"Bearer {TOKEN}"
@@ -80,10 +82,13 @@ def test_gateway_url_form(recorder: tuple[Server, dict[str, Any]]) -> None:
     server, seen = recorder
     port = server.socket.getsockname()[1]
     gw = Gateway(id="gw1", base_url=f"http://127.0.0.1:{port}/v1", url_form=True, token="gw-secret")
-    ai = WorkersAI(account_id="acc1", api_token=TOKEN, gateway=gw)
+    ai = WorkersAI(account_id="0123456789abcdef0123456789abcdef", api_token=TOKEN, gateway=gw)
     with ai.model("@cf/deepgram/nova-3").listen(encoding="linear16") as s:
         s.close()
-    assert seen["path"] == "/v1/acc1/gw1/workers-ai?model=@cf/deepgram/nova-3&encoding=linear16"
+    assert (
+        seen["path"]
+        == "/v1/0123456789abcdef0123456789abcdef/gw1/workers-ai?model=@cf/deepgram/nova-3&encoding=linear16"
+    )
     assert seen["headers"]["cf-aig-authorization"] == "Bearer gw-secret"
 
 
@@ -212,7 +217,9 @@ def test_debug_logs_never_show_the_token(
 ) -> None:
     server, _ = recorder
     port = server.socket.getsockname()[1]
-    ai = WorkersAI(account_id="acc1", api_token=TOKEN, base_url=f"http://127.0.0.1:{port}/client/v4")
+    ai = WorkersAI(
+        account_id="0123456789abcdef0123456789abcdef", api_token=TOKEN, base_url=f"http://127.0.0.1:{port}/client/v4"
+    )
     with caplog.at_level(logging.DEBUG, logger="workers_ai.realtime"):
         with ai.model("@cf/deepgram/nova-3").listen(encoding="linear16") as s:
             s.close()
@@ -223,7 +230,7 @@ def test_debug_logs_never_show_the_token(
 def test_import_does_not_load_websockets() -> None:
     code = (
         "import sys, workers_ai\n"
-        "ai = workers_ai.WorkersAI(account_id='a', api_token='t')\n"
+        "ai = workers_ai.WorkersAI(account_id='a' * 32, api_token='t')\n"
         "h = ai.model('@cf/deepgram/nova-3')\n"
         "s = h.listen(encoding='linear16')\n"  # built, not opened
         "print('websockets' in sys.modules)\n"

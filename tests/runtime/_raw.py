@@ -24,7 +24,7 @@ __all__ = ["RawRequest", "RawServer", "Server", "envelope", "head", "reply", "ru
 
 ROOT = Path(__file__).resolve().parents[2]
 MEMORY_LIMIT = 1 << 30  # 1 GiB of address space for the client process
-ACCOUNT = "acc1"
+ACCOUNT = "0123456789abcdef0123456789abcdef"
 TOKEN = "tok-secret"
 
 

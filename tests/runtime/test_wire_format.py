@@ -227,12 +227,12 @@ def test_gateway_short_form() -> None:
 
 
 def test_environment_configuration(monkeypatch: pytest.MonkeyPatch, server: ScriptedServer) -> None:
-    monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", "env-acc")
+    monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", "e" * 32)
     monkeypatch.setenv("CLOUDFLARE_API_TOKEN", "env-token")
     monkeypatch.setenv("CLOUDFLARE_BASE_URL", server.base_url)
     server.script(ok(EMBED))
     WorkersAI().model("@cf/baai/bge-m3").embed(text="a")
-    assert server.requests[0].target == "/client/v4/accounts/env-acc/ai/run/@cf/baai/bge-m3"
+    assert server.requests[0].target == f"/client/v4/accounts/{'e' * 32}/ai/run/@cf/baai/bge-m3"
     assert server.requests[0].headers["authorization"] == "Bearer env-token"
 
 

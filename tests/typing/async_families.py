@@ -17,7 +17,7 @@ from workers_ai.models.cf.meta.llama_3_8b_instruct import AsyncLlama3_8bInstruct
 
 
 async def main() -> None:
-    async with AsyncWorkersAI(account_id="a", api_token="t") as ai:
+    async with AsyncWorkersAI(account_id="a" * 32, api_token="t") as ai:
         m3 = ai.model("@cf/baai/bge-m3")
         assert_type(m3, AsyncBgeM3)
         emb = await m3.embed(text=["a", "b"])

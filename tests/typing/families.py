@@ -12,7 +12,7 @@ from workers_ai.models.cf.huggingface.distilbert_sst_2_int8 import TextClassific
 from workers_ai.models.cf.microsoft.resnet_50 import ImageClassification
 from workers_ai.models.cf.myshell_ai.melotts import TextToSpeechOutput
 
-ai = WorkersAI(account_id="a", api_token="t")
+ai = WorkersAI(account_id="a" * 32, api_token="t")
 
 # Text generation, old style (prompt) and chat (messages as dict literals).
 old = ai.model("@cf/meta/llama-2-7b-chat-fp16")

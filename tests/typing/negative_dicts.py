@@ -1,7 +1,7 @@
 # Each line marked with an "error" comment must be reported by mypy --strict (tests/typing/test_families.py).
 from workers_ai import WorkersAI
 
-ai = WorkersAI(account_id="a", api_token="t")
+ai = WorkersAI(account_id="a" * 32, api_token="t")
 llama = ai.model("@cf/meta/llama-3-8b-instruct")
 llama.chat(messages=[{"role": "user", "contnet": "hi"}])  # error: misspelled key
 llama.chat(messages=[{"role": "user", "content": 42}])  # error: wrong value type

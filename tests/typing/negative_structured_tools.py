@@ -12,7 +12,7 @@ def get_weather(city: str) -> str:
     return city
 
 
-ai = WorkersAI(account_id="a", api_token="t")
+ai = WorkersAI(account_id="a" * 32, api_token="t")
 llama = ai.model("@cf/meta/llama-3.3-70b-instruct-fp8-fast")
 bge = ai.model("@cf/baai/bge-m3")
 m3 = ai.model("@cf/meta/llama-3-8b-instruct")

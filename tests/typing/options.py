@@ -4,14 +4,14 @@ from typing_extensions import assert_type
 
 from workers_ai import AsyncWorkersAI, ClientOptions, WorkersAI
 
-ai = WorkersAI(account_id="a", api_token="t", timeout=5.0, max_retries=4)
+ai = WorkersAI(account_id="a" * 32, api_token="t", timeout=5.0, max_retries=4)
 assert_type(ai.options, ClientOptions)
 assert_type(ai.options.timeout, float)
 assert_type(ai.options.max_retries, int)
 quick = ai.with_options(timeout=1.0, max_retries=0)
 assert_type(quick, WorkersAI)
 
-aio = AsyncWorkersAI(account_id="a", api_token="t", rate_limit=None)
+aio = AsyncWorkersAI(account_id="a" * 32, api_token="t", rate_limit=None)
 assert_type(aio.options, ClientOptions)
 assert_type(aio.with_options(base_url="http://127.0.0.1:1/client/v4"), AsyncWorkersAI)
 

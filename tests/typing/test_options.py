@@ -53,7 +53,7 @@ def test_pyright_strict_reports_only_the_marked_lines(tmp_path: Path) -> None:
 def test_a_wrong_keyword_names_the_client_and_its_parameters_are_all_named(client: type[WorkersAI]) -> None:
     message = rf"^{client.__name__}\.__init__\(\) got an unexpected keyword argument 'retries'"
     with pytest.raises(TypeError, match=message):
-        client(account_id="a", api_token="t", retries=3)  # type: ignore[call-arg]
+        client(account_id="a" * 32, api_token="t", retries=3)  # type: ignore[call-arg]
     import inspect
 
     params = inspect.signature(client).parameters
@@ -63,11 +63,11 @@ def test_a_wrong_keyword_names_the_client_and_its_parameters_are_all_named(clien
 
 
 def test_with_options_makes_a_configured_copy_that_pickles() -> None:
-    ai = WorkersAI(account_id="a", api_token="t", timeout=5.0, max_retries=4, headers={"x-a": "1"})
+    ai = WorkersAI(account_id="a" * 32, api_token="t", timeout=5.0, max_retries=4, headers={"x-a": "1"})
     copy = ai.with_options(timeout=1.5)
     assert copy is not ai and type(copy) is WorkersAI
     assert copy.options == msgspec.structs.replace(ai.options, timeout=1.5)
-    assert (copy.timeout, copy.max_retries, copy.account_id) == (1.5, 4, "a")
+    assert (copy.timeout, copy.max_retries, copy.account_id) == (1.5, 4, "a" * 32)
     assert ai.options.timeout == 5.0  # the original is untouched
     with pytest.raises(AttributeError):
         ai.options.timeout = 3.0  # type: ignore[misc]

@@ -23,7 +23,7 @@ BLOCKS = re.findall(r"^( *)```python\n(.*?)^\1```", (ROOT / "README.md").read_te
 
 # What the README has introduced by the time a block leans on these names.
 CONTEXT = {
-    "ai": 'ai = WorkersAI(account_id="acc", api_token="tok")',
+    "ai": 'ai = WorkersAI(account_id="a" * 32, api_token="tok")',
     "bge": 'bge = ai.model("@cf/baai/bge-m3")',
     "llama": 'llama = ai.model("@cf/meta/llama-3.3-70b-instruct-fp8-fast")',
     "texts": "texts: list[str] = []",

@@ -4,7 +4,7 @@ from typing import Any
 from workers_ai import BatchJob, EventStream, WorkersAI
 from workers_ai.models.cf.baai.bge_m3 import BgeM3Output, Context
 
-ai = WorkersAI(account_id="a", api_token="t")
+ai = WorkersAI(account_id="a" * 32, api_token="t")
 bge = ai.model("@cf/baai/bge-m3")
 reveal_type(bge)  # E: BgeM3
 out = bge.embed(text=["a"])

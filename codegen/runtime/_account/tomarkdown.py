@@ -11,7 +11,7 @@ from .._core.config import SessionConfig
 from .._core.envelope import unwrap
 from .._core.flow import Flow
 from .._core.form import FileInput, FormField, encode_form, guess_type, read_file_input
-from ..errors import ResponseDecodeError
+from ..errors import InputValidationError, ResponseDecodeError
 
 __all__ = ["MarkdownFormat", "MarkdownResult", "supported_flow", "to_markdown_flow"]
 
@@ -50,12 +50,29 @@ def to_markdown_flow(session: SessionConfig, files: Sequence[FileInput] | FileIn
         name, data = read_file_input(item, index)
         fields.append(("files", (name, data, guess_type(name))))
     if not fields:
-        raise ValueError("to_markdown needs at least one file")
+        raise InputValidationError("tomarkdown", "$.files", "to_markdown needs at least one file")
     body, content_type = encode_form(fields)
     reply = yield from session.request_flow("POST", session.api_url("ai/tomarkdown"), body, content_type=content_type)
     result, messages = unwrap(reply.status, reply.headers, reply.data, model_id=None, what="tomarkdown reply")
     session.remember(reply.status, reply.headers, messages)
-    return _convert(result, list[MarkdownResult], reply.data)
+    return in_order(_convert(result, list[MarkdownResult], reply.data), [f[0] for _, f in fields], reply.data)
+
+
+def in_order(results: list[MarkdownResult], names: list[str], body: bytes) -> list[MarkdownResult]:
+    """``results`` in the order of the files sent (matched by name): one result per file, or
+    ``ResponseDecodeError`` (a reply with more, fewer or other files is never returned as if it fit)."""
+    if [r.name for r in results] == names:
+        return results
+    if sorted(r.name for r in results) != sorted(names):
+        raise ResponseDecodeError(
+            f"tomarkdown: sent {len(names)} file(s) {names!r}, the reply has {len(results)}"
+            f" {[r.name for r in results]!r}",
+            body=body,
+        )
+    pending: dict[str, list[MarkdownResult]] = {}
+    for r in results:
+        pending.setdefault(r.name, []).append(r)
+    return [pending[name].pop(0) for name in names]
 
 
 def supported_flow(session: SessionConfig) -> Flow[list[MarkdownFormat]]:

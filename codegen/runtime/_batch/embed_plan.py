@@ -16,6 +16,7 @@ from typing import Any
 
 import msgspec
 
+from .._core.body import encode_body
 from ..errors import ConfigurationError, InputValidationError
 from .wire import BatchModel, batch_item_types, strip_annotated, union_members
 
@@ -77,10 +78,9 @@ def plan_batches(
     model_id: str,
 ) -> list[list[tuple[int, int, bytes]]]:
     """Group ``texts`` into batches: each batch is a list of ``(start, count, request JSON)``."""
-    encoder = msgspec.json.Encoder()
 
     def encode(start: int, count: int) -> bytes:
-        return encoder.encode({**extra, "text": texts[start : start + count]})
+        return encode_body({**extra, "text": texts[start : start + count]}, model_id)
 
     requests: list[tuple[int, int, bytes]] = []
     budget = max_bytes - _OPEN - _CLOSE - 1

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, Protocol, T
 
 import msgspec
 
+from .._core.body import encode_body
 from .._core.config import Reply, SessionConfig
 from .._core.decode import OutputDecoder, split_error
 from .._core.envelope import checked
@@ -283,10 +284,7 @@ def encode_requests(handle: BatchModel, requests: Sequence[Any]) -> bytes:
         if ext is not None and not isinstance(ext, str):
             raise InputValidationError(handle.model_id, where + ".external_reference", "must be a string")
         encoded.append(data)
-    try:
-        return msgspec.json.encode({"requests": encoded})
-    except TypeError as exc:
-        raise InputValidationError(handle.model_id, "$.requests", f"not JSON-serialisable: {exc}") from None
+    return encode_body({"requests": encoded}, handle.model_id)
 
 
 def encode_batch(model_id: str, requests: Sequence[bytes]) -> bytes:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,9 +15,10 @@ import msgspec
 
 from .. import _registry
 from ..errors import WorkersAIError
+from .files import OutputError, OutputFile
 from .input import CLIInputError, build_payload
 from .live import add_live_commands
-from .output import ProgressBar, binary_refusal, usage_line, write_binary
+from .output import ProgressBar, binary_refusal, media_of, usage_line
 
 if TYPE_CHECKING:
     from .._batch.jobs import BatchJob, BatchResult, BatchStatus
@@ -45,12 +48,30 @@ def _cmd_models(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no generated model has the task {args.task!r}", file=sys.stderr)
         return 1
-    headers = ("MODEL", "TASK", "METHODS", "PRICE")
-    table = [(r["id"], r["task"], ", ".join(r["methods"]), r["price"] or "-") for r in rows]
-    widths = [max(len(str(row[i])) for row in [headers, *table]) for i in range(3)]
-    for row in [headers, *table]:
-        print("  ".join(str(cell).ljust(w) for cell, w in zip(row[:3], widths, strict=True)) + "  " + str(row[3]))
+    table: list[tuple[str, ...]] = []
+    for r in rows:
+        methods = ", ".join(r["methods"]) if args.wide else None
+        cells = (str(r["id"]), str(r["task"]), methods, str(r["price"] or "unknown"))
+        table.append(tuple(c for c in cells if c is not None))
+    headers = ("MODEL", "TASK", "METHODS", "PRICE") if args.wide else ("MODEL", "TASK", "PRICE")
+    for line in _table([headers, *table], None if args.wide else _NARROW):
+        print(line)
     return 0
+
+
+_NARROW = 100  # `workers-ai models` fits this many columns; --wide prints every column whole
+
+
+def _table(rows: list[tuple[str, ...]], width: int | None) -> list[str]:
+    """Rows as aligned text; with ``width``, the last column is cut (ending in "...") to fit it."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    lines: list[str] = []
+    for row in rows:
+        line = "  ".join(cell.ljust(w) for cell, w in zip(row[:-1], widths, strict=False)) + "  " + row[-1]
+        if width is not None and len(line) > width:
+            line = line[: width - 3] + "..."
+        lines.append(line.rstrip())
+    return lines
 
 
 _SPIN = "|/-\\"
@@ -137,15 +158,34 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if data is not None and data.get("stream") is True:
         del data["stream"]  # `"stream": true` inside the JSON means the same as --stream
         stream = True
-    ai = WorkersAI(base_url=args.base_url)
+    ai = WorkersAI(base_url=args.base_url, strict_inputs=args.strict)
+    warnings.formatwarning = _warning_line
     binary = _binary_only(ai, args.model)
     if args.output is None and not stream and binary and sys.stdout.isatty():
         print(binary_refusal(binary), file=sys.stderr)  # refused before anything is sent (or billed)
         return 2
+    queue = bool(args.queue or args.request_id)
     try:
-        return _run_payload(ai, args, data if payload.body is None else payload.body, stream)
+        # Opened before the call: a folder that does not exist or cannot be written is refused unbilled.
+        out = OutputFile(args.output) if args.output not in (None, "-") and not queue else None
+    except OutputError as exc:
+        print(f"workers-ai run: {exc}", file=sys.stderr)
+        return 2
+    try:
+        if queue:
+            return _run_batch(ai, args, data if payload.body is None else payload.body)
+        return _run_payload(ai, args, data if payload.body is None else payload.body, stream, out)
+    except BaseException:
+        if out is not None:
+            out.discard()  # a failed call or a broken stream leaves no partial file
+        raise
     finally:
         print(usage_line(ai.usage), file=sys.stderr)
+
+
+def _warning_line(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> str:
+    """Warnings (an unknown input key) as one plain line on stderr, without the source line."""
+    return f"workers-ai: warning: {message}\n"
 
 
 def _binary_only(ai: WorkersAI, model_id: str) -> str:
@@ -156,45 +196,54 @@ def _binary_only(ai: WorkersAI, model_id: str) -> str:
     return decoder.binary_types[0] if decoder.binary_types and not decoder.variants else ""
 
 
-def _run_payload(ai: WorkersAI, args: argparse.Namespace, payload: Any, stream: bool) -> int:
-    if args.queue or args.request_id:
-        return _run_batch(ai, args, payload)
+def _run_payload(ai: WorkersAI, args: argparse.Namespace, payload: Any, stream: bool, out: OutputFile | None) -> int:
     if stream:
         if not isinstance(payload, dict):
             print("workers-ai run: --stream needs a JSON payload", file=sys.stderr)
             return 2
-        out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
-        try:
-            with ai.run(args.model, payload, stream=True) as events:
-                for event in events:
-                    out.write(event.text)
-                    out.flush()
-            out.write("\n")
-        finally:
-            if out is not sys.stdout:
-                out.close()
+        with ai.run(args.model, payload, stream=True) as events:
+            for event in events:
+                if out is not None:
+                    out.write(event.text.encode())
+                else:
+                    sys.stdout.write(event.text)
+                    sys.stdout.flush()
+        if out is not None:
+            out.write(b"\n")
+            out.commit()
+        else:
+            sys.stdout.write("\n")
         return 0
     model: str = args.model
     result: object = ai.run(model, payload)
+    if not isinstance(result, (bytes, bytearray)) and out is not None and not args.output.endswith(".json"):
+        media = media_of(result)  # base64 JSON ({"image": ...}, {"audio": ...}): the file gets the bytes
+        if media is not None:
+            result = media
     if isinstance(result, (bytes, bytearray)):
-        kind = getattr(result, "content_type", "application/octet-stream")
-        if args.output is None and sys.stdout.isatty():
+        kind = getattr(result, "content_type", "") or "decoded base64"
+        if out is None and sys.stdout.isatty():
             print(binary_refusal(kind, len(result)), file=sys.stderr)
             return 2
-        write_binary(bytes(result), args.output, sys.stdout.buffer)
-        if args.output is not None:
-            print(f"workers-ai: wrote {len(result)} bytes of {kind} to {args.output}", file=sys.stderr)
+        if out is None:
+            sys.stdout.buffer.write(bytes(result))
+            sys.stdout.buffer.flush()
+            return 0
+        out.write(bytes(result))
+        out.commit()
+        print(f"workers-ai: wrote {len(result)} bytes of {kind} to {args.output}", file=sys.stderr)
         return 0
-    if args.output is not None and args.output != "-":
-        with open(args.output, "wb") as fh:
-            fh.write(msgspec.json.format(msgspec.json.encode(result), indent=2) + b"\n")
+    if out is not None:
+        out.write(msgspec.json.format(msgspec.json.encode(result), indent=2) + b"\n")
+        out.commit()
         return 0
     _print_json(result)
     return 0
 
 
 def _cmd_embed(args: argparse.Namespace) -> int:
-    """``embed MODEL --texts FILE``: one text per line through ``embed_many``, a progress bar on stderr."""
+    """``embed MODEL --texts FILE``: one text per line through ``embed_many``, a progress bar on stderr;
+    prints one JSON array per text, one per line, in the order of the texts."""
     from .._client import WorkersAI
 
     try:
@@ -206,6 +255,11 @@ def _cmd_embed(args: argparse.Namespace) -> int:
     if not texts:
         print(f"workers-ai embed: {args.texts} has no text (one text per line)", file=sys.stderr)
         return 2
+    try:
+        out = OutputFile(args.output) if args.output not in (None, "-") else None
+    except OutputError as exc:
+        print(f"workers-ai embed: {exc}", file=sys.stderr)
+        return 2
     ai = WorkersAI(base_url=args.base_url)
     bar = ProgressBar()
     try:
@@ -214,12 +268,17 @@ def _cmd_embed(args: argparse.Namespace) -> int:
         vectors = handle.embed_many(
             texts, batch_size=args.batch_size, on_progress=bar, timeout=args.timeout, poll_interval=args.poll_interval
         )
+    except BaseException:
+        if out is not None:
+            out.discard()
+        raise
     finally:
         bar.end()
         print(usage_line(ai.usage), file=sys.stderr)
-    encoded = msgspec.json.encode(vectors) + b"\n"
-    if args.output is not None and args.output != "-":
-        Path(args.output).write_bytes(encoded)
+    encoded = b"".join(msgspec.json.encode(vector) + b"\n" for vector in vectors)
+    if out is not None:
+        with out:
+            out.write(encoded)
     else:
         sys.stdout.buffer.write(encoded)
     return 0
@@ -295,6 +354,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_run.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for a batch (default 600)")
     p_run.add_argument("--poll-interval", type=float, default=1.0, help="first wait between batch polls (grows)")
     p_run.add_argument("--base-url", default=None)
+    p_run.add_argument(
+        "--strict", action="store_true", help="refuse input keys the model's schema does not know (default: warn)"
+    )
     p_run.set_defaults(func=_cmd_run)
     p_embed = sub.add_parser("embed", help="embed many texts (one per line) through the batch API")
     p_embed.add_argument("model")
@@ -308,6 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_models = sub.add_parser("models", help="list the models this package knows (id, task, methods, price)")
     p_models.add_argument("--task", help="only models of this task, e.g. 'Text Embeddings'")
     p_models.add_argument("--json", action="store_true", help="print JSON for scripts")
+    p_models.add_argument("--wide", action="store_true", help="every column whole (the methods too), however wide")
     p_models.set_defaults(func=_cmd_models)
     sub.add_parser("serve", help="start the local emulator (options: workers-ai serve --help)", add_help=False)
     generator = _generator_command("sync")
@@ -338,7 +401,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         code: int = args.func(args)
+        sys.stdout.flush()
     except WorkersAIError as exc:
         print(f"workers-ai: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
+    except OutputError as exc:
+        print(f"workers-ai: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        return _closed_pipe()
     return code
+
+
+def _closed_pipe() -> int:
+    """The reader went away (``workers-ai models | head -1``): stop quietly, as ``cat`` does.
+
+    stdout is pointed at /dev/null so the interpreter's own flush at exit cannot fail again; the exit
+    status is the shell's for a SIGPIPE death (128 + 13)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 141

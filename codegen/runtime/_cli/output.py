@@ -3,13 +3,18 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import sys
 from typing import IO
 
+import msgspec
+
 from .._batch.embed_plan import BatchProgress
 from .._core.accounting import UsageMeter
+from .._core.jsonview import as_object
 
-__all__ = ["ProgressBar", "binary_refusal", "usage_line", "write_binary"]
+__all__ = ["ProgressBar", "binary_refusal", "media_of", "usage_line"]
 
 
 def binary_refusal(content_type: str, size: int | None = None) -> str:
@@ -22,13 +27,26 @@ def binary_refusal(content_type: str, size: int | None = None) -> str:
     )
 
 
-def write_binary(data: bytes, output: str | None, out: IO[bytes]) -> None:
-    if output is None or output == "-":
-        out.write(data)
-        out.flush()
-        return
-    with open(output, "wb") as fh:
-        fh.write(data)
+_MEDIA_FIELDS = frozenset({"image", "audio", "video"})
+
+
+def media_of(result: object) -> bytes | None:
+    """The bytes of a reply that carries one medium as base64 inside JSON (flux-1-schnell's ``{"image":
+    ...}``, melotts' ``{"audio": ...}``, a ``data:`` URL too), or None for any other reply."""
+    data = msgspec.to_builtins(result) if isinstance(result, msgspec.Struct) else result
+    obj = as_object(data)
+    if obj is None:
+        return None
+    found = [v for k, v in obj.items() if k in _MEDIA_FIELDS and isinstance(v, str) and v]
+    if len(found) != 1:
+        return None
+    text: str = found[0]
+    if text.startswith("data:") and ";base64," in text:
+        text = text.split(";base64,", 1)[1]
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return None
 
 
 def usage_line(meter: UsageMeter) -> str:

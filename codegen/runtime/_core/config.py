@@ -38,7 +38,7 @@ from .options import (
 from .pickling import Rebuildable, with_options
 from .ratelimit import RateBudget, RateLimit
 from .retry import call_bound, check_seconds
-from .urls import model_path, segment
+from .urls import check_account_id, check_base_url, model_path, segment
 
 __all__ = [
     "DEFAULT_BASE_URL",
@@ -119,6 +119,7 @@ class SessionConfig(Rebuildable):
         compress: bool = False,
         session_affinity: str | None = None,
         rate_limit: RateLimit | RateBudget | str = "published",
+        strict_inputs: bool = False,
     ) -> None:
         account_id = account_id or os.environ.get("CLOUDFLARE_ACCOUNT_ID")
         api_token = api_token or os.environ.get("CLOUDFLARE_API_TOKEN")
@@ -138,9 +139,15 @@ class SessionConfig(Rebuildable):
         if api_token != api_token.strip() or any(c in api_token for c in "\r\n\0"):
             # Never echo it: a token pasted from a file often carries a newline.
             raise ConfigurationError("the API token has surrounding whitespace or a line break; strip it first")
-        self.account_id = account_id
+        if not isinstance(strict_inputs, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ConfigurationError("strict_inputs must be True or False")
+        self.strict_inputs = strict_inputs
+        self.account_id = check_account_id(account_id)
         self.__token = api_token
-        self.base_url = (base_url or os.environ.get("CLOUDFLARE_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        if base_url is None and os.environ.get("CLOUDFLARE_BASE_URL"):
+            self.base_url = check_base_url(os.environ["CLOUDFLARE_BASE_URL"], "CLOUDFLARE_BASE_URL")
+        else:
+            self.base_url = check_base_url(base_url or DEFAULT_BASE_URL)
         self.gateway = Gateway.parse(gateway) if gateway is not None else None
         if self.gateway is not None and not self.gateway.url_form:
             if self.gateway.account_id not in (None, account_id):
@@ -189,6 +196,7 @@ class SessionConfig(Rebuildable):
             compress=compress,
             session_affinity=session_affinity,
             rate_limit=rate_limit,
+            strict_inputs=strict_inputs,
         )
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

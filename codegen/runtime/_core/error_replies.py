@@ -89,13 +89,20 @@ _BY_STATUS: Mapping[int, type[APIError]] = {
 }
 
 
+_MAX_CODE_DIGITS = 18  # Workers AI codes have 4 digits; a longer run of digits is not a code
+
+
 def code_of(value: object) -> int | None:
+    """An error code as an int: ints as they are, strings of ASCII digits (``"²"`` and 5,000-digit strings
+    are not codes: ``int()`` would raise on them), anything else None."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+    if isinstance(value, str):
+        text = value.strip()
+        if text.isascii() and text.isdigit() and len(text) <= _MAX_CODE_DIGITS:
+            return int(text)
     return None
 
 
@@ -237,7 +244,7 @@ class _ErrorsOnly(msgspec.Struct):
 
 
 _ERRORS_ONLY: list[msgspec.json.Decoder[_ErrorsOnly]] = []  # built on first use: a typed decoder costs import time
-_CODE_AND_MESSAGE = re.compile(r'"code"\s*:\s*"?(\d+)"?\s*,\s*"message"\s*:\s*"((?:[^"\\]|\\.){0,500})"')
+_CODE_AND_MESSAGE = re.compile(r'"code"\s*:\s*"?([0-9]{1,18})"?\s*,\s*"message"\s*:\s*"((?:[^"\\]|\\.){0,500})"')
 
 
 def _salvage_details(data: bytes) -> list[ErrorDetail]:
@@ -250,7 +257,7 @@ def _salvage_details(data: bytes) -> list[ErrorDetail]:
         env = _ERRORS_ONLY[0].decode(text.encode())
     except DECODE_ERRORS:
         match = _CODE_AND_MESSAGE.search(text)
-        return [ErrorDetail(int(match.group(1)), match.group(2))] if match else []
+        return [ErrorDetail(code_of(match.group(1)), match.group(2))] if match else []
     return [ErrorDetail(code_of(d.code), "" if d.message is None else str(d.message)) for d in env.errors]
 
 

@@ -11,13 +11,13 @@ import time
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from ..errors import APIConnectionError
+from ..errors import APIConnectionError, RateLimitError
 from .error_replies import error_from, is_quota
 from .flow import Flow, Send, Sleep
-from .ratelimit import RateBudget, throttled
-from .retry import delay_after_failure, delay_after_status, retry_after
+from .ratelimit import Pace, RateBudget, throttled
+from .retry import MAX_RETRY_AFTER, delay_after_failure, delay_after_status, retry_after
 
-__all__ = ["ExchangeConfig", "exchange"]
+__all__ = ["ExchangeConfig", "budget_wait", "exchange", "retry_slot"]
 
 
 class ExchangeConfig(Protocol):
@@ -52,27 +52,32 @@ def exchange(
     when the server surely did not take it. ``deadline`` (``time.monotonic()``) cuts every attempt and
     wait short. The rate budget's slot is booked before each attempt; a retry's pause covers it.
     """
-    all_headers = cfg._headers(content_type if body is not None else None, headers)  # pyright: ignore[reportPrivateUsage]
+    # The headers (the token among them) are built by the driver for each attempt and never held in a
+    # local here or there: error reporters that record frame locals would store them.
+    header_args = (content_type if body is not None else None, headers)
+    build_headers = cfg._headers  # pyright: ignore[reportPrivateUsage]
     pace = cfg.rate_budget.pace(model_id) if model_id is not None else None
     attempt = 0
     booked = False  # a retry's pause already covered its slot in the rate budget
     while True:
         if pace is not None and not booked:
-            ahead = pace.reserve()
+            ahead = budget_wait(pace, deadline)
             if ahead > 0:
-                yield Sleep(ahead if deadline is None else max(0.0, min(ahead, deadline - time.monotonic())))
+                yield Sleep(ahead)
         booked = False
         until = time.monotonic() + cfg.timeout
         if deadline is not None:
             until = min(until, deadline)
         try:
-            resp, data = yield Send(method, url, all_headers, body, until, cfg.max_response_bytes, stream)
+            resp, data = yield Send(
+                method, url, build_headers, body, until, cfg.max_response_bytes, stream, header_args
+            )
         except APIConnectionError as exc:
             wait = delay_after_failure(
                 attempt, cfg.max_retries, request_sent=exc.request_sent, retryable=exc.retryable, queued=queued
             )
             if wait is not None and pace is not None:
-                wait, booked = max(wait, pace.reserve()), True
+                wait, booked = retry_slot(pace, deadline, wait)
             if wait is not None and _time_left(deadline, wait):
                 cfg._log_retry(attempt, wait, method, url, str(exc))  # pyright: ignore[reportPrivateUsage]
                 yield Sleep(wait)
@@ -91,13 +96,32 @@ def exchange(
         if wait is not None and pace is not None:
             # One pause covers both the server's wait and this request's slot (slow_down above already
             # holds the budget until Retry-After has passed).
-            wait, booked = max(wait, pace.reserve()), True
+            wait, booked = retry_slot(pace, deadline, wait)
         if wait is not None and _time_left(deadline, wait):
             cfg._log_retry(attempt, wait, method, url, f"HTTP {resp.status}")  # pyright: ignore[reportPrivateUsage]
             yield Sleep(wait)
             attempt += 1
             continue
         raise error_from(resp.status, resp.headers, data, model_id=model_id, retry_after=server_wait)
+
+
+def budget_wait(pace: Pace, deadline: float | None) -> float:
+    """Book an attempt's slot in the rate budget; the seconds to wait for it, never past ``deadline``
+    (the attempt then times out as any other would). The budget may ask no longer than a server's
+    ``Retry-After`` may (``MAX_RETRY_AFTER``): it raises ``RateLimitError`` with the wait it asks for
+    instead (see :meth:`Pace.reserve`), so it never holds a call for an hour."""
+    wait = pace.reserve(MAX_RETRY_AFTER)
+    return wait if deadline is None else max(0.0, min(wait, deadline - time.monotonic()))
+
+
+def retry_slot(pace: Pace, deadline: float | None, wait: float) -> tuple[float | None, bool]:
+    """The pause before a retry when it must also cover the retry's slot in the rate budget, and whether
+    the slot is booked; ``(None, False)`` (give up: the caller raises the error it has) when the budget
+    asks for longer than a call waits."""
+    try:
+        return max(wait, budget_wait(pace, deadline)), True
+    except RateLimitError:
+        return None, False
 
 
 def _time_left(deadline: float | None, wait: float) -> bool:

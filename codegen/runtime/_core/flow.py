@@ -14,7 +14,7 @@ loop over urllib3 (``Session.drive``), the async session with an awaiting loop o
 
 from __future__ import annotations
 
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from typing import Any, TypeAlias, TypeVar
 
 __all__ = ["Command", "Flow", "Send", "Sleep", "T"]
@@ -23,27 +23,43 @@ T = TypeVar("T")
 
 
 class Send:
-    """One attempt of an HTTP request (see the module docstring for the answer)."""
+    """One attempt of an HTTP request (see the module docstring for the answer).
 
-    __slots__ = ("body", "deadline", "headers", "limit", "method", "stream", "url")
+    ``headers`` is a mapping, or a function that builds them from ``header_args``: called by the driver
+    as it hands them to the transport, so headers carrying the token never sit in a flow's or a
+    driver's frame (reporters that record frame locals would store them). The repr shows no headers.
+    """
+
+    __slots__ = ("_headers", "body", "deadline", "header_args", "limit", "method", "stream", "url")
 
     def __init__(
         self,
         method: str,
         url: str,
-        headers: Mapping[str, str],
+        headers: Mapping[str, str] | Callable[..., Mapping[str, str]],
         body: bytes | None,
         deadline: float,
         limit: int,
         stream: bool,
+        header_args: tuple[Any, ...] = (),
     ) -> None:
         self.method = method
         self.url = url
-        self.headers = headers
+        self._headers = headers
+        self.header_args = header_args
         self.body = body
         self.deadline = deadline
         self.limit = limit
         self.stream = stream
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """The request's headers (built now when given as a function)."""
+        headers = self._headers
+        return headers(*self.header_args) if callable(headers) else headers
+
+    def __repr__(self) -> str:
+        return f"<Send {self.method} {self.url}>"
 
 
 class Sleep:

@@ -116,15 +116,28 @@ class Pace:
     def interval(self) -> float:
         return 60.0 / self.current
 
-    def reserve(self) -> float:
-        """Book the next request; returns the seconds to wait before sending it (0 when it may go now)."""
+    def reserve(self, max_wait: float = math.inf) -> float:
+        """Book the next request; returns the seconds to wait before sending it (0 when it may go now).
+
+        A wait longer than ``max_wait`` (what is left of the caller's deadline) is not booked: it raises
+        :class:`~.errors.RateLimitError` saying how long the budget asks to wait (``.retry_after``), so
+        the budget never holds a call past its deadline.
+        """
         with self._guard():
             now = self._clock()
             interval = self.interval
             ahead = max(0.0, self._burst_seconds - interval)  # how far ahead of the even pace a request may go
             start = max(now, self._next - ahead, self._blocked_until)
-            self._next = max(self._next, start) + interval
             wait = start - now
+            if wait > max_wait:
+                raise RateLimitError(
+                    f"{self.model_id}: the client's rate budget asks to wait {wait:.1f}s before the next request"
+                    f" (the server throttled it), longer than a call waits ({max(0.0, max_wait):g}s);"
+                    " nothing was sent",
+                    model_id=self.model_id,
+                    retry_after=wait,
+                )
+            self._next = max(self._next, start) + interval
             if wait > 0 and now - self._logged >= _LOG_EVERY:
                 self._logged = now
                 _log.info(

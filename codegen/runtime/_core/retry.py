@@ -16,6 +16,7 @@ from ..errors import ConfigurationError
 
 __all__ = [
     "MAX_RETRY_AFTER",
+    "MAX_SERVER_WAIT",
     "RETRYABLE_STATUS",
     "SAFE_FOR_QUEUE",
     "backoff",
@@ -44,7 +45,7 @@ def retry_after(headers: Mapping[str, str], *, now: float | None = None) -> floa
     ms = headers.get("retry-after-ms")
     if ms:
         try:
-            return max(0.0, float(ms) / 1000.0)
+            return _seconds(float(ms) / 1000.0)
         except ValueError:
             pass
     value = headers.get("retry-after")
@@ -52,7 +53,7 @@ def retry_after(headers: Mapping[str, str], *, now: float | None = None) -> floa
         return None
     value = value.strip()
     try:
-        return max(0.0, float(value))
+        return _seconds(float(value))
     except ValueError:
         pass
     try:
@@ -60,9 +61,20 @@ def retry_after(headers: Mapping[str, str], *, now: float | None = None) -> floa
         from email.utils import parsedate_to_datetime
 
         when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+        return _seconds(when.timestamp() - (time.time() if now is None else now))
+    except (TypeError, ValueError, IndexError, OverflowError):  # absurd offsets overflow datetime
         return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+MAX_SERVER_WAIT = 366 * 86400.0
+"""The longest ``Retry-After`` kept as said (a year); a longer one (``1e12``) is read as this much. No
+wait that long is ever slept: it only makes the call raise (see :func:`delay_after_status`)."""
+
+
+def _seconds(value: float) -> float | None:
+    if math.isnan(value):
+        return None
+    return min(max(0.0, value), MAX_SERVER_WAIT)
 
 
 def check_seconds(value: object, name: str) -> float:

@@ -19,6 +19,7 @@ from typing import Any, cast
 
 import msgspec
 
+from ..errors import ResponseTooLargeError
 from .error_replies import DECODE_ERRORS
 from .jsonview import as_list, as_object
 from .sse import ServerSentEvent
@@ -244,16 +245,28 @@ class ToolCallMerger:
 class EventJoiner:
     """Joins events as they come: text, reasoning, merged tool calls, the last usage and finish reason."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int | None = None, model_id: str = "") -> None:
         self.parts: list[str] = []
         self.reasoning: list[str] = []
         self.merger = ToolCallMerger()
         self.usage: Usage | None = None
         self.finish: str | None = None
         self.count = 0
+        self.size = 0
+        self._limit = limit
+        self._model_id = model_id
 
     def add(self, ev: StreamEvent) -> None:
+        """Join one event. Over ``limit`` bytes of events (the client's ``max_response_bytes``), an
+        endless stream raises ``ResponseTooLargeError`` instead of growing until memory runs out."""
         self.count += 1
+        if self._limit is not None:
+            self.size += len(ev.raw) or len(ev.text)
+            if self.size > self._limit:
+                raise ResponseTooLargeError(
+                    f"{self._model_id}: the stream's events add up to more than max_response_bytes"
+                    f" ({self._limit:,} bytes); collect() stopped reading"
+                )
         if ev.text:
             self.parts.append(ev.text)
         if ev.reasoning:

@@ -19,6 +19,7 @@ from .sse import ServerSentEvent, SSEDecoder
 from .stream_events import (
     EVENT_TEXT,
     Chunk,
+    EventJoiner,
     StreamEvent,
     decode_chunk,
     event_decoder,
@@ -71,6 +72,10 @@ class StreamParser:
         self.cf_ray: str | None = response.headers.get("cf-ray")
         self.last_event_id: str | None = None
         self.bytes_read = 0
+
+    def _joiner(self) -> EventJoiner:
+        """What ``collect()`` joins events with: bounded by ``max_response_bytes``, like a whole reply."""
+        return EventJoiner(self._max_reply, self.model_id)
 
     def __repr__(self) -> str:
         state = "done" if self.done else "closed" if self.closed else "open"

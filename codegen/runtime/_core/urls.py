@@ -8,15 +8,19 @@ API answers ``%2F`` with 400/7000); anything else is encoded.
 
 from __future__ import annotations
 
+import ipaddress
 import re
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from ..errors import ConfigurationError
 
-__all__ = ["model_path", "segment"]
+__all__ = ["check_account_id", "check_base_url", "model_path", "segment"]
 
 _SEGMENT = r"[A-Za-z0-9@._+-]+"
 _MODEL_ID = re.compile(rf"{_SEGMENT}(?:/{_SEGMENT})*")
+
+
+_ACCOUNT_ID = re.compile(r"[0-9a-f]{32}")
 
 
 def model_path(model_id: str) -> str:
@@ -34,3 +38,62 @@ def segment(value: str) -> str:
     if not value.strip("."):
         raise ConfigurationError(f"{value!r} cannot be a URL path segment")
     return quote(value, safe="")
+
+
+def check_account_id(account_id: str) -> str:
+    """A Cloudflare account id: 32 lower-case hex characters (the dashboard's form). Anything else would
+    be sent and come back as a misleading "model not found"."""
+    if _ACCOUNT_ID.fullmatch(account_id) is None:
+        shown = account_id if len(account_id) <= 64 else account_id[:64] + "..."
+        raise ConfigurationError(
+            f"account id {shown!r} is not 32 hex characters (copy it from the dashboard's Workers AI page)"
+        )
+    return account_id
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_base_url(url: str, what: str = "base_url") -> str:
+    """``url`` checked once, before any token is sent to it, without its trailing ``/``.
+
+    ``https://`` is required (``http://`` only for a loopback host, such as the emulator); no user name or
+    password (they would show in reprs and logs), no query or fragment and no whitespace or control
+    characters (each would send requests to another path), and a clean path (no ``.``, ``..`` or empty
+    segments). Errors never echo a password.
+    """
+    if not isinstance(url, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise ConfigurationError(f"{what} must be a string, got {type(url).__name__}")
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        parts.port  # noqa: B018  # raises ValueError for a port that is not a number in range
+    except ValueError as exc:
+        raise ConfigurationError(f"{what} is not a valid URL ({exc})") from None
+    shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl() if "@" in parts.netloc else url
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
+        raise ConfigurationError(f"{what} {shown!r} contains whitespace or a control character")
+    if parts.scheme not in ("https", "http") or not host:
+        raise ConfigurationError(f"{what} {shown!r} must be an absolute https:// URL (e.g. {DEFAULT_HINT})")
+    if parts.username is not None or parts.password is not None:
+        raise ConfigurationError(f"{what} {shown!r} must not carry a user name or password (the token is the auth)")
+    if parts.scheme == "http" and not _is_loopback(host):
+        raise ConfigurationError(
+            f"{what} {shown!r} uses plain http: the API token would travel in clear text; use https://"
+            " (http:// is allowed only for a loopback host such as the emulator)"
+        )
+    if parts.query or parts.fragment or url.rstrip("/").endswith(("?", "#")):
+        raise ConfigurationError(f"{what} {shown!r} must not have a query or fragment")
+    path = parts.path.rstrip("/")
+    if path and any(seg in ("", ".", "..") for seg in path.split("/")[1:]):
+        raise ConfigurationError(f"{what} {shown!r} has an empty, '.' or '..' path segment")
+    return url.rstrip("/")
+
+
+DEFAULT_HINT = "https://api.cloudflare.com/client/v4"

@@ -12,18 +12,36 @@ from typing import Any
 
 import msgspec
 
+from .. import _registry
+from .._core.body import encode_body
 from ..errors import ConfigurationError, InputValidationError
 from .aio import AsyncGenericHandle
 from .sync import GenericHandle
 
-__all__ = ["AsyncUniversalHandle", "UniversalHandle", "UniversalRoute", "is_workers_ai_id"]
-
-_ENCODER = msgspec.json.Encoder()
+__all__ = ["AsyncUniversalHandle", "UniversalHandle", "UniversalRoute", "check_namespace", "is_workers_ai_id"]
 
 
 def is_workers_ai_id(model_id: str) -> bool:
     """Whether ``model_id`` names a Workers AI model (run at ``/ai/run/{model}``)."""
-    return model_id.startswith(("@cf/", "@hf/"))
+    return model_id.startswith(_NAMESPACES)
+
+
+def check_namespace(model_id: str) -> None:
+    """Refuse an id that lost its namespace: ``meta/llama-3-8b-instruct`` (a catalog id without its
+    ``@cf/``) or a bare name. Sent, either would come back as API error 2008 with no hint; a third-party
+    ``provider/model`` id that is not a Workers AI id passes."""
+    if is_workers_ai_id(model_id):
+        return
+    known = [ns + model_id for ns in _NAMESPACES if ns + model_id in _registry.MODELS]
+    if known or "/" not in model_id:
+        hint = f"; did you mean {known[0]!r}?" if known else ""
+        raise ConfigurationError(
+            f"model id {model_id!r} has no namespace: Workers AI ids start with {' or '.join(_NAMESPACES)}"
+            f" (third-party models are 'provider/model'){hint}"
+        )
+
+
+_NAMESPACES = ("@cf/", "@hf/")
 
 
 class UniversalRoute:
@@ -40,7 +58,7 @@ class UniversalRoute:
             url = self._url = str(self.client.api_url("ai/run"))
         return url
 
-    def encode_input(self, payload: Any) -> bytes:
+    def encode_input(self, payload: Any, *, check_keys: bool = True) -> bytes:
         if isinstance(payload, msgspec.Struct):
             payload = msgspec.to_builtins(payload)
         if not isinstance(payload, Mapping):
@@ -49,10 +67,7 @@ class UniversalRoute:
         data.update(payload)  # pyright: ignore[reportUnknownArgumentType]
         if data["model"] != self.model_id:
             raise InputValidationError(self.model_id, "$.model", "the payload names another model")
-        try:
-            return _ENCODER.encode(data)
-        except TypeError as exc:
-            raise InputValidationError(self.model_id, "$", f"not JSON-serialisable: {exc}") from None
+        return encode_body(data, self.model_id)
 
     def _call_binary(self, data: Any, expect: Any, *, headers: Mapping[str, str] | None = None) -> Any:
         raise InputValidationError(self.model_id, "$", "third-party models take a JSON object, not raw bytes")

@@ -34,6 +34,10 @@ class Loop(Protocol):
     def watch(self, conn: Connection, events: int) -> None:
         """Wake ``conn`` on these selector events (0: on none)."""
 
+    def hold(self, delta: int) -> bool:
+        """Count ``delta`` more (or fewer) bytes held for unfinished requests; False when over the limit."""
+        ...
+
     def later(self, delay: float, action: Callable[[], None]) -> None:
         """Run ``action`` on the loop after ``delay`` seconds."""
 
@@ -62,6 +66,7 @@ class Connection:
         self._waited = False
         self._out = b""
         self._sent = 0
+        self._held = 0  # bytes of unfinished requests counted against the server's limit
 
     def fileno(self) -> int:
         return self.sock.fileno()
@@ -98,6 +103,8 @@ class Connection:
         if self.state == "closed":
             return
         self.state = "closed"
+        self._loop.hold(-self._held)
+        self._held = 0
         self._loop.forget(self)
         self.sock.close()
 
@@ -118,7 +125,18 @@ class Connection:
             return  # dropped: the reply has been sent
         self.last_active = time.monotonic()
         self._reader.feed(data)
+        if not self._count_held():
+            self._reader = RequestReader(0)  # the bytes held so far are dropped
+            self._count_held()
+            self._refuse(HttpError(413, 3006, "Request is too large: the server holds too many unfinished uploads"))
+            return
         self._advance()
+
+    def _count_held(self) -> bool:
+        held = self._reader.pending
+        within = self._loop.hold(held - self._held)
+        self._held = held
+        return within
 
     def _advance(self) -> None:
         try:
@@ -135,6 +153,7 @@ class Connection:
         if request is None:
             self._watch(_READ)
             return
+        self._count_held()  # the request's bytes left the reader
         self.state = "busy"
         self._keep_alive = request.keep_alive
         self._watch(0)

@@ -27,6 +27,10 @@ from ._reply import Reply, error_reply
 __all__ = ["Handler", "HttpServer"]
 
 Handler = Callable[[Request], Reply]
+MAX_PENDING = 64 * 1024 * 1024
+"""Bytes held for requests not yet complete, over every connection: past it the connection whose bytes
+tipped it over is refused (413) and its buffer dropped, so unfinished uploads (200 clients each 9.9 MB
+into a 10 MB body) cannot exhaust memory and stop the server."""
 _WAKE = object()
 _SWEEP = 1.0  # seconds between checks for idle connections
 _WORKER_NAME = "workers-ai-emulator-worker"
@@ -45,8 +49,11 @@ class HttpServer:
         idle_timeout: float = 300.0,
         max_connections: int = 10_000,
         max_body: int = MAX_BODY,
+        max_pending: int = MAX_PENDING,
     ) -> None:
         self._handler = handler
+        self._max_pending = max_pending
+        self._pending = 0
         self._idle_timeout = idle_timeout
         self._max_connections = max_connections
         self._max_body = max_body
@@ -108,6 +115,11 @@ class HttpServer:
     def submit(self, conn: Connection, request: Request) -> None:
         self._pool.submit(self._work, conn, request)
 
+    def hold(self, delta: int) -> bool:
+        """Count ``delta`` more (or fewer) bytes held for unfinished requests; False when over the limit."""
+        self._pending += delta
+        return self._pending <= self._max_pending
+
     def adopt(self, conn: Connection) -> None:
         self._conns.add(conn)
 
@@ -144,7 +156,10 @@ class HttpServer:
                     elif key.data is _WAKE:
                         self._drain_wake()
                     elif isinstance(key.data, Connection):
-                        key.data.on_event(mask)
+                        try:
+                            key.data.on_event(mask)
+                        except (MemoryError, OSError, ValueError):
+                            key.data.close()  # one connection's trouble never stops the loop
                 while self._done:
                     conn, reply = self._done.popleft()
                     conn.respond(reply)

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Generator
 from types import TracebackType
 from typing import Any
 
-from .._core.stream_events import EventJoiner, StreamEvent, StreamResult
+from .._core.stream_events import StreamEvent, StreamResult
 from .._core.stream_parser import (
     DRAIN_LIMIT,
     DRAIN_SECONDS,
@@ -139,9 +139,13 @@ class AsyncEventStream(StreamParser):
 
     async def collect(self) -> StreamResult:
         """Read the rest of the stream and join it: text, reasoning, merged tool calls, final usage."""
-        joined = EventJoiner()
-        async for ev in self:
-            joined.add(ev)
+        joined = self._joiner()
+        try:
+            async for ev in self:
+                joined.add(ev)
+        except ResponseTooLargeError:
+            await self.aclose()
+            raise
         return joined.result()
 
     async def text(self) -> str:

@@ -160,6 +160,9 @@ class AiohttpResponse:
         self._resp.close()
 
 
+_INHERITED: list[Any] = []  # sessions a forked child inherited: never finalized in the child
+
+
 class AiohttpTransport:
     """Keep-alive connections over one ``aiohttp.ClientSession`` (made on first use, in the running loop).
 
@@ -185,6 +188,7 @@ class AiohttpTransport:
         session = self._session
         if session is not None and self._loop is loop and self._pid == os.getpid() and not session.closed:
             return session
+        self._park_inherited()
         aiohttp = _aiohttp()  # a clear error when the extra is not installed
         self._aiohttp, self._url_type = aiohttp, importlib.import_module("yarl").URL
         connector = aiohttp.TCPConnector(limit=self.max_connections, limit_per_host=0, ttl_dns_cache=300)
@@ -235,7 +239,17 @@ class AiohttpTransport:
             raise ConfigurationError("a request header value is not valid HTTP (check extra headers)") from None
         return AiohttpResponse(resp, deadline)
 
+    def _park_inherited(self) -> None:
+        """A forked child keeps its parent's session referenced forever instead of dropping it: its
+        finalizers would close the inherited connections through the parent's event loop, whose epoll
+        instance parent and child share, and so unregister the parent's sockets (its next call waits
+        for a reply it never sees)."""
+        if self._session is not None and self._pid != os.getpid():
+            _INHERITED.append(self._session)
+            self._session = None
+
     async def aclose(self) -> None:
+        self._park_inherited()
         session, self._session = self._session, None
         if session is not None and not session.closed and self._pid == os.getpid():
             await session.close()

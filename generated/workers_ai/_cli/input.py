@@ -45,11 +45,19 @@ def _json_source(value: str) -> Any:
     elif value.startswith("@"):
         text, where = _read(value[1:], "--json"), value[1:]
     else:
-        text, where = value.encode(), "--json"
+        text, where = os.fsencode(value), "--json"  # bytes that were not UTF-8 on the command line stay bytes
+    return _decode_json(text, where)
+
+
+def _decode_json(data: bytes | str, where: str) -> Any:
+    """JSON from the command line or a file; ``CLIInputError`` for anything unreadable (bad UTF-8
+    included) and for nesting too deep for msgspec."""
     try:
-        return msgspec.json.decode(text)
-    except msgspec.DecodeError as exc:
+        return msgspec.json.decode(data)
+    except (msgspec.DecodeError, UnicodeError) as exc:
         raise CLIInputError(f"{where} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise CLIInputError(f"{where} is nested too deeply to read") from None
 
 
 def _encode_binary(kind: str, data: bytes) -> Any:
@@ -69,10 +77,7 @@ def _typed(model_id: str, key: str, raw: str, kind: str | None) -> Any:
     if raw.startswith("@") and kind in ("str", "json", None):
         data = _read(raw[1:], key)
         if kind == "json":
-            try:
-                return msgspec.json.decode(data)
-            except msgspec.DecodeError as exc:
-                raise CLIInputError(f"{key}: {raw[1:]} is not valid JSON: {exc}") from None
+            return _decode_json(data, f"{key}: {raw[1:]}")
         return data.decode("utf-8", "replace")
     try:
         if kind == "int":
@@ -92,7 +97,7 @@ def _typed(model_id: str, key: str, raw: str, kind: str | None) -> Any:
     if kind == "json":
         try:
             return msgspec.json.decode(raw)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, UnicodeError, RecursionError):
             return raw  # e.g. a plain string where the schema allows several shapes
     return raw
 
@@ -104,10 +109,7 @@ def _pairs(model_id: str, pairs: Sequence[str], kinds: Mapping[str, str]) -> dic
         if not sep or not key:
             raise CLIInputError(f"{item!r}: expected key=value (key=@path for a file, key:=JSON for raw JSON)")
         if key.endswith(":"):
-            try:
-                out[key[:-1]] = msgspec.json.decode(raw)
-            except msgspec.DecodeError as exc:
-                raise CLIInputError(f"{key[:-1]}: not valid JSON: {exc}") from None
+            out[key[:-1]] = _decode_json(os.fsencode(raw), key[:-1])
             continue
         out[key] = _typed(model_id, key, raw, kinds.get(key))
     return out

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from .. import _registry
 from .._core.affinity import affinity_header
 from .._core.config import SessionConfig
-from .._handles.universal import is_workers_ai_id
+from .._handles.universal import check_namespace, is_workers_ai_id
 from ..errors import ConfigurationError
 
 __all__ = ["ClientBase"]
@@ -52,6 +52,7 @@ class ClientBase(SessionConfig):
             entry = _registry.MODELS.get(model_id)
             if entry is None:
                 self.run_url(model_id)  # a bad id is refused here, before a handle is kept for it
+                check_namespace(model_id)
                 universal = not is_workers_ai_id(model_id)
                 handle = (self._universal_handle if universal else self._generic_handle)(self, model_id)
             else:

@@ -18,7 +18,7 @@ import msgspec
 from .jsonview import as_object
 from .usage import Usage, usage_from
 
-__all__ = ["ModelUsage", "UsageMeter", "call_cost", "rates", "usage_of"]
+__all__ = ["ModelUsage", "UsageMeter", "call_cost", "rates", "usage_of", "usd"]
 
 _PER_MILLION = 1_000_000.0
 _TOKEN_UNITS = frozenset({"per M input tokens", "per M output tokens", "per M cached input tokens"})
@@ -88,6 +88,16 @@ def rates(price: Sequence[Any]) -> dict[str, float] | None:
     if any(unit not in _TOKEN_UNITS and unit != "per inference request" for unit in by_unit):
         return None  # steps, tiles, audio minutes, characters: not in what the API reports back
     return by_unit
+
+
+def usd(amount: float) -> str:
+    """A cost as people read it: ``$0.000134``; a cost under half a millionth is ``<$0.000001``, never
+    a ``$0.000000`` that reads as free."""
+    if amount == 0:
+        return "$0"
+    if amount < 5e-7:
+        return "<$0.000001"
+    return f"${amount:.6f}"
 
 
 def call_cost(price: Sequence[Any] | dict[str, float] | None, usage: Usage | None, calls: int = 1) -> float | None:
@@ -240,10 +250,12 @@ class UsageMeter:
             parts.append("no token counts reported")
         if t.neurons is not None:
             parts.append(f"{t.neurons:g} neurons")
-        if t.cost_usd is not None:
-            parts.append(f"${t.cost_usd:.6f}")
+        if not t.calls:
+            pass  # nothing was used: no cost to state
+        elif t.cost_usd is not None:
+            parts.append(usd(t.cost_usd))
         elif t.calls:
             known = self.known_cost_usd
-            part = f"; ${known:.6f} for the rest" if known else ""
+            part = f"; {usd(known)} for the rest" if known else ""
             parts.append(f"cost unknown (no usable price or token counts for {', '.join(self.unpriced)}{part})")
         return ", ".join(parts)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import os
-from typing import IO, Any, TypeAlias, TypeVar
+from typing import IO, Any, TypeAlias, TypeVar, cast
+
+from ..errors import ConfigurationError
 
 __all__ = ["BinaryInput", "BinaryOutput", "as_base64", "as_bytes", "as_uint8", "read_binary"]
 
@@ -36,14 +38,24 @@ class BinaryOutput(bytes):
 
 
 def read_binary(value: BinaryInput) -> bytes:
-    """The bytes of ``value``: bytes-like objects as they are, paths read, files read to the end."""
+    """The bytes of ``value``: bytes-like objects as they are, paths read, files read to the end.
+
+    ``ConfigurationError`` names a path that cannot be read (missing, a folder, no permission) and a
+    file opened in text mode, before anything is sent.
+    """
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
     if isinstance(value, os.PathLike):
-        with open(value, "rb") as fh:
-            return fh.read()
-    # A text-mode file fails here with "string argument without an encoding".
-    return bytes(value.read())
+        try:
+            with open(value, "rb") as fh:
+                return fh.read()
+        except OSError as exc:
+            raise ConfigurationError(f"cannot read {os.fspath(value)}: {exc.strerror or exc}") from None
+    data = cast("object", value.read())
+    if isinstance(data, (bytes, bytearray)):
+        return bytes(data)
+    name = getattr(value, "name", "the file")
+    raise ConfigurationError(f"{name} is open in text mode: open it with 'rb' to send its bytes")
 
 
 def _is_binary(value: object) -> bool:

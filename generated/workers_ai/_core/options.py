@@ -50,6 +50,7 @@ class ClientOptions(msgspec.Struct, frozen=True, kw_only=True):
     compress: bool = False
     session_affinity: str | None = None
     rate_limit: Any = "published"
+    strict_inputs: bool = False
 
 
 class ClientOptionsDict(TypedDict, total=False):
@@ -71,3 +72,4 @@ class ClientOptionsDict(TypedDict, total=False):
     compress: bool
     session_affinity: str | None
     rate_limit: Any
+    strict_inputs: bool

@@ -181,7 +181,7 @@ class SSEDecoder:
             if "\x00" not in value:
                 self._last_id = value
         elif name == "retry":
-            if value.isascii() and value.isdigit():
+            if value.isascii() and value.isdigit() and len(value) <= 9:  # longer: not a delay anyone means
                 self._retry = int(value)
 
 

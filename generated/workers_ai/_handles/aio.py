@@ -62,7 +62,7 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
 
     async def run_decoded(self, payload: Mapping[str, Any], expect: type[T] | None) -> tuple[T, Any]:
         """Run with a mapping: ``(output decoded into expect, result as sent)`` (what ``run_tools`` awaits)."""
-        return await self.client.drive(self._decoded_flow(self.encode_input(payload), expect))
+        return await self.client.drive(self._decoded_flow(self.encode_input(payload, check_keys=False), expect))
 
     async def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> AsyncBatchJob[OutT]:
         """Queue ``{"requests": [...]}`` with the async batch API."""

@@ -13,6 +13,7 @@ from .._batch.jobs import MAX_BATCH_BYTES, AsyncBatchJob, BatchJob, BatchJobBase
 from .._batch.submit import submit_flow
 from .._core.accounting import usage_of
 from .._core.binary import BinaryOutput
+from .._core.body import encode_body
 from .._core.config import Reply, SessionConfig
 from .._core.decode import OutputDecoder, decode_typed, split_error, validator_for
 from .._core.envelope import media_type, unwrap
@@ -20,6 +21,7 @@ from .._core.error_replies import error_from
 from .._core.flow import Flow
 from .._core.jsonview import as_list, as_object
 from .._core.pickling import handle_of
+from .._core.unknown import check_unknown_keys
 from .._core.usage import Usage
 from .._tools.structured import Parsed, check_no_stream, is_schema_type, json_payload, parse_into, textual
 from ..errors import InputValidationError, ModelDeprecatedError, ResponseDecodeError, StreamError
@@ -53,7 +55,6 @@ class ModelInfo(msgspec.Struct, frozen=True):
     raw_body: str | None = None  # the input field the REST API takes as the raw body (options as query)
 
 
-_ENCODER = msgspec.json.Encoder()
 # Replies read as bytes (``BinaryOutput``): nothing else is taken as an answer, whatever the model.
 _BINARY_FAMILIES = ("image/", "audio/", "video/")
 _BINARY_TYPES = frozenset({"application/octet-stream", "application/pdf", "application/zip"})
@@ -88,7 +89,8 @@ class HandleBase(Generic[SessionT, InT, OutT]):
 
     def validate(self, request: msgspec.Struct) -> bytes:
         """Encode ``request`` and check it against the schema constraints; returns the JSON body."""
-        body = _ENCODER.encode(request)
+        body = encode_body(request, self.model_id)
+        check_unknown_keys(self.model_id, request, type(request), strict=self.client.strict_inputs)
         checker = validator_for(type(request))
         if checker is not None:
             try:
@@ -98,8 +100,10 @@ class HandleBase(Generic[SessionT, InT, OutT]):
                 raise InputValidationError(self.model_id, path, message) from None
         return body
 
-    def encode_input(self, payload: Any) -> bytes:
-        """The JSON body for a struct or mapping payload, validated against its input variant."""
+    def encode_input(self, payload: Any, *, check_keys: bool = True) -> bytes:
+        """The JSON body for a struct or mapping payload, validated against its input variant; keys the
+        variant does not declare warn (``UnknownInputWarning``) or, with ``strict_inputs``, raise.
+        ``check_keys=False`` is for payloads the SDK extends itself (the tool loop's turns)."""
         if isinstance(payload, msgspec.Struct):
             return self.validate(payload)
         if not isinstance(payload, Mapping):
@@ -116,11 +120,10 @@ class HandleBase(Generic[SessionT, InT, OutT]):
                 raise InputValidationError(
                     self.model_id, "$.response_format", "this model has no JSON mode (no `response_format` input)"
                 )
-            self._check_mapping(data)
-        try:
-            return _ENCODER.encode(data)
-        except TypeError as exc:
-            raise InputValidationError(self.model_id, "$", f"not JSON-serialisable: {exc}") from None
+            matched = self._check_mapping(data)
+            if check_keys:
+                check_unknown_keys(self.model_id, data, matched, strict=self.client.strict_inputs)
+        return encode_body(data, self.model_id)
 
     def _raw_body_request(self, payload: Any) -> msgspec.Struct | None:
         """For a model whose REST body is one raw field (``info.raw_body``), ``payload`` (a mapping, that

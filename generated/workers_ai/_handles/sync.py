@@ -56,7 +56,7 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         """Run with a mapping (validated like :meth:`run`): ``(output decoded into expect, result as sent)``.
         What ``run_tools`` calls each round: tool calls are read from the result as sent, since a
         model's output struct may declare only one of the two tool-call shapes."""
-        return self.client.drive(self._decoded_flow(self.encode_input(payload), expect))
+        return self.client.drive(self._decoded_flow(self.encode_input(payload, check_keys=False), expect))
 
     def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> BatchJob[OutT]:
         """Queue ``{"requests": [...]}`` with the async batch API."""

@@ -155,9 +155,13 @@ class EventStream(StreamParser):
 
     def collect(self) -> StreamResult:
         """Read the rest of the stream and join it: text, reasoning, merged tool calls, final usage."""
-        joined = EventJoiner()
-        for ev in self:
-            joined.add(ev)
+        joined = self._joiner()
+        try:
+            for ev in self:
+                joined.add(ev)
+        except ResponseTooLargeError:
+            self.close()
+            raise
         return joined.result()
 
     def text(self) -> str:

@@ -153,12 +153,29 @@ class _DeadlineSocket:
         return self._sock.fileno()
 
 
+_MAX_INTERIM = 16  # interim (1xx) replies skipped before the final one; more is a broken server
+
+
 class _BoundedHTTPResponse(http.client.HTTPResponse):
     def __init__(self, sock: socket.socket, debuglevel: int = 0, method: str | None = None, url: str | None = None):
         deadline = _CURRENT.get()
         if deadline is not None:
             sock = cast("socket.socket", _DeadlineSocket(sock, deadline))
         super().__init__(sock, debuglevel, method, url)
+
+    def _read_status(self) -> tuple[str, int, str]:
+        # http.client skips only "100 Continue": any other interim reply (103 Early Hints) would be
+        # taken as the final reply, with the real one left in the socket for the next request to read.
+        for _ in range(_MAX_INTERIM):
+            version, status, reason = cast("tuple[str, int, str]", super()._read_status())  # type: ignore[misc]
+            if not 101 < status < 200:
+                return version, status, reason
+            for _ in range(http.client._MAXHEADERS + 1):  # type: ignore[attr-defined]  # pyright: ignore[reportPrivateUsage]
+                if self.fp.readline(http.client._MAXLINE + 1) in (b"\r\n", b"\n", b""):  # type: ignore[attr-defined]  # pyright: ignore[reportPrivateUsage]
+                    break
+            else:
+                raise http.client.HTTPException("an interim reply has too many header lines")
+        raise http.client.HTTPException(f"more than {_MAX_INTERIM} interim (1xx) replies")
 
 
 _ONE_WRITE_MAX = 64 * 1024
@@ -188,6 +205,21 @@ def _joined_send(conn: HTTPConnection, data: Any, send: Callable[[Any], None]) -
     send(data)
 
 
+def _upload_deadline(conn: HTTPConnection, data: Any) -> None:
+    """Before a large body is written: the socket may block until the call's deadline, not only for
+    urllib3's connect timeout (which it leaves on the socket while sending), so a big upload to a slow
+    reader is not cut after 10 s. Small bodies fit the socket buffer and never block: no system call."""
+    deadline = _CURRENT.get()
+    sock = conn.sock
+    if (
+        deadline is not None
+        and sock is not None
+        and isinstance(data, (bytes, bytearray))
+        and len(data) > _ONE_WRITE_MAX
+    ):
+        sock.settimeout(max(0.001, deadline.at - time.monotonic()))
+
+
 class _HTTPConnection(HTTPConnection):
     response_class = _BoundedHTTPResponse
     _held_head: bytes | None = None
@@ -197,6 +229,7 @@ class _HTTPConnection(HTTPConnection):
         super().putrequest(*args, **kwargs)
 
     def send(self, data: Any) -> None:
+        _upload_deadline(self, data)
         _joined_send(self, data, super().send)
 
 
@@ -209,6 +242,7 @@ class _HTTPSConnection(HTTPSConnection):
         super().putrequest(*args, **kwargs)
 
     def send(self, data: Any) -> None:
+        _upload_deadline(self, data)
         _joined_send(self, data, super().send)
 
 

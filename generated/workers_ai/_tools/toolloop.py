@@ -5,8 +5,9 @@ arguments are validated against its function's signature (``msgspec.convert`` in
 from it) and the function is run; the assistant's calls and the results are appended in the form the
 model family takes back: classic Workers AI models ``{"role": "assistant", "content": "", "tool_calls":
 [{name, arguments}]}`` and ``{"role": "tool", "name": ..., "content": ...}``; OpenAI-shaped ones (calls
-with an ``id``) ``{"role": "assistant", "content": null, "tool_calls": [{id, type, function}]}`` and
-``{"role": "tool", "tool_call_id": ..., "content": ...}``.
+with an ``id``) ``{"role": "assistant", "content": "", "tool_calls": [{id, type, function}]}`` and
+``{"role": "tool", "tool_call_id": ..., "content": ...}``. (Never ``"content": null``: OpenAI's API takes
+it, but Workers AI's ``/ai/v1`` answers 400.)
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ def tool_messages(calls: Sequence[ToolCall], results: Sequence[str]) -> list[dic
     """The assistant turn carrying ``calls`` and one ``tool`` message per result, in the calls' family form."""
     if any(c.id for c in calls):
         out: list[dict[str, Any]] = [
-            {"role": "assistant", "content": None, "tool_calls": [c.openai_form() for c in calls]}
+            {"role": "assistant", "content": "", "tool_calls": [c.openai_form() for c in calls]}
         ]
         out += [
             {"role": "tool", "tool_call_id": c.openai_form()["id"], "name": c.name, "content": r}
@@ -191,7 +192,7 @@ class ToolHandle(Protocol):
     @property
     def client(self) -> Any: ...
 
-    def encode_input(self, payload: Any) -> bytes: ...
+    def encode_input(self, payload: Any, *, check_keys: bool = True) -> bytes: ...
 
     def _decoded_flow(self, body: bytes, expect: Any) -> Flow[tuple[Any, Any]]: ...
 
@@ -199,7 +200,7 @@ class ToolHandle(Protocol):
 def tool_flow(handle: ToolHandle, expect: Any, loop: _Loop) -> Flow[ToolRun[Any]]:
     """The loop, once: each round is one counted call (``ai.usage``) and the tools it asks for."""
     while True:
-        body = handle.encode_input(loop.payload())
+        body = handle.encode_input(loop.payload(), check_keys=False)  # the loop's own turns: not the user's typos
         output, raw = yield from handle._decoded_flow(body, expect)  # pyright: ignore[reportPrivateUsage]
         done = loop.step(output, raw)
         if done is not None:

@@ -21,7 +21,7 @@ from ._realtime import is_upgrade, upgrade
 from ._records import RecordedRequest
 from ._reply import Reply
 from ._server import HttpServer
-from ._settings import Settings
+from ._settings import Settings, checked_setting
 from ._state import State
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ class _Setting(Generic[T]):
         return value
 
     def __set__(self, emu: Emulator, value: T) -> None:
-        setattr(emu.settings, self.name, value)
+        setattr(emu.settings, self.name, checked_setting(self.name, value))
 
 
 class Emulator:
@@ -96,22 +96,21 @@ class Emulator:
         workers: int = 8,
         start: bool = True,
     ) -> None:
-        if min(batch_polls) < 0:
-            raise ValueError("batch_polls counts must be >= 0")
-        if workers < 1:
-            raise ValueError("workers must be >= 1")
-        self.settings = Settings(
-            account_id=account_id,
-            api_token=api_token,
-            batch_polls=(int(batch_polls[0]), int(batch_polls[1])),
-            batch_delay=batch_delay,
-            shuffle_batches=shuffle_batches,
-            stream_interval=stream_interval,
-            check_outputs=check_outputs,
-            log=log,
-            keep_requests=keep_requests,
-            keep_jobs=max(1, keep_jobs),
-        )
+        checked_setting("workers", workers)
+        checked_setting("port", port)
+        given = {
+            "account_id": account_id,
+            "api_token": api_token,
+            "batch_polls": batch_polls,
+            "batch_delay": batch_delay,
+            "shuffle_batches": shuffle_batches,
+            "stream_interval": stream_interval,
+            "check_outputs": check_outputs,
+            "log": log,
+            "keep_requests": keep_requests,
+            "keep_jobs": keep_jobs,
+        }
+        self.settings = Settings(**{name: checked_setting(name, value) for name, value in given.items()})
         self.catalog = Catalog.from_package(models)
         if schemas is not None:
             self.catalog.add_dir(schemas)

@@ -1,0 +1,165 @@
+"""Input keys the model's schema does not know (``$.messages[0].contnt``): found before anything is sent.
+
+Generated request structs ignore unknown keys of the dicts they are given, so a typo would be sent as
+is and the API would ignore it too: the request "works" without the setting the user meant. A checker
+is compiled once per input type from ``msgspec.inspect`` (imported on first use) and walks a payload:
+object keys are matched against the fields of every struct or TypedDict the type allows there; a
+``dict[str, ...]`` or ``Any`` allows any key. In a union the member that fits the value best (fewest
+unknown keys) is the one reported against.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from ..errors import InputValidationError, UnknownInputWarning
+
+__all__ = ["check_unknown_keys", "unknown_keys"]
+
+# Keys never reported: ``stream`` (``stream()`` adds it whatever the schema says), the tool-call keys the
+# SDK's own tool loop puts on messages (``tool_calls``, ``tool_call_id``, ``name``) and ``stop``, which
+# OpenAI-style clients send and the platform takes though few schemas list it.
+_SENT_BY_CLIENTS = frozenset({"stream", "tool_calls", "tool_call_id", "name", "stop"})
+# Fields whose value is a JSON Schema (tool parameters, JSON mode): open by nature, never walked.
+_SCHEMA_VALUED = frozenset({"parameters", "json_schema", "schema", "properties", "guided_json"})
+_Walk = Callable[[Any, str, list[str]], None]
+_Compiled = tuple[str, "_Walk | None"]  # (kind of value it reads: object, array, scalar, any; the walker)
+_CACHE: dict[type[Any], _Compiled] = {}
+
+
+def unknown_keys(value: Any, kind: type[Any]) -> list[str]:
+    """Paths (``$.a[0].b``) of the keys in ``value`` that the input type ``kind`` does not declare."""
+    compiled = _CACHE.get(kind)
+    if compiled is None:
+        import msgspec.inspect as mi
+
+        compiled = _CACHE[kind] = _compile(mi.type_info(kind), {})
+    found: list[str] = []
+    walk = compiled[1]
+    if walk is not None:
+        walk(value, "$", found)
+    return found
+
+
+def check_unknown_keys(model_id: str, value: Any, kind: type[Any], *, strict: bool) -> None:
+    """Warn (``UnknownInputWarning``) about every unknown key, or raise ``InputValidationError`` for the
+    first one when ``strict``."""
+    paths = unknown_keys(value, kind)
+    if not paths:
+        return
+    if strict:
+        raise InputValidationError(model_id, paths[0], "unknown key: the model's input schema has no such field")
+    for path in paths:
+        warnings.warn(
+            f"{model_id}: unknown input key at {path}: the model's input schema has no such field (sent as"
+            " given; the API ignores it). Pass strict_inputs=True to the client to refuse it instead",
+            UnknownInputWarning,
+            stacklevel=4,
+        )
+
+
+def _compile(info: Any, seen: dict[int, list[_Compiled]]) -> _Compiled:
+    import msgspec.inspect as mi
+
+    if isinstance(info, (mi.StructType, mi.TypedDictType, mi.DataclassType)):
+        key = id(info.cls)
+        if key in seen:  # a recursive type: walk it through the slot filled below
+            return ("object", _later(seen[key]))
+        slot: list[_Compiled] = []
+        seen[key] = slot
+        fields = {
+            f.encode_name: None if f.encode_name in _SCHEMA_VALUED else _compile(f.type, seen)[1] for f in info.fields
+        }
+        names = {f.name: fields[f.encode_name] for f in info.fields}
+        walk = _object(fields, names)
+        slot.append(("object", walk))
+        return ("object", walk)
+    if isinstance(info, (mi.ListType, mi.SetType, mi.FrozenSetType, mi.VarTupleType)):
+        item = _compile(info.item_type, seen)[1]
+        return ("array", _array(item) if item is not None else None)
+    if isinstance(info, mi.TupleType):
+        return ("array", None)
+    if isinstance(info, (mi.DictType, mi.FrozenDictType)):
+        values = _compile(info.value_type, seen)[1]
+        return ("object", _mapping(values) if values is not None else None)
+    if isinstance(info, mi.UnionType):
+        return ("any", _union([_compile(t, seen) for t in info.types]))
+    if isinstance(info, mi.AnyType):
+        return ("any", None)
+    return ("scalar", None)
+
+
+def _later(slot: list[_Compiled]) -> _Walk:
+    """The walker of a type still being compiled (a recursive struct), looked up when first used."""
+
+    def walk(value: Any, path: str, out: list[str]) -> None:
+        inner = slot[0][1] if slot else None
+        if inner is not None:
+            inner(value, path, out)
+
+    return walk
+
+
+def _object(fields: dict[str, _Walk | None], names: dict[str, _Walk | None]) -> _Walk:
+    def walk(value: Any, path: str, out: list[str]) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
+                if key not in fields:
+                    if key not in _SENT_BY_CLIENTS:
+                        out.append(f"{path}.{key}")
+                    continue
+                sub = fields[key]
+                if sub is not None:
+                    sub(item, f"{path}.{key}", out)
+        elif isinstance(value, msgspec.Struct):
+            for name, sub in names.items():
+                if sub is not None:
+                    item = getattr(value, name, msgspec.UNSET)
+                    if item is not msgspec.UNSET and item is not None:
+                        sub(item, f"{path}.{name}", out)
+
+    return walk
+
+
+def _array(item: _Walk) -> _Walk:
+    def walk(value: Any, path: str, out: list[str]) -> None:
+        if isinstance(value, (list, tuple)):
+            for index, element in enumerate(value):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
+                item(element, f"{path}[{index}]", out)
+
+    return walk
+
+
+def _mapping(values: _Walk) -> _Walk:
+    def walk(value: Any, path: str, out: list[str]) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
+                values(item, f"{path}.{key}", out)
+
+    return walk
+
+
+def _union(members: list[_Compiled]) -> _Walk | None:
+    if all(walk is None for _, walk in members):
+        return None
+
+    def walk(value: Any, path: str, out: list[str]) -> None:
+        kind = "object" if isinstance(value, (dict, msgspec.Struct)) else "array" if isinstance(value, list) else ""
+        fitting = [w for k, w in members if k in (kind, "any")]
+        if not fitting or any(w is None for w in fitting):
+            return  # no member reads this kind (a type error, reported by validation) or one takes anything
+        best: list[str] | None = None
+        for member in fitting:
+            found: list[str] = []
+            member(value, path, found)  # type: ignore[misc]  # None members returned above
+            if best is None or len(found) < len(best):
+                best = found
+            if not best:
+                return
+        out.extend(best or [])
+
+    return walk
