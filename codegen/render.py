@@ -16,7 +16,6 @@ from __future__ import annotations
 import ast
 import builtins
 import gzip
-import hashlib
 import json
 import math
 import re
@@ -31,7 +30,9 @@ import jinja2
 from .load import as_obj
 from .plan import ModelPlan, PlanError, SharedPlan
 from .realtime import RealtimePlan, plan_realtime
+from .struct_cache import reusable_code, sha, stamp, with_key
 from .structs import StructPlan
+from .tidy import format_modules, tidy_module
 
 __all__ = ["PlanMismatch", "RenderError", "render_package", "struct_code", "undefined_names"]
 
@@ -202,14 +203,6 @@ def _check(code: str, structs: tuple[StructPlan, ...], where: str) -> None:
             raise PlanMismatch(f"{where}: fields of {name} differ from the plan: {diff}")
 
 
-_STRUCTS_MARK = "# structs: "
-_BELOW = "# ---- everything below is printed by codegen's templates from the plan"
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
 def _generator_key() -> str:
     """What besides the schema shapes datamodel-code-generator's output: its version and our options (this file)."""
     try:
@@ -218,23 +211,7 @@ def _generator_key() -> str:
         dcg = version("datamodel-code-generator")
     except Exception:  # pragma: no cover - only without package metadata
         dcg = "?"
-    return _sha(dcg + Path(__file__).read_text(encoding="utf-8"))
-
-
-def _reusable_code(old: str | None, key: str) -> str | None:
-    """The struct block of a module written before with the same key, if its text is unedited."""
-    if not old:
-        return None
-    at = old.find("\n" + _STRUCTS_MARK)
-    if at < 0:
-        return None
-    line_end = old.find("\n", at + 1)
-    parts = old[at + 1 + len(_STRUCTS_MARK) : line_end].split()
-    end = old.find(_BELOW, line_end)
-    if line_end < 0 or end < 0 or len(parts) != 2 or parts[0] != key:
-        return None
-    code = old[line_end + 1 : end - 1]  # the block, without the blank line that separates it from _BELOW
-    return code if old[end - 1] == "\n" and _sha(code)[:16] == parts[1] else None
+    return sha(dcg + Path(__file__).read_text(encoding="utf-8") + (_HERE / "tidy.py").read_text(encoding="utf-8"))
 
 
 def struct_code(
@@ -244,25 +221,25 @@ def struct_code(
     where: str,
     old: str | None = None,
     generator: str = "",
-) -> str:
+) -> tuple[str, str]:
     """The struct block of one module: datamodel-code-generator's code, verbatim, once it matches the plan.
 
-    The block starts with a ``# structs: <key> <hash>`` line: the key covers everything the code depends
-    on (generator version and options, the schema document, the field aliases), the hash the code itself.
-    A module already on disk with the same key and an unedited block is reused without running the
-    generator (``--check`` passes no old modules); either way the code is checked against the plan.
+    Returns the code and its key (see :mod:`.struct_cache`): a module already on disk with the same key,
+    unedited, gives its struct classes back without running the generator; either way the code is
+    checked against the plan.
     """
     aliases = _aliases(structs)
     views = {s.name: s.view for s in structs if s.view}
     views_key = json.dumps(views, sort_keys=True)
-    key = _sha(f"{generator}\0{doc}\0{json.dumps(aliases, sort_keys=True)}\0{views_key}")[:24]
-    code = _reusable_code(old, key)
+    key = sha(f"{generator}\0{doc}\0{json.dumps(aliases, sort_keys=True)}\0{views_key}")[:24]
+    names = {s.name for s in structs} | {a for s in structs for a in s.alias_names}
+    code = reusable_code(old, key, names)
     if code is None:
         code = structs_api.code(doc, aliases) if doc else "from __future__ import annotations"
         code = code if code.endswith("\n") else code + "\n"  # verbatim, ending its last line
         code = _with_views(code, views, where)
     _check(code, structs, where)
-    return f"{_STRUCTS_MARK}{key} {_sha(code)[:16]}\n{code}\n{_BELOW}"
+    return code, key
 
 
 def _with_views(code: str, views: Mapping[str, str], where: str) -> str:
@@ -375,7 +352,7 @@ def _live_module(
     index: int,
     old: Mapping[str, str],
     generator: str,
-    files: dict[str, bytes],
+    files: dict[str, str],
 ) -> RealtimePlan | None:
     """Render the ``*_live`` module of a model whose schema has an ``x-realtime`` section (see :mod:`.realtime`)."""
     try:
@@ -387,12 +364,13 @@ def _live_module(
     rel = live.module.replace(".", "/") + ".py"
     if rel in files:
         raise RenderError(index, f"{rel} would be written twice (another model has that module name)")
-    structs = struct_code(api, live.struct_doc, live.structs, rel, old.get(rel), generator)
+    structs, key = struct_code(api, live.struct_doc, live.structs, rel, old.get(rel), generator)
     text = env.get_template("live.py.jinja").render(plan=live, struct_code=structs)
     missing = undefined_names(text, rel)
     if missing:
         raise RenderError(index, f"the generated {rel} would fail on import: {', '.join(missing[:5])} not defined")
-    files[rel] = text.encode()
+    header = with_key(f"# generated by codegen from {comment_text(live.label)} (x-realtime)", key)
+    files[rel] = tidy_module(text, rel, package, header)
     return live
 
 
@@ -419,19 +397,20 @@ def render_package(
     generator = _generator_key()
     old = cached or {}
     files: dict[str, bytes] = {}
+    printed: dict[str, str] = {}  # modules printed from templates, tidied; formatted together at the end
     registry: list[tuple[str, str, str]] = []
     seen_ids: set[str] = set()
     live_methods: dict[str, tuple[str, ...]] = {}  # model id -> its realtime method, when it has one
     for i, plan in enumerate(plans):
         rel = plan.module.replace(".", "/") + ".py"
         try:
-            structs = struct_code(api, plan.struct_doc, plan.structs, rel, old.get(rel), generator)
+            structs, key = struct_code(api, plan.struct_doc, plan.structs, rel, old.get(rel), generator)
         except PlanMismatch:
             raise
         except Exception as exc:  # a struct generator failure names the schema (bad input, exit 2)
             message = f"the struct generator failed on this schema ({type(exc).__name__}: {str(exc)[:300]})"
             raise RenderError(i, message) from None
-        live = _live_module(env, api, plan, package, i, old, generator, files)
+        live = _live_module(env, api, plan, package, i, old, generator, printed)
         if live is not None:
             live_methods[plan.model_id] = (live.method,)
         try:
@@ -445,7 +424,8 @@ def render_package(
         if missing:
             names = ", ".join(missing[:5])
             raise RenderError(i, f"the generated {rel} would fail on import: {names} not defined (generator bug)")
-        files[rel] = text.encode()
+        header = with_key(f"# generated by codegen from {comment_text(plan.source.label)}", key)
+        printed[rel] = tidy_module(text, rel, package, header)
         if with_testing:
             schema_rel = "_schemas/" + plan.module.replace(".", "/") + ".json.gz"
             # Compact and gzipped (mtime 0, so the bytes are reproducible): only the emulator reads these,
@@ -457,12 +437,14 @@ def render_package(
             registry.append((plan.model_id, plan.module, plan.handle))
     for sp in shared:
         rel = sp.module.replace(".", "/") + ".py"
-        structs = struct_code(api, sp.struct_doc, sp.structs, rel, old.get(rel), generator)
+        structs, key = struct_code(api, sp.struct_doc, sp.structs, rel, old.get(rel), generator)
         text = env.get_template("shared.py.jinja").render(shared=sp, struct_code=structs)
         missing = undefined_names(text, rel)
         if missing:
             raise RenderError(-1, f"the generated {rel} would fail on import: {', '.join(missing[:5])} not defined")
-        files[rel] = text.encode()
+        printed[rel] = tidy_module(
+            text, rel, package, with_key(f"# generated by codegen from the {comment_text(sp.task)} schemas", key)
+        )
     # Package __init__ files for every folder under models/.
     modules = [p.module for p in plans] + [s.module for s in shared]
     folders = {"models"}
@@ -472,15 +454,21 @@ def render_package(
             folders.add(".".join(parts[:i]))
     for folder in sorted(folders):
         children = sorted({m.split(".")[folder.count(".") + 1] for m in modules if m.startswith(folder + ".")})
-        files[folder.replace(".", "/") + "/__init__.py"] = (
-            env.get_template("folder_init.py.jinja").render(folder=folder, children=children).encode()
-        )
+        folder_rel = folder.replace(".", "/") + "/__init__.py"
+        text = env.get_template("folder_init.py.jinja").render(folder=folder, children=children)
+        printed[folder_rel] = tidy_module(text, folder_rel, package, "# generated by codegen")
     by_id = [p for p in plans if (p.model_id, p.module, p.handle) in registry]
     common = dict(package=package, plans=by_id, registry=registry)
-    files["_registry.py"] = env.get_template("registry.py.jinja").render(live_methods=live_methods, **common).encode()
-    files["_client.py"] = env.get_template("client.py.jinja").render(aio=False, **common).encode()
-    files["_aio_client.py"] = env.get_template("client.py.jinja").render(aio=True, **common).encode()
-    files["__init__.py"] = env.get_template("package_init.py.jinja").render(**common).encode()
+    top = {
+        "_registry.py": env.get_template("registry.py.jinja").render(live_methods=live_methods, **common),
+        "_client.py": env.get_template("client.py.jinja").render(aio=False, **common),
+        "_aio_client.py": env.get_template("client.py.jinja").render(aio=True, **common),
+        "__init__.py": env.get_template("package_init.py.jinja").render(**common),
+    }
+    for rel, text in top.items():
+        printed[rel] = tidy_module(text, rel, package, "# generated by codegen")
+    # The formatter's last: one ruff run over every printed module, then each struct cache hash.
+    files.update({rel: stamp(text).encode() for rel, text in format_modules(printed).items()})
     files["py.typed"] = b""
     for path in sorted(RUNTIME.rglob("*")):
         if not path.is_file() or "__pycache__" in path.parts or path.suffix not in (".py", ".typed", ".json"):

@@ -184,7 +184,7 @@ def embed(
     """
     _check(concurrency, on_error, batch_size)
     handle = client.model(model)
-    from ._batch.chunking import text_batch_limit
+    from ._batch.embed_plan import text_batch_limit
 
     _, limit = text_batch_limit(handle)  # refuses a model without a list-of-texts input, before Ray runs
     rows = batch_size or 4 * (request_size or limit or 100)

@@ -8,21 +8,21 @@
 from typing import TYPE_CHECKING, Any
 
 from . import errors
-from ._core.accounting import ModelUsage, UsageMeter
+from ._account.finetunes import Finetune
+from ._account.tomarkdown import MarkdownFormat, MarkdownResult
+from ._batch.embed_plan import BatchProgress
 from ._batch.jobs import BatchItem, BatchJob, BatchRequest, BatchResult, BatchStatus
-from ._core.binary import BinaryOutput
-from ._batch.chunking import BatchProgress
 from ._client import WorkersAI
+from ._core.accounting import ModelUsage, UsageMeter
+from ._core.binary import BinaryOutput
 from ._core.gateway import Gateway
 from ._core.options import ClientOptions
-from ._handles.sync import ModelHandle, ModelInfo
-from ._account.finetunes import Finetune
-from ._sync.stream import EventStream, StreamEvent, StreamResult
 from ._core.stream_events import ToolCallDelta
-from ._tools.structured import Parsed
-from ._account.tomarkdown import MarkdownFormat, MarkdownResult
 from ._core.toolcall import ToolCall, tool_calls
 from ._core.usage import Usage
+from ._handles.sync import ModelHandle, ModelInfo
+from ._sync.stream import EventStream, StreamEvent, StreamResult
+from ._tools.structured import Parsed
 from .families import (
     BoundingBox,
     ClassificationResult,
@@ -46,11 +46,12 @@ from .families import (
 )
 
 if TYPE_CHECKING:
-    from ._batch.jobs import AsyncBatchJob
-    from ._aio_client import AsyncWorkersAI
-    from ._handles.aio import AsyncModelHandle
     from ._aio.stream import AsyncEventStream, AsyncStreamRequest
+    from ._aio_client import AsyncWorkersAI
+    from ._batch.jobs import AsyncBatchJob
+    from ._handles.aio import AsyncModelHandle
     from ._tools.toolloop import ToolRun, reply_text
+
 
 # The async client loads on first use: ``import workers_ai`` never imports asyncio or aiohttp; the tool
 # loop (and the inspect module it needs) loads with the first model that uses it.
@@ -74,6 +75,7 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
+
 
 __all__ = [
     "AsyncBatchJob",

@@ -9,113 +9,552 @@ from __future__ import annotations
 from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+from ._aio.stream import AsyncStreamRequest
 from ._batch.jobs import AsyncBatchJob
 from ._clients.aio import AsyncBaseClient
 from ._handles.aio import AsyncModelHandle
-from ._aio.stream import AsyncStreamRequest
 
 if TYPE_CHECKING:
-    from .models.cf.ai4bharat.indictrans2_en_indic_1b import AsyncIndictrans2EnIndic1B as _H_cf__ai4bharat__indictrans2_en_indic_1b, Indictrans2EnIndic1BInput as _In_cf__ai4bharat__indictrans2_en_indic_1b, Indictrans2EnIndic1BOutput as _Out_cf__ai4bharat__indictrans2_en_indic_1b
-    from .models.cf.aisingapore.gemma_sea_lion_v4_27b_it import AsyncGemmaSeaLionV4_27bIt as _H_cf__aisingapore__gemma_sea_lion_v4_27b_it, GemmaSeaLionV4_27bItInput as _In_cf__aisingapore__gemma_sea_lion_v4_27b_it, GemmaSeaLionV4_27bItOutput as _Out_cf__aisingapore__gemma_sea_lion_v4_27b_it
-    from .models.cf.baai.bge_base_en_v1_5 import AsyncBgeBaseEnV1_5 as _H_cf__baai__bge_base_en_v1_5, BgeBaseEnV1_5Input as _In_cf__baai__bge_base_en_v1_5, BgeBaseEnV1_5Output as _Out_cf__baai__bge_base_en_v1_5
-    from .models.cf.baai.bge_large_en_v1_5 import AsyncBgeLargeEnV1_5 as _H_cf__baai__bge_large_en_v1_5, BgeLargeEnV1_5Input as _In_cf__baai__bge_large_en_v1_5, BgeLargeEnV1_5Output as _Out_cf__baai__bge_large_en_v1_5
-    from .models.cf.baai.bge_m3 import AsyncBgeM3 as _H_cf__baai__bge_m3, BgeM3Input as _In_cf__baai__bge_m3, BgeM3Output as _Out_cf__baai__bge_m3
-    from .models.cf.baai.bge_reranker_base import AsyncBgeRerankerBase as _H_cf__baai__bge_reranker_base, BgeRerankerBaseInput as _In_cf__baai__bge_reranker_base, BgeRerankerBaseOutput as _Out_cf__baai__bge_reranker_base
-    from .models.cf.baai.bge_small_en_v1_5 import AsyncBgeSmallEnV1_5 as _H_cf__baai__bge_small_en_v1_5, BgeSmallEnV1_5Input as _In_cf__baai__bge_small_en_v1_5, BgeSmallEnV1_5Output as _Out_cf__baai__bge_small_en_v1_5
-    from .models.cf.baai.omni_bge_base_en_v1_5 import AsyncOmniBgeBaseEnV1_5 as _H_cf__baai__omni_bge_base_en_v1_5, OmniBgeBaseEnV1_5Input as _In_cf__baai__omni_bge_base_en_v1_5, OmniBgeBaseEnV1_5Output as _Out_cf__baai__omni_bge_base_en_v1_5
-    from .models.cf.black_forest_labs.flux_1_schnell import AsyncFlux1Schnell as _H_cf__black_forest_labs__flux_1_schnell, Flux1SchnellInput as _In_cf__black_forest_labs__flux_1_schnell, Flux1SchnellOutput as _Out_cf__black_forest_labs__flux_1_schnell
-    from .models.cf.black_forest_labs.flux_2_dev import AsyncFlux2Dev as _H_cf__black_forest_labs__flux_2_dev, Flux2DevInput as _In_cf__black_forest_labs__flux_2_dev, Flux2DevOutput as _Out_cf__black_forest_labs__flux_2_dev
-    from .models.cf.black_forest_labs.flux_2_klein_4b import AsyncFlux2Klein4b as _H_cf__black_forest_labs__flux_2_klein_4b, Flux2Klein4bInput as _In_cf__black_forest_labs__flux_2_klein_4b, Flux2Klein4bOutput as _Out_cf__black_forest_labs__flux_2_klein_4b
-    from .models.cf.black_forest_labs.flux_2_klein_9b import AsyncFlux2Klein9b as _H_cf__black_forest_labs__flux_2_klein_9b, Flux2Klein9bInput as _In_cf__black_forest_labs__flux_2_klein_9b, Flux2Klein9bOutput as _Out_cf__black_forest_labs__flux_2_klein_9b
-    from .models.cf.bytedance.stable_diffusion_xl_lightning import AsyncStableDiffusionXlLightning as _H_cf__bytedance__stable_diffusion_xl_lightning, StableDiffusionXlLightningInput as _In_cf__bytedance__stable_diffusion_xl_lightning, StableDiffusionXlLightningOutput as _Out_cf__bytedance__stable_diffusion_xl_lightning
-    from .models.cf.cloudflare.clairic import AsyncClairic as _H_cf__cloudflare__clairic, ClairicInput as _In_cf__cloudflare__clairic, ClairicOutput as _Out_cf__cloudflare__clairic
-    from .models.cf.cloudflare.clef import AsyncClef as _H_cf__cloudflare__clef, ClefInput as _In_cf__cloudflare__clef, ClefOutput as _Out_cf__cloudflare__clef
-    from .models.cf.cloudflare.clef_flash import AsyncClefFlash as _H_cf__cloudflare__clef_flash, ClefFlashInput as _In_cf__cloudflare__clef_flash, ClefFlashOutput as _Out_cf__cloudflare__clef_flash
-    from .models.cf.cloudflare.clef_omni import AsyncClefOmni as _H_cf__cloudflare__clef_omni, ClefOmniInput as _In_cf__cloudflare__clef_omni, ClefOmniOutput as _Out_cf__cloudflare__clef_omni
-    from .models.cf.deepgram.aura_1 import AsyncAura1 as _H_cf__deepgram__aura_1, Aura1Input as _In_cf__deepgram__aura_1, Aura1Output as _Out_cf__deepgram__aura_1
-    from .models.cf.deepgram.aura_2_en import AsyncAura2En as _H_cf__deepgram__aura_2_en, Aura2EnInput as _In_cf__deepgram__aura_2_en, Aura2EnOutput as _Out_cf__deepgram__aura_2_en
-    from .models.cf.deepgram.aura_2_es import AsyncAura2Es as _H_cf__deepgram__aura_2_es, Aura2EsInput as _In_cf__deepgram__aura_2_es, Aura2EsOutput as _Out_cf__deepgram__aura_2_es
-    from .models.cf.deepgram.flux import AsyncFlux as _H_cf__deepgram__flux, FluxInput as _In_cf__deepgram__flux, FluxOutput as _Out_cf__deepgram__flux
-    from .models.cf.deepgram.nova_3 import AsyncNova3 as _H_cf__deepgram__nova_3, Nova3Input as _In_cf__deepgram__nova_3, Nova3Output as _Out_cf__deepgram__nova_3
-    from .models.cf.deepseek_ai.deepseek_math_7b_instruct import AsyncDeepseekMath7bInstruct as _H_cf__deepseek_ai__deepseek_math_7b_instruct, DeepseekMath7bInstructInput as _In_cf__deepseek_ai__deepseek_math_7b_instruct, DeepseekMath7bInstructOutput as _Out_cf__deepseek_ai__deepseek_math_7b_instruct
-    from .models.cf.deepseek_ai.deepseek_r1_distill_qwen_32b import AsyncDeepseekR1DistillQwen32b as _H_cf__deepseek_ai__deepseek_r1_distill_qwen_32b, DeepseekR1DistillQwen32bInput as _In_cf__deepseek_ai__deepseek_r1_distill_qwen_32b, DeepseekR1DistillQwen32bOutput as _Out_cf__deepseek_ai__deepseek_r1_distill_qwen_32b
-    from .models.cf.deepseek_ai.deepseek_v4_pro_0813 import AsyncDeepseekV4Pro0813 as _H_cf__deepseek_ai__deepseek_v4_pro_0813, DeepseekV4Pro0813Input as _In_cf__deepseek_ai__deepseek_v4_pro_0813, DeepseekV4Pro0813Output as _Out_cf__deepseek_ai__deepseek_v4_pro_0813
-    from .models.cf.defog.sqlcoder_7b_2 import AsyncSqlcoder7b2 as _H_cf__defog__sqlcoder_7b_2, Sqlcoder7b2Input as _In_cf__defog__sqlcoder_7b_2, Sqlcoder7b2Output as _Out_cf__defog__sqlcoder_7b_2
-    from .models.cf.facebook.bart_large_cnn import AsyncBartLargeCnn as _H_cf__facebook__bart_large_cnn, BartLargeCnnInput as _In_cf__facebook__bart_large_cnn, BartLargeCnnOutput as _Out_cf__facebook__bart_large_cnn
-    from .models.cf.facebook.detr_resnet_50 import AsyncDetrResnet50 as _H_cf__facebook__detr_resnet_50, DetrResnet50Input as _In_cf__facebook__detr_resnet_50, DetrResnet50Output as _Out_cf__facebook__detr_resnet_50
-    from .models.cf.fblgit.una_cybertron_7b_v2_bf16 import AsyncUnaCybertron7bV2Bf16 as _H_cf__fblgit__una_cybertron_7b_v2_bf16, UnaCybertron7bV2Bf16Input as _In_cf__fblgit__una_cybertron_7b_v2_bf16, UnaCybertron7bV2Bf16Output as _Out_cf__fblgit__una_cybertron_7b_v2_bf16
-    from .models.cf.google.embeddinggemma_300m import AsyncEmbeddinggemma300m as _H_cf__google__embeddinggemma_300m, Embeddinggemma300mInput as _In_cf__google__embeddinggemma_300m, Embeddinggemma300mOutput as _Out_cf__google__embeddinggemma_300m
-    from .models.cf.google.gemma_2b_it_lora import AsyncGemma2bItLora as _H_cf__google__gemma_2b_it_lora, Gemma2bItLoraInput as _In_cf__google__gemma_2b_it_lora, Gemma2bItLoraOutput as _Out_cf__google__gemma_2b_it_lora
-    from .models.cf.google.gemma_3_12b_it import AsyncGemma3_12bIt as _H_cf__google__gemma_3_12b_it, Gemma3_12bItInput as _In_cf__google__gemma_3_12b_it, Gemma3_12bItOutput as _Out_cf__google__gemma_3_12b_it
-    from .models.cf.google.gemma_4_26b_a4b_it import AsyncGemma4_26bA4bIt as _H_cf__google__gemma_4_26b_a4b_it, Gemma4_26bA4bItInput as _In_cf__google__gemma_4_26b_a4b_it, Gemma4_26bA4bItOutput as _Out_cf__google__gemma_4_26b_a4b_it
-    from .models.cf.google.gemma_7b_it_lora import AsyncGemma7bItLora as _H_cf__google__gemma_7b_it_lora, Gemma7bItLoraInput as _In_cf__google__gemma_7b_it_lora, Gemma7bItLoraOutput as _Out_cf__google__gemma_7b_it_lora
-    from .models.cf.huggingface.distilbert_sst_2_int8 import AsyncDistilbertSst2Int8 as _H_cf__huggingface__distilbert_sst_2_int8, DistilbertSst2Int8Input as _In_cf__huggingface__distilbert_sst_2_int8, DistilbertSst2Int8Output as _Out_cf__huggingface__distilbert_sst_2_int8
-    from .models.cf.leonardo.lucid_origin import AsyncLucidOrigin as _H_cf__leonardo__lucid_origin, LucidOriginInput as _In_cf__leonardo__lucid_origin, LucidOriginOutput as _Out_cf__leonardo__lucid_origin
-    from .models.cf.leonardo.phoenix_1_0 import AsyncPhoenix1_0 as _H_cf__leonardo__phoenix_1_0, Phoenix1_0Input as _In_cf__leonardo__phoenix_1_0, Phoenix1_0Output as _Out_cf__leonardo__phoenix_1_0
-    from .models.cf.llava_hf.llava_1_5_7b_hf import AsyncLlava1_5_7bHf as _H_cf__llava_hf__llava_1_5_7b_hf, Llava1_5_7bHfInput as _In_cf__llava_hf__llava_1_5_7b_hf, Llava1_5_7bHfOutput as _Out_cf__llava_hf__llava_1_5_7b_hf
-    from .models.cf.lykon.dreamshaper_8_lcm import AsyncDreamshaper8Lcm as _H_cf__lykon__dreamshaper_8_lcm, Dreamshaper8LcmInput as _In_cf__lykon__dreamshaper_8_lcm, Dreamshaper8LcmOutput as _Out_cf__lykon__dreamshaper_8_lcm
-    from .models.cf.meta_llama.llama_2_7b_chat_hf_lora import AsyncLlama2_7bChatHfLora as _H_cf__meta_llama__llama_2_7b_chat_hf_lora, Llama2_7bChatHfLoraInput as _In_cf__meta_llama__llama_2_7b_chat_hf_lora, Llama2_7bChatHfLoraOutput as _Out_cf__meta_llama__llama_2_7b_chat_hf_lora
-    from .models.cf.meta.llama_2_7b_chat_fp16 import AsyncLlama2_7bChatFp16 as _H_cf__meta__llama_2_7b_chat_fp16, Llama2_7bChatFp16Input as _In_cf__meta__llama_2_7b_chat_fp16, Llama2_7bChatFp16Output as _Out_cf__meta__llama_2_7b_chat_fp16
-    from .models.cf.meta.llama_2_7b_chat_int8 import AsyncLlama2_7bChatInt8 as _H_cf__meta__llama_2_7b_chat_int8, Llama2_7bChatInt8Input as _In_cf__meta__llama_2_7b_chat_int8, Llama2_7bChatInt8Output as _Out_cf__meta__llama_2_7b_chat_int8
-    from .models.cf.meta.llama_3_8b_instruct import AsyncLlama3_8bInstruct as _H_cf__meta__llama_3_8b_instruct, Llama3_8bInstructInput as _In_cf__meta__llama_3_8b_instruct, Llama3_8bInstructOutput as _Out_cf__meta__llama_3_8b_instruct
-    from .models.cf.meta.llama_3_8b_instruct_awq import AsyncLlama3_8bInstructAwq as _H_cf__meta__llama_3_8b_instruct_awq, Llama3_8bInstructAwqInput as _In_cf__meta__llama_3_8b_instruct_awq, Llama3_8bInstructAwqOutput as _Out_cf__meta__llama_3_8b_instruct_awq
-    from .models.cf.meta.llama_3_1_70b_instruct import AsyncLlama3_1_70bInstruct as _H_cf__meta__llama_3_1_70b_instruct, Llama3_1_70bInstructInput as _In_cf__meta__llama_3_1_70b_instruct, Llama3_1_70bInstructOutput as _Out_cf__meta__llama_3_1_70b_instruct
-    from .models.cf.meta.llama_3_1_8b_instruct import AsyncLlama3_1_8bInstruct as _H_cf__meta__llama_3_1_8b_instruct, Llama3_1_8bInstructInput as _In_cf__meta__llama_3_1_8b_instruct, Llama3_1_8bInstructOutput as _Out_cf__meta__llama_3_1_8b_instruct
-    from .models.cf.meta.llama_3_1_8b_instruct_awq import AsyncLlama3_1_8bInstructAwq as _H_cf__meta__llama_3_1_8b_instruct_awq, Llama3_1_8bInstructAwqInput as _In_cf__meta__llama_3_1_8b_instruct_awq, Llama3_1_8bInstructAwqOutput as _Out_cf__meta__llama_3_1_8b_instruct_awq
-    from .models.cf.meta.llama_3_1_8b_instruct_fast import AsyncLlama3_1_8bInstructFast as _H_cf__meta__llama_3_1_8b_instruct_fast, Llama3_1_8bInstructFastInput as _In_cf__meta__llama_3_1_8b_instruct_fast, Llama3_1_8bInstructFastOutput as _Out_cf__meta__llama_3_1_8b_instruct_fast
-    from .models.cf.meta.llama_3_1_8b_instruct_fp8 import AsyncLlama3_1_8bInstructFp8 as _H_cf__meta__llama_3_1_8b_instruct_fp8, Llama3_1_8bInstructFp8Input as _In_cf__meta__llama_3_1_8b_instruct_fp8, Llama3_1_8bInstructFp8Output as _Out_cf__meta__llama_3_1_8b_instruct_fp8
-    from .models.cf.meta.llama_3_2_11b_vision_instruct import AsyncLlama3_2_11bVisionInstruct as _H_cf__meta__llama_3_2_11b_vision_instruct, Llama3_2_11bVisionInstructInput as _In_cf__meta__llama_3_2_11b_vision_instruct, Llama3_2_11bVisionInstructOutput as _Out_cf__meta__llama_3_2_11b_vision_instruct
-    from .models.cf.meta.llama_3_2_1b_instruct import AsyncLlama3_2_1bInstruct as _H_cf__meta__llama_3_2_1b_instruct, Llama3_2_1bInstructInput as _In_cf__meta__llama_3_2_1b_instruct, Llama3_2_1bInstructOutput as _Out_cf__meta__llama_3_2_1b_instruct
-    from .models.cf.meta.llama_3_2_3b_instruct import AsyncLlama3_2_3bInstruct as _H_cf__meta__llama_3_2_3b_instruct, Llama3_2_3bInstructInput as _In_cf__meta__llama_3_2_3b_instruct, Llama3_2_3bInstructOutput as _Out_cf__meta__llama_3_2_3b_instruct
-    from .models.cf.meta.llama_3_3_70b_instruct_fp8_fast import AsyncLlama3_3_70bInstructFp8Fast as _H_cf__meta__llama_3_3_70b_instruct_fp8_fast, Llama3_3_70bInstructFp8FastInput as _In_cf__meta__llama_3_3_70b_instruct_fp8_fast, Llama3_3_70bInstructFp8FastOutput as _Out_cf__meta__llama_3_3_70b_instruct_fp8_fast
-    from .models.cf.meta.llama_4_scout_17b_16e_instruct import AsyncLlama4Scout17b16eInstruct as _H_cf__meta__llama_4_scout_17b_16e_instruct, Llama4Scout17b16eInstructInput as _In_cf__meta__llama_4_scout_17b_16e_instruct, Llama4Scout17b16eInstructOutput as _Out_cf__meta__llama_4_scout_17b_16e_instruct
-    from .models.cf.meta.llama_guard_3_8b import AsyncLlamaGuard3_8b as _H_cf__meta__llama_guard_3_8b, LlamaGuard3_8bInput as _In_cf__meta__llama_guard_3_8b, LlamaGuard3_8bOutput as _Out_cf__meta__llama_guard_3_8b
-    from .models.cf.meta.m2m100_1_2b import AsyncM2m100_1_2b as _H_cf__meta__m2m100_1_2b, M2m100_1_2bInput as _In_cf__meta__m2m100_1_2b, M2m100_1_2bOutput as _Out_cf__meta__m2m100_1_2b
-    from .models.cf.microsoft.phi_2 import AsyncPhi2 as _H_cf__microsoft__phi_2, Phi2Input as _In_cf__microsoft__phi_2, Phi2Output as _Out_cf__microsoft__phi_2
-    from .models.cf.microsoft.resnet_50 import AsyncResnet50 as _H_cf__microsoft__resnet_50, Resnet50Input as _In_cf__microsoft__resnet_50, Resnet50Output as _Out_cf__microsoft__resnet_50
-    from .models.cf.mistral.mistral_7b_instruct_v0_1 import AsyncMistral7bInstructV0_1 as _H_cf__mistral__mistral_7b_instruct_v0_1, Mistral7bInstructV0_1Input as _In_cf__mistral__mistral_7b_instruct_v0_1, Mistral7bInstructV0_1Output as _Out_cf__mistral__mistral_7b_instruct_v0_1
-    from .models.cf.mistral.mistral_7b_instruct_v0_2_lora import AsyncMistral7bInstructV0_2Lora as _H_cf__mistral__mistral_7b_instruct_v0_2_lora, Mistral7bInstructV0_2LoraInput as _In_cf__mistral__mistral_7b_instruct_v0_2_lora, Mistral7bInstructV0_2LoraOutput as _Out_cf__mistral__mistral_7b_instruct_v0_2_lora
-    from .models.cf.mistralai.mistral_small_3_1_24b_instruct import AsyncMistralSmall3_1_24bInstruct as _H_cf__mistralai__mistral_small_3_1_24b_instruct, MistralSmall3_1_24bInstructInput as _In_cf__mistralai__mistral_small_3_1_24b_instruct, MistralSmall3_1_24bInstructOutput as _Out_cf__mistralai__mistral_small_3_1_24b_instruct
-    from .models.cf.moondream.moondream3_1_9b_a2b import AsyncMoondream3_1_9BA2B as _H_cf__moondream__moondream3_1_9b_a2b, Moondream3_1_9BA2BInput as _In_cf__moondream__moondream3_1_9b_a2b, Moondream3_1_9BA2BOutput as _Out_cf__moondream__moondream3_1_9b_a2b
-    from .models.cf.moonshotai.kimi_k2_5 import AsyncKimiK2_5 as _H_cf__moonshotai__kimi_k2_5, KimiK2_5Input as _In_cf__moonshotai__kimi_k2_5, KimiK2_5Output as _Out_cf__moonshotai__kimi_k2_5
-    from .models.cf.myshell_ai.melotts import AsyncMelotts as _H_cf__myshell_ai__melotts, MelottsInput as _In_cf__myshell_ai__melotts, MelottsOutput as _Out_cf__myshell_ai__melotts
-    from .models.cf.nvidia.nemotron_3_120b_a12b import AsyncNemotron3_120bA12b as _H_cf__nvidia__nemotron_3_120b_a12b, Nemotron3_120bA12bInput as _In_cf__nvidia__nemotron_3_120b_a12b, Nemotron3_120bA12bOutput as _Out_cf__nvidia__nemotron_3_120b_a12b
-    from .models.cf.openai.gpt_oss_120b import AsyncGptOss120b as _H_cf__openai__gpt_oss_120b, GptOss120bInput as _In_cf__openai__gpt_oss_120b, GptOss120bOutput as _Out_cf__openai__gpt_oss_120b
-    from .models.cf.openai.gpt_oss_20b import AsyncGptOss20b as _H_cf__openai__gpt_oss_20b, GptOss20bInput as _In_cf__openai__gpt_oss_20b, GptOss20bOutput as _Out_cf__openai__gpt_oss_20b
-    from .models.cf.openai.whisper import AsyncWhisper as _H_cf__openai__whisper, WhisperInput as _In_cf__openai__whisper, WhisperOutput as _Out_cf__openai__whisper
-    from .models.cf.openai.whisper_large_v3_turbo import AsyncWhisperLargeV3Turbo as _H_cf__openai__whisper_large_v3_turbo, WhisperLargeV3TurboInput as _In_cf__openai__whisper_large_v3_turbo, WhisperLargeV3TurboOutput as _Out_cf__openai__whisper_large_v3_turbo
-    from .models.cf.openai.whisper_tiny_en import AsyncWhisperTinyEn as _H_cf__openai__whisper_tiny_en, WhisperTinyEnInput as _In_cf__openai__whisper_tiny_en, WhisperTinyEnOutput as _Out_cf__openai__whisper_tiny_en
-    from .models.cf.openchat.openchat_3_5_0106 import AsyncOpenchat3_5_0106 as _H_cf__openchat__openchat_3_5_0106, Openchat3_5_0106Input as _In_cf__openchat__openchat_3_5_0106, Openchat3_5_0106Output as _Out_cf__openchat__openchat_3_5_0106
-    from .models.cf.pfnet.plamo_embedding_1b import AsyncPlamoEmbedding1b as _H_cf__pfnet__plamo_embedding_1b, PlamoEmbedding1bInput as _In_cf__pfnet__plamo_embedding_1b, PlamoEmbedding1bOutput as _Out_cf__pfnet__plamo_embedding_1b
-    from .models.cf.pipecat_ai.smart_turn_v2 import AsyncSmartTurnV2 as _H_cf__pipecat_ai__smart_turn_v2, SmartTurnV2Input as _In_cf__pipecat_ai__smart_turn_v2, SmartTurnV2Output as _Out_cf__pipecat_ai__smart_turn_v2
-    from .models.cf.qwen.qwen1_5_0_5b_chat import AsyncQwen1_5_0_5bChat as _H_cf__qwen__qwen1_5_0_5b_chat, Qwen1_5_0_5bChatInput as _In_cf__qwen__qwen1_5_0_5b_chat, Qwen1_5_0_5bChatOutput as _Out_cf__qwen__qwen1_5_0_5b_chat
-    from .models.cf.qwen.qwen1_5_1_8b_chat import AsyncQwen1_5_1_8bChat as _H_cf__qwen__qwen1_5_1_8b_chat, Qwen1_5_1_8bChatInput as _In_cf__qwen__qwen1_5_1_8b_chat, Qwen1_5_1_8bChatOutput as _Out_cf__qwen__qwen1_5_1_8b_chat
-    from .models.cf.qwen.qwen1_5_14b_chat_awq import AsyncQwen1_5_14bChatAwq as _H_cf__qwen__qwen1_5_14b_chat_awq, Qwen1_5_14bChatAwqInput as _In_cf__qwen__qwen1_5_14b_chat_awq, Qwen1_5_14bChatAwqOutput as _Out_cf__qwen__qwen1_5_14b_chat_awq
-    from .models.cf.qwen.qwen1_5_7b_chat_awq import AsyncQwen1_5_7bChatAwq as _H_cf__qwen__qwen1_5_7b_chat_awq, Qwen1_5_7bChatAwqInput as _In_cf__qwen__qwen1_5_7b_chat_awq, Qwen1_5_7bChatAwqOutput as _Out_cf__qwen__qwen1_5_7b_chat_awq
-    from .models.cf.qwen.qwen2_5_coder_32b_instruct import AsyncQwen2_5Coder32bInstruct as _H_cf__qwen__qwen2_5_coder_32b_instruct, Qwen2_5Coder32bInstructInput as _In_cf__qwen__qwen2_5_coder_32b_instruct, Qwen2_5Coder32bInstructOutput as _Out_cf__qwen__qwen2_5_coder_32b_instruct
-    from .models.cf.qwen.qwen3_30b_a3b_fp8 import AsyncQwen3_30bA3bFp8 as _H_cf__qwen__qwen3_30b_a3b_fp8, Qwen3_30bA3bFp8Input as _In_cf__qwen__qwen3_30b_a3b_fp8, Qwen3_30bA3bFp8Output as _Out_cf__qwen__qwen3_30b_a3b_fp8
-    from .models.cf.qwen.qwen3_embedding_0_6b import AsyncQwen3Embedding0_6b as _H_cf__qwen__qwen3_embedding_0_6b, Qwen3Embedding0_6bInput as _In_cf__qwen__qwen3_embedding_0_6b, Qwen3Embedding0_6bOutput as _Out_cf__qwen__qwen3_embedding_0_6b
-    from .models.cf.runwayml.stable_diffusion_v1_5_img2img import AsyncStableDiffusionV1_5Img2img as _H_cf__runwayml__stable_diffusion_v1_5_img2img, StableDiffusionV1_5Img2imgInput as _In_cf__runwayml__stable_diffusion_v1_5_img2img, StableDiffusionV1_5Img2imgOutput as _Out_cf__runwayml__stable_diffusion_v1_5_img2img
-    from .models.cf.runwayml.stable_diffusion_v1_5_inpainting import AsyncStableDiffusionV1_5Inpainting as _H_cf__runwayml__stable_diffusion_v1_5_inpainting, StableDiffusionV1_5InpaintingInput as _In_cf__runwayml__stable_diffusion_v1_5_inpainting, StableDiffusionV1_5InpaintingOutput as _Out_cf__runwayml__stable_diffusion_v1_5_inpainting
-    from .models.cf.stabilityai.stable_diffusion_xl_base_1_0 import AsyncStableDiffusionXlBase1_0 as _H_cf__stabilityai__stable_diffusion_xl_base_1_0, StableDiffusionXlBase1_0Input as _In_cf__stabilityai__stable_diffusion_xl_base_1_0, StableDiffusionXlBase1_0Output as _Out_cf__stabilityai__stable_diffusion_xl_base_1_0
-    from .models.cf.thebloke.discolm_german_7b_v1_awq import AsyncDiscolmGerman7bV1Awq as _H_cf__thebloke__discolm_german_7b_v1_awq, DiscolmGerman7bV1AwqInput as _In_cf__thebloke__discolm_german_7b_v1_awq, DiscolmGerman7bV1AwqOutput as _Out_cf__thebloke__discolm_german_7b_v1_awq
-    from .models.cf.tiiuae.falcon_7b_instruct import AsyncFalcon7bInstruct as _H_cf__tiiuae__falcon_7b_instruct, Falcon7bInstructInput as _In_cf__tiiuae__falcon_7b_instruct, Falcon7bInstructOutput as _Out_cf__tiiuae__falcon_7b_instruct
-    from .models.cf.tinyllama.tinyllama_1_1b_chat_v1_0 import AsyncTinyllama1_1bChatV1_0 as _H_cf__tinyllama__tinyllama_1_1b_chat_v1_0, Tinyllama1_1bChatV1_0Input as _In_cf__tinyllama__tinyllama_1_1b_chat_v1_0, Tinyllama1_1bChatV1_0Output as _Out_cf__tinyllama__tinyllama_1_1b_chat_v1_0
-    from .models.cf.unum.uform_gen2_qwen_500m import AsyncUformGen2Qwen500m as _H_cf__unum__uform_gen2_qwen_500m, UformGen2Qwen500mInput as _In_cf__unum__uform_gen2_qwen_500m, UformGen2Qwen500mOutput as _Out_cf__unum__uform_gen2_qwen_500m
-    from .models.cf.zai_org.glm_4_7_flash import AsyncGlm4_7Flash as _H_cf__zai_org__glm_4_7_flash, Glm4_7FlashInput as _In_cf__zai_org__glm_4_7_flash, Glm4_7FlashOutput as _Out_cf__zai_org__glm_4_7_flash
-    from .models.hf.google.gemma_7b_it import AsyncGemma7bIt as _H_hf__google__gemma_7b_it, Gemma7bItInput as _In_hf__google__gemma_7b_it, Gemma7bItOutput as _Out_hf__google__gemma_7b_it
-    from .models.hf.meta_llama.meta_llama_3_8b_instruct import AsyncMetaLlama3_8bInstruct as _H_hf__meta_llama__meta_llama_3_8b_instruct, MetaLlama3_8bInstructInput as _In_hf__meta_llama__meta_llama_3_8b_instruct, MetaLlama3_8bInstructOutput as _Out_hf__meta_llama__meta_llama_3_8b_instruct
-    from .models.hf.mistral.mistral_7b_instruct_v0_2 import AsyncMistral7bInstructV0_2 as _H_hf__mistral__mistral_7b_instruct_v0_2, Mistral7bInstructV0_2Input as _In_hf__mistral__mistral_7b_instruct_v0_2, Mistral7bInstructV0_2Output as _Out_hf__mistral__mistral_7b_instruct_v0_2
-    from .models.hf.nexusflow.starling_lm_7b_beta import AsyncStarlingLm7bBeta as _H_hf__nexusflow__starling_lm_7b_beta, StarlingLm7bBetaInput as _In_hf__nexusflow__starling_lm_7b_beta, StarlingLm7bBetaOutput as _Out_hf__nexusflow__starling_lm_7b_beta
-    from .models.hf.nousresearch.hermes_2_pro_mistral_7b import AsyncHermes2ProMistral7b as _H_hf__nousresearch__hermes_2_pro_mistral_7b, Hermes2ProMistral7bInput as _In_hf__nousresearch__hermes_2_pro_mistral_7b, Hermes2ProMistral7bOutput as _Out_hf__nousresearch__hermes_2_pro_mistral_7b
-    from .models.hf.thebloke.deepseek_coder_6_7b_base_awq import AsyncDeepseekCoder6_7bBaseAwq as _H_hf__thebloke__deepseek_coder_6_7b_base_awq, DeepseekCoder6_7bBaseAwqInput as _In_hf__thebloke__deepseek_coder_6_7b_base_awq, DeepseekCoder6_7bBaseAwqOutput as _Out_hf__thebloke__deepseek_coder_6_7b_base_awq
-    from .models.hf.thebloke.deepseek_coder_6_7b_instruct_awq import AsyncDeepseekCoder6_7bInstructAwq as _H_hf__thebloke__deepseek_coder_6_7b_instruct_awq, DeepseekCoder6_7bInstructAwqInput as _In_hf__thebloke__deepseek_coder_6_7b_instruct_awq, DeepseekCoder6_7bInstructAwqOutput as _Out_hf__thebloke__deepseek_coder_6_7b_instruct_awq
-    from .models.hf.thebloke.llama_2_13b_chat_awq import AsyncLlama2_13bChatAwq as _H_hf__thebloke__llama_2_13b_chat_awq, Llama2_13bChatAwqInput as _In_hf__thebloke__llama_2_13b_chat_awq, Llama2_13bChatAwqOutput as _Out_hf__thebloke__llama_2_13b_chat_awq
-    from .models.hf.thebloke.llamaguard_7b_awq import AsyncLlamaguard7bAwq as _H_hf__thebloke__llamaguard_7b_awq, Llamaguard7bAwqInput as _In_hf__thebloke__llamaguard_7b_awq, Llamaguard7bAwqOutput as _Out_hf__thebloke__llamaguard_7b_awq
-    from .models.hf.thebloke.mistral_7b_instruct_v0_1_awq import AsyncMistral7bInstructV0_1Awq as _H_hf__thebloke__mistral_7b_instruct_v0_1_awq, Mistral7bInstructV0_1AwqInput as _In_hf__thebloke__mistral_7b_instruct_v0_1_awq, Mistral7bInstructV0_1AwqOutput as _Out_hf__thebloke__mistral_7b_instruct_v0_1_awq
-    from .models.hf.thebloke.neural_chat_7b_v3_1_awq import AsyncNeuralChat7bV3_1Awq as _H_hf__thebloke__neural_chat_7b_v3_1_awq, NeuralChat7bV3_1AwqInput as _In_hf__thebloke__neural_chat_7b_v3_1_awq, NeuralChat7bV3_1AwqOutput as _Out_hf__thebloke__neural_chat_7b_v3_1_awq
-    from .models.hf.thebloke.openhermes_2_5_mistral_7b_awq import AsyncOpenhermes2_5Mistral7bAwq as _H_hf__thebloke__openhermes_2_5_mistral_7b_awq, Openhermes2_5Mistral7bAwqInput as _In_hf__thebloke__openhermes_2_5_mistral_7b_awq, Openhermes2_5Mistral7bAwqOutput as _Out_hf__thebloke__openhermes_2_5_mistral_7b_awq
-    from .models.hf.thebloke.zephyr_7b_beta_awq import AsyncZephyr7bBetaAwq as _H_hf__thebloke__zephyr_7b_beta_awq, Zephyr7bBetaAwqInput as _In_hf__thebloke__zephyr_7b_beta_awq, Zephyr7bBetaAwqOutput as _Out_hf__thebloke__zephyr_7b_beta_awq
+    from .models.cf.ai4bharat.indictrans2_en_indic_1b import (
+        AsyncIndictrans2EnIndic1B as _H_cf__ai4bharat__indictrans2_en_indic_1b,
+    )
+    from .models.cf.ai4bharat.indictrans2_en_indic_1b import (
+        Indictrans2EnIndic1BInput as _In_cf__ai4bharat__indictrans2_en_indic_1b,
+    )
+    from .models.cf.ai4bharat.indictrans2_en_indic_1b import (
+        Indictrans2EnIndic1BOutput as _Out_cf__ai4bharat__indictrans2_en_indic_1b,
+    )
+    from .models.cf.aisingapore.gemma_sea_lion_v4_27b_it import (
+        AsyncGemmaSeaLionV4_27bIt as _H_cf__aisingapore__gemma_sea_lion_v4_27b_it,
+    )
+    from .models.cf.aisingapore.gemma_sea_lion_v4_27b_it import (
+        GemmaSeaLionV4_27bItInput as _In_cf__aisingapore__gemma_sea_lion_v4_27b_it,
+    )
+    from .models.cf.aisingapore.gemma_sea_lion_v4_27b_it import (
+        GemmaSeaLionV4_27bItOutput as _Out_cf__aisingapore__gemma_sea_lion_v4_27b_it,
+    )
+    from .models.cf.baai.bge_base_en_v1_5 import AsyncBgeBaseEnV1_5 as _H_cf__baai__bge_base_en_v1_5
+    from .models.cf.baai.bge_base_en_v1_5 import BgeBaseEnV1_5Input as _In_cf__baai__bge_base_en_v1_5
+    from .models.cf.baai.bge_base_en_v1_5 import BgeBaseEnV1_5Output as _Out_cf__baai__bge_base_en_v1_5
+    from .models.cf.baai.bge_large_en_v1_5 import AsyncBgeLargeEnV1_5 as _H_cf__baai__bge_large_en_v1_5
+    from .models.cf.baai.bge_large_en_v1_5 import BgeLargeEnV1_5Input as _In_cf__baai__bge_large_en_v1_5
+    from .models.cf.baai.bge_large_en_v1_5 import BgeLargeEnV1_5Output as _Out_cf__baai__bge_large_en_v1_5
+    from .models.cf.baai.bge_m3 import AsyncBgeM3 as _H_cf__baai__bge_m3
+    from .models.cf.baai.bge_m3 import BgeM3Input as _In_cf__baai__bge_m3
+    from .models.cf.baai.bge_m3 import BgeM3Output as _Out_cf__baai__bge_m3
+    from .models.cf.baai.bge_reranker_base import AsyncBgeRerankerBase as _H_cf__baai__bge_reranker_base
+    from .models.cf.baai.bge_reranker_base import BgeRerankerBaseInput as _In_cf__baai__bge_reranker_base
+    from .models.cf.baai.bge_reranker_base import BgeRerankerBaseOutput as _Out_cf__baai__bge_reranker_base
+    from .models.cf.baai.bge_small_en_v1_5 import AsyncBgeSmallEnV1_5 as _H_cf__baai__bge_small_en_v1_5
+    from .models.cf.baai.bge_small_en_v1_5 import BgeSmallEnV1_5Input as _In_cf__baai__bge_small_en_v1_5
+    from .models.cf.baai.bge_small_en_v1_5 import BgeSmallEnV1_5Output as _Out_cf__baai__bge_small_en_v1_5
+    from .models.cf.baai.omni_bge_base_en_v1_5 import AsyncOmniBgeBaseEnV1_5 as _H_cf__baai__omni_bge_base_en_v1_5
+    from .models.cf.baai.omni_bge_base_en_v1_5 import OmniBgeBaseEnV1_5Input as _In_cf__baai__omni_bge_base_en_v1_5
+    from .models.cf.baai.omni_bge_base_en_v1_5 import OmniBgeBaseEnV1_5Output as _Out_cf__baai__omni_bge_base_en_v1_5
+    from .models.cf.black_forest_labs.flux_1_schnell import (
+        AsyncFlux1Schnell as _H_cf__black_forest_labs__flux_1_schnell,
+    )
+    from .models.cf.black_forest_labs.flux_1_schnell import (
+        Flux1SchnellInput as _In_cf__black_forest_labs__flux_1_schnell,
+    )
+    from .models.cf.black_forest_labs.flux_1_schnell import (
+        Flux1SchnellOutput as _Out_cf__black_forest_labs__flux_1_schnell,
+    )
+    from .models.cf.black_forest_labs.flux_2_dev import AsyncFlux2Dev as _H_cf__black_forest_labs__flux_2_dev
+    from .models.cf.black_forest_labs.flux_2_dev import Flux2DevInput as _In_cf__black_forest_labs__flux_2_dev
+    from .models.cf.black_forest_labs.flux_2_dev import Flux2DevOutput as _Out_cf__black_forest_labs__flux_2_dev
+    from .models.cf.black_forest_labs.flux_2_klein_4b import (
+        AsyncFlux2Klein4b as _H_cf__black_forest_labs__flux_2_klein_4b,
+    )
+    from .models.cf.black_forest_labs.flux_2_klein_4b import (
+        Flux2Klein4bInput as _In_cf__black_forest_labs__flux_2_klein_4b,
+    )
+    from .models.cf.black_forest_labs.flux_2_klein_4b import (
+        Flux2Klein4bOutput as _Out_cf__black_forest_labs__flux_2_klein_4b,
+    )
+    from .models.cf.black_forest_labs.flux_2_klein_9b import (
+        AsyncFlux2Klein9b as _H_cf__black_forest_labs__flux_2_klein_9b,
+    )
+    from .models.cf.black_forest_labs.flux_2_klein_9b import (
+        Flux2Klein9bInput as _In_cf__black_forest_labs__flux_2_klein_9b,
+    )
+    from .models.cf.black_forest_labs.flux_2_klein_9b import (
+        Flux2Klein9bOutput as _Out_cf__black_forest_labs__flux_2_klein_9b,
+    )
+    from .models.cf.bytedance.stable_diffusion_xl_lightning import (
+        AsyncStableDiffusionXlLightning as _H_cf__bytedance__stable_diffusion_xl_lightning,
+    )
+    from .models.cf.bytedance.stable_diffusion_xl_lightning import (
+        StableDiffusionXlLightningInput as _In_cf__bytedance__stable_diffusion_xl_lightning,
+    )
+    from .models.cf.bytedance.stable_diffusion_xl_lightning import (
+        StableDiffusionXlLightningOutput as _Out_cf__bytedance__stable_diffusion_xl_lightning,
+    )
+    from .models.cf.cloudflare.clairic import AsyncClairic as _H_cf__cloudflare__clairic
+    from .models.cf.cloudflare.clairic import ClairicInput as _In_cf__cloudflare__clairic
+    from .models.cf.cloudflare.clairic import ClairicOutput as _Out_cf__cloudflare__clairic
+    from .models.cf.cloudflare.clef import AsyncClef as _H_cf__cloudflare__clef
+    from .models.cf.cloudflare.clef import ClefInput as _In_cf__cloudflare__clef
+    from .models.cf.cloudflare.clef import ClefOutput as _Out_cf__cloudflare__clef
+    from .models.cf.cloudflare.clef_flash import AsyncClefFlash as _H_cf__cloudflare__clef_flash
+    from .models.cf.cloudflare.clef_flash import ClefFlashInput as _In_cf__cloudflare__clef_flash
+    from .models.cf.cloudflare.clef_flash import ClefFlashOutput as _Out_cf__cloudflare__clef_flash
+    from .models.cf.cloudflare.clef_omni import AsyncClefOmni as _H_cf__cloudflare__clef_omni
+    from .models.cf.cloudflare.clef_omni import ClefOmniInput as _In_cf__cloudflare__clef_omni
+    from .models.cf.cloudflare.clef_omni import ClefOmniOutput as _Out_cf__cloudflare__clef_omni
+    from .models.cf.deepgram.aura_1 import AsyncAura1 as _H_cf__deepgram__aura_1
+    from .models.cf.deepgram.aura_1 import Aura1Input as _In_cf__deepgram__aura_1
+    from .models.cf.deepgram.aura_1 import Aura1Output as _Out_cf__deepgram__aura_1
+    from .models.cf.deepgram.aura_2_en import AsyncAura2En as _H_cf__deepgram__aura_2_en
+    from .models.cf.deepgram.aura_2_en import Aura2EnInput as _In_cf__deepgram__aura_2_en
+    from .models.cf.deepgram.aura_2_en import Aura2EnOutput as _Out_cf__deepgram__aura_2_en
+    from .models.cf.deepgram.aura_2_es import AsyncAura2Es as _H_cf__deepgram__aura_2_es
+    from .models.cf.deepgram.aura_2_es import Aura2EsInput as _In_cf__deepgram__aura_2_es
+    from .models.cf.deepgram.aura_2_es import Aura2EsOutput as _Out_cf__deepgram__aura_2_es
+    from .models.cf.deepgram.flux import AsyncFlux as _H_cf__deepgram__flux
+    from .models.cf.deepgram.flux import FluxInput as _In_cf__deepgram__flux
+    from .models.cf.deepgram.flux import FluxOutput as _Out_cf__deepgram__flux
+    from .models.cf.deepgram.nova_3 import AsyncNova3 as _H_cf__deepgram__nova_3
+    from .models.cf.deepgram.nova_3 import Nova3Input as _In_cf__deepgram__nova_3
+    from .models.cf.deepgram.nova_3 import Nova3Output as _Out_cf__deepgram__nova_3
+    from .models.cf.deepseek_ai.deepseek_math_7b_instruct import (
+        AsyncDeepseekMath7bInstruct as _H_cf__deepseek_ai__deepseek_math_7b_instruct,
+    )
+    from .models.cf.deepseek_ai.deepseek_math_7b_instruct import (
+        DeepseekMath7bInstructInput as _In_cf__deepseek_ai__deepseek_math_7b_instruct,
+    )
+    from .models.cf.deepseek_ai.deepseek_math_7b_instruct import (
+        DeepseekMath7bInstructOutput as _Out_cf__deepseek_ai__deepseek_math_7b_instruct,
+    )
+    from .models.cf.deepseek_ai.deepseek_r1_distill_qwen_32b import (
+        AsyncDeepseekR1DistillQwen32b as _H_cf__deepseek_ai__deepseek_r1_distill_qwen_32b,
+    )
+    from .models.cf.deepseek_ai.deepseek_r1_distill_qwen_32b import (
+        DeepseekR1DistillQwen32bInput as _In_cf__deepseek_ai__deepseek_r1_distill_qwen_32b,
+    )
+    from .models.cf.deepseek_ai.deepseek_r1_distill_qwen_32b import (
+        DeepseekR1DistillQwen32bOutput as _Out_cf__deepseek_ai__deepseek_r1_distill_qwen_32b,
+    )
+    from .models.cf.deepseek_ai.deepseek_v4_pro_0813 import (
+        AsyncDeepseekV4Pro0813 as _H_cf__deepseek_ai__deepseek_v4_pro_0813,
+    )
+    from .models.cf.deepseek_ai.deepseek_v4_pro_0813 import (
+        DeepseekV4Pro0813Input as _In_cf__deepseek_ai__deepseek_v4_pro_0813,
+    )
+    from .models.cf.deepseek_ai.deepseek_v4_pro_0813 import (
+        DeepseekV4Pro0813Output as _Out_cf__deepseek_ai__deepseek_v4_pro_0813,
+    )
+    from .models.cf.defog.sqlcoder_7b_2 import AsyncSqlcoder7b2 as _H_cf__defog__sqlcoder_7b_2
+    from .models.cf.defog.sqlcoder_7b_2 import Sqlcoder7b2Input as _In_cf__defog__sqlcoder_7b_2
+    from .models.cf.defog.sqlcoder_7b_2 import Sqlcoder7b2Output as _Out_cf__defog__sqlcoder_7b_2
+    from .models.cf.facebook.bart_large_cnn import AsyncBartLargeCnn as _H_cf__facebook__bart_large_cnn
+    from .models.cf.facebook.bart_large_cnn import BartLargeCnnInput as _In_cf__facebook__bart_large_cnn
+    from .models.cf.facebook.bart_large_cnn import BartLargeCnnOutput as _Out_cf__facebook__bart_large_cnn
+    from .models.cf.facebook.detr_resnet_50 import AsyncDetrResnet50 as _H_cf__facebook__detr_resnet_50
+    from .models.cf.facebook.detr_resnet_50 import DetrResnet50Input as _In_cf__facebook__detr_resnet_50
+    from .models.cf.facebook.detr_resnet_50 import DetrResnet50Output as _Out_cf__facebook__detr_resnet_50
+    from .models.cf.fblgit.una_cybertron_7b_v2_bf16 import (
+        AsyncUnaCybertron7bV2Bf16 as _H_cf__fblgit__una_cybertron_7b_v2_bf16,
+    )
+    from .models.cf.fblgit.una_cybertron_7b_v2_bf16 import (
+        UnaCybertron7bV2Bf16Input as _In_cf__fblgit__una_cybertron_7b_v2_bf16,
+    )
+    from .models.cf.fblgit.una_cybertron_7b_v2_bf16 import (
+        UnaCybertron7bV2Bf16Output as _Out_cf__fblgit__una_cybertron_7b_v2_bf16,
+    )
+    from .models.cf.google.embeddinggemma_300m import AsyncEmbeddinggemma300m as _H_cf__google__embeddinggemma_300m
+    from .models.cf.google.embeddinggemma_300m import Embeddinggemma300mInput as _In_cf__google__embeddinggemma_300m
+    from .models.cf.google.embeddinggemma_300m import Embeddinggemma300mOutput as _Out_cf__google__embeddinggemma_300m
+    from .models.cf.google.gemma_2b_it_lora import AsyncGemma2bItLora as _H_cf__google__gemma_2b_it_lora
+    from .models.cf.google.gemma_2b_it_lora import Gemma2bItLoraInput as _In_cf__google__gemma_2b_it_lora
+    from .models.cf.google.gemma_2b_it_lora import Gemma2bItLoraOutput as _Out_cf__google__gemma_2b_it_lora
+    from .models.cf.google.gemma_3_12b_it import AsyncGemma3_12bIt as _H_cf__google__gemma_3_12b_it
+    from .models.cf.google.gemma_3_12b_it import Gemma3_12bItInput as _In_cf__google__gemma_3_12b_it
+    from .models.cf.google.gemma_3_12b_it import Gemma3_12bItOutput as _Out_cf__google__gemma_3_12b_it
+    from .models.cf.google.gemma_4_26b_a4b_it import AsyncGemma4_26bA4bIt as _H_cf__google__gemma_4_26b_a4b_it
+    from .models.cf.google.gemma_4_26b_a4b_it import Gemma4_26bA4bItInput as _In_cf__google__gemma_4_26b_a4b_it
+    from .models.cf.google.gemma_4_26b_a4b_it import Gemma4_26bA4bItOutput as _Out_cf__google__gemma_4_26b_a4b_it
+    from .models.cf.google.gemma_7b_it_lora import AsyncGemma7bItLora as _H_cf__google__gemma_7b_it_lora
+    from .models.cf.google.gemma_7b_it_lora import Gemma7bItLoraInput as _In_cf__google__gemma_7b_it_lora
+    from .models.cf.google.gemma_7b_it_lora import Gemma7bItLoraOutput as _Out_cf__google__gemma_7b_it_lora
+    from .models.cf.huggingface.distilbert_sst_2_int8 import (
+        AsyncDistilbertSst2Int8 as _H_cf__huggingface__distilbert_sst_2_int8,
+    )
+    from .models.cf.huggingface.distilbert_sst_2_int8 import (
+        DistilbertSst2Int8Input as _In_cf__huggingface__distilbert_sst_2_int8,
+    )
+    from .models.cf.huggingface.distilbert_sst_2_int8 import (
+        DistilbertSst2Int8Output as _Out_cf__huggingface__distilbert_sst_2_int8,
+    )
+    from .models.cf.leonardo.lucid_origin import AsyncLucidOrigin as _H_cf__leonardo__lucid_origin
+    from .models.cf.leonardo.lucid_origin import LucidOriginInput as _In_cf__leonardo__lucid_origin
+    from .models.cf.leonardo.lucid_origin import LucidOriginOutput as _Out_cf__leonardo__lucid_origin
+    from .models.cf.leonardo.phoenix_1_0 import AsyncPhoenix1_0 as _H_cf__leonardo__phoenix_1_0
+    from .models.cf.leonardo.phoenix_1_0 import Phoenix1_0Input as _In_cf__leonardo__phoenix_1_0
+    from .models.cf.leonardo.phoenix_1_0 import Phoenix1_0Output as _Out_cf__leonardo__phoenix_1_0
+    from .models.cf.llava_hf.llava_1_5_7b_hf import AsyncLlava1_5_7bHf as _H_cf__llava_hf__llava_1_5_7b_hf
+    from .models.cf.llava_hf.llava_1_5_7b_hf import Llava1_5_7bHfInput as _In_cf__llava_hf__llava_1_5_7b_hf
+    from .models.cf.llava_hf.llava_1_5_7b_hf import Llava1_5_7bHfOutput as _Out_cf__llava_hf__llava_1_5_7b_hf
+    from .models.cf.lykon.dreamshaper_8_lcm import AsyncDreamshaper8Lcm as _H_cf__lykon__dreamshaper_8_lcm
+    from .models.cf.lykon.dreamshaper_8_lcm import Dreamshaper8LcmInput as _In_cf__lykon__dreamshaper_8_lcm
+    from .models.cf.lykon.dreamshaper_8_lcm import Dreamshaper8LcmOutput as _Out_cf__lykon__dreamshaper_8_lcm
+    from .models.cf.meta.llama_2_7b_chat_fp16 import AsyncLlama2_7bChatFp16 as _H_cf__meta__llama_2_7b_chat_fp16
+    from .models.cf.meta.llama_2_7b_chat_fp16 import Llama2_7bChatFp16Input as _In_cf__meta__llama_2_7b_chat_fp16
+    from .models.cf.meta.llama_2_7b_chat_fp16 import Llama2_7bChatFp16Output as _Out_cf__meta__llama_2_7b_chat_fp16
+    from .models.cf.meta.llama_2_7b_chat_int8 import AsyncLlama2_7bChatInt8 as _H_cf__meta__llama_2_7b_chat_int8
+    from .models.cf.meta.llama_2_7b_chat_int8 import Llama2_7bChatInt8Input as _In_cf__meta__llama_2_7b_chat_int8
+    from .models.cf.meta.llama_2_7b_chat_int8 import Llama2_7bChatInt8Output as _Out_cf__meta__llama_2_7b_chat_int8
+    from .models.cf.meta.llama_3_1_8b_instruct import AsyncLlama3_1_8bInstruct as _H_cf__meta__llama_3_1_8b_instruct
+    from .models.cf.meta.llama_3_1_8b_instruct import Llama3_1_8bInstructInput as _In_cf__meta__llama_3_1_8b_instruct
+    from .models.cf.meta.llama_3_1_8b_instruct import Llama3_1_8bInstructOutput as _Out_cf__meta__llama_3_1_8b_instruct
+    from .models.cf.meta.llama_3_1_8b_instruct_awq import (
+        AsyncLlama3_1_8bInstructAwq as _H_cf__meta__llama_3_1_8b_instruct_awq,
+    )
+    from .models.cf.meta.llama_3_1_8b_instruct_awq import (
+        Llama3_1_8bInstructAwqInput as _In_cf__meta__llama_3_1_8b_instruct_awq,
+    )
+    from .models.cf.meta.llama_3_1_8b_instruct_awq import (
+        Llama3_1_8bInstructAwqOutput as _Out_cf__meta__llama_3_1_8b_instruct_awq,
+    )
+    from .models.cf.meta.llama_3_1_8b_instruct_fast import (
+        AsyncLlama3_1_8bInstructFast as _H_cf__meta__llama_3_1_8b_instruct_fast,
+    )
+    from .models.cf.meta.llama_3_1_8b_instruct_fast import (
+        Llama3_1_8bInstructFastInput as _In_cf__meta__llama_3_1_8b_instruct_fast,
+    )
+    from .models.cf.meta.llama_3_1_8b_instruct_fast import (
+        Llama3_1_8bInstructFastOutput as _Out_cf__meta__llama_3_1_8b_instruct_fast,
+    )
+    from .models.cf.meta.llama_3_1_8b_instruct_fp8 import (
+        AsyncLlama3_1_8bInstructFp8 as _H_cf__meta__llama_3_1_8b_instruct_fp8,
+    )
+    from .models.cf.meta.llama_3_1_8b_instruct_fp8 import (
+        Llama3_1_8bInstructFp8Input as _In_cf__meta__llama_3_1_8b_instruct_fp8,
+    )
+    from .models.cf.meta.llama_3_1_8b_instruct_fp8 import (
+        Llama3_1_8bInstructFp8Output as _Out_cf__meta__llama_3_1_8b_instruct_fp8,
+    )
+    from .models.cf.meta.llama_3_1_70b_instruct import AsyncLlama3_1_70bInstruct as _H_cf__meta__llama_3_1_70b_instruct
+    from .models.cf.meta.llama_3_1_70b_instruct import Llama3_1_70bInstructInput as _In_cf__meta__llama_3_1_70b_instruct
+    from .models.cf.meta.llama_3_1_70b_instruct import (
+        Llama3_1_70bInstructOutput as _Out_cf__meta__llama_3_1_70b_instruct,
+    )
+    from .models.cf.meta.llama_3_2_1b_instruct import AsyncLlama3_2_1bInstruct as _H_cf__meta__llama_3_2_1b_instruct
+    from .models.cf.meta.llama_3_2_1b_instruct import Llama3_2_1bInstructInput as _In_cf__meta__llama_3_2_1b_instruct
+    from .models.cf.meta.llama_3_2_1b_instruct import Llama3_2_1bInstructOutput as _Out_cf__meta__llama_3_2_1b_instruct
+    from .models.cf.meta.llama_3_2_3b_instruct import AsyncLlama3_2_3bInstruct as _H_cf__meta__llama_3_2_3b_instruct
+    from .models.cf.meta.llama_3_2_3b_instruct import Llama3_2_3bInstructInput as _In_cf__meta__llama_3_2_3b_instruct
+    from .models.cf.meta.llama_3_2_3b_instruct import Llama3_2_3bInstructOutput as _Out_cf__meta__llama_3_2_3b_instruct
+    from .models.cf.meta.llama_3_2_11b_vision_instruct import (
+        AsyncLlama3_2_11bVisionInstruct as _H_cf__meta__llama_3_2_11b_vision_instruct,
+    )
+    from .models.cf.meta.llama_3_2_11b_vision_instruct import (
+        Llama3_2_11bVisionInstructInput as _In_cf__meta__llama_3_2_11b_vision_instruct,
+    )
+    from .models.cf.meta.llama_3_2_11b_vision_instruct import (
+        Llama3_2_11bVisionInstructOutput as _Out_cf__meta__llama_3_2_11b_vision_instruct,
+    )
+    from .models.cf.meta.llama_3_3_70b_instruct_fp8_fast import (
+        AsyncLlama3_3_70bInstructFp8Fast as _H_cf__meta__llama_3_3_70b_instruct_fp8_fast,
+    )
+    from .models.cf.meta.llama_3_3_70b_instruct_fp8_fast import (
+        Llama3_3_70bInstructFp8FastInput as _In_cf__meta__llama_3_3_70b_instruct_fp8_fast,
+    )
+    from .models.cf.meta.llama_3_3_70b_instruct_fp8_fast import (
+        Llama3_3_70bInstructFp8FastOutput as _Out_cf__meta__llama_3_3_70b_instruct_fp8_fast,
+    )
+    from .models.cf.meta.llama_3_8b_instruct import AsyncLlama3_8bInstruct as _H_cf__meta__llama_3_8b_instruct
+    from .models.cf.meta.llama_3_8b_instruct import Llama3_8bInstructInput as _In_cf__meta__llama_3_8b_instruct
+    from .models.cf.meta.llama_3_8b_instruct import Llama3_8bInstructOutput as _Out_cf__meta__llama_3_8b_instruct
+    from .models.cf.meta.llama_3_8b_instruct_awq import (
+        AsyncLlama3_8bInstructAwq as _H_cf__meta__llama_3_8b_instruct_awq,
+    )
+    from .models.cf.meta.llama_3_8b_instruct_awq import (
+        Llama3_8bInstructAwqInput as _In_cf__meta__llama_3_8b_instruct_awq,
+    )
+    from .models.cf.meta.llama_3_8b_instruct_awq import (
+        Llama3_8bInstructAwqOutput as _Out_cf__meta__llama_3_8b_instruct_awq,
+    )
+    from .models.cf.meta.llama_4_scout_17b_16e_instruct import (
+        AsyncLlama4Scout17b16eInstruct as _H_cf__meta__llama_4_scout_17b_16e_instruct,
+    )
+    from .models.cf.meta.llama_4_scout_17b_16e_instruct import (
+        Llama4Scout17b16eInstructInput as _In_cf__meta__llama_4_scout_17b_16e_instruct,
+    )
+    from .models.cf.meta.llama_4_scout_17b_16e_instruct import (
+        Llama4Scout17b16eInstructOutput as _Out_cf__meta__llama_4_scout_17b_16e_instruct,
+    )
+    from .models.cf.meta.llama_guard_3_8b import AsyncLlamaGuard3_8b as _H_cf__meta__llama_guard_3_8b
+    from .models.cf.meta.llama_guard_3_8b import LlamaGuard3_8bInput as _In_cf__meta__llama_guard_3_8b
+    from .models.cf.meta.llama_guard_3_8b import LlamaGuard3_8bOutput as _Out_cf__meta__llama_guard_3_8b
+    from .models.cf.meta.m2m100_1_2b import AsyncM2m100_1_2b as _H_cf__meta__m2m100_1_2b
+    from .models.cf.meta.m2m100_1_2b import M2m100_1_2bInput as _In_cf__meta__m2m100_1_2b
+    from .models.cf.meta.m2m100_1_2b import M2m100_1_2bOutput as _Out_cf__meta__m2m100_1_2b
+    from .models.cf.meta_llama.llama_2_7b_chat_hf_lora import (
+        AsyncLlama2_7bChatHfLora as _H_cf__meta_llama__llama_2_7b_chat_hf_lora,
+    )
+    from .models.cf.meta_llama.llama_2_7b_chat_hf_lora import (
+        Llama2_7bChatHfLoraInput as _In_cf__meta_llama__llama_2_7b_chat_hf_lora,
+    )
+    from .models.cf.meta_llama.llama_2_7b_chat_hf_lora import (
+        Llama2_7bChatHfLoraOutput as _Out_cf__meta_llama__llama_2_7b_chat_hf_lora,
+    )
+    from .models.cf.microsoft.phi_2 import AsyncPhi2 as _H_cf__microsoft__phi_2
+    from .models.cf.microsoft.phi_2 import Phi2Input as _In_cf__microsoft__phi_2
+    from .models.cf.microsoft.phi_2 import Phi2Output as _Out_cf__microsoft__phi_2
+    from .models.cf.microsoft.resnet_50 import AsyncResnet50 as _H_cf__microsoft__resnet_50
+    from .models.cf.microsoft.resnet_50 import Resnet50Input as _In_cf__microsoft__resnet_50
+    from .models.cf.microsoft.resnet_50 import Resnet50Output as _Out_cf__microsoft__resnet_50
+    from .models.cf.mistral.mistral_7b_instruct_v0_1 import (
+        AsyncMistral7bInstructV0_1 as _H_cf__mistral__mistral_7b_instruct_v0_1,
+    )
+    from .models.cf.mistral.mistral_7b_instruct_v0_1 import (
+        Mistral7bInstructV0_1Input as _In_cf__mistral__mistral_7b_instruct_v0_1,
+    )
+    from .models.cf.mistral.mistral_7b_instruct_v0_1 import (
+        Mistral7bInstructV0_1Output as _Out_cf__mistral__mistral_7b_instruct_v0_1,
+    )
+    from .models.cf.mistral.mistral_7b_instruct_v0_2_lora import (
+        AsyncMistral7bInstructV0_2Lora as _H_cf__mistral__mistral_7b_instruct_v0_2_lora,
+    )
+    from .models.cf.mistral.mistral_7b_instruct_v0_2_lora import (
+        Mistral7bInstructV0_2LoraInput as _In_cf__mistral__mistral_7b_instruct_v0_2_lora,
+    )
+    from .models.cf.mistral.mistral_7b_instruct_v0_2_lora import (
+        Mistral7bInstructV0_2LoraOutput as _Out_cf__mistral__mistral_7b_instruct_v0_2_lora,
+    )
+    from .models.cf.mistralai.mistral_small_3_1_24b_instruct import (
+        AsyncMistralSmall3_1_24bInstruct as _H_cf__mistralai__mistral_small_3_1_24b_instruct,
+    )
+    from .models.cf.mistralai.mistral_small_3_1_24b_instruct import (
+        MistralSmall3_1_24bInstructInput as _In_cf__mistralai__mistral_small_3_1_24b_instruct,
+    )
+    from .models.cf.mistralai.mistral_small_3_1_24b_instruct import (
+        MistralSmall3_1_24bInstructOutput as _Out_cf__mistralai__mistral_small_3_1_24b_instruct,
+    )
+    from .models.cf.moondream.moondream3_1_9b_a2b import (
+        AsyncMoondream3_1_9BA2B as _H_cf__moondream__moondream3_1_9b_a2b,
+    )
+    from .models.cf.moondream.moondream3_1_9b_a2b import (
+        Moondream3_1_9BA2BInput as _In_cf__moondream__moondream3_1_9b_a2b,
+    )
+    from .models.cf.moondream.moondream3_1_9b_a2b import (
+        Moondream3_1_9BA2BOutput as _Out_cf__moondream__moondream3_1_9b_a2b,
+    )
+    from .models.cf.moonshotai.kimi_k2_5 import AsyncKimiK2_5 as _H_cf__moonshotai__kimi_k2_5
+    from .models.cf.moonshotai.kimi_k2_5 import KimiK2_5Input as _In_cf__moonshotai__kimi_k2_5
+    from .models.cf.moonshotai.kimi_k2_5 import KimiK2_5Output as _Out_cf__moonshotai__kimi_k2_5
+    from .models.cf.myshell_ai.melotts import AsyncMelotts as _H_cf__myshell_ai__melotts
+    from .models.cf.myshell_ai.melotts import MelottsInput as _In_cf__myshell_ai__melotts
+    from .models.cf.myshell_ai.melotts import MelottsOutput as _Out_cf__myshell_ai__melotts
+    from .models.cf.nvidia.nemotron_3_120b_a12b import AsyncNemotron3_120bA12b as _H_cf__nvidia__nemotron_3_120b_a12b
+    from .models.cf.nvidia.nemotron_3_120b_a12b import Nemotron3_120bA12bInput as _In_cf__nvidia__nemotron_3_120b_a12b
+    from .models.cf.nvidia.nemotron_3_120b_a12b import Nemotron3_120bA12bOutput as _Out_cf__nvidia__nemotron_3_120b_a12b
+    from .models.cf.openai.gpt_oss_20b import AsyncGptOss20b as _H_cf__openai__gpt_oss_20b
+    from .models.cf.openai.gpt_oss_20b import GptOss20bInput as _In_cf__openai__gpt_oss_20b
+    from .models.cf.openai.gpt_oss_20b import GptOss20bOutput as _Out_cf__openai__gpt_oss_20b
+    from .models.cf.openai.gpt_oss_120b import AsyncGptOss120b as _H_cf__openai__gpt_oss_120b
+    from .models.cf.openai.gpt_oss_120b import GptOss120bInput as _In_cf__openai__gpt_oss_120b
+    from .models.cf.openai.gpt_oss_120b import GptOss120bOutput as _Out_cf__openai__gpt_oss_120b
+    from .models.cf.openai.whisper import AsyncWhisper as _H_cf__openai__whisper
+    from .models.cf.openai.whisper import WhisperInput as _In_cf__openai__whisper
+    from .models.cf.openai.whisper import WhisperOutput as _Out_cf__openai__whisper
+    from .models.cf.openai.whisper_large_v3_turbo import (
+        AsyncWhisperLargeV3Turbo as _H_cf__openai__whisper_large_v3_turbo,
+    )
+    from .models.cf.openai.whisper_large_v3_turbo import (
+        WhisperLargeV3TurboInput as _In_cf__openai__whisper_large_v3_turbo,
+    )
+    from .models.cf.openai.whisper_large_v3_turbo import (
+        WhisperLargeV3TurboOutput as _Out_cf__openai__whisper_large_v3_turbo,
+    )
+    from .models.cf.openai.whisper_tiny_en import AsyncWhisperTinyEn as _H_cf__openai__whisper_tiny_en
+    from .models.cf.openai.whisper_tiny_en import WhisperTinyEnInput as _In_cf__openai__whisper_tiny_en
+    from .models.cf.openai.whisper_tiny_en import WhisperTinyEnOutput as _Out_cf__openai__whisper_tiny_en
+    from .models.cf.openchat.openchat_3_5_0106 import AsyncOpenchat3_5_0106 as _H_cf__openchat__openchat_3_5_0106
+    from .models.cf.openchat.openchat_3_5_0106 import Openchat3_5_0106Input as _In_cf__openchat__openchat_3_5_0106
+    from .models.cf.openchat.openchat_3_5_0106 import Openchat3_5_0106Output as _Out_cf__openchat__openchat_3_5_0106
+    from .models.cf.pfnet.plamo_embedding_1b import AsyncPlamoEmbedding1b as _H_cf__pfnet__plamo_embedding_1b
+    from .models.cf.pfnet.plamo_embedding_1b import PlamoEmbedding1bInput as _In_cf__pfnet__plamo_embedding_1b
+    from .models.cf.pfnet.plamo_embedding_1b import PlamoEmbedding1bOutput as _Out_cf__pfnet__plamo_embedding_1b
+    from .models.cf.pipecat_ai.smart_turn_v2 import AsyncSmartTurnV2 as _H_cf__pipecat_ai__smart_turn_v2
+    from .models.cf.pipecat_ai.smart_turn_v2 import SmartTurnV2Input as _In_cf__pipecat_ai__smart_turn_v2
+    from .models.cf.pipecat_ai.smart_turn_v2 import SmartTurnV2Output as _Out_cf__pipecat_ai__smart_turn_v2
+    from .models.cf.qwen.qwen1_5_0_5b_chat import AsyncQwen1_5_0_5bChat as _H_cf__qwen__qwen1_5_0_5b_chat
+    from .models.cf.qwen.qwen1_5_0_5b_chat import Qwen1_5_0_5bChatInput as _In_cf__qwen__qwen1_5_0_5b_chat
+    from .models.cf.qwen.qwen1_5_0_5b_chat import Qwen1_5_0_5bChatOutput as _Out_cf__qwen__qwen1_5_0_5b_chat
+    from .models.cf.qwen.qwen1_5_1_8b_chat import AsyncQwen1_5_1_8bChat as _H_cf__qwen__qwen1_5_1_8b_chat
+    from .models.cf.qwen.qwen1_5_1_8b_chat import Qwen1_5_1_8bChatInput as _In_cf__qwen__qwen1_5_1_8b_chat
+    from .models.cf.qwen.qwen1_5_1_8b_chat import Qwen1_5_1_8bChatOutput as _Out_cf__qwen__qwen1_5_1_8b_chat
+    from .models.cf.qwen.qwen1_5_7b_chat_awq import AsyncQwen1_5_7bChatAwq as _H_cf__qwen__qwen1_5_7b_chat_awq
+    from .models.cf.qwen.qwen1_5_7b_chat_awq import Qwen1_5_7bChatAwqInput as _In_cf__qwen__qwen1_5_7b_chat_awq
+    from .models.cf.qwen.qwen1_5_7b_chat_awq import Qwen1_5_7bChatAwqOutput as _Out_cf__qwen__qwen1_5_7b_chat_awq
+    from .models.cf.qwen.qwen1_5_14b_chat_awq import AsyncQwen1_5_14bChatAwq as _H_cf__qwen__qwen1_5_14b_chat_awq
+    from .models.cf.qwen.qwen1_5_14b_chat_awq import Qwen1_5_14bChatAwqInput as _In_cf__qwen__qwen1_5_14b_chat_awq
+    from .models.cf.qwen.qwen1_5_14b_chat_awq import Qwen1_5_14bChatAwqOutput as _Out_cf__qwen__qwen1_5_14b_chat_awq
+    from .models.cf.qwen.qwen2_5_coder_32b_instruct import (
+        AsyncQwen2_5Coder32bInstruct as _H_cf__qwen__qwen2_5_coder_32b_instruct,
+    )
+    from .models.cf.qwen.qwen2_5_coder_32b_instruct import (
+        Qwen2_5Coder32bInstructInput as _In_cf__qwen__qwen2_5_coder_32b_instruct,
+    )
+    from .models.cf.qwen.qwen2_5_coder_32b_instruct import (
+        Qwen2_5Coder32bInstructOutput as _Out_cf__qwen__qwen2_5_coder_32b_instruct,
+    )
+    from .models.cf.qwen.qwen3_30b_a3b_fp8 import AsyncQwen3_30bA3bFp8 as _H_cf__qwen__qwen3_30b_a3b_fp8
+    from .models.cf.qwen.qwen3_30b_a3b_fp8 import Qwen3_30bA3bFp8Input as _In_cf__qwen__qwen3_30b_a3b_fp8
+    from .models.cf.qwen.qwen3_30b_a3b_fp8 import Qwen3_30bA3bFp8Output as _Out_cf__qwen__qwen3_30b_a3b_fp8
+    from .models.cf.qwen.qwen3_embedding_0_6b import AsyncQwen3Embedding0_6b as _H_cf__qwen__qwen3_embedding_0_6b
+    from .models.cf.qwen.qwen3_embedding_0_6b import Qwen3Embedding0_6bInput as _In_cf__qwen__qwen3_embedding_0_6b
+    from .models.cf.qwen.qwen3_embedding_0_6b import Qwen3Embedding0_6bOutput as _Out_cf__qwen__qwen3_embedding_0_6b
+    from .models.cf.runwayml.stable_diffusion_v1_5_img2img import (
+        AsyncStableDiffusionV1_5Img2img as _H_cf__runwayml__stable_diffusion_v1_5_img2img,
+    )
+    from .models.cf.runwayml.stable_diffusion_v1_5_img2img import (
+        StableDiffusionV1_5Img2imgInput as _In_cf__runwayml__stable_diffusion_v1_5_img2img,
+    )
+    from .models.cf.runwayml.stable_diffusion_v1_5_img2img import (
+        StableDiffusionV1_5Img2imgOutput as _Out_cf__runwayml__stable_diffusion_v1_5_img2img,
+    )
+    from .models.cf.runwayml.stable_diffusion_v1_5_inpainting import (
+        AsyncStableDiffusionV1_5Inpainting as _H_cf__runwayml__stable_diffusion_v1_5_inpainting,
+    )
+    from .models.cf.runwayml.stable_diffusion_v1_5_inpainting import (
+        StableDiffusionV1_5InpaintingInput as _In_cf__runwayml__stable_diffusion_v1_5_inpainting,
+    )
+    from .models.cf.runwayml.stable_diffusion_v1_5_inpainting import (
+        StableDiffusionV1_5InpaintingOutput as _Out_cf__runwayml__stable_diffusion_v1_5_inpainting,
+    )
+    from .models.cf.stabilityai.stable_diffusion_xl_base_1_0 import (
+        AsyncStableDiffusionXlBase1_0 as _H_cf__stabilityai__stable_diffusion_xl_base_1_0,
+    )
+    from .models.cf.stabilityai.stable_diffusion_xl_base_1_0 import (
+        StableDiffusionXlBase1_0Input as _In_cf__stabilityai__stable_diffusion_xl_base_1_0,
+    )
+    from .models.cf.stabilityai.stable_diffusion_xl_base_1_0 import (
+        StableDiffusionXlBase1_0Output as _Out_cf__stabilityai__stable_diffusion_xl_base_1_0,
+    )
+    from .models.cf.thebloke.discolm_german_7b_v1_awq import (
+        AsyncDiscolmGerman7bV1Awq as _H_cf__thebloke__discolm_german_7b_v1_awq,
+    )
+    from .models.cf.thebloke.discolm_german_7b_v1_awq import (
+        DiscolmGerman7bV1AwqInput as _In_cf__thebloke__discolm_german_7b_v1_awq,
+    )
+    from .models.cf.thebloke.discolm_german_7b_v1_awq import (
+        DiscolmGerman7bV1AwqOutput as _Out_cf__thebloke__discolm_german_7b_v1_awq,
+    )
+    from .models.cf.tiiuae.falcon_7b_instruct import AsyncFalcon7bInstruct as _H_cf__tiiuae__falcon_7b_instruct
+    from .models.cf.tiiuae.falcon_7b_instruct import Falcon7bInstructInput as _In_cf__tiiuae__falcon_7b_instruct
+    from .models.cf.tiiuae.falcon_7b_instruct import Falcon7bInstructOutput as _Out_cf__tiiuae__falcon_7b_instruct
+    from .models.cf.tinyllama.tinyllama_1_1b_chat_v1_0 import (
+        AsyncTinyllama1_1bChatV1_0 as _H_cf__tinyllama__tinyllama_1_1b_chat_v1_0,
+    )
+    from .models.cf.tinyllama.tinyllama_1_1b_chat_v1_0 import (
+        Tinyllama1_1bChatV1_0Input as _In_cf__tinyllama__tinyllama_1_1b_chat_v1_0,
+    )
+    from .models.cf.tinyllama.tinyllama_1_1b_chat_v1_0 import (
+        Tinyllama1_1bChatV1_0Output as _Out_cf__tinyllama__tinyllama_1_1b_chat_v1_0,
+    )
+    from .models.cf.unum.uform_gen2_qwen_500m import AsyncUformGen2Qwen500m as _H_cf__unum__uform_gen2_qwen_500m
+    from .models.cf.unum.uform_gen2_qwen_500m import UformGen2Qwen500mInput as _In_cf__unum__uform_gen2_qwen_500m
+    from .models.cf.unum.uform_gen2_qwen_500m import UformGen2Qwen500mOutput as _Out_cf__unum__uform_gen2_qwen_500m
+    from .models.cf.zai_org.glm_4_7_flash import AsyncGlm4_7Flash as _H_cf__zai_org__glm_4_7_flash
+    from .models.cf.zai_org.glm_4_7_flash import Glm4_7FlashInput as _In_cf__zai_org__glm_4_7_flash
+    from .models.cf.zai_org.glm_4_7_flash import Glm4_7FlashOutput as _Out_cf__zai_org__glm_4_7_flash
+    from .models.hf.google.gemma_7b_it import AsyncGemma7bIt as _H_hf__google__gemma_7b_it
+    from .models.hf.google.gemma_7b_it import Gemma7bItInput as _In_hf__google__gemma_7b_it
+    from .models.hf.google.gemma_7b_it import Gemma7bItOutput as _Out_hf__google__gemma_7b_it
+    from .models.hf.meta_llama.meta_llama_3_8b_instruct import (
+        AsyncMetaLlama3_8bInstruct as _H_hf__meta_llama__meta_llama_3_8b_instruct,
+    )
+    from .models.hf.meta_llama.meta_llama_3_8b_instruct import (
+        MetaLlama3_8bInstructInput as _In_hf__meta_llama__meta_llama_3_8b_instruct,
+    )
+    from .models.hf.meta_llama.meta_llama_3_8b_instruct import (
+        MetaLlama3_8bInstructOutput as _Out_hf__meta_llama__meta_llama_3_8b_instruct,
+    )
+    from .models.hf.mistral.mistral_7b_instruct_v0_2 import (
+        AsyncMistral7bInstructV0_2 as _H_hf__mistral__mistral_7b_instruct_v0_2,
+    )
+    from .models.hf.mistral.mistral_7b_instruct_v0_2 import (
+        Mistral7bInstructV0_2Input as _In_hf__mistral__mistral_7b_instruct_v0_2,
+    )
+    from .models.hf.mistral.mistral_7b_instruct_v0_2 import (
+        Mistral7bInstructV0_2Output as _Out_hf__mistral__mistral_7b_instruct_v0_2,
+    )
+    from .models.hf.nexusflow.starling_lm_7b_beta import AsyncStarlingLm7bBeta as _H_hf__nexusflow__starling_lm_7b_beta
+    from .models.hf.nexusflow.starling_lm_7b_beta import StarlingLm7bBetaInput as _In_hf__nexusflow__starling_lm_7b_beta
+    from .models.hf.nexusflow.starling_lm_7b_beta import (
+        StarlingLm7bBetaOutput as _Out_hf__nexusflow__starling_lm_7b_beta,
+    )
+    from .models.hf.nousresearch.hermes_2_pro_mistral_7b import (
+        AsyncHermes2ProMistral7b as _H_hf__nousresearch__hermes_2_pro_mistral_7b,
+    )
+    from .models.hf.nousresearch.hermes_2_pro_mistral_7b import (
+        Hermes2ProMistral7bInput as _In_hf__nousresearch__hermes_2_pro_mistral_7b,
+    )
+    from .models.hf.nousresearch.hermes_2_pro_mistral_7b import (
+        Hermes2ProMistral7bOutput as _Out_hf__nousresearch__hermes_2_pro_mistral_7b,
+    )
+    from .models.hf.thebloke.deepseek_coder_6_7b_base_awq import (
+        AsyncDeepseekCoder6_7bBaseAwq as _H_hf__thebloke__deepseek_coder_6_7b_base_awq,
+    )
+    from .models.hf.thebloke.deepseek_coder_6_7b_base_awq import (
+        DeepseekCoder6_7bBaseAwqInput as _In_hf__thebloke__deepseek_coder_6_7b_base_awq,
+    )
+    from .models.hf.thebloke.deepseek_coder_6_7b_base_awq import (
+        DeepseekCoder6_7bBaseAwqOutput as _Out_hf__thebloke__deepseek_coder_6_7b_base_awq,
+    )
+    from .models.hf.thebloke.deepseek_coder_6_7b_instruct_awq import (
+        AsyncDeepseekCoder6_7bInstructAwq as _H_hf__thebloke__deepseek_coder_6_7b_instruct_awq,
+    )
+    from .models.hf.thebloke.deepseek_coder_6_7b_instruct_awq import (
+        DeepseekCoder6_7bInstructAwqInput as _In_hf__thebloke__deepseek_coder_6_7b_instruct_awq,
+    )
+    from .models.hf.thebloke.deepseek_coder_6_7b_instruct_awq import (
+        DeepseekCoder6_7bInstructAwqOutput as _Out_hf__thebloke__deepseek_coder_6_7b_instruct_awq,
+    )
+    from .models.hf.thebloke.llama_2_13b_chat_awq import AsyncLlama2_13bChatAwq as _H_hf__thebloke__llama_2_13b_chat_awq
+    from .models.hf.thebloke.llama_2_13b_chat_awq import (
+        Llama2_13bChatAwqInput as _In_hf__thebloke__llama_2_13b_chat_awq,
+    )
+    from .models.hf.thebloke.llama_2_13b_chat_awq import (
+        Llama2_13bChatAwqOutput as _Out_hf__thebloke__llama_2_13b_chat_awq,
+    )
+    from .models.hf.thebloke.llamaguard_7b_awq import AsyncLlamaguard7bAwq as _H_hf__thebloke__llamaguard_7b_awq
+    from .models.hf.thebloke.llamaguard_7b_awq import Llamaguard7bAwqInput as _In_hf__thebloke__llamaguard_7b_awq
+    from .models.hf.thebloke.llamaguard_7b_awq import Llamaguard7bAwqOutput as _Out_hf__thebloke__llamaguard_7b_awq
+    from .models.hf.thebloke.mistral_7b_instruct_v0_1_awq import (
+        AsyncMistral7bInstructV0_1Awq as _H_hf__thebloke__mistral_7b_instruct_v0_1_awq,
+    )
+    from .models.hf.thebloke.mistral_7b_instruct_v0_1_awq import (
+        Mistral7bInstructV0_1AwqInput as _In_hf__thebloke__mistral_7b_instruct_v0_1_awq,
+    )
+    from .models.hf.thebloke.mistral_7b_instruct_v0_1_awq import (
+        Mistral7bInstructV0_1AwqOutput as _Out_hf__thebloke__mistral_7b_instruct_v0_1_awq,
+    )
+    from .models.hf.thebloke.neural_chat_7b_v3_1_awq import (
+        AsyncNeuralChat7bV3_1Awq as _H_hf__thebloke__neural_chat_7b_v3_1_awq,
+    )
+    from .models.hf.thebloke.neural_chat_7b_v3_1_awq import (
+        NeuralChat7bV3_1AwqInput as _In_hf__thebloke__neural_chat_7b_v3_1_awq,
+    )
+    from .models.hf.thebloke.neural_chat_7b_v3_1_awq import (
+        NeuralChat7bV3_1AwqOutput as _Out_hf__thebloke__neural_chat_7b_v3_1_awq,
+    )
+    from .models.hf.thebloke.openhermes_2_5_mistral_7b_awq import (
+        AsyncOpenhermes2_5Mistral7bAwq as _H_hf__thebloke__openhermes_2_5_mistral_7b_awq,
+    )
+    from .models.hf.thebloke.openhermes_2_5_mistral_7b_awq import (
+        Openhermes2_5Mistral7bAwqInput as _In_hf__thebloke__openhermes_2_5_mistral_7b_awq,
+    )
+    from .models.hf.thebloke.openhermes_2_5_mistral_7b_awq import (
+        Openhermes2_5Mistral7bAwqOutput as _Out_hf__thebloke__openhermes_2_5_mistral_7b_awq,
+    )
+    from .models.hf.thebloke.zephyr_7b_beta_awq import AsyncZephyr7bBetaAwq as _H_hf__thebloke__zephyr_7b_beta_awq
+    from .models.hf.thebloke.zephyr_7b_beta_awq import Zephyr7bBetaAwqInput as _In_hf__thebloke__zephyr_7b_beta_awq
+    from .models.hf.thebloke.zephyr_7b_beta_awq import Zephyr7bBetaAwqOutput as _Out_hf__thebloke__zephyr_7b_beta_awq
+
 
 __all__ = ["AsyncWorkersAI"]
 
@@ -129,207 +568,285 @@ class AsyncWorkersAI(AsyncBaseClient):
     """
 
     @overload
-    def model(self, model_id: Literal['@cf/ai4bharat/indictrans2-en-indic-1B']) -> _H_cf__ai4bharat__indictrans2_en_indic_1b: ...
+    def model(
+        self, model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"]
+    ) -> _H_cf__ai4bharat__indictrans2_en_indic_1b: ...
     @overload
-    def model(self, model_id: Literal['@cf/aisingapore/gemma-sea-lion-v4-27b-it']) -> _H_cf__aisingapore__gemma_sea_lion_v4_27b_it: ...
+    def model(
+        self, model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"]
+    ) -> _H_cf__aisingapore__gemma_sea_lion_v4_27b_it: ...
     @overload
-    def model(self, model_id: Literal['@cf/baai/bge-base-en-v1.5']) -> _H_cf__baai__bge_base_en_v1_5: ...
+    def model(self, model_id: Literal["@cf/baai/bge-base-en-v1.5"]) -> _H_cf__baai__bge_base_en_v1_5: ...
     @overload
-    def model(self, model_id: Literal['@cf/baai/bge-large-en-v1.5']) -> _H_cf__baai__bge_large_en_v1_5: ...
+    def model(self, model_id: Literal["@cf/baai/bge-large-en-v1.5"]) -> _H_cf__baai__bge_large_en_v1_5: ...
     @overload
-    def model(self, model_id: Literal['@cf/baai/bge-m3']) -> _H_cf__baai__bge_m3: ...
+    def model(self, model_id: Literal["@cf/baai/bge-m3"]) -> _H_cf__baai__bge_m3: ...
     @overload
-    def model(self, model_id: Literal['@cf/baai/bge-reranker-base']) -> _H_cf__baai__bge_reranker_base: ...
+    def model(self, model_id: Literal["@cf/baai/bge-reranker-base"]) -> _H_cf__baai__bge_reranker_base: ...
     @overload
-    def model(self, model_id: Literal['@cf/baai/bge-small-en-v1.5']) -> _H_cf__baai__bge_small_en_v1_5: ...
+    def model(self, model_id: Literal["@cf/baai/bge-small-en-v1.5"]) -> _H_cf__baai__bge_small_en_v1_5: ...
     @overload
-    def model(self, model_id: Literal['@cf/baai/omni-bge-base-en-v1.5']) -> _H_cf__baai__omni_bge_base_en_v1_5: ...
+    def model(self, model_id: Literal["@cf/baai/omni-bge-base-en-v1.5"]) -> _H_cf__baai__omni_bge_base_en_v1_5: ...
     @overload
-    def model(self, model_id: Literal['@cf/black-forest-labs/flux-1-schnell']) -> _H_cf__black_forest_labs__flux_1_schnell: ...
+    def model(
+        self, model_id: Literal["@cf/black-forest-labs/flux-1-schnell"]
+    ) -> _H_cf__black_forest_labs__flux_1_schnell: ...
     @overload
-    def model(self, model_id: Literal['@cf/black-forest-labs/flux-2-dev']) -> _H_cf__black_forest_labs__flux_2_dev: ...
+    def model(self, model_id: Literal["@cf/black-forest-labs/flux-2-dev"]) -> _H_cf__black_forest_labs__flux_2_dev: ...
     @overload
-    def model(self, model_id: Literal['@cf/black-forest-labs/flux-2-klein-4b']) -> _H_cf__black_forest_labs__flux_2_klein_4b: ...
+    def model(
+        self, model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"]
+    ) -> _H_cf__black_forest_labs__flux_2_klein_4b: ...
     @overload
-    def model(self, model_id: Literal['@cf/black-forest-labs/flux-2-klein-9b']) -> _H_cf__black_forest_labs__flux_2_klein_9b: ...
+    def model(
+        self, model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"]
+    ) -> _H_cf__black_forest_labs__flux_2_klein_9b: ...
     @overload
-    def model(self, model_id: Literal['@cf/bytedance/stable-diffusion-xl-lightning']) -> _H_cf__bytedance__stable_diffusion_xl_lightning: ...
+    def model(
+        self, model_id: Literal["@cf/bytedance/stable-diffusion-xl-lightning"]
+    ) -> _H_cf__bytedance__stable_diffusion_xl_lightning: ...
     @overload
-    def model(self, model_id: Literal['@cf/cloudflare/clairic']) -> _H_cf__cloudflare__clairic: ...
+    def model(self, model_id: Literal["@cf/cloudflare/clairic"]) -> _H_cf__cloudflare__clairic: ...
     @overload
-    def model(self, model_id: Literal['@cf/cloudflare/clef']) -> _H_cf__cloudflare__clef: ...
+    def model(self, model_id: Literal["@cf/cloudflare/clef"]) -> _H_cf__cloudflare__clef: ...
     @overload
-    def model(self, model_id: Literal['@cf/cloudflare/clef-flash']) -> _H_cf__cloudflare__clef_flash: ...
+    def model(self, model_id: Literal["@cf/cloudflare/clef-flash"]) -> _H_cf__cloudflare__clef_flash: ...
     @overload
-    def model(self, model_id: Literal['@cf/cloudflare/clef-omni']) -> _H_cf__cloudflare__clef_omni: ...
+    def model(self, model_id: Literal["@cf/cloudflare/clef-omni"]) -> _H_cf__cloudflare__clef_omni: ...
     @overload
-    def model(self, model_id: Literal['@cf/deepgram/aura-1']) -> _H_cf__deepgram__aura_1: ...
+    def model(self, model_id: Literal["@cf/deepgram/aura-1"]) -> _H_cf__deepgram__aura_1: ...
     @overload
-    def model(self, model_id: Literal['@cf/deepgram/aura-2-en']) -> _H_cf__deepgram__aura_2_en: ...
+    def model(self, model_id: Literal["@cf/deepgram/aura-2-en"]) -> _H_cf__deepgram__aura_2_en: ...
     @overload
-    def model(self, model_id: Literal['@cf/deepgram/aura-2-es']) -> _H_cf__deepgram__aura_2_es: ...
+    def model(self, model_id: Literal["@cf/deepgram/aura-2-es"]) -> _H_cf__deepgram__aura_2_es: ...
     @overload
-    def model(self, model_id: Literal['@cf/deepgram/flux']) -> _H_cf__deepgram__flux: ...
+    def model(self, model_id: Literal["@cf/deepgram/flux"]) -> _H_cf__deepgram__flux: ...
     @overload
-    def model(self, model_id: Literal['@cf/deepgram/nova-3']) -> _H_cf__deepgram__nova_3: ...
+    def model(self, model_id: Literal["@cf/deepgram/nova-3"]) -> _H_cf__deepgram__nova_3: ...
     @overload
-    def model(self, model_id: Literal['@cf/deepseek-ai/deepseek-math-7b-instruct']) -> _H_cf__deepseek_ai__deepseek_math_7b_instruct: ...
+    def model(
+        self, model_id: Literal["@cf/deepseek-ai/deepseek-math-7b-instruct"]
+    ) -> _H_cf__deepseek_ai__deepseek_math_7b_instruct: ...
     @overload
-    def model(self, model_id: Literal['@cf/deepseek-ai/deepseek-r1-distill-qwen-32b']) -> _H_cf__deepseek_ai__deepseek_r1_distill_qwen_32b: ...
+    def model(
+        self, model_id: Literal["@cf/deepseek-ai/deepseek-r1-distill-qwen-32b"]
+    ) -> _H_cf__deepseek_ai__deepseek_r1_distill_qwen_32b: ...
     @overload
-    def model(self, model_id: Literal['@cf/deepseek-ai/deepseek-v4-pro-0813']) -> _H_cf__deepseek_ai__deepseek_v4_pro_0813: ...
+    def model(
+        self, model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"]
+    ) -> _H_cf__deepseek_ai__deepseek_v4_pro_0813: ...
     @overload
-    def model(self, model_id: Literal['@cf/defog/sqlcoder-7b-2']) -> _H_cf__defog__sqlcoder_7b_2: ...
+    def model(self, model_id: Literal["@cf/defog/sqlcoder-7b-2"]) -> _H_cf__defog__sqlcoder_7b_2: ...
     @overload
-    def model(self, model_id: Literal['@cf/facebook/bart-large-cnn']) -> _H_cf__facebook__bart_large_cnn: ...
+    def model(self, model_id: Literal["@cf/facebook/bart-large-cnn"]) -> _H_cf__facebook__bart_large_cnn: ...
     @overload
-    def model(self, model_id: Literal['@cf/facebook/detr-resnet-50']) -> _H_cf__facebook__detr_resnet_50: ...
+    def model(self, model_id: Literal["@cf/facebook/detr-resnet-50"]) -> _H_cf__facebook__detr_resnet_50: ...
     @overload
-    def model(self, model_id: Literal['@cf/fblgit/una-cybertron-7b-v2-bf16']) -> _H_cf__fblgit__una_cybertron_7b_v2_bf16: ...
+    def model(
+        self, model_id: Literal["@cf/fblgit/una-cybertron-7b-v2-bf16"]
+    ) -> _H_cf__fblgit__una_cybertron_7b_v2_bf16: ...
     @overload
-    def model(self, model_id: Literal['@cf/google/embeddinggemma-300m']) -> _H_cf__google__embeddinggemma_300m: ...
+    def model(self, model_id: Literal["@cf/google/embeddinggemma-300m"]) -> _H_cf__google__embeddinggemma_300m: ...
     @overload
-    def model(self, model_id: Literal['@cf/google/gemma-2b-it-lora']) -> _H_cf__google__gemma_2b_it_lora: ...
+    def model(self, model_id: Literal["@cf/google/gemma-2b-it-lora"]) -> _H_cf__google__gemma_2b_it_lora: ...
     @overload
-    def model(self, model_id: Literal['@cf/google/gemma-3-12b-it']) -> _H_cf__google__gemma_3_12b_it: ...
+    def model(self, model_id: Literal["@cf/google/gemma-3-12b-it"]) -> _H_cf__google__gemma_3_12b_it: ...
     @overload
-    def model(self, model_id: Literal['@cf/google/gemma-4-26b-a4b-it']) -> _H_cf__google__gemma_4_26b_a4b_it: ...
+    def model(self, model_id: Literal["@cf/google/gemma-4-26b-a4b-it"]) -> _H_cf__google__gemma_4_26b_a4b_it: ...
     @overload
-    def model(self, model_id: Literal['@cf/google/gemma-7b-it-lora']) -> _H_cf__google__gemma_7b_it_lora: ...
+    def model(self, model_id: Literal["@cf/google/gemma-7b-it-lora"]) -> _H_cf__google__gemma_7b_it_lora: ...
     @overload
-    def model(self, model_id: Literal['@cf/huggingface/distilbert-sst-2-int8']) -> _H_cf__huggingface__distilbert_sst_2_int8: ...
+    def model(
+        self, model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"]
+    ) -> _H_cf__huggingface__distilbert_sst_2_int8: ...
     @overload
-    def model(self, model_id: Literal['@cf/leonardo/lucid-origin']) -> _H_cf__leonardo__lucid_origin: ...
+    def model(self, model_id: Literal["@cf/leonardo/lucid-origin"]) -> _H_cf__leonardo__lucid_origin: ...
     @overload
-    def model(self, model_id: Literal['@cf/leonardo/phoenix-1.0']) -> _H_cf__leonardo__phoenix_1_0: ...
+    def model(self, model_id: Literal["@cf/leonardo/phoenix-1.0"]) -> _H_cf__leonardo__phoenix_1_0: ...
     @overload
-    def model(self, model_id: Literal['@cf/llava-hf/llava-1.5-7b-hf']) -> _H_cf__llava_hf__llava_1_5_7b_hf: ...
+    def model(self, model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"]) -> _H_cf__llava_hf__llava_1_5_7b_hf: ...
     @overload
-    def model(self, model_id: Literal['@cf/lykon/dreamshaper-8-lcm']) -> _H_cf__lykon__dreamshaper_8_lcm: ...
+    def model(self, model_id: Literal["@cf/lykon/dreamshaper-8-lcm"]) -> _H_cf__lykon__dreamshaper_8_lcm: ...
     @overload
-    def model(self, model_id: Literal['@cf/meta-llama/llama-2-7b-chat-hf-lora']) -> _H_cf__meta_llama__llama_2_7b_chat_hf_lora: ...
+    def model(
+        self, model_id: Literal["@cf/meta-llama/llama-2-7b-chat-hf-lora"]
+    ) -> _H_cf__meta_llama__llama_2_7b_chat_hf_lora: ...
     @overload
-    def model(self, model_id: Literal['@cf/meta/llama-2-7b-chat-fp16']) -> _H_cf__meta__llama_2_7b_chat_fp16: ...
+    def model(self, model_id: Literal["@cf/meta/llama-2-7b-chat-fp16"]) -> _H_cf__meta__llama_2_7b_chat_fp16: ...
     @overload
-    def model(self, model_id: Literal['@cf/meta/llama-2-7b-chat-int8']) -> _H_cf__meta__llama_2_7b_chat_int8: ...
+    def model(self, model_id: Literal["@cf/meta/llama-2-7b-chat-int8"]) -> _H_cf__meta__llama_2_7b_chat_int8: ...
     @overload
-    def model(self, model_id: Literal['@cf/meta/llama-3-8b-instruct']) -> _H_cf__meta__llama_3_8b_instruct: ...
+    def model(self, model_id: Literal["@cf/meta/llama-3-8b-instruct"]) -> _H_cf__meta__llama_3_8b_instruct: ...
     @overload
-    def model(self, model_id: Literal['@cf/meta/llama-3-8b-instruct-awq']) -> _H_cf__meta__llama_3_8b_instruct_awq: ...
+    def model(self, model_id: Literal["@cf/meta/llama-3-8b-instruct-awq"]) -> _H_cf__meta__llama_3_8b_instruct_awq: ...
     @overload
-    def model(self, model_id: Literal['@cf/meta/llama-3.1-70b-instruct']) -> _H_cf__meta__llama_3_1_70b_instruct: ...
+    def model(self, model_id: Literal["@cf/meta/llama-3.1-70b-instruct"]) -> _H_cf__meta__llama_3_1_70b_instruct: ...
     @overload
-    def model(self, model_id: Literal['@cf/meta/llama-3.1-8b-instruct']) -> _H_cf__meta__llama_3_1_8b_instruct: ...
+    def model(self, model_id: Literal["@cf/meta/llama-3.1-8b-instruct"]) -> _H_cf__meta__llama_3_1_8b_instruct: ...
     @overload
-    def model(self, model_id: Literal['@cf/meta/llama-3.1-8b-instruct-awq']) -> _H_cf__meta__llama_3_1_8b_instruct_awq: ...
+    def model(
+        self, model_id: Literal["@cf/meta/llama-3.1-8b-instruct-awq"]
+    ) -> _H_cf__meta__llama_3_1_8b_instruct_awq: ...
     @overload
-    def model(self, model_id: Literal['@cf/meta/llama-3.1-8b-instruct-fast']) -> _H_cf__meta__llama_3_1_8b_instruct_fast: ...
+    def model(
+        self, model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fast"]
+    ) -> _H_cf__meta__llama_3_1_8b_instruct_fast: ...
     @overload
-    def model(self, model_id: Literal['@cf/meta/llama-3.1-8b-instruct-fp8']) -> _H_cf__meta__llama_3_1_8b_instruct_fp8: ...
+    def model(
+        self, model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fp8"]
+    ) -> _H_cf__meta__llama_3_1_8b_instruct_fp8: ...
     @overload
-    def model(self, model_id: Literal['@cf/meta/llama-3.2-11b-vision-instruct']) -> _H_cf__meta__llama_3_2_11b_vision_instruct: ...
+    def model(
+        self, model_id: Literal["@cf/meta/llama-3.2-11b-vision-instruct"]
+    ) -> _H_cf__meta__llama_3_2_11b_vision_instruct: ...
     @overload
-    def model(self, model_id: Literal['@cf/meta/llama-3.2-1b-instruct']) -> _H_cf__meta__llama_3_2_1b_instruct: ...
+    def model(self, model_id: Literal["@cf/meta/llama-3.2-1b-instruct"]) -> _H_cf__meta__llama_3_2_1b_instruct: ...
     @overload
-    def model(self, model_id: Literal['@cf/meta/llama-3.2-3b-instruct']) -> _H_cf__meta__llama_3_2_3b_instruct: ...
+    def model(self, model_id: Literal["@cf/meta/llama-3.2-3b-instruct"]) -> _H_cf__meta__llama_3_2_3b_instruct: ...
     @overload
-    def model(self, model_id: Literal['@cf/meta/llama-3.3-70b-instruct-fp8-fast']) -> _H_cf__meta__llama_3_3_70b_instruct_fp8_fast: ...
+    def model(
+        self, model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"]
+    ) -> _H_cf__meta__llama_3_3_70b_instruct_fp8_fast: ...
     @overload
-    def model(self, model_id: Literal['@cf/meta/llama-4-scout-17b-16e-instruct']) -> _H_cf__meta__llama_4_scout_17b_16e_instruct: ...
+    def model(
+        self, model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"]
+    ) -> _H_cf__meta__llama_4_scout_17b_16e_instruct: ...
     @overload
-    def model(self, model_id: Literal['@cf/meta/llama-guard-3-8b']) -> _H_cf__meta__llama_guard_3_8b: ...
+    def model(self, model_id: Literal["@cf/meta/llama-guard-3-8b"]) -> _H_cf__meta__llama_guard_3_8b: ...
     @overload
-    def model(self, model_id: Literal['@cf/meta/m2m100-1.2b']) -> _H_cf__meta__m2m100_1_2b: ...
+    def model(self, model_id: Literal["@cf/meta/m2m100-1.2b"]) -> _H_cf__meta__m2m100_1_2b: ...
     @overload
-    def model(self, model_id: Literal['@cf/microsoft/phi-2']) -> _H_cf__microsoft__phi_2: ...
+    def model(self, model_id: Literal["@cf/microsoft/phi-2"]) -> _H_cf__microsoft__phi_2: ...
     @overload
-    def model(self, model_id: Literal['@cf/microsoft/resnet-50']) -> _H_cf__microsoft__resnet_50: ...
+    def model(self, model_id: Literal["@cf/microsoft/resnet-50"]) -> _H_cf__microsoft__resnet_50: ...
     @overload
-    def model(self, model_id: Literal['@cf/mistral/mistral-7b-instruct-v0.1']) -> _H_cf__mistral__mistral_7b_instruct_v0_1: ...
+    def model(
+        self, model_id: Literal["@cf/mistral/mistral-7b-instruct-v0.1"]
+    ) -> _H_cf__mistral__mistral_7b_instruct_v0_1: ...
     @overload
-    def model(self, model_id: Literal['@cf/mistral/mistral-7b-instruct-v0.2-lora']) -> _H_cf__mistral__mistral_7b_instruct_v0_2_lora: ...
+    def model(
+        self, model_id: Literal["@cf/mistral/mistral-7b-instruct-v0.2-lora"]
+    ) -> _H_cf__mistral__mistral_7b_instruct_v0_2_lora: ...
     @overload
-    def model(self, model_id: Literal['@cf/mistralai/mistral-small-3.1-24b-instruct']) -> _H_cf__mistralai__mistral_small_3_1_24b_instruct: ...
+    def model(
+        self, model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"]
+    ) -> _H_cf__mistralai__mistral_small_3_1_24b_instruct: ...
     @overload
-    def model(self, model_id: Literal['@cf/moondream/moondream3.1-9B-A2B']) -> _H_cf__moondream__moondream3_1_9b_a2b: ...
+    def model(
+        self, model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"]
+    ) -> _H_cf__moondream__moondream3_1_9b_a2b: ...
     @overload
-    def model(self, model_id: Literal['@cf/moonshotai/kimi-k2.5']) -> _H_cf__moonshotai__kimi_k2_5: ...
+    def model(self, model_id: Literal["@cf/moonshotai/kimi-k2.5"]) -> _H_cf__moonshotai__kimi_k2_5: ...
     @overload
-    def model(self, model_id: Literal['@cf/myshell-ai/melotts']) -> _H_cf__myshell_ai__melotts: ...
+    def model(self, model_id: Literal["@cf/myshell-ai/melotts"]) -> _H_cf__myshell_ai__melotts: ...
     @overload
-    def model(self, model_id: Literal['@cf/nvidia/nemotron-3-120b-a12b']) -> _H_cf__nvidia__nemotron_3_120b_a12b: ...
+    def model(self, model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b"]) -> _H_cf__nvidia__nemotron_3_120b_a12b: ...
     @overload
-    def model(self, model_id: Literal['@cf/openai/gpt-oss-120b']) -> _H_cf__openai__gpt_oss_120b: ...
+    def model(self, model_id: Literal["@cf/openai/gpt-oss-120b"]) -> _H_cf__openai__gpt_oss_120b: ...
     @overload
-    def model(self, model_id: Literal['@cf/openai/gpt-oss-20b']) -> _H_cf__openai__gpt_oss_20b: ...
+    def model(self, model_id: Literal["@cf/openai/gpt-oss-20b"]) -> _H_cf__openai__gpt_oss_20b: ...
     @overload
-    def model(self, model_id: Literal['@cf/openai/whisper']) -> _H_cf__openai__whisper: ...
+    def model(self, model_id: Literal["@cf/openai/whisper"]) -> _H_cf__openai__whisper: ...
     @overload
-    def model(self, model_id: Literal['@cf/openai/whisper-large-v3-turbo']) -> _H_cf__openai__whisper_large_v3_turbo: ...
+    def model(
+        self, model_id: Literal["@cf/openai/whisper-large-v3-turbo"]
+    ) -> _H_cf__openai__whisper_large_v3_turbo: ...
     @overload
-    def model(self, model_id: Literal['@cf/openai/whisper-tiny-en']) -> _H_cf__openai__whisper_tiny_en: ...
+    def model(self, model_id: Literal["@cf/openai/whisper-tiny-en"]) -> _H_cf__openai__whisper_tiny_en: ...
     @overload
-    def model(self, model_id: Literal['@cf/openchat/openchat-3.5-0106']) -> _H_cf__openchat__openchat_3_5_0106: ...
+    def model(self, model_id: Literal["@cf/openchat/openchat-3.5-0106"]) -> _H_cf__openchat__openchat_3_5_0106: ...
     @overload
-    def model(self, model_id: Literal['@cf/pfnet/plamo-embedding-1b']) -> _H_cf__pfnet__plamo_embedding_1b: ...
+    def model(self, model_id: Literal["@cf/pfnet/plamo-embedding-1b"]) -> _H_cf__pfnet__plamo_embedding_1b: ...
     @overload
-    def model(self, model_id: Literal['@cf/pipecat-ai/smart-turn-v2']) -> _H_cf__pipecat_ai__smart_turn_v2: ...
+    def model(self, model_id: Literal["@cf/pipecat-ai/smart-turn-v2"]) -> _H_cf__pipecat_ai__smart_turn_v2: ...
     @overload
-    def model(self, model_id: Literal['@cf/qwen/qwen1.5-0.5b-chat']) -> _H_cf__qwen__qwen1_5_0_5b_chat: ...
+    def model(self, model_id: Literal["@cf/qwen/qwen1.5-0.5b-chat"]) -> _H_cf__qwen__qwen1_5_0_5b_chat: ...
     @overload
-    def model(self, model_id: Literal['@cf/qwen/qwen1.5-1.8b-chat']) -> _H_cf__qwen__qwen1_5_1_8b_chat: ...
+    def model(self, model_id: Literal["@cf/qwen/qwen1.5-1.8b-chat"]) -> _H_cf__qwen__qwen1_5_1_8b_chat: ...
     @overload
-    def model(self, model_id: Literal['@cf/qwen/qwen1.5-14b-chat-awq']) -> _H_cf__qwen__qwen1_5_14b_chat_awq: ...
+    def model(self, model_id: Literal["@cf/qwen/qwen1.5-14b-chat-awq"]) -> _H_cf__qwen__qwen1_5_14b_chat_awq: ...
     @overload
-    def model(self, model_id: Literal['@cf/qwen/qwen1.5-7b-chat-awq']) -> _H_cf__qwen__qwen1_5_7b_chat_awq: ...
+    def model(self, model_id: Literal["@cf/qwen/qwen1.5-7b-chat-awq"]) -> _H_cf__qwen__qwen1_5_7b_chat_awq: ...
     @overload
-    def model(self, model_id: Literal['@cf/qwen/qwen2.5-coder-32b-instruct']) -> _H_cf__qwen__qwen2_5_coder_32b_instruct: ...
+    def model(
+        self, model_id: Literal["@cf/qwen/qwen2.5-coder-32b-instruct"]
+    ) -> _H_cf__qwen__qwen2_5_coder_32b_instruct: ...
     @overload
-    def model(self, model_id: Literal['@cf/qwen/qwen3-30b-a3b-fp8']) -> _H_cf__qwen__qwen3_30b_a3b_fp8: ...
+    def model(self, model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"]) -> _H_cf__qwen__qwen3_30b_a3b_fp8: ...
     @overload
-    def model(self, model_id: Literal['@cf/qwen/qwen3-embedding-0.6b']) -> _H_cf__qwen__qwen3_embedding_0_6b: ...
+    def model(self, model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"]) -> _H_cf__qwen__qwen3_embedding_0_6b: ...
     @overload
-    def model(self, model_id: Literal['@cf/runwayml/stable-diffusion-v1-5-img2img']) -> _H_cf__runwayml__stable_diffusion_v1_5_img2img: ...
+    def model(
+        self, model_id: Literal["@cf/runwayml/stable-diffusion-v1-5-img2img"]
+    ) -> _H_cf__runwayml__stable_diffusion_v1_5_img2img: ...
     @overload
-    def model(self, model_id: Literal['@cf/runwayml/stable-diffusion-v1-5-inpainting']) -> _H_cf__runwayml__stable_diffusion_v1_5_inpainting: ...
+    def model(
+        self, model_id: Literal["@cf/runwayml/stable-diffusion-v1-5-inpainting"]
+    ) -> _H_cf__runwayml__stable_diffusion_v1_5_inpainting: ...
     @overload
-    def model(self, model_id: Literal['@cf/stabilityai/stable-diffusion-xl-base-1.0']) -> _H_cf__stabilityai__stable_diffusion_xl_base_1_0: ...
+    def model(
+        self, model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"]
+    ) -> _H_cf__stabilityai__stable_diffusion_xl_base_1_0: ...
     @overload
-    def model(self, model_id: Literal['@cf/thebloke/discolm-german-7b-v1-awq']) -> _H_cf__thebloke__discolm_german_7b_v1_awq: ...
+    def model(
+        self, model_id: Literal["@cf/thebloke/discolm-german-7b-v1-awq"]
+    ) -> _H_cf__thebloke__discolm_german_7b_v1_awq: ...
     @overload
-    def model(self, model_id: Literal['@cf/tiiuae/falcon-7b-instruct']) -> _H_cf__tiiuae__falcon_7b_instruct: ...
+    def model(self, model_id: Literal["@cf/tiiuae/falcon-7b-instruct"]) -> _H_cf__tiiuae__falcon_7b_instruct: ...
     @overload
-    def model(self, model_id: Literal['@cf/tinyllama/tinyllama-1.1b-chat-v1.0']) -> _H_cf__tinyllama__tinyllama_1_1b_chat_v1_0: ...
+    def model(
+        self, model_id: Literal["@cf/tinyllama/tinyllama-1.1b-chat-v1.0"]
+    ) -> _H_cf__tinyllama__tinyllama_1_1b_chat_v1_0: ...
     @overload
-    def model(self, model_id: Literal['@cf/unum/uform-gen2-qwen-500m']) -> _H_cf__unum__uform_gen2_qwen_500m: ...
+    def model(self, model_id: Literal["@cf/unum/uform-gen2-qwen-500m"]) -> _H_cf__unum__uform_gen2_qwen_500m: ...
     @overload
-    def model(self, model_id: Literal['@cf/zai-org/glm-4.7-flash']) -> _H_cf__zai_org__glm_4_7_flash: ...
+    def model(self, model_id: Literal["@cf/zai-org/glm-4.7-flash"]) -> _H_cf__zai_org__glm_4_7_flash: ...
     @overload
-    def model(self, model_id: Literal['@hf/google/gemma-7b-it']) -> _H_hf__google__gemma_7b_it: ...
+    def model(self, model_id: Literal["@hf/google/gemma-7b-it"]) -> _H_hf__google__gemma_7b_it: ...
     @overload
-    def model(self, model_id: Literal['@hf/meta-llama/meta-llama-3-8b-instruct']) -> _H_hf__meta_llama__meta_llama_3_8b_instruct: ...
+    def model(
+        self, model_id: Literal["@hf/meta-llama/meta-llama-3-8b-instruct"]
+    ) -> _H_hf__meta_llama__meta_llama_3_8b_instruct: ...
     @overload
-    def model(self, model_id: Literal['@hf/mistral/mistral-7b-instruct-v0.2']) -> _H_hf__mistral__mistral_7b_instruct_v0_2: ...
+    def model(
+        self, model_id: Literal["@hf/mistral/mistral-7b-instruct-v0.2"]
+    ) -> _H_hf__mistral__mistral_7b_instruct_v0_2: ...
     @overload
-    def model(self, model_id: Literal['@hf/nexusflow/starling-lm-7b-beta']) -> _H_hf__nexusflow__starling_lm_7b_beta: ...
+    def model(
+        self, model_id: Literal["@hf/nexusflow/starling-lm-7b-beta"]
+    ) -> _H_hf__nexusflow__starling_lm_7b_beta: ...
     @overload
-    def model(self, model_id: Literal['@hf/nousresearch/hermes-2-pro-mistral-7b']) -> _H_hf__nousresearch__hermes_2_pro_mistral_7b: ...
+    def model(
+        self, model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"]
+    ) -> _H_hf__nousresearch__hermes_2_pro_mistral_7b: ...
     @overload
-    def model(self, model_id: Literal['@hf/thebloke/deepseek-coder-6.7b-base-awq']) -> _H_hf__thebloke__deepseek_coder_6_7b_base_awq: ...
+    def model(
+        self, model_id: Literal["@hf/thebloke/deepseek-coder-6.7b-base-awq"]
+    ) -> _H_hf__thebloke__deepseek_coder_6_7b_base_awq: ...
     @overload
-    def model(self, model_id: Literal['@hf/thebloke/deepseek-coder-6.7b-instruct-awq']) -> _H_hf__thebloke__deepseek_coder_6_7b_instruct_awq: ...
+    def model(
+        self, model_id: Literal["@hf/thebloke/deepseek-coder-6.7b-instruct-awq"]
+    ) -> _H_hf__thebloke__deepseek_coder_6_7b_instruct_awq: ...
     @overload
-    def model(self, model_id: Literal['@hf/thebloke/llama-2-13b-chat-awq']) -> _H_hf__thebloke__llama_2_13b_chat_awq: ...
+    def model(
+        self, model_id: Literal["@hf/thebloke/llama-2-13b-chat-awq"]
+    ) -> _H_hf__thebloke__llama_2_13b_chat_awq: ...
     @overload
-    def model(self, model_id: Literal['@hf/thebloke/llamaguard-7b-awq']) -> _H_hf__thebloke__llamaguard_7b_awq: ...
+    def model(self, model_id: Literal["@hf/thebloke/llamaguard-7b-awq"]) -> _H_hf__thebloke__llamaguard_7b_awq: ...
     @overload
-    def model(self, model_id: Literal['@hf/thebloke/mistral-7b-instruct-v0.1-awq']) -> _H_hf__thebloke__mistral_7b_instruct_v0_1_awq: ...
+    def model(
+        self, model_id: Literal["@hf/thebloke/mistral-7b-instruct-v0.1-awq"]
+    ) -> _H_hf__thebloke__mistral_7b_instruct_v0_1_awq: ...
     @overload
-    def model(self, model_id: Literal['@hf/thebloke/neural-chat-7b-v3-1-awq']) -> _H_hf__thebloke__neural_chat_7b_v3_1_awq: ...
+    def model(
+        self, model_id: Literal["@hf/thebloke/neural-chat-7b-v3-1-awq"]
+    ) -> _H_hf__thebloke__neural_chat_7b_v3_1_awq: ...
     @overload
-    def model(self, model_id: Literal['@hf/thebloke/openhermes-2.5-mistral-7b-awq']) -> _H_hf__thebloke__openhermes_2_5_mistral_7b_awq: ...
+    def model(
+        self, model_id: Literal["@hf/thebloke/openhermes-2.5-mistral-7b-awq"]
+    ) -> _H_hf__thebloke__openhermes_2_5_mistral_7b_awq: ...
     @overload
-    def model(self, model_id: Literal['@hf/thebloke/zephyr-7b-beta-awq']) -> _H_hf__thebloke__zephyr_7b_beta_awq: ...
+    def model(self, model_id: Literal["@hf/thebloke/zephyr-7b-beta-awq"]) -> _H_hf__thebloke__zephyr_7b_beta_awq: ...
     @overload
     def model(self, model_id: str) -> AsyncModelHandle[Any, Any]: ...
     def model(self, model_id: str) -> AsyncModelHandle[Any, Any]:
@@ -362,7 +879,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/ai4bharat/indictrans2-en-indic-1B'],
+        model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"],
         payload: _In_cf__ai4bharat__indictrans2_en_indic_1b | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -373,7 +890,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/aisingapore/gemma-sea-lion-v4-27b-it'],
+        model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
         payload: _In_cf__aisingapore__gemma_sea_lion_v4_27b_it | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -384,7 +901,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/baai/bge-base-en-v1.5'],
+        model_id: Literal["@cf/baai/bge-base-en-v1.5"],
         payload: _In_cf__baai__bge_base_en_v1_5 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -395,7 +912,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/baai/bge-large-en-v1.5'],
+        model_id: Literal["@cf/baai/bge-large-en-v1.5"],
         payload: _In_cf__baai__bge_large_en_v1_5 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -406,7 +923,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/baai/bge-m3'],
+        model_id: Literal["@cf/baai/bge-m3"],
         payload: _In_cf__baai__bge_m3 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -417,7 +934,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/baai/bge-reranker-base'],
+        model_id: Literal["@cf/baai/bge-reranker-base"],
         payload: _In_cf__baai__bge_reranker_base | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -428,7 +945,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/baai/bge-small-en-v1.5'],
+        model_id: Literal["@cf/baai/bge-small-en-v1.5"],
         payload: _In_cf__baai__bge_small_en_v1_5 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -439,7 +956,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/baai/omni-bge-base-en-v1.5'],
+        model_id: Literal["@cf/baai/omni-bge-base-en-v1.5"],
         payload: _In_cf__baai__omni_bge_base_en_v1_5 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -450,7 +967,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/black-forest-labs/flux-1-schnell'],
+        model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
         payload: _In_cf__black_forest_labs__flux_1_schnell | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -461,7 +978,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/black-forest-labs/flux-2-dev'],
+        model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
         payload: _In_cf__black_forest_labs__flux_2_dev | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -472,7 +989,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/black-forest-labs/flux-2-klein-4b'],
+        model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"],
         payload: _In_cf__black_forest_labs__flux_2_klein_4b | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -483,7 +1000,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/black-forest-labs/flux-2-klein-9b'],
+        model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
         payload: _In_cf__black_forest_labs__flux_2_klein_9b | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -494,7 +1011,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/bytedance/stable-diffusion-xl-lightning'],
+        model_id: Literal["@cf/bytedance/stable-diffusion-xl-lightning"],
         payload: _In_cf__bytedance__stable_diffusion_xl_lightning | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -505,7 +1022,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/cloudflare/clairic'],
+        model_id: Literal["@cf/cloudflare/clairic"],
         payload: _In_cf__cloudflare__clairic | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -516,7 +1033,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/cloudflare/clef'],
+        model_id: Literal["@cf/cloudflare/clef"],
         payload: _In_cf__cloudflare__clef | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -527,7 +1044,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/cloudflare/clef-flash'],
+        model_id: Literal["@cf/cloudflare/clef-flash"],
         payload: _In_cf__cloudflare__clef_flash | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -538,7 +1055,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/cloudflare/clef-omni'],
+        model_id: Literal["@cf/cloudflare/clef-omni"],
         payload: _In_cf__cloudflare__clef_omni | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -549,7 +1066,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/deepgram/aura-1'],
+        model_id: Literal["@cf/deepgram/aura-1"],
         payload: _In_cf__deepgram__aura_1 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -560,7 +1077,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/deepgram/aura-2-en'],
+        model_id: Literal["@cf/deepgram/aura-2-en"],
         payload: _In_cf__deepgram__aura_2_en | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -571,7 +1088,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/deepgram/aura-2-es'],
+        model_id: Literal["@cf/deepgram/aura-2-es"],
         payload: _In_cf__deepgram__aura_2_es | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -582,7 +1099,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/deepgram/flux'],
+        model_id: Literal["@cf/deepgram/flux"],
         payload: _In_cf__deepgram__flux | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -593,7 +1110,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/deepgram/nova-3'],
+        model_id: Literal["@cf/deepgram/nova-3"],
         payload: _In_cf__deepgram__nova_3 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -604,7 +1121,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/deepseek-ai/deepseek-math-7b-instruct'],
+        model_id: Literal["@cf/deepseek-ai/deepseek-math-7b-instruct"],
         payload: _In_cf__deepseek_ai__deepseek_math_7b_instruct | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -615,7 +1132,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/deepseek-ai/deepseek-r1-distill-qwen-32b'],
+        model_id: Literal["@cf/deepseek-ai/deepseek-r1-distill-qwen-32b"],
         payload: _In_cf__deepseek_ai__deepseek_r1_distill_qwen_32b | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -626,7 +1143,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/deepseek-ai/deepseek-v4-pro-0813'],
+        model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
         payload: _In_cf__deepseek_ai__deepseek_v4_pro_0813 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -637,7 +1154,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/defog/sqlcoder-7b-2'],
+        model_id: Literal["@cf/defog/sqlcoder-7b-2"],
         payload: _In_cf__defog__sqlcoder_7b_2 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -648,7 +1165,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/facebook/bart-large-cnn'],
+        model_id: Literal["@cf/facebook/bart-large-cnn"],
         payload: _In_cf__facebook__bart_large_cnn | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -659,7 +1176,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/facebook/detr-resnet-50'],
+        model_id: Literal["@cf/facebook/detr-resnet-50"],
         payload: _In_cf__facebook__detr_resnet_50 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -670,7 +1187,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/fblgit/una-cybertron-7b-v2-bf16'],
+        model_id: Literal["@cf/fblgit/una-cybertron-7b-v2-bf16"],
         payload: _In_cf__fblgit__una_cybertron_7b_v2_bf16 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -681,7 +1198,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/google/embeddinggemma-300m'],
+        model_id: Literal["@cf/google/embeddinggemma-300m"],
         payload: _In_cf__google__embeddinggemma_300m | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -692,7 +1209,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/google/gemma-2b-it-lora'],
+        model_id: Literal["@cf/google/gemma-2b-it-lora"],
         payload: _In_cf__google__gemma_2b_it_lora | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -703,7 +1220,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/google/gemma-3-12b-it'],
+        model_id: Literal["@cf/google/gemma-3-12b-it"],
         payload: _In_cf__google__gemma_3_12b_it | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -714,7 +1231,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/google/gemma-4-26b-a4b-it'],
+        model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
         payload: _In_cf__google__gemma_4_26b_a4b_it | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -725,7 +1242,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/google/gemma-7b-it-lora'],
+        model_id: Literal["@cf/google/gemma-7b-it-lora"],
         payload: _In_cf__google__gemma_7b_it_lora | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -736,7 +1253,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/huggingface/distilbert-sst-2-int8'],
+        model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"],
         payload: _In_cf__huggingface__distilbert_sst_2_int8 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -747,7 +1264,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/leonardo/lucid-origin'],
+        model_id: Literal["@cf/leonardo/lucid-origin"],
         payload: _In_cf__leonardo__lucid_origin | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -758,7 +1275,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/leonardo/phoenix-1.0'],
+        model_id: Literal["@cf/leonardo/phoenix-1.0"],
         payload: _In_cf__leonardo__phoenix_1_0 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -769,7 +1286,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/llava-hf/llava-1.5-7b-hf'],
+        model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
         payload: _In_cf__llava_hf__llava_1_5_7b_hf | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -780,7 +1297,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/lykon/dreamshaper-8-lcm'],
+        model_id: Literal["@cf/lykon/dreamshaper-8-lcm"],
         payload: _In_cf__lykon__dreamshaper_8_lcm | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -791,7 +1308,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/meta-llama/llama-2-7b-chat-hf-lora'],
+        model_id: Literal["@cf/meta-llama/llama-2-7b-chat-hf-lora"],
         payload: _In_cf__meta_llama__llama_2_7b_chat_hf_lora | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -802,7 +1319,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/meta/llama-2-7b-chat-fp16'],
+        model_id: Literal["@cf/meta/llama-2-7b-chat-fp16"],
         payload: _In_cf__meta__llama_2_7b_chat_fp16 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -813,7 +1330,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/meta/llama-2-7b-chat-int8'],
+        model_id: Literal["@cf/meta/llama-2-7b-chat-int8"],
         payload: _In_cf__meta__llama_2_7b_chat_int8 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -824,7 +1341,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/meta/llama-3-8b-instruct'],
+        model_id: Literal["@cf/meta/llama-3-8b-instruct"],
         payload: _In_cf__meta__llama_3_8b_instruct | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -835,7 +1352,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/meta/llama-3-8b-instruct-awq'],
+        model_id: Literal["@cf/meta/llama-3-8b-instruct-awq"],
         payload: _In_cf__meta__llama_3_8b_instruct_awq | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -846,7 +1363,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/meta/llama-3.1-70b-instruct'],
+        model_id: Literal["@cf/meta/llama-3.1-70b-instruct"],
         payload: _In_cf__meta__llama_3_1_70b_instruct | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -857,7 +1374,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/meta/llama-3.1-8b-instruct'],
+        model_id: Literal["@cf/meta/llama-3.1-8b-instruct"],
         payload: _In_cf__meta__llama_3_1_8b_instruct | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -868,7 +1385,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/meta/llama-3.1-8b-instruct-awq'],
+        model_id: Literal["@cf/meta/llama-3.1-8b-instruct-awq"],
         payload: _In_cf__meta__llama_3_1_8b_instruct_awq | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -879,7 +1396,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/meta/llama-3.1-8b-instruct-fast'],
+        model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fast"],
         payload: _In_cf__meta__llama_3_1_8b_instruct_fast | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -890,7 +1407,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/meta/llama-3.1-8b-instruct-fp8'],
+        model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fp8"],
         payload: _In_cf__meta__llama_3_1_8b_instruct_fp8 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -901,7 +1418,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/meta/llama-3.2-11b-vision-instruct'],
+        model_id: Literal["@cf/meta/llama-3.2-11b-vision-instruct"],
         payload: _In_cf__meta__llama_3_2_11b_vision_instruct | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -912,7 +1429,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/meta/llama-3.2-1b-instruct'],
+        model_id: Literal["@cf/meta/llama-3.2-1b-instruct"],
         payload: _In_cf__meta__llama_3_2_1b_instruct | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -923,7 +1440,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/meta/llama-3.2-3b-instruct'],
+        model_id: Literal["@cf/meta/llama-3.2-3b-instruct"],
         payload: _In_cf__meta__llama_3_2_3b_instruct | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -934,7 +1451,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/meta/llama-3.3-70b-instruct-fp8-fast'],
+        model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
         payload: _In_cf__meta__llama_3_3_70b_instruct_fp8_fast | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -945,7 +1462,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/meta/llama-4-scout-17b-16e-instruct'],
+        model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
         payload: _In_cf__meta__llama_4_scout_17b_16e_instruct | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -956,7 +1473,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/meta/llama-guard-3-8b'],
+        model_id: Literal["@cf/meta/llama-guard-3-8b"],
         payload: _In_cf__meta__llama_guard_3_8b | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -967,7 +1484,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/meta/m2m100-1.2b'],
+        model_id: Literal["@cf/meta/m2m100-1.2b"],
         payload: _In_cf__meta__m2m100_1_2b | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -978,7 +1495,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/microsoft/phi-2'],
+        model_id: Literal["@cf/microsoft/phi-2"],
         payload: _In_cf__microsoft__phi_2 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -989,7 +1506,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/microsoft/resnet-50'],
+        model_id: Literal["@cf/microsoft/resnet-50"],
         payload: _In_cf__microsoft__resnet_50 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1000,7 +1517,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/mistral/mistral-7b-instruct-v0.1'],
+        model_id: Literal["@cf/mistral/mistral-7b-instruct-v0.1"],
         payload: _In_cf__mistral__mistral_7b_instruct_v0_1 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1011,7 +1528,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/mistral/mistral-7b-instruct-v0.2-lora'],
+        model_id: Literal["@cf/mistral/mistral-7b-instruct-v0.2-lora"],
         payload: _In_cf__mistral__mistral_7b_instruct_v0_2_lora | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1022,7 +1539,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/mistralai/mistral-small-3.1-24b-instruct'],
+        model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
         payload: _In_cf__mistralai__mistral_small_3_1_24b_instruct | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1033,7 +1550,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/moondream/moondream3.1-9B-A2B'],
+        model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
         payload: _In_cf__moondream__moondream3_1_9b_a2b | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1044,7 +1561,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/moonshotai/kimi-k2.5'],
+        model_id: Literal["@cf/moonshotai/kimi-k2.5"],
         payload: _In_cf__moonshotai__kimi_k2_5 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1055,7 +1572,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/myshell-ai/melotts'],
+        model_id: Literal["@cf/myshell-ai/melotts"],
         payload: _In_cf__myshell_ai__melotts | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1066,7 +1583,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/nvidia/nemotron-3-120b-a12b'],
+        model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b"],
         payload: _In_cf__nvidia__nemotron_3_120b_a12b | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1077,7 +1594,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/openai/gpt-oss-120b'],
+        model_id: Literal["@cf/openai/gpt-oss-120b"],
         payload: _In_cf__openai__gpt_oss_120b | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1088,7 +1605,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/openai/gpt-oss-20b'],
+        model_id: Literal["@cf/openai/gpt-oss-20b"],
         payload: _In_cf__openai__gpt_oss_20b | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1099,7 +1616,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/openai/whisper'],
+        model_id: Literal["@cf/openai/whisper"],
         payload: _In_cf__openai__whisper | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1110,7 +1627,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/openai/whisper-large-v3-turbo'],
+        model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
         payload: _In_cf__openai__whisper_large_v3_turbo | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1121,7 +1638,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/openai/whisper-tiny-en'],
+        model_id: Literal["@cf/openai/whisper-tiny-en"],
         payload: _In_cf__openai__whisper_tiny_en | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1132,7 +1649,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/openchat/openchat-3.5-0106'],
+        model_id: Literal["@cf/openchat/openchat-3.5-0106"],
         payload: _In_cf__openchat__openchat_3_5_0106 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1143,7 +1660,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/pfnet/plamo-embedding-1b'],
+        model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
         payload: _In_cf__pfnet__plamo_embedding_1b | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1154,7 +1671,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/pipecat-ai/smart-turn-v2'],
+        model_id: Literal["@cf/pipecat-ai/smart-turn-v2"],
         payload: _In_cf__pipecat_ai__smart_turn_v2 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1165,7 +1682,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/qwen/qwen1.5-0.5b-chat'],
+        model_id: Literal["@cf/qwen/qwen1.5-0.5b-chat"],
         payload: _In_cf__qwen__qwen1_5_0_5b_chat | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1176,7 +1693,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/qwen/qwen1.5-1.8b-chat'],
+        model_id: Literal["@cf/qwen/qwen1.5-1.8b-chat"],
         payload: _In_cf__qwen__qwen1_5_1_8b_chat | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1187,7 +1704,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/qwen/qwen1.5-14b-chat-awq'],
+        model_id: Literal["@cf/qwen/qwen1.5-14b-chat-awq"],
         payload: _In_cf__qwen__qwen1_5_14b_chat_awq | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1198,7 +1715,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/qwen/qwen1.5-7b-chat-awq'],
+        model_id: Literal["@cf/qwen/qwen1.5-7b-chat-awq"],
         payload: _In_cf__qwen__qwen1_5_7b_chat_awq | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1209,7 +1726,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/qwen/qwen2.5-coder-32b-instruct'],
+        model_id: Literal["@cf/qwen/qwen2.5-coder-32b-instruct"],
         payload: _In_cf__qwen__qwen2_5_coder_32b_instruct | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1220,7 +1737,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/qwen/qwen3-30b-a3b-fp8'],
+        model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
         payload: _In_cf__qwen__qwen3_30b_a3b_fp8 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1231,7 +1748,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/qwen/qwen3-embedding-0.6b'],
+        model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
         payload: _In_cf__qwen__qwen3_embedding_0_6b | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1242,7 +1759,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/runwayml/stable-diffusion-v1-5-img2img'],
+        model_id: Literal["@cf/runwayml/stable-diffusion-v1-5-img2img"],
         payload: _In_cf__runwayml__stable_diffusion_v1_5_img2img | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1253,7 +1770,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/runwayml/stable-diffusion-v1-5-inpainting'],
+        model_id: Literal["@cf/runwayml/stable-diffusion-v1-5-inpainting"],
         payload: _In_cf__runwayml__stable_diffusion_v1_5_inpainting | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1264,7 +1781,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/stabilityai/stable-diffusion-xl-base-1.0'],
+        model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
         payload: _In_cf__stabilityai__stable_diffusion_xl_base_1_0 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1275,7 +1792,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/thebloke/discolm-german-7b-v1-awq'],
+        model_id: Literal["@cf/thebloke/discolm-german-7b-v1-awq"],
         payload: _In_cf__thebloke__discolm_german_7b_v1_awq | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1286,7 +1803,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/tiiuae/falcon-7b-instruct'],
+        model_id: Literal["@cf/tiiuae/falcon-7b-instruct"],
         payload: _In_cf__tiiuae__falcon_7b_instruct | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1297,7 +1814,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/tinyllama/tinyllama-1.1b-chat-v1.0'],
+        model_id: Literal["@cf/tinyllama/tinyllama-1.1b-chat-v1.0"],
         payload: _In_cf__tinyllama__tinyllama_1_1b_chat_v1_0 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1308,7 +1825,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/unum/uform-gen2-qwen-500m'],
+        model_id: Literal["@cf/unum/uform-gen2-qwen-500m"],
         payload: _In_cf__unum__uform_gen2_qwen_500m | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1319,7 +1836,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@cf/zai-org/glm-4.7-flash'],
+        model_id: Literal["@cf/zai-org/glm-4.7-flash"],
         payload: _In_cf__zai_org__glm_4_7_flash | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1330,7 +1847,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@hf/google/gemma-7b-it'],
+        model_id: Literal["@hf/google/gemma-7b-it"],
         payload: _In_hf__google__gemma_7b_it | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1341,7 +1858,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@hf/meta-llama/meta-llama-3-8b-instruct'],
+        model_id: Literal["@hf/meta-llama/meta-llama-3-8b-instruct"],
         payload: _In_hf__meta_llama__meta_llama_3_8b_instruct | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1352,7 +1869,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@hf/mistral/mistral-7b-instruct-v0.2'],
+        model_id: Literal["@hf/mistral/mistral-7b-instruct-v0.2"],
         payload: _In_hf__mistral__mistral_7b_instruct_v0_2 | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1363,7 +1880,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@hf/nexusflow/starling-lm-7b-beta'],
+        model_id: Literal["@hf/nexusflow/starling-lm-7b-beta"],
         payload: _In_hf__nexusflow__starling_lm_7b_beta | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1374,7 +1891,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@hf/nousresearch/hermes-2-pro-mistral-7b'],
+        model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
         payload: _In_hf__nousresearch__hermes_2_pro_mistral_7b | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1385,7 +1902,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@hf/thebloke/deepseek-coder-6.7b-base-awq'],
+        model_id: Literal["@hf/thebloke/deepseek-coder-6.7b-base-awq"],
         payload: _In_hf__thebloke__deepseek_coder_6_7b_base_awq | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1396,7 +1913,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@hf/thebloke/deepseek-coder-6.7b-instruct-awq'],
+        model_id: Literal["@hf/thebloke/deepseek-coder-6.7b-instruct-awq"],
         payload: _In_hf__thebloke__deepseek_coder_6_7b_instruct_awq | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1407,7 +1924,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@hf/thebloke/llama-2-13b-chat-awq'],
+        model_id: Literal["@hf/thebloke/llama-2-13b-chat-awq"],
         payload: _In_hf__thebloke__llama_2_13b_chat_awq | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1418,7 +1935,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@hf/thebloke/llamaguard-7b-awq'],
+        model_id: Literal["@hf/thebloke/llamaguard-7b-awq"],
         payload: _In_hf__thebloke__llamaguard_7b_awq | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1429,7 +1946,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@hf/thebloke/mistral-7b-instruct-v0.1-awq'],
+        model_id: Literal["@hf/thebloke/mistral-7b-instruct-v0.1-awq"],
         payload: _In_hf__thebloke__mistral_7b_instruct_v0_1_awq | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1440,7 +1957,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@hf/thebloke/neural-chat-7b-v3-1-awq'],
+        model_id: Literal["@hf/thebloke/neural-chat-7b-v3-1-awq"],
         payload: _In_hf__thebloke__neural_chat_7b_v3_1_awq | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1451,7 +1968,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@hf/thebloke/openhermes-2.5-mistral-7b-awq'],
+        model_id: Literal["@hf/thebloke/openhermes-2.5-mistral-7b-awq"],
         payload: _In_hf__thebloke__openhermes_2_5_mistral_7b_awq | Mapping[str, Any],
         *,
         stream: Literal[False] = False,
@@ -1462,7 +1979,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     @overload
     def run(
         self,
-        model_id: Literal['@hf/thebloke/zephyr-7b-beta-awq'],
+        model_id: Literal["@hf/thebloke/zephyr-7b-beta-awq"],
         payload: _In_hf__thebloke__zephyr_7b_beta_awq | Mapping[str, Any],
         *,
         stream: Literal[False] = False,

@@ -18,8 +18,9 @@ import jsonschema
 import pytest
 from workers_ai.testing import Synthesizer, Validator
 from workers_ai.testing._catalog import EXAMPLE_SKIP, ModelSpec
+from workers_ai.testing._embeddings import embed
 from workers_ai.testing._media import jpeg, media_for, mp3, png, wav
-from workers_ai.testing._outputs import branches, embed, run_model
+from workers_ai.testing._outputs import branches, run_model
 from workers_ai.testing._synth import MISSING, Unsatisfiable, input_variants, regex_example
 from workers_ai.testing._validate import relax, sanitize
 

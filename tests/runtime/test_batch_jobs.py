@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 from workers_ai import BatchItem, BatchJob, BatchRequest, BatchStatus, WorkersAI
-from workers_ai._batch.jobs import BatchResult, BatchStatusWarning, submit
+from workers_ai._batch.jobs import BatchResult, BatchStatusWarning
+from workers_ai._batch.submit import submit
 from workers_ai._core.usage import Usage
 from workers_ai.errors import (
     APIConnectionError,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from workers_ai import WorkersAI
-from workers_ai._batch.chunking import BatchProgress, plan_batches, text_batch_limit
+from workers_ai._batch.embed_plan import BatchProgress, plan_batches, text_batch_limit
 from workers_ai.errors import BatchItemsError, BatchTimeoutError, ConfigurationError, InputValidationError
 from workers_ai.models.cf.baai import bge_m3
 

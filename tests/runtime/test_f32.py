@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 from workers_ai import errors
-from workers_ai._batch.chunking import NUMPY_TEXTS_PER_BATCH
+from workers_ai._batch.embed_plan import NUMPY_TEXTS_PER_BATCH
 from workers_ai.testing import Emulator
 
 BGE = "@cf/baai/bge-m3"

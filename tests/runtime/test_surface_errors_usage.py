@@ -8,6 +8,7 @@ import threading
 import msgspec
 import pytest
 from workers_ai import WorkersAI, errors
+from workers_ai._core import error_replies
 from workers_ai.testing import Emulator
 
 from tests._server import Reply, Request, ScriptedServer, envelope, fail, ok
@@ -53,7 +54,7 @@ def test_new_codes_map_to_their_classes(
     assert type(exc) is cls and exc.status == status and exc.code == code and exc.cf_ray == "ray-1"
     assert message in str(exc) and "@cf/meta/llama-3-8b-instruct" in str(exc)
     assert len(server.requests) == 1  # 4xx: never retried
-    assert errors.error_for(status, []) is not errors.APIError
+    assert error_replies.error_for(status, []) is not errors.APIError
 
 
 def test_deprecation_carries_the_planned_end_and_the_agreement_error_says_how(server: ScriptedServer) -> None:

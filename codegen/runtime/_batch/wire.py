@@ -17,16 +17,10 @@ from .._core.body import encode_body
 from .._core.config import Reply, SessionConfig
 from .._core.decode import OutputDecoder, split_error
 from .._core.envelope import checked
+from .._core.error_replies import error_details, format_details
 from .._core.jsonview import as_object
 from .._core.usage import Usage
-from ..errors import (
-    BatchItemError,
-    ErrorDetail,
-    InputValidationError,
-    ResponseDecodeError,
-    error_details,
-    format_details,
-)
+from ..errors import BatchItemError, ErrorDetail, InputValidationError, ResponseDecodeError
 
 __all__ = [
     "KNOWN",

@@ -11,7 +11,8 @@ from typing import Any
 
 import msgspec
 
-from ..errors import DECODE_ERRORS, ResponseDecodeError, error_details, error_from
+from ..errors import ResponseDecodeError
+from .error_replies import DECODE_ERRORS, error_details, error_from
 from .jsonview import as_list, as_object
 
 __all__ = ["checked", "media_type", "unreadable", "unwrap"]

@@ -9,20 +9,22 @@ from urllib.parse import urlencode
 
 import msgspec
 
-from .._batch.jobs import MAX_BATCH_BYTES, AsyncBatchJob, BatchJob, BatchJobBase, encode_requests, submit_flow
+from .._batch.jobs import MAX_BATCH_BYTES, AsyncBatchJob, BatchJob, BatchJobBase, encode_requests
+from .._batch.submit import submit_flow
 from .._core.accounting import usage_of
 from .._core.binary import BinaryOutput
 from .._core.body import encode_body
 from .._core.config import Reply, SessionConfig
 from .._core.decode import OutputDecoder, decode_typed, split_error, validator_for
 from .._core.envelope import media_type, unwrap
+from .._core.error_replies import error_from
 from .._core.flow import Flow
 from .._core.jsonview import as_list, as_object
 from .._core.pickling import handle_of
 from .._core.unknown import check_unknown_keys
 from .._core.usage import Usage
 from .._tools.structured import Parsed, check_no_stream, is_schema_type, json_payload, parse_into, textual
-from ..errors import InputValidationError, ModelDeprecatedError, ResponseDecodeError, StreamError, error_from
+from ..errors import InputValidationError, ModelDeprecatedError, ResponseDecodeError, StreamError
 from ..families import family_result
 from ..families.media import sniff
 from ..families.text_generation import TextView, tool_calls_of

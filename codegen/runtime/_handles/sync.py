@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 import msgspec
 
-from .._batch.chunking import BatchProgress, embed_many
+from .._batch.chunking import embed_many
+from .._batch.embed_plan import BatchProgress
 from .._batch.jobs import BatchJob
 from .._core.binary import BinaryInput, read_binary
 from .._core.decode import OutputDecoder, split_error, validator_for

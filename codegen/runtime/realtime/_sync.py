@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import msgspec
 
 from ..errors import RealtimeError
+from ._audio import AudioSource, Pacer, Transcript, audio_chunks, chunk_size, collect
 from ._core import Limits, SessionCore
-from ._spec import RealtimeSpec
+from ._spec import RealtimeSpec, tag_of
 from ._wsopts import close_of, connect_options, handshake_error
 
 if TYPE_CHECKING:
     from websockets.sync.client import ClientConnection
 
     from .._core.config import SessionConfig
-    from ._jobs import AudioSource, Transcript
 
 __all__ = ["ListenSession", "SpeakSession", "SyncSession"]
 
@@ -266,8 +266,6 @@ class ListenSession(SyncSession[E]):
 
     def transcribe(self, audio: AudioSource, *, pace: bool = False, chunk_ms: int = 100) -> Transcript[E]:
         """Send ``audio`` (bytes, a path, a binary file or chunks), close, and return a ``Transcript``."""
-        from ._jobs import SyncTranscriber
-
         return SyncTranscriber(self, pace=pace, chunk_ms=chunk_ms).run(audio)
 
 
@@ -304,6 +302,37 @@ class SpeakSession(SyncSession[E]):
 
     def speak(self, text: str) -> Iterator[bytes]:
         """Send ``text``, flush, and yield its audio until ``Flushed`` (control events are skipped)."""
-        from ._jobs import speak_chunks
-
         return speak_chunks(self, text)
+
+
+class SyncTranscriber:
+    def __init__(self, session: ListenSession[Any], *, pace: bool, chunk_ms: int) -> None:
+        self.session = session
+        self.pacer = Pacer(session.core, pace)
+        self.size = chunk_size(session.core, chunk_ms)
+
+    def run(self, audio: AudioSource) -> Transcript[Any]:
+        events: list[Any] = []
+        # Read as we go, so the server is never held back by us: after every chunk when paced, else
+        # every few chunks (fewer than max_queue events can arrive in between: at most one per chunk).
+        every = 1 if self.pacer.rate is not None else max(1, self.session.core.limits.max_queue // 4)
+        for n, chunk in enumerate(audio_chunks(audio, self.size), 1):
+            wait = self.pacer.delay(len(chunk))
+            if wait:
+                time.sleep(wait)
+            self.session.send(chunk)
+            if n % every == 0:
+                events += self.session.poll()
+        events += self.session.close()
+        return collect(self.session.core, events)
+
+
+def speak_chunks(session: SpeakSession[Any], text: str) -> Iterator[bytes]:
+    """Send ``text`` and Flush; yield the audio until the server says ``Flushed``."""
+    session.send_text(text)
+    session.flush()
+    for item in session:
+        if isinstance(item, bytes):
+            yield item
+        elif tag_of(item) == "Flushed":
+            return

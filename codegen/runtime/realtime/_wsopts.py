@@ -10,7 +10,8 @@ import logging
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-from ..errors import APIConnectionError, APITimeoutError, WorkersAIError, error_from
+from .._core.error_replies import error_from
+from ..errors import APIConnectionError, APITimeoutError, WorkersAIError
 from ._core import SessionCore
 
 __all__ = ["close_of", "connect_options", "handshake_error"]

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import InputValidationError, InvalidInputError, WorkersAIError
-from .chunking import text_batch_limit
+from .embed_plan import text_batch_limit
 from .f32 import as_block, numpy
 from .jobs import BatchTarget
 

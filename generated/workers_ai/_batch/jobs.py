@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import msgspec
 
 from .._core.config import Reply
+from .._core.error_replies import code_of, error_details
 from .._core.flow import Flow, Sleep
 from .._core.jsonview import as_list, as_object
 from .._core.retry import check_seconds
@@ -34,8 +35,6 @@ from ..errors import (
     ConfigurationError,
     ErrorDetail,
     ResponseDecodeError,
-    code_of,
-    error_details,
 )
 from .wire import (
     MAX_BATCH_BYTES,
@@ -72,15 +71,11 @@ __all__ = [
     "BatchStatusWarning",
     "BatchTarget",
     "PollSchedule",
-    "asubmit",
     "batch_item_types",
     "check_batch_size",
     "encode_batch",
     "encode_requests",
     "strip_annotated",
-    "submit",
-    "submit_encoded",
-    "submit_flow",
     "submitted_id",
     "union_members",
 ]
@@ -92,7 +87,6 @@ if TYPE_CHECKING:
 
 T_co = TypeVar("T_co", covariant=True)
 OutT = TypeVar("OutT")
-JobT = TypeVar("JobT", bound="BatchJobBase[Any]")
 
 
 class BatchTarget(BatchModel, Protocol):
@@ -397,66 +391,3 @@ class AsyncBatchJob(BatchJobBase[OutT]):
     ) -> BatchResult[OutT]:
         """Poll until the job is done and return its results (see :meth:`BatchJob.wait`)."""
         return await self.handle.client.drive(self.wait_flow(timeout, poll_interval, max_interval, on_progress))
-
-
-async def asubmit(
-    handle: AsyncBatchTarget,
-    requests: Sequence[Any],
-    *,
-    headers: Mapping[str, str] | None = None,
-    max_bytes: int = MAX_BATCH_BYTES,
-) -> AsyncBatchJob[Any]:
-    """:func:`submit`, awaited."""
-    body = encode_requests(handle, requests)
-    flow: Flow[AsyncBatchJob[Any]] = submit_flow(handle, AsyncBatchJob[Any], body, len(requests), headers, max_bytes)
-    return await handle.client.drive(flow)
-
-
-def submit(
-    handle: BatchTarget,
-    requests: Sequence[Any],
-    *,
-    headers: Mapping[str, str] | None = None,
-    max_bytes: int = MAX_BATCH_BYTES,
-) -> BatchJob[Any]:
-    """Queue ``requests`` (POST with ``?queueRequest=true``) and return the job.
-
-    A body of ``max_bytes`` or more is refused before sending (the API takes under 10 MB; split the
-    requests, or use ``ModelHandle.embed_many`` for texts). The submission is re-sent only after a
-    failure that proves the server did not take it (connection never opened, 429, 503); after a read
-    timeout, a dropped connection or 500/502/504 the error is raised, because the batch may be queued.
-    """
-    body = encode_requests(handle, requests)
-    flow: Flow[BatchJob[Any]] = submit_flow(handle, BatchJob[Any], body, len(requests), headers, max_bytes)
-    return handle.client.drive(flow)
-
-
-def submit_encoded(
-    handle: BatchTarget,
-    requests: Sequence[bytes],
-    *,
-    headers: Mapping[str, str] | None = None,
-    max_bytes: int = MAX_BATCH_BYTES,
-) -> BatchJob[Any]:
-    """:func:`submit` for requests already validated and encoded, one JSON object each; they are sent as they are."""
-    body = encode_batch(handle.model_id, requests)
-    flow: Flow[BatchJob[Any]] = submit_flow(handle, BatchJob[Any], body, len(requests), headers, max_bytes)
-    return handle.client.drive(flow)
-
-
-def submit_flow(
-    handle: BatchModel,
-    job_type: Callable[..., JobT],
-    body: bytes,
-    size: int,
-    headers: Mapping[str, str] | None,
-    max_bytes: int,
-) -> Flow[JobT]:
-    """Queue an encoded batch body and return the job (a ``job_type``: the sync or the async job)."""
-    check_batch_size(handle.model_id, body, max_bytes)
-    client = handle.client
-    submitted = time.time()
-    url = client.run_url(handle.model_id) + "?queueRequest=true"
-    reply = yield from client.request_flow("POST", url, body, headers=headers, queued=True, model_id=handle.model_id)
-    request_id = submitted_id(handle.model_id, client, reply)
-    return job_type(handle, request_id, submitted_at=submitted, size=size)

@@ -51,7 +51,7 @@ def _spec(handle: Any, kind: str) -> Any:
 def _cmd_listen(args: argparse.Namespace) -> int:
     from .._client import WorkersAI
     from ..realtime import ListenSession, read_wav
-    from ..realtime._jobs import Pacer, audio_chunks, chunk_size, wav_info
+    from ..realtime._audio import Pacer, audio_chunks, chunk_size, wav_info
 
     ai = WorkersAI(base_url=args.base_url)
     handle: Any = ai.model(str(args.model))

@@ -10,7 +10,7 @@ from typing import IO
 
 import msgspec
 
-from .._batch.chunking import BatchProgress
+from .._batch.embed_plan import BatchProgress
 from .._core.accounting import UsageMeter
 from .._core.jsonview import as_object
 

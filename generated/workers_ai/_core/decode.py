@@ -10,7 +10,8 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from ..errors import DECODE_ERRORS, ResponseDecodeError
+from ..errors import ResponseDecodeError
+from .error_replies import DECODE_ERRORS
 from .jsonview import as_list
 
 __all__ = ["OutputDecoder", "decode_typed", "json_shape", "split_error", "validator_for"]

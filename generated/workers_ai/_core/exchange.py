@@ -11,7 +11,8 @@ import time
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from ..errors import APIConnectionError, RateLimitError, error_from, is_quota
+from ..errors import APIConnectionError, RateLimitError
+from .error_replies import error_from, is_quota
 from .flow import Flow, Send, Sleep
 from .ratelimit import Pace, RateBudget, throttled
 from .retry import MAX_RETRY_AFTER, delay_after_failure, delay_after_status, retry_after

@@ -28,7 +28,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TypeAlias
 
-from ..errors import ConfigurationError, QuotaExceededError, RateLimitError, error_from
+from ..errors import ConfigurationError, QuotaExceededError, RateLimitError
+from .error_replies import error_from
 
 __all__ = ["DEFAULT_RPM", "MODEL_RPM", "TASK_RPM", "Pace", "RateBudget", "RateLimit", "throttled"]
 

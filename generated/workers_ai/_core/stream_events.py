@@ -19,10 +19,8 @@ from typing import Any, cast
 
 import msgspec
 
-from ..errors import (
-    DECODE_ERRORS,
-    ResponseTooLargeError,
-)
+from ..errors import ResponseTooLargeError
+from .error_replies import DECODE_ERRORS
 from .jsonview import as_list, as_object
 from .sse import ServerSentEvent
 from .toolcall import ToolCall, decode_arguments

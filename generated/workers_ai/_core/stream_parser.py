@@ -11,19 +11,9 @@ from typing import Any
 
 import msgspec
 
-from ..errors import (
-    DECODE_ERRORS,
-    APIConnectionError,
-    APIError,
-    APITimeoutError,
-    ResponseTooLargeError,
-    StreamError,
-    details_from,
-    error_details,
-    error_for,
-    format_details,
-)
+from ..errors import APIConnectionError, APIError, APITimeoutError, ResponseTooLargeError, StreamError
 from .envelope import media_type, unwrap
+from .error_replies import DECODE_ERRORS, details_from, error_details, error_for, format_details
 from .jsonview import as_list
 from .sse import ServerSentEvent, SSEDecoder
 from .stream_events import (

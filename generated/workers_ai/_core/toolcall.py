@@ -11,7 +11,8 @@ from typing import Any, cast
 
 import msgspec
 
-from ..errors import DECODE_ERRORS, ResponseDecodeError
+from ..errors import ResponseDecodeError
+from .error_replies import DECODE_ERRORS
 from .jsonview import as_list, as_object
 
 __all__ = ["ToolCall", "decode_arguments", "tool_call_from", "tool_calls"]

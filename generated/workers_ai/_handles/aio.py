@@ -21,7 +21,7 @@ from .base import HandleBase
 if TYPE_CHECKING:
     from .._aio.session import AsyncSession
     from .._aio.stream import AsyncEventStream, AsyncStreamRequest
-    from .._batch.chunking import BatchProgress
+    from .._batch.embed_plan import BatchProgress
     from .._batch.f32 import F32
 
 # Every generated model module imports this one, sync users included: it imports nothing else of

@@ -15,8 +15,9 @@ from typing import Any, Generic, TypeVar, is_typeddict
 import msgspec
 
 from .._core.decode import split_error
+from .._core.error_replies import DECODE_ERRORS
 from .._core.jsonview import as_list, as_object
-from ..errors import DECODE_ERRORS, ConfigurationError, InputValidationError, ResponseDecodeError
+from ..errors import ConfigurationError, InputValidationError, ResponseDecodeError
 from .schema_refs import inline_refs
 
 __all__ = ["Parsed", "check_no_stream", "is_schema_type", "json_payload", "response_format_payload", "textual"]

@@ -14,8 +14,8 @@ from typing import Any
 import msgspec
 
 from ._aio import AsyncListenSession, AsyncSpeakSession
+from ._audio import Transcript, WavInfo, read_wav, wav_header, write_wav
 from ._core import Limits, SessionCore
-from ._jobs import Transcript, WavInfo, read_wav, wav_header, write_wav
 from ._spec import RawEvent, RealtimeSpec
 from ._sync import ListenSession, SpeakSession
 

@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 import msgspec
 
 from ..errors import RealtimeError
+from ._audio import AudioSource, Pacer, Transcript, audio_chunks, chunk_size, collect
 from ._core import Limits, SessionCore
-from ._spec import RealtimeSpec
+from ._spec import RealtimeSpec, tag_of
 from ._wsopts import close_of, connect_options, handshake_error
 
 if TYPE_CHECKING:
     from websockets.asyncio.client import ClientConnection
 
     from .._core.config import SessionConfig
-    from ._jobs import AudioSource, Transcript
 
 __all__ = ["AsyncListenSession", "AsyncSession", "AsyncSpeakSession"]
 
@@ -280,8 +280,6 @@ class AsyncListenSession(AsyncSession[E]):
         return await super().close()
 
     async def transcribe(self, audio: AudioSource, *, pace: bool = False, chunk_ms: int = 100) -> Transcript[E]:
-        from ._jobs import transcribe_async
-
         return await transcribe_async(self, audio, pace=pace, chunk_ms=chunk_ms)
 
 
@@ -309,6 +307,29 @@ class AsyncSpeakSession(AsyncSession[E]):
         return await super().close()
 
     def speak(self, text: str) -> AsyncIterator[bytes]:
-        from ._jobs import aspeak_chunks
-
         return aspeak_chunks(self, text)
+
+
+async def transcribe_async(
+    session: AsyncListenSession[Any], audio: AudioSource, *, pace: bool, chunk_ms: int
+) -> Transcript[Any]:
+    pacer = Pacer(session.core, pace)
+    events: list[Any] = []
+    for chunk in audio_chunks(audio, chunk_size(session.core, chunk_ms)):
+        wait = pacer.delay(len(chunk))
+        if wait:
+            await asyncio.sleep(wait)
+        await session.send(chunk)
+        events += await session.poll()
+    events += await session.close()
+    return collect(session.core, events)
+
+
+async def aspeak_chunks(session: AsyncSpeakSession[Any], text: str) -> AsyncIterator[bytes]:
+    await session.send_text(text)
+    await session.flush()
+    async for item in session:
+        if isinstance(item, bytes):
+            yield item
+        elif tag_of(item) == "Flushed":
+            return

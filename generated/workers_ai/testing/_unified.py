@@ -24,9 +24,10 @@ import msgspec
 
 from .._core.jsonview import as_list, as_object
 from ._catalog import Catalog, ModelSpec
+from ._embeddings import embed, embedding_dim
 from ._faults import Fault, FaultKind
 from ._finetunes import check_lora
-from ._outputs import embed, embedding_dim, seed_for
+from ._outputs import seed_for
 from ._reply import JSON, SSE, APIError, Reply, json_reply
 from ._run import bad_input, sse_reply
 from ._settings import Settings

@@ -1,8 +1,9 @@
-"""The common jobs on top of a session: transcribe a file or chunks (paced in real time or as fast as
-the server takes them) and speak a text to chunks or a WAV file.
+"""Audio for realtime sessions, without I/O on the socket: audio sources cut into chunks, real-time
+pacing, the transcript made of a session's events, speech formats and WAV files.
 
-What the jobs decide (chunk sizes, pacing, which events make the final transcript, the WAV header) is
-plain code here, shared by the sync and async loops, which only wait differently.
+What the jobs on a session decide (chunk sizes, pacing, which events make the final transcript, the WAV
+header) is plain code here, shared by the sync and async sessions (``_sync``, ``_aio``), which only wait
+differently.
 """
 
 from __future__ import annotations
@@ -10,19 +11,16 @@ from __future__ import annotations
 import os
 import struct
 import time
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Generic, TypeVar
 
 import msgspec
 
 from ..errors import ConfigurationError, InputValidationError
-from ._spec import tag_of
 
 if TYPE_CHECKING:
-    from ._aio import AsyncListenSession, AsyncSpeakSession
     from ._core import SessionCore
-    from ._sync import ListenSession, SpeakSession
 
 __all__ = ["AudioSource", "Transcript", "WavInfo", "audio_chunks", "read_wav", "wav_header", "write_wav"]
 
@@ -127,67 +125,7 @@ def collect(core: SessionCore, events: list[Any]) -> Transcript[Any]:
     return Transcript(text=" ".join(finals), finals=finals, events=events)
 
 
-class SyncTranscriber:
-    def __init__(self, session: ListenSession[Any], *, pace: bool, chunk_ms: int) -> None:
-        self.session = session
-        self.pacer = Pacer(session.core, pace)
-        self.size = chunk_size(session.core, chunk_ms)
-
-    def run(self, audio: AudioSource) -> Transcript[Any]:
-        events: list[Any] = []
-        # Read as we go, so the server is never held back by us: after every chunk when paced, else
-        # every few chunks (fewer than max_queue events can arrive in between: at most one per chunk).
-        every = 1 if self.pacer.rate is not None else max(1, self.session.core.limits.max_queue // 4)
-        for n, chunk in enumerate(audio_chunks(audio, self.size), 1):
-            wait = self.pacer.delay(len(chunk))
-            if wait:
-                time.sleep(wait)
-            self.session.send(chunk)
-            if n % every == 0:
-                events += self.session.poll()
-        events += self.session.close()
-        return collect(self.session.core, events)
-
-
-async def transcribe_async(
-    session: AsyncListenSession[Any], audio: AudioSource, *, pace: bool, chunk_ms: int
-) -> Transcript[Any]:
-    import asyncio
-
-    pacer = Pacer(session.core, pace)
-    events: list[Any] = []
-    for chunk in audio_chunks(audio, chunk_size(session.core, chunk_ms)):
-        wait = pacer.delay(len(chunk))
-        if wait:
-            await asyncio.sleep(wait)
-        await session.send(chunk)
-        events += await session.poll()
-    events += await session.close()
-    return collect(session.core, events)
-
-
 # ---------------------------------------------------------------------------- audio out
-
-
-def speak_chunks(session: SpeakSession[Any], text: str) -> Iterator[bytes]:
-    """Send ``text`` and Flush; yield the audio until the server says ``Flushed``."""
-    session.send_text(text)
-    session.flush()
-    for item in session:
-        if isinstance(item, bytes):
-            yield item
-        elif tag_of(item) == "Flushed":
-            return
-
-
-async def aspeak_chunks(session: AsyncSpeakSession[Any], text: str) -> AsyncIterator[bytes]:
-    await session.send_text(text)
-    await session.flush()
-    async for item in session:
-        if isinstance(item, bytes):
-            yield item
-        elif tag_of(item) == "Flushed":
-            return
 
 
 def speech_format(core: SessionCore) -> tuple[int, int]:
