@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import keyword
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -221,6 +221,7 @@ class ModelPlan:
     rules: tuple[tuple[Any, ...], ...]
     streamable: bool
     raw_body: str | None  # input field sent as the raw request body (``x-raw-body``; the rest as query)
+    form_body: str | None  # input struct sent as a multipart/form-data body (a branch with that contentType)
     price: tuple[Any, ...]
     imports: tuple[str, ...]
     exported: tuple[str, ...]
@@ -353,6 +354,18 @@ def raw_body_field(inp: dict[str, Any]) -> str | None:
     if prop is None or prop.get("format") != "binary":
         return None
     return str(name)
+
+
+FORM_TYPE = "multipart/form-data"
+
+
+def form_body_class(branches: Sequence[dict[str, Any]], inputs: Sequence[InputDraft]) -> str | None:
+    """The struct of the input branch the REST API takes as a ``multipart/form-data`` body (an object
+    branch whose ``contentType`` says so: FLUX.2, by override), each field a form part."""
+    for branch, draft in zip(branches, inputs, strict=True):
+        if str(branch.get("contentType") or "").startswith(FORM_TYPE) and draft.class_name:
+            return draft.class_name
+    return None
 
 
 def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) -> ModelPlan:
@@ -521,6 +534,7 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
         rules=tuple(rules),
         streamable=streamable,
         raw_body=raw_body_field(src.input),
+        form_body=form_body_class(input_branches, inputs),
         price=price,
         imports=(),
         exported=(),

@@ -67,14 +67,11 @@ def test_chat_takes_messages_on_every_text_model(model_id: str) -> None:
         assert "messages" in inspect.signature(cls.chat_stream).parameters, model_id
 
 
-# Multipart-only models (flux-2: `generate_image(data)` takes the encoded form body).
-MULTIPART_IMAGES = {m for m in IMAGES if m.startswith("@cf/black-forest-labs/flux-2")}
-
-
 @pytest.mark.parametrize("model_id", IMAGES)
 def test_generate_image_takes_prompt(model_id: str) -> None:
+    # FLUX.2 too: its form body is built from the keyword arguments (tests/runtime/test_form_body_inputs.py).
     params = inspect.signature(HANDLES[model_id].generate_image).parameters
-    assert ("prompt" in params) is (model_id not in MULTIPART_IMAGES), model_id
+    assert "prompt" in params and params["prompt"].kind is inspect.Parameter.KEYWORD_ONLY, model_id
 
 
 # ------------------------------------------------------------------ on the emulator
@@ -115,7 +112,7 @@ def test_every_embedding_model_embeds_text(model_id: str, ai: WorkersAI) -> None
     assert len(out.vectors) == 2 and out.dimensions > 0, model_id
 
 
-@pytest.mark.parametrize("model_id", sorted(set(IMAGES) - MULTIPART_IMAGES))
+@pytest.mark.parametrize("model_id", IMAGES)
 def test_every_image_model_generates_from_a_prompt(model_id: str, ai: WorkersAI) -> None:
     out: Any = ai.model(model_id).generate_image(prompt="a llama in a meadow")
     assert isinstance(out.data, bytes) and out.data and out.content_type.startswith("image/"), model_id

@@ -126,8 +126,8 @@ def test_every_model_of_every_family_fits_its_family_protocol(tmp_path: Path) ->
         if task == "Text Generation" and not model_id.startswith(("@cf/cloudflare/clef", "@cf/cloudflare/clairic")):
             method = _method(module, handle, ("chat", "generate"))
             call = ("text", "chat(messages=m)" if method == "chat" else 'generate(prompt="hi")')
-        elif model_id == "@cf/deepgram/flux" or model_id.startswith("@cf/black-forest-labs/flux-2"):
-            continue  # flux: WebSocket only; flux-2: a multipart body (see the report of issue 18)
+        elif model_id == "@cf/deepgram/flux":
+            continue  # WebSocket only
         elif "reranker" in model_id:
             call = ("ranked", 'rank(query="q", contexts=[{"text": "a"}])')
         elif task in _FAMILY_CALLS:

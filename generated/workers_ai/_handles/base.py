@@ -19,6 +19,7 @@ from .._core.decode import OutputDecoder, decode_typed, split_error, validator_f
 from .._core.envelope import media_type, unwrap
 from .._core.error_replies import error_from
 from .._core.flow import Flow
+from .._core.form import FormField, encode_form
 from .._core.jsonview import as_list, as_object
 from .._core.pickling import handle_of
 from .._core.unknown import check_unknown_keys
@@ -54,11 +55,28 @@ class ModelInfo(msgspec.Struct, frozen=True):
     properties: Any = None
     schema: str = ""
     raw_body: str | None = None  # the input field the REST API takes as the raw body (options as query)
+    form_body: str | None = None  # the input struct the REST API takes as a multipart/form-data body
 
 
 # Replies read as bytes (``BinaryOutput``): nothing else is taken as an answer, whatever the model.
 _BINARY_FAMILIES = ("image/", "audio/", "video/")
 _BINARY_TYPES = frozenset({"application/octet-stream", "application/pdf", "application/zip"})
+
+
+def _form_of(request: msgspec.Struct) -> tuple[bytes, str]:
+    """A form-body model's request (FLUX.2) as ``multipart/form-data``: each set field a part under its
+    wire name, bytes as a file part with their sniffed media type, everything else as text."""
+    fields: list[FormField] = []
+    for name, wire in zip(request.__struct_fields__, request.__struct_encode_fields__, strict=True):
+        value = getattr(request, name)
+        if value is msgspec.UNSET or value is None:
+            continue
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            data = bytes(value)
+            fields.append((wire, (wire, data, sniff(data))))
+        else:
+            fields.append((wire, _query_text(value)))
+    return encode_form(fields)
 
 
 def _query_text(value: Any) -> str:
@@ -130,9 +148,9 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         """For a model whose REST body is one raw field (``info.raw_body``), ``payload`` (a mapping, that
         field as bytes or base64 text) as its request struct, so generic ``run`` sends it as typed
         methods do; None for every other model and payload."""
-        field = self.info.raw_body
-        if field is None or isinstance(payload, msgspec.Struct) or not isinstance(payload, Mapping):
-            return payload if field is not None and isinstance(payload, msgspec.Struct) else None
+        special = self.info.raw_body is not None or self.info.form_body is not None
+        if not special or isinstance(payload, msgspec.Struct) or not isinstance(payload, Mapping):
+            return payload if special and isinstance(payload, msgspec.Struct) else None
         data: Mapping[str, Any] = payload  # pyright: ignore[reportUnknownVariableType]
         cls = self._check_mapping(data)
         request: msgspec.Struct = msgspec.convert(data, cls)
@@ -357,6 +375,9 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         API takes one field as the raw body (``info.raw_body``, nova-3's audio), that field's bytes with
         their media type and the other fields as query parameters."""
         body = self.validate(request)
+        if self.info.form_body is not None and type(request).__name__ == self.info.form_body:
+            form, form_type = _form_of(request)
+            return (yield from self._call_flow(form, expect, form_type, headers))
         field = self.info.raw_body
         data = getattr(request, field, None) if field else None
         if field is None or not isinstance(data, (bytes, bytearray, memoryview)):

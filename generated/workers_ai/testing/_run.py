@@ -79,6 +79,9 @@ def read_input(rec: RecordedRequest, spec: ModelSpec) -> Input:
     raw_field = _raw_body_field(spec)
     if raw_field is not None and binary_type:
         return Input(_raw_body_payload(spec, raw_field, rec), None)
+    form = _form_branch(spec)
+    if form is not None and content_type == "multipart/form-data":
+        return Input(_form_payload(form, rec), None)
     payload: Any = {}
     if rec.body.strip() and not binary_type:
         try:
@@ -107,6 +110,51 @@ def _raw_body_field(spec: ModelSpec) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def _form_branch(spec: ModelSpec) -> dict[str, Any] | None:
+    """The input branch a model takes as a ``multipart/form-data`` body (FLUX.2), if it has one."""
+    schema = as_object(spec.input_schema) or {}
+    for branch in [schema, *(as_list(schema.get("oneOf")) or [])]:
+        obj = as_object(branch)
+        if obj is not None and str(obj.get("contentType") or "").startswith("multipart/form-data"):
+            return obj
+    return None
+
+
+def _form_payload(branch: dict[str, Any], rec: RecordedRequest) -> dict[str, Any]:
+    """The input a form body stands for: text parts typed by their property's schema, file parts as
+    base64 text (so the schema's binary strings validate); 400/5006 for a body that is not a form."""
+    import base64
+
+    try:
+        parts = parse_form(rec.headers.get("content-type", ""), rec.body)
+    except ValueError as exc:
+        raise bad_input(f"/: {exc}") from None
+    props = as_object(branch.get("properties")) or {}
+    payload: dict[str, Any] = {}
+    for part in parts:
+        prop = as_object(props.get(part.name)) or {}
+        if prop.get("format") == "binary" or part.filename is not None:
+            payload[part.name] = base64.b64encode(part.data).decode("ascii")
+        else:
+            payload[part.name] = _typed(prop.get("type"), part.text())
+    return payload
+
+
+def _typed(kind: Any, text: str) -> Any:
+    """A form or query value as its property's JSON type; left as sent when it does not parse (the
+    schema check then names the field)."""
+    if kind == "boolean" and text in ("true", "false"):
+        return text == "true"
+    try:
+        if kind == "integer":
+            return int(text)
+        if kind == "number":
+            return float(text)
+    except ValueError:
+        return text
+    return text
+
+
 def _raw_body_payload(spec: ModelSpec, field: str, rec: RecordedRequest) -> dict[str, Any]:
     """The input a raw body plus query parameters stand for: the body as the field (base64 text, so the
     schema's binary string validates) and each query parameter typed by its property's schema."""
@@ -116,16 +164,7 @@ def _raw_body_payload(spec: ModelSpec, field: str, rec: RecordedRequest) -> dict
     props = as_object((as_object(spec.input_schema) or {}).get("properties")) or {}
     payload: dict[str, Any] = {field: base64.b64encode(rec.body).decode("ascii")}
     for key, text in parse_qsl(rec.query, keep_blank_values=True):
-        kind = (as_object(props.get(key)) or {}).get("type")
-        value: Any = text
-        if kind == "boolean" and text in ("true", "false"):
-            value = text == "true"
-        elif kind in ("number", "integer"):
-            try:
-                value = int(text) if kind == "integer" else float(text)
-            except ValueError:
-                value = text  # left as sent: validation names the field
-        payload[key] = value
+        payload[key] = _typed((as_object(props.get(key)) or {}).get("type"), text)
     return payload
 
 
