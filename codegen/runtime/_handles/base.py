@@ -71,9 +71,8 @@ def _form_of(request: msgspec.Struct) -> tuple[bytes, str]:
         value = getattr(request, name)
         if value is msgspec.UNSET or value is None:
             continue
-        if isinstance(value, (bytes, bytearray, memoryview)):
-            data = bytes(value)
-            fields.append((wire, (wire, data, sniff(data))))
+        if isinstance(value, bytes):  # binary fields hold bytes (the method read the path or file)
+            fields.append((wire, (wire, value, sniff(value))))
         else:
             fields.append((wire, _query_text(value)))
     return encode_form(fields)
