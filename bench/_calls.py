@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 MODEL = "@cf/baai/bge-m3"
-ACCOUNT = "a"
+ACCOUNT = "a" * 32  # the SDK checks the account id is 32 hex characters
 TOKEN = "t"
 QUERY = "Which passage talks about loopback benchmarks?"
 CONTEXTS = [
