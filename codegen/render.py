@@ -460,7 +460,8 @@ def render_package(
     by_id = [p for p in plans if (p.model_id, p.module, p.handle) in registry]
     common = dict(package=package, plans=by_id, registry=registry)
     top = {
-        "_registry.py": env.get_template("registry.py.jinja").render(live_methods=live_methods, **common),
+        "_registry.py": env.get_template("registry.py.jinja").render(**common),
+        "_listing.py": env.get_template("listing.py.jinja").render(live_methods=live_methods, **common),
         "_client.py": env.get_template("client.py.jinja").render(aio=False, **common),
         "_aio_client.py": env.get_template("client.py.jinja").render(aio=True, **common),
         "__init__.py": env.get_template("package_init.py.jinja").render(**common),

@@ -144,11 +144,11 @@ def test_one_changed_schema_rewrites_only_what_depends_on_it(tmp_path: Path) -> 
         p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and p.stat().st_mtime_ns != old
     )
     assert touched == result.changed
-    # A new model adds its files and changes only the registry, the two clients and folder indexes.
+    # A new model adds its files and changes only the registry, the listing, the two clients and folder indexes.
     write_schema(schemas, "@cf/baai/new-model.json", _small("@cf/baai/new-model"))
     result = generate(schemas, out, "workers_ai")
     assert result.added == ["_schemas/models/cf/baai/new_model.json.gz", "models/cf/baai/new_model.py"]
-    assert result.changed == ["_aio_client.py", "_client.py", "_registry.py"]
+    assert result.changed == ["_aio_client.py", "_client.py", "_listing.py", "_registry.py"]
 
 
 def test_colliding_model_ids_are_disambiguated_never_overwritten(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = ROOT / "codegen" / "runtime"
 PACKAGE = ROOT / "generated" / "workers_ai"
-BRIDGES = ("_aio_client.pyi", "_client.pyi", "_registry.pyi")
+BRIDGES = ("_aio_client.pyi", "_client.pyi", "_listing.pyi", "_registry.pyi")
 
 
 def test_the_bridges_stand_for_generated_modules_and_are_never_copied() -> None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from .. import _registry
+from .. import _listing, _registry
 from ..errors import WorkersAIError
 from .files import OutputError, OutputFile
 from .input import CLIInputError, build_payload
@@ -39,7 +39,7 @@ def _cmd_models(args: argparse.Namespace) -> int:
     wanted: str | None = args.task.lower() if args.task else None
     rows = [
         {"id": model_id, "task": task, "methods": list(methods), "price": price}
-        for model_id, (task, methods, price) in sorted(_registry.DETAILS.items())
+        for model_id, (task, methods, price) in sorted(_listing.DETAILS.items())
         if wanted is None or task.lower() == wanted
     ]
     if args.json:

@@ -1,5 +1,5 @@
 """The ``workers-ai run`` payload: ``--json`` (text, ``-`` for stdin, ``@file.json``), ``key=value`` pairs
-typed by the model's schema (``_registry.INPUTS``), ``key=@path`` and ``--file PATH`` for binary data."""
+typed by the model's schema (``_listing.INPUTS``), ``key=@path`` and ``--file PATH`` for binary data."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from .. import _registry
+from .. import _listing
 
 __all__ = ["CLIInputError", "Payload", "build_payload"]
 
@@ -117,7 +117,7 @@ def _pairs(model_id: str, pairs: Sequence[str], kinds: Mapping[str, str]) -> dic
 
 def build_payload(model_id: str, json_arg: str | None, pairs: Sequence[str], file: str | None) -> Payload:
     """The payload of ``workers-ai run``; ``CLIInputError`` says what is wrong, before anything is sent."""
-    binary_body, kinds = _registry.INPUTS.get(model_id, (False, {}))
+    binary_body, kinds = _listing.INPUTS.get(model_id, (False, {}))
     data: dict[str, Any] | None = None
     if json_arg is not None:
         decoded = _json_source(json_arg)
