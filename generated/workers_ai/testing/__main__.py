@@ -4,6 +4,7 @@ emulator until Ctrl-C. Every ``Emulator(...)`` option is a command-line option, 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -78,6 +79,9 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m workers_ai
     except (OSError, ValueError) as exc:
         print(f"{prog}: cannot start on {args.host}:{args.port}: {exc}", file=sys.stderr)
         return 1
+    # Ctrl-C (SIGINT) stops the server even when it was started with SIGINT ignored, as a shell does
+    # for a background job: Python installs its KeyboardInterrupt handler only over the default one.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     emu.banner()
     emu.serve_forever()
     print("stopped", file=sys.stderr)
