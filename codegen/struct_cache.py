@@ -4,7 +4,7 @@ A generated module's one header line ends with ``(structs <key> <hash>)``: the k
 struct code depends on (generator version and options, the schema document, the field aliases, the
 family views), the hash the whole module below the header line as written. When a regeneration finds
 the same key and an unedited module, the struct classes and type aliases are read back from it (with
-the module's imports, a superset of theirs that the tidy step merges again) instead of being
+the module's imports that they use, which the tidy step merges with the template's) instead of being
 generated; either way the code is then checked against the plan. ``--check`` passes no old modules.
 """
 
@@ -55,14 +55,30 @@ def reusable_code(old: str | None, key: str, names: Collection[str]) -> str | No
     except SyntaxError:
         return None
     lines = old.splitlines()
-    imports: list[str] = []
+    import_nodes: list[ast.Import | ast.ImportFrom] = []
     blocks: list[str] = []
+    used: set[str] = set()
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            imports.append(ast.unparse(node))
+            import_nodes.append(node)
         elif (isinstance(node, ast.ClassDef) and node.name in names) or (
             isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id in names
         ):
             start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
             blocks.append("\n".join(lines[start - 1 : node.end_lineno]))
+            used.update(n.id for n in ast.walk(node) if isinstance(n, ast.Name))
+    imports = [line for node in import_nodes if (line := _used_part(node, used))]
     return "\n".join(imports) + "\n\n\n" + "\n\n\n".join(blocks) + "\n"
+
+
+def _used_part(node: ast.Import | ast.ImportFrom, used: set[str]) -> str:
+    """The part of an old module's import that the reused struct code uses ("" if none): the rest of the
+    module's imports were the template's, and the template may no longer want them."""
+    if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+        return ast.unparse(node)
+    kept = [a for a in node.names if (a.asname or a.name.split(".")[0]) in used]
+    if not kept:
+        return ""
+    if isinstance(node, ast.Import):
+        return ast.unparse(ast.Import(names=kept))
+    return ast.unparse(ast.ImportFrom(module=node.module, names=kept, level=node.level))

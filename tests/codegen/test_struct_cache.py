@@ -41,3 +41,25 @@ def test_an_edited_struct_block_is_regenerated_and_check_sees_it(tmp_path: Path)
     (schemas / "@cf" / "x" / "one.json").write_text(json.dumps(MODEL_2))
     assert generate(schemas, out, "pkg_cache").changed == ["models/cf/x/one.py"]
     assert "    score: float | None = None\n" in module.read_text(encoding="utf-8")
+
+
+def test_a_reused_block_keeps_only_the_imports_its_structs_use(tmp_path: Path) -> None:
+    """The cache reads the struct code back with the old module's imports: one the template no longer
+    prints (here a stand-in added to the module, hash and all) must not come back with it."""
+    from codegen.struct_cache import stamp
+
+    schemas, out = tmp_path / "schemas", tmp_path / "out"
+    (schemas / "@cf" / "x").mkdir(parents=True)
+    (schemas / "@cf" / "x" / "one.json").write_text(json.dumps(MODEL))
+    assert generate(schemas, out, "pkg_cache").code == 0
+    module = out / "pkg_cache" / "models" / "cf" / "x" / "one.py"
+    pristine = module.read_text(encoding="utf-8")
+    header, rest = pristine.split("\n", 1)
+    header = header[: header.rindex(" ")] + ")"  # the key stays, the hash is stamped afresh below
+    future = "from __future__ import annotations\n"
+    stale = rest.replace(future, future + "from ...._batch.jobs import BatchJob\n", 1)
+    assert stale != rest
+    module.write_text(stamp(f"{header}\n{stale}"), encoding="utf-8")
+    result = generate(schemas, out, "pkg_cache")
+    assert result.code == 0 and result.changed == ["models/cf/x/one.py"]
+    assert module.read_text(encoding="utf-8") == pristine
