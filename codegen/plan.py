@@ -260,13 +260,15 @@ class ModelPlan:
 
     @property
     def type_only_imports(self) -> tuple[str, ...]:
-        """Imports only the async handle's annotations need (under ``TYPE_CHECKING``: never loaded by sync users)."""
+        """Imports only annotations need (under ``TYPE_CHECKING``): the batch and stream types load with the
+        first batch or stream, never with the model module."""
         up = "." * (self.module.count(".") + 1)
         lines: list[str] = []
         if any(m.kind == "requests" for m in self.methods):
-            lines.append(f"from {up}_batch.jobs import AsyncBatchJob")
+            lines.append(f"from {up}_batch.jobs import AsyncBatchJob, BatchJob, BatchRequest")
         if any(m.streams for m in self.methods):
             lines.append(f"from {up}_aio.stream import AsyncStreamRequest")
+            lines.append(f"from {up}_sync.stream import EventStream")
         return tuple(lines)
 
     @property
@@ -808,9 +810,6 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
     need[_relative(depth, "_handles.sync")] = {"ModelHandle", "ModelInfo", "OutputDecoder"}
     if any(m.kind == "requests" for m in p.methods):
         need.setdefault("collections.abc", set()).add("Sequence")
-        need[_relative(depth, "_batch.jobs")] = {"BatchJob", "BatchRequest"}
-    if any(m.streams for m in p.methods):
-        need[_relative(depth, "_sync.stream")] = {"EventStream"}
     if any(m.structured for m in p.methods):
         need[_relative(depth, "_tools.structured")] = {"Parsed", "response_format_payload"}
         need["typing"].update({"TypeVar", "overload"})

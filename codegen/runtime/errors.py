@@ -247,7 +247,7 @@ class ModelDeprecatedError(ModelNotFoundError):
     @property
     def planned_end(self) -> str | None:
         for detail in self.errors:
-            found = _DATE.search(detail.message)
+            found = re.search(_DATE, detail.message)
             if found:
                 return found.group(0)
         return self.catalog_end
@@ -329,4 +329,4 @@ class RealtimeTimeoutError(RealtimeError, TimeoutError):
 
 
 JSON_MODE_UNMET = "json mode couldn't be met"  # the API's message, matched whatever code comes with it
-_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+_DATE = r"\b\d{4}-\d{2}-\d{2}\b"  # compiled (and cached by re) on first use, not at import

@@ -7,62 +7,106 @@
 
 from typing import TYPE_CHECKING, Any
 
-from . import errors
-from ._account.finetunes import Finetune
-from ._account.tomarkdown import MarkdownFormat, MarkdownResult
-from ._batch.embed_plan import BatchProgress
-from ._batch.jobs import BatchItem, BatchJob, BatchRequest, BatchResult, BatchStatus
-from ._client import WorkersAI
-from ._core.accounting import ModelUsage, UsageMeter
-from ._core.binary import BinaryOutput
-from ._core.gateway import Gateway
-from ._core.options import ClientOptions
-from ._core.stream_events import ToolCallDelta
-from ._core.toolcall import ToolCall, tool_calls
-from ._core.usage import Usage
-from ._handles.sync import ModelHandle, ModelInfo
-from ._sync.stream import EventStream, StreamEvent, StreamResult
-from ._tools.structured import Parsed
-from .families import (
-    BoundingBox,
-    ClassificationResult,
-    Classifications,
-    DetectedObject,
-    DetectionResult,
-    Detections,
-    EmbeddingResult,
-    ImageTextResult,
-    MediaResult,
-    Ranked,
-    RerankResult,
-    ScoredLabel,
-    SummaryResult,
-    TextResult,
-    TimedText,
-    TimedWord,
-    TokenUsage,
-    TranscriptResult,
-    TranslationResult,
-)
-
 if TYPE_CHECKING:
+    from . import errors
+    from ._account.finetunes import Finetune
+    from ._account.tomarkdown import MarkdownFormat, MarkdownResult
     from ._aio.stream import AsyncEventStream, AsyncStreamRequest
     from ._aio_client import AsyncWorkersAI
-    from ._batch.jobs import AsyncBatchJob
+    from ._batch.embed_plan import BatchProgress
+    from ._batch.jobs import AsyncBatchJob, BatchItem, BatchJob, BatchRequest, BatchResult, BatchStatus
+    from ._client import WorkersAI
+    from ._core.accounting import ModelUsage, UsageMeter
+    from ._core.binary import BinaryOutput
+    from ._core.gateway import Gateway
+    from ._core.options import ClientOptions
+    from ._core.stream_events import ToolCallDelta
+    from ._core.toolcall import ToolCall, tool_calls
+    from ._core.usage import Usage
     from ._handles.aio import AsyncModelHandle
+    from ._handles.sync import ModelHandle, ModelInfo
+    from ._sync.stream import EventStream, StreamEvent, StreamResult
+    from ._tools.structured import Parsed
     from ._tools.toolloop import ToolRun, reply_text
+    from .families import (
+        BoundingBox,
+        ClassificationResult,
+        Classifications,
+        DetectedObject,
+        DetectionResult,
+        Detections,
+        EmbeddingResult,
+        ImageTextResult,
+        MediaResult,
+        Ranked,
+        RerankResult,
+        ScoredLabel,
+        SummaryResult,
+        TextResult,
+        TimedText,
+        TimedWord,
+        TokenUsage,
+        TranscriptResult,
+        TranslationResult,
+    )
 
 
-# The async client loads on first use: ``import workers_ai`` never imports asyncio or aiohttp; the tool
-# loop (and the inspect module it needs) loads with the first model that uses it.
-_LAZY = {
+# Nothing loads at ``import workers_ai``: each public name imports its module on first use (PEP 562), so
+# a program loads only what it touches (no async client, batch, stream, tool or family module it does not
+# use; never asyncio or aiohttp for sync code). ``from workers_ai import X`` works as for any attribute.
+_LAZY: dict[str, str] = {
     "AsyncBatchJob": "_batch.jobs",
     "AsyncEventStream": "_aio.stream",
     "AsyncModelHandle": "_handles.aio",
     "AsyncStreamRequest": "_aio.stream",
     "AsyncWorkersAI": "_aio_client",
+    "BatchItem": "_batch.jobs",
+    "BatchJob": "_batch.jobs",
+    "BatchProgress": "_batch.embed_plan",
+    "BatchRequest": "_batch.jobs",
+    "BatchResult": "_batch.jobs",
+    "BatchStatus": "_batch.jobs",
+    "BinaryOutput": "_core.binary",
+    "BoundingBox": "families",
+    "ClassificationResult": "families",
+    "Classifications": "families",
+    "ClientOptions": "_core.options",
+    "DetectedObject": "families",
+    "DetectionResult": "families",
+    "Detections": "families",
+    "EmbeddingResult": "families",
+    "EventStream": "_sync.stream",
+    "Finetune": "_account.finetunes",
+    "Gateway": "_core.gateway",
+    "ImageTextResult": "families",
+    "MarkdownFormat": "_account.tomarkdown",
+    "MarkdownResult": "_account.tomarkdown",
+    "MediaResult": "families",
+    "ModelHandle": "_handles.sync",
+    "ModelInfo": "_handles.sync",
+    "ModelUsage": "_core.accounting",
+    "Parsed": "_tools.structured",
+    "Ranked": "families",
+    "RerankResult": "families",
+    "ScoredLabel": "families",
+    "StreamEvent": "_sync.stream",
+    "StreamResult": "_sync.stream",
+    "SummaryResult": "families",
+    "TextResult": "families",
+    "TimedText": "families",
+    "TimedWord": "families",
+    "TokenUsage": "families",
+    "ToolCall": "_core.toolcall",
+    "ToolCallDelta": "_core.stream_events",
     "ToolRun": "_tools.toolloop",
+    "TranscriptResult": "families",
+    "TranslationResult": "families",
+    "Usage": "_core.usage",
+    "UsageMeter": "_core.accounting",
+    "WorkersAI": "_client",
+    "errors": "errors",
     "reply_text": "_tools.toolloop",
+    "tool_calls": "_core.toolcall",
 }
 
 
@@ -72,9 +116,14 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    loaded = importlib.import_module(f".{module}", __name__)
+    value = loaded if name == module else getattr(loaded, name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 __all__ = [
@@ -102,10 +151,10 @@ __all__ = [
     "Finetune",
     "Gateway",
     "ImageTextResult",
-    "ModelHandle",
     "MarkdownFormat",
     "MarkdownResult",
     "MediaResult",
+    "ModelHandle",
     "ModelInfo",
     "ModelUsage",
     "Parsed",

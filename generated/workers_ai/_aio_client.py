@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from ._aio.stream import AsyncStreamRequest
-from ._batch.jobs import AsyncBatchJob
 from ._clients.aio import AsyncBaseClient
-from ._handles.aio import AsyncModelHandle
 
 if TYPE_CHECKING:
+    from ._aio.stream import AsyncStreamRequest
+    from ._batch.jobs import AsyncBatchJob
+    from ._handles.aio import AsyncModelHandle
     from .models.cf.ai4bharat.indictrans2_en_indic_1b import (
         AsyncIndictrans2EnIndic1B as _H_cf__ai4bharat__indictrans2_en_indic_1b,
     )

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from ._batch.jobs import BatchJob
 from ._clients.sync import BaseClient
-from ._handles.sync import ModelHandle
-from ._sync.stream import EventStream
 
 if TYPE_CHECKING:
+    from ._batch.jobs import BatchJob
+    from ._handles.sync import ModelHandle
+    from ._sync.stream import EventStream
     from .models.cf.ai4bharat.indictrans2_en_indic_1b import (
         Indictrans2EnIndic1B as _H_cf__ai4bharat__indictrans2_en_indic_1b,
     )

@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from .._account.finetunes import Finetunes
-from .._account.tomarkdown import MarkdownFormat, MarkdownResult, supported_flow, to_markdown_flow
-from .._batch.jobs import BatchJob
-from .._core.form import FileInput
 from .._handles.sync import GenericHandle, ModelHandle
-from .._handles.universal import UniversalHandle
 from .._sync.session import DEFAULT_BASE_URL, ResponseInfo, Session
 from .base import ClientBase
+
+if TYPE_CHECKING:
+    from .._account.finetunes import Finetunes
+    from .._account.tomarkdown import MarkdownFormat, MarkdownResult
+    from .._batch.jobs import BatchJob
+    from .._core.form import FileInput
+
+# The account endpoints, batches and the universal route load their modules on first use.
 
 __all__ = ["DEFAULT_BASE_URL", "BaseClient", "ResponseInfo"]
 
@@ -38,8 +41,13 @@ class BaseClient(Session, ClientBase):
     its configuration, the token included (see :mod:`.._core.pickling`).
     """
 
-    _generic_handle = GenericHandle
-    _universal_handle = UniversalHandle
+    @staticmethod
+    def _fallback_handle(universal: bool) -> type[Any]:
+        if not universal:
+            return GenericHandle
+        from .._handles.universal import UniversalHandle
+
+        return UniversalHandle
 
     def __enter__(self: _Client) -> _Client:
         return self
@@ -50,15 +58,21 @@ class BaseClient(Session, ClientBase):
     def to_markdown(self, files: Sequence[FileInput] | FileInput) -> list[MarkdownResult]:
         """Convert documents to Markdown (``/ai/tomarkdown``): paths, binary files or ``(name, bytes)``
         pairs; one :class:`MarkdownResult` per file, in order (a failed file has ``error`` set)."""
+        from .._account.tomarkdown import to_markdown_flow
+
         return self.drive(to_markdown_flow(self, files))
 
     def to_markdown_supported(self) -> list[MarkdownFormat]:
         """The formats ``to_markdown`` converts (extension and MIME type)."""
+        from .._account.tomarkdown import supported_flow
+
         return self.drive(supported_flow(self))
 
     @functools.cached_property
     def finetunes(self) -> Finetunes:
         """The account's fine-tunes (LoRA adapters): ``list()``, ``create()``, ``upload()``, ``public()``."""
+        from .._account.finetunes import Finetunes
+
         return Finetunes(self)
 
     def batch_job(self, model_id: str, request_id: str) -> BatchJob[Any]:

@@ -9,18 +9,19 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 import msgspec
 
-from .._batch.chunking import embed_many
-from .._batch.embed_plan import BatchProgress
-from .._batch.jobs import BatchJob
-from .._core.binary import BinaryInput, read_binary
 from .._core.decode import OutputDecoder, split_error, validator_for
 from .._sync.session import Session
-from .._sync.stream import EventStream
-from .._tools.structured import Parsed
 from .base import HandleBase, ModelInfo
 
 if TYPE_CHECKING:
+    from .._batch.embed_plan import BatchProgress
     from .._batch.f32 import F32
+    from .._batch.jobs import BatchJob
+    from .._core.binary import BinaryInput
+    from .._sync.stream import EventStream
+    from .._tools.structured import Parsed
+
+# Batches, streams and JSON mode load their modules on first use: a handle that only calls loads none.
 
 __all__ = ["GenericHandle", "HandleBase", "ModelHandle", "ModelInfo", "OutputDecoder", "split_error", "validator_for"]
 
@@ -64,6 +65,8 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
 
     def batch_job(self, request_id: str) -> BatchJob[OutT]:
         """A job for an already queued ``request_id``."""
+        from .._batch.jobs import BatchJob
+
         return BatchJob(self, request_id)
 
     @overload
@@ -116,6 +119,8 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         vectors decoded straight into their rows (never the whole job as Python lists; batches are then
         kept to 400 texts so no status reply is large). Needs numpy (``pip install 'workers-ai[ray]'``).
         """
+        from .._batch.chunking import embed_many
+
         vectors: list[list[float]] | F32 = embed_many(
             self,
             texts,
@@ -129,6 +134,8 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         return vectors
 
     def _open_stream(self, body: bytes, headers: Mapping[str, str] | None) -> EventStream:
+        from .._sync.stream import EventStream
+
         session = self.client
         resp = session.open_stream(self._run_url(), body, headers=headers, model_id=self.model_id)
         return EventStream(resp, **self._stream_options(resp))
@@ -142,6 +149,8 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         return self.client.drive(self._request_flow(request, expect, headers))
 
     def _call_binary(self, data: BinaryInput, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
+        from .._core.binary import read_binary
+
         return self.client.drive(self._call_flow(read_binary(data), expect, _OCTETS, headers))
 
     def _call_parsed(self, request: msgspec.Struct, expect: type[Any] | None, response_format: Any) -> Parsed[Any, Any]:

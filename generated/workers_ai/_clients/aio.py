@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from .._account.finetunes import AsyncFinetunes
-from .._account.tomarkdown import MarkdownFormat, MarkdownResult, supported_flow, to_markdown_flow
 from .._aio.session import AsyncSession
-from .._batch.jobs import AsyncBatchJob
-from .._core.form import FileInput
 from .._handles.aio import AsyncGenericHandle, AsyncModelHandle
-from .._handles.universal import AsyncUniversalHandle
 from .base import ClientBase
+
+if TYPE_CHECKING:
+    from .._account.finetunes import AsyncFinetunes
+    from .._account.tomarkdown import MarkdownFormat, MarkdownResult
+    from .._batch.jobs import AsyncBatchJob
+    from .._core.form import FileInput
+
+# The account endpoints, batches and the universal route load their modules on first use.
 
 __all__ = ["AsyncBaseClient"]
 
@@ -31,9 +34,15 @@ class AsyncBaseClient(AsyncSession, ClientBase):
     Use it in ``async with`` or call :meth:`aclose` when done.
     """
 
-    _generic_handle = AsyncGenericHandle
-    _universal_handle = AsyncUniversalHandle
     _handle_prefix = "Async"
+
+    @staticmethod
+    def _fallback_handle(universal: bool) -> type[Any]:
+        if not universal:
+            return AsyncGenericHandle
+        from .._handles.universal import AsyncUniversalHandle
+
+        return AsyncUniversalHandle
 
     async def __aenter__(self: _Client) -> _Client:
         return self
@@ -43,15 +52,21 @@ class AsyncBaseClient(AsyncSession, ClientBase):
 
     async def to_markdown(self, files: Sequence[FileInput] | FileInput) -> list[MarkdownResult]:
         """Convert documents to Markdown (``/ai/tomarkdown``); see ``WorkersAI.to_markdown``."""
+        from .._account.tomarkdown import to_markdown_flow
+
         return await self.drive(to_markdown_flow(self, files))
 
     async def to_markdown_supported(self) -> list[MarkdownFormat]:
         """The formats ``to_markdown`` converts (extension and MIME type)."""
+        from .._account.tomarkdown import supported_flow
+
         return await self.drive(supported_flow(self))
 
     @functools.cached_property
     def finetunes(self) -> AsyncFinetunes:
         """The account's fine-tunes (LoRA adapters): ``await ai.finetunes.list()``, ``create()``, ..."""
+        from .._account.finetunes import AsyncFinetunes
+
         return AsyncFinetunes(self)
 
     def batch_job(self, model_id: str, request_id: str) -> AsyncBatchJob[Any]:

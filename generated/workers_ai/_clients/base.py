@@ -13,7 +13,6 @@ from typing import Any, ClassVar
 from .. import _registry
 from .._core.affinity import affinity_header
 from .._core.config import SessionConfig
-from .._handles.universal import check_namespace, is_workers_ai_id
 from ..errors import ConfigurationError
 
 __all__ = ["ClientBase"]
@@ -22,11 +21,15 @@ __all__ = ["ClientBase"]
 class ClientBase(SessionConfig):
     """Handles and dispatch shared by ``WorkersAI`` and ``AsyncWorkersAI`` (see their docstrings)."""
 
-    # Set by each client: its generic and universal-route handle classes, and the prefix of its
-    # generated handle class names ("" for ``BgeM3``, "Async" for ``AsyncBgeM3``).
-    _generic_handle: ClassVar[type[Any]]
-    _universal_handle: ClassVar[type[Any]]
+    # Set by each client: the prefix of its generated handle class names ("" for ``BgeM3``, "Async" for
+    # ``AsyncBgeM3``), and (``_fallback_handle``) its generic and universal-route handle classes.
     _handle_prefix: ClassVar[str] = ""
+
+    @staticmethod
+    def _fallback_handle(universal: bool) -> type[Any]:
+        """The handle class for a model id this package has no module for: the generic one, or, for a
+        third-party id, the universal route's."""
+        raise NotImplementedError
 
     @functools.cached_property
     def _handles(self) -> dict[str, Any]:
@@ -51,10 +54,11 @@ class ClientBase(SessionConfig):
         if handle is None:
             entry = _registry.MODELS.get(model_id)
             if entry is None:
+                from .._handles.universal import check_namespace, is_workers_ai_id
+
                 self.run_url(model_id)  # a bad id is refused here, before a handle is kept for it
                 check_namespace(model_id)
-                universal = not is_workers_ai_id(model_id)
-                handle = (self._universal_handle if universal else self._generic_handle)(self, model_id)
+                handle = self._fallback_handle(not is_workers_ai_id(model_id))(self, model_id)
             else:
                 module = importlib.import_module(f"{_registry.__package__}.{entry[0]}")
                 handle = getattr(module, self._handle_prefix + entry[1])(self)

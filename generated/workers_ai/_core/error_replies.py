@@ -244,7 +244,8 @@ class _ErrorsOnly(msgspec.Struct):
 
 
 _ERRORS_ONLY: list[msgspec.json.Decoder[_ErrorsOnly]] = []  # built on first use: a typed decoder costs import time
-_CODE_AND_MESSAGE = re.compile(r'"code"\s*:\s*"?([0-9]{1,18})"?\s*,\s*"message"\s*:\s*"((?:[^"\\]|\\.){0,500})"')
+# Compiled (and cached by ``re``) by the first error body that needs it: compiling costs import time.
+_CODE_AND_MESSAGE = r'"code"\s*:\s*"?([0-9]{1,18})"?\s*,\s*"message"\s*:\s*"((?:[^"\\]|\\.){0,500})"'
 
 
 def _salvage_details(data: bytes) -> list[ErrorDetail]:
@@ -256,7 +257,7 @@ def _salvage_details(data: bytes) -> list[ErrorDetail]:
             _ERRORS_ONLY.append(msgspec.json.Decoder(_ErrorsOnly))
         env = _ERRORS_ONLY[0].decode(text.encode())
     except DECODE_ERRORS:
-        match = _CODE_AND_MESSAGE.search(text)
+        match = re.search(_CODE_AND_MESSAGE, text)
         return [ErrorDetail(code_of(match.group(1)), match.group(2))] if match else []
     return [ErrorDetail(code_of(d.code), "" if d.message is None else str(d.message)) for d in env.errors]
 

@@ -12,10 +12,6 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
 
 import msgspec
 
-from .._batch.chunking import embed_many
-from .._batch.jobs import AsyncBatchJob
-from .._core.binary import BinaryInput, read_binary
-from .._tools.structured import Parsed
 from .base import HandleBase
 
 if TYPE_CHECKING:
@@ -23,6 +19,9 @@ if TYPE_CHECKING:
     from .._aio.stream import AsyncEventStream, AsyncStreamRequest
     from .._batch.embed_plan import BatchProgress
     from .._batch.f32 import F32
+    from .._batch.jobs import AsyncBatchJob
+    from .._core.binary import BinaryInput
+    from .._tools.structured import Parsed
 
 # Every generated model module imports this one, sync users included: it imports nothing else of
 # the async client at load time (streams and batches load their modules on first use).
@@ -70,6 +69,8 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
 
     def batch_job(self, request_id: str) -> AsyncBatchJob[OutT]:
         """A job for an already queued ``request_id``."""
+        from .._batch.jobs import AsyncBatchJob
+
         return AsyncBatchJob(self, request_id)
 
     @overload
@@ -108,6 +109,8 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         as_numpy: bool = False,
     ) -> list[list[float]] | F32:
         """Embed any number of texts through the batch API (see ``ModelHandle.embed_many``)."""
+        from .._batch.chunking import embed_many
+
         vectors: list[list[float]] | F32 = await embed_many(
             self,
             texts,
@@ -147,6 +150,8 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
     async def _call_binary(
         self, data: BinaryInput, expect: type[T] | None, *, headers: Mapping[str, str] | None = None
     ) -> T:
+        from .._core.binary import read_binary
+
         return await self.client.drive(self._call_flow(read_binary(data), expect, _OCTETS, headers))
 
     async def _call_parsed(

@@ -3,35 +3,31 @@ counting and the call flows (sent by the client's driver: see :mod:`.._core.flow
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 from urllib.parse import urlencode
 
 import msgspec
 
-from .._batch.jobs import MAX_BATCH_BYTES, AsyncBatchJob, BatchJob, BatchJobBase, encode_requests
-from .._batch.submit import submit_flow
 from .._core.accounting import usage_of
-from .._core.binary import BinaryOutput
 from .._core.body import encode_body
 from .._core.config import Reply, SessionConfig
 from .._core.decode import OutputDecoder, decode_typed, split_error, validator_for
 from .._core.envelope import media_type, unwrap
 from .._core.error_replies import error_from
 from .._core.flow import Flow
-from .._core.form import FormField, encode_form
 from .._core.jsonview import as_list, as_object
 from .._core.pickling import handle_of
 from .._core.unknown import check_unknown_keys
 from .._core.usage import Usage
-from .._tools.structured import Parsed, check_no_stream, is_schema_type, json_payload, parse_into, textual
 from ..errors import InputValidationError, ModelDeprecatedError, ResponseDecodeError, StreamError
 from ..families import family_result
-from ..families.media import sniff
-from ..families.text_generation import TextView, tool_calls_of
 
 if TYPE_CHECKING:
-    pass
+    from .._batch.jobs import BatchJobBase
+    from .._core.form import FormField
+    from .._tools.structured import Parsed
 
 __all__ = ["HandleBase", "ModelInfo", "OutputDecoder"]
 
@@ -43,6 +39,7 @@ T = TypeVar("T")
 _JSON = "application/json"
 _SSE = "text/event-stream"
 _OCTETS = "application/octet-stream"
+_TEXT_FAMILY = __name__.rsplit(".", 2)[0] + ".families.text_generation"  # its full name in sys.modules
 
 
 class ModelInfo(msgspec.Struct, frozen=True):
@@ -66,6 +63,9 @@ _BINARY_TYPES = frozenset({"application/octet-stream", "application/pdf", "appli
 def _form_of(request: msgspec.Struct) -> tuple[bytes, str]:
     """A form-body model's request (FLUX.2) as ``multipart/form-data``: each set field a part under its
     wire name, bytes as a file part with their sniffed media type, everything else as text."""
+    from .._core.form import encode_form
+    from ..families.media import sniff
+
     fields: list[FormField] = []
     for name, wire in zip(request.__struct_fields__, request.__struct_encode_fields__, strict=True):
         value = getattr(request, name)
@@ -130,6 +130,8 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             )
         data: Mapping[str, Any] = payload  # pyright: ignore[reportUnknownVariableType]
         if data.get("stream") is True:
+            from .._tools.structured import check_no_stream
+
             check_no_stream(self.model_id, data.get("response_format"))
         if self.input_types:
             if "response_format" in data and not any(
@@ -185,6 +187,8 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         else:
             raise TypeError("stream() takes a request struct or a mapping")
         data["stream"] = True
+        from .._tools.structured import check_no_stream
+
         check_no_stream(self.model_id, data.get("response_format"))
         return self.encode_input(data)
 
@@ -217,6 +221,8 @@ class HandleBase(Generic[SessionT, InT, OutT]):
 
     def _stream_request_body(self, request: msgspec.Struct) -> bytes:
         """The body of a generated ``*_stream`` call; JSON mode does not stream (refused before sending)."""
+        from .._tools.structured import check_no_stream
+
         check_no_stream(self.model_id, getattr(request, "response_format", None))
         return self.validate(request)
 
@@ -229,6 +235,8 @@ class HandleBase(Generic[SessionT, InT, OutT]):
     def _parsed(self, reply: Reply, expect: type[Any] | None, response_format: Any) -> Parsed[Any, Any]:
         """A JSON-mode reply: its object parsed into ``response_format`` when that is a type (else left as
         decoded), next to the model's usual output (the object as JSON text in ``response``)."""
+        from .._tools.structured import Parsed, is_schema_type, json_payload, parse_into, textual
+
         if media_type(reply.headers) == _SSE:
             raise StreamError(
                 f"{self.model_id}: the server streamed a JSON-mode reply", status=reply.status, model_id=self.model_id
@@ -266,9 +274,11 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         """The result handed back: counted in ``ai.usage``, a JSON-list answer as its family's list view."""
         self.client.usage.record(self.model_id, usage_of(result), self.info.price)
         result = cast("T", family_result(self.info.task, result))
-        if isinstance(result, TextView):
-            # Unparseable tool-call arguments fail here, naming the model, not later at ``.tool_calls``.
-            tool_calls_of(result, self.model_id)
+        # Unparseable tool-call arguments fail here, naming the model, not later at ``.tool_calls``. A text
+        # result's family module is loaded (its class derives from ``TextView``); until then none can be one.
+        text_family = sys.modules.get(_TEXT_FAMILY)
+        if text_family is not None and isinstance(result, text_family.TextView):
+            text_family.tool_calls_of(result, self.model_id)
         return result
 
     def _count_stream(self, usage: Usage | None) -> None:
@@ -299,6 +309,8 @@ class HandleBase(Generic[SessionT, InT, OutT]):
                 pass  # some proxies mislabel JSON; read it as JSON
             elif self._binary_ok(content_type):
                 self.client.remember(reply.status, reply.headers, [])
+                from .._core.binary import BinaryOutput
+
                 out: Any = BinaryOutput(data, content_type)
                 return cast("T", out)
             else:
@@ -384,6 +396,8 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         options = {k: v for k, v in msgspec.to_builtins(request).items() if k != field}
         query = urlencode({k: _query_text(v) for k, v in options.items()})
         raw = bytes(cast("bytes", data))
+        from ..families.media import sniff
+
         return (yield from self._call_flow(raw, expect, sniff(raw), headers, query))
 
     def _parsed_flow(self, body: bytes, expect: type[Any] | None, response_format: Any) -> Flow[Parsed[Any, Any]]:
@@ -398,6 +412,9 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         return self._counted(output), raw
 
     def _submit_flow(self, requests: Sequence[Any], headers: Mapping[str, str] | None) -> Flow[Any]:
+        from .._batch.jobs import MAX_BATCH_BYTES, AsyncBatchJob, BatchJob, encode_requests
+        from .._batch.submit import submit_flow
+
         job_type: Callable[..., BatchJobBase[Any]] = AsyncBatchJob[Any] if self.client.is_async else BatchJob[Any]
         body = encode_requests(self, requests)
         return (yield from submit_flow(self, job_type, body, len(requests), headers, MAX_BATCH_BYTES))

@@ -1,0 +1,169 @@
+"""Cold start: ``import workers_ai`` loads nothing until a name is used, and a sync call loads only what it
+needs. Every public name still resolves as before (``from workers_ai import X``, ``dir()``, ``__all__``),
+and a pickled client or handle comes back in a process that never imported the package.
+
+Each check runs in a fresh interpreter (``sys.modules`` of this one already holds everything)."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+import workers_ai
+import workers_ai.families
+from workers_ai import WorkersAI
+from workers_ai.testing import Emulator
+
+BGE = "@cf/baai/bge-m3"
+LLAMA = "@cf/meta/llama-3.1-8b-instruct"
+
+# What a sync call of a model that needs none of them must not load: the optional extras (async,
+# realtime, numpy) and the parts of the SDK a plain call does not use. Not listed: what the call runs
+# (session, transport, handles, decoding) and the one family of the model.
+NOT_FOR_A_SYNC_CALL = (
+    "aiohttp",
+    "asyncio",
+    "numpy",
+    "pydantic",
+    "websockets",
+    "workers_ai._account",
+    "workers_ai._aio",
+    "workers_ai._aio_client",
+    "workers_ai._batch",
+    "workers_ai._cli",
+    "workers_ai._core.binary",
+    "workers_ai._core.stream_events",
+    "workers_ai._handles.universal",
+    "workers_ai._listing",
+    "workers_ai._sync.stream",
+    "workers_ai._tools",
+    "workers_ai.realtime",
+    "workers_ai.testing",
+)
+FAMILIES = (
+    "automatic_speech_recognition",
+    "classification",
+    "detection",
+    "generated_text",
+    "media",
+    "reranking",
+    "text_embeddings",
+    "text_generation",
+)
+
+
+@pytest.fixture(scope="module")
+def emu() -> Iterator[Emulator]:
+    with Emulator() as e:
+        yield e
+
+
+def fresh(code: str) -> object:
+    """Run ``code`` in a new interpreter; it prints one JSON value as its last line."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def loaded(prefixes: tuple[str, ...]) -> str:
+    """Code printing which modules under ``prefixes`` are in ``sys.modules``."""
+    return (
+        f"import json, sys; print(json.dumps(sorted(m for m in sys.modules if any("
+        f"m == p or m.startswith(p + '.') for p in {prefixes!r}))))"
+    )
+
+
+def test_import_loads_nothing_until_a_name_is_used() -> None:
+    code = f"import workers_ai\n{loaded(('workers_ai',))}"
+    assert fresh(code) == ["workers_ai"]
+
+
+def test_every_public_name_resolves_in_a_fresh_process() -> None:
+    code = (
+        "import json, workers_ai\n"
+        "from workers_ai import *\n"
+        "missing = [n for n in workers_ai.__all__ if n not in globals()]\n"
+        "wrong = [n for n in workers_ai.__all__ if getattr(workers_ai, n) is not globals()[n]]\n"
+        "print(json.dumps([missing, wrong, sorted(set(workers_ai.__all__) - set(dir(workers_ai)))]))"
+    )
+    assert fresh(code) == [[], [], []]
+
+
+def test_every_public_name_is_what_its_module_defines() -> None:
+    for name in workers_ai.__all__:
+        value = getattr(workers_ai, name)
+        if name == "errors":
+            assert value is sys.modules["workers_ai.errors"]
+            continue
+        module = sys.modules[f"workers_ai.{workers_ai._LAZY[name]}"]
+        assert getattr(module, name) is value, name
+    assert set(workers_ai.__all__) <= set(dir(workers_ai))
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchName'"):
+        _ = workers_ai.NoSuchName  # type: ignore[attr-defined]
+
+
+def test_families_load_one_family_per_name_and_all_names_resolve() -> None:
+    code = f"from workers_ai.families import EmbeddingView\n{loaded(('workers_ai.families',))}"
+    assert fresh(code) == ["workers_ai.families", "workers_ai.families.text_embeddings"]
+    fam = workers_ai.families
+    for name in fam.__all__:
+        assert getattr(fam, name) is not None, name
+    assert set(fam.__all__) <= set(dir(fam))
+    assert set(fam.LIST_VIEWS) == {"text classification", "image classification", "object detection"}
+    assert fam.LIST_VIEWS["object detection"] is fam.Detections
+    with pytest.raises(AttributeError):
+        _ = fam.NoSuchView  # type: ignore[attr-defined]
+
+
+def test_the_lazy_family_table_matches_the_family_modules() -> None:
+    """``families._HOMES`` names each view's module: every public name of a family module is there,
+    pointing at that module (a view added to a family module without the table would not resolve)."""
+    import importlib
+
+    fam = workers_ai.families
+    expected: dict[str, str] = {}
+    for module in FAMILIES:
+        mod = importlib.import_module(f"workers_ai.families.{module}")
+        for name in getattr(mod, "__all__", ()):
+            if name in fam.__all__:
+                expected[name] = module
+    assert fam._HOMES == expected
+
+
+def test_one_sync_call_loads_only_what_it_uses(emu: Emulator) -> None:
+    code = (
+        "from workers_ai import WorkersAI\n"
+        f"ai = WorkersAI(account_id={emu.account_id!r}, api_token={emu.api_token!r}, base_url={emu.base_url!r})\n"
+        f"out = ai.model({BGE!r}).embed(text=['hello'])\n"
+        "assert len(out.vectors[0]) == out.dimensions > 0\n"
+        f"{loaded(NOT_FOR_A_SYNC_CALL + tuple(f'workers_ai.families.{f}' for f in FAMILIES))}"
+    )
+    assert fresh(code) == ["workers_ai.families.text_embeddings"]
+
+
+def test_a_text_model_call_loads_no_extra_and_no_batch_or_stream(emu: Emulator) -> None:
+    code = (
+        "from workers_ai import WorkersAI\n"
+        f"ai = WorkersAI(account_id={emu.account_id!r}, api_token={emu.api_token!r}, base_url={emu.base_url!r})\n"
+        f"out = ai.model({LLAMA!r}).chat(messages=[{{'role': 'user', 'content': 'hi'}}])\n"
+        "assert out.text and out.usage.total_tokens > 0\n"
+        f"{loaded(('aiohttp', 'asyncio', 'numpy', 'pydantic', 'websockets', 'workers_ai._batch', 'workers_ai._sync.stream', 'workers_ai.realtime', 'workers_ai._account'))}"
+    )
+    assert fresh(code) == []
+
+
+def test_a_pickled_handle_works_in_a_process_that_never_imported_the_package(emu: Emulator) -> None:
+    handle = WorkersAI(account_id=emu.account_id, api_token=emu.api_token, base_url=emu.base_url).model(BGE)
+    want = list(handle.embed(text=["pickled"]).vectors[0])
+    code = (
+        "import json, pickle, sys\n"
+        f"handle = pickle.loads({pickle.dumps(handle)!r})\n"
+        "print(json.dumps([type(handle).__name__, list(handle.embed(text=['pickled']).vectors[0])]))"
+    )
+    name, got = fresh(code)  # type: ignore[misc]
+    assert name == "BgeM3"
+    assert got == pytest.approx(want)
