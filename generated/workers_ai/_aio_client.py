@@ -567,1437 +567,1455 @@ class AsyncWorkersAI(AsyncBaseClient):
     (``await h.embed(...)``); streams are ``async with h.chat_stream(...) as events: async for e in events``.
     """
 
-    @overload
-    def model(
-        self, model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"]
-    ) -> _H_cf__ai4bharat__indictrans2_en_indic_1b: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"]
-    ) -> _H_cf__aisingapore__gemma_sea_lion_v4_27b_it: ...
-    @overload
-    def model(self, model_id: Literal["@cf/baai/bge-base-en-v1.5"]) -> _H_cf__baai__bge_base_en_v1_5: ...
-    @overload
-    def model(self, model_id: Literal["@cf/baai/bge-large-en-v1.5"]) -> _H_cf__baai__bge_large_en_v1_5: ...
-    @overload
-    def model(self, model_id: Literal["@cf/baai/bge-m3"]) -> _H_cf__baai__bge_m3: ...
-    @overload
-    def model(self, model_id: Literal["@cf/baai/bge-reranker-base"]) -> _H_cf__baai__bge_reranker_base: ...
-    @overload
-    def model(self, model_id: Literal["@cf/baai/bge-small-en-v1.5"]) -> _H_cf__baai__bge_small_en_v1_5: ...
-    @overload
-    def model(self, model_id: Literal["@cf/baai/omni-bge-base-en-v1.5"]) -> _H_cf__baai__omni_bge_base_en_v1_5: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/black-forest-labs/flux-1-schnell"]
-    ) -> _H_cf__black_forest_labs__flux_1_schnell: ...
-    @overload
-    def model(self, model_id: Literal["@cf/black-forest-labs/flux-2-dev"]) -> _H_cf__black_forest_labs__flux_2_dev: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"]
-    ) -> _H_cf__black_forest_labs__flux_2_klein_4b: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"]
-    ) -> _H_cf__black_forest_labs__flux_2_klein_9b: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/bytedance/stable-diffusion-xl-lightning"]
-    ) -> _H_cf__bytedance__stable_diffusion_xl_lightning: ...
-    @overload
-    def model(self, model_id: Literal["@cf/cloudflare/clairic"]) -> _H_cf__cloudflare__clairic: ...
-    @overload
-    def model(self, model_id: Literal["@cf/cloudflare/clef"]) -> _H_cf__cloudflare__clef: ...
-    @overload
-    def model(self, model_id: Literal["@cf/cloudflare/clef-flash"]) -> _H_cf__cloudflare__clef_flash: ...
-    @overload
-    def model(self, model_id: Literal["@cf/cloudflare/clef-omni"]) -> _H_cf__cloudflare__clef_omni: ...
-    @overload
-    def model(self, model_id: Literal["@cf/deepgram/aura-1"]) -> _H_cf__deepgram__aura_1: ...
-    @overload
-    def model(self, model_id: Literal["@cf/deepgram/aura-2-en"]) -> _H_cf__deepgram__aura_2_en: ...
-    @overload
-    def model(self, model_id: Literal["@cf/deepgram/aura-2-es"]) -> _H_cf__deepgram__aura_2_es: ...
-    @overload
-    def model(self, model_id: Literal["@cf/deepgram/flux"]) -> _H_cf__deepgram__flux: ...
-    @overload
-    def model(self, model_id: Literal["@cf/deepgram/nova-3"]) -> _H_cf__deepgram__nova_3: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/deepseek-ai/deepseek-math-7b-instruct"]
-    ) -> _H_cf__deepseek_ai__deepseek_math_7b_instruct: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/deepseek-ai/deepseek-r1-distill-qwen-32b"]
-    ) -> _H_cf__deepseek_ai__deepseek_r1_distill_qwen_32b: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"]
-    ) -> _H_cf__deepseek_ai__deepseek_v4_pro_0813: ...
-    @overload
-    def model(self, model_id: Literal["@cf/defog/sqlcoder-7b-2"]) -> _H_cf__defog__sqlcoder_7b_2: ...
-    @overload
-    def model(self, model_id: Literal["@cf/facebook/bart-large-cnn"]) -> _H_cf__facebook__bart_large_cnn: ...
-    @overload
-    def model(self, model_id: Literal["@cf/facebook/detr-resnet-50"]) -> _H_cf__facebook__detr_resnet_50: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/fblgit/una-cybertron-7b-v2-bf16"]
-    ) -> _H_cf__fblgit__una_cybertron_7b_v2_bf16: ...
-    @overload
-    def model(self, model_id: Literal["@cf/google/embeddinggemma-300m"]) -> _H_cf__google__embeddinggemma_300m: ...
-    @overload
-    def model(self, model_id: Literal["@cf/google/gemma-2b-it-lora"]) -> _H_cf__google__gemma_2b_it_lora: ...
-    @overload
-    def model(self, model_id: Literal["@cf/google/gemma-3-12b-it"]) -> _H_cf__google__gemma_3_12b_it: ...
-    @overload
-    def model(self, model_id: Literal["@cf/google/gemma-4-26b-a4b-it"]) -> _H_cf__google__gemma_4_26b_a4b_it: ...
-    @overload
-    def model(self, model_id: Literal["@cf/google/gemma-7b-it-lora"]) -> _H_cf__google__gemma_7b_it_lora: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"]
-    ) -> _H_cf__huggingface__distilbert_sst_2_int8: ...
-    @overload
-    def model(self, model_id: Literal["@cf/leonardo/lucid-origin"]) -> _H_cf__leonardo__lucid_origin: ...
-    @overload
-    def model(self, model_id: Literal["@cf/leonardo/phoenix-1.0"]) -> _H_cf__leonardo__phoenix_1_0: ...
-    @overload
-    def model(self, model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"]) -> _H_cf__llava_hf__llava_1_5_7b_hf: ...
-    @overload
-    def model(self, model_id: Literal["@cf/lykon/dreamshaper-8-lcm"]) -> _H_cf__lykon__dreamshaper_8_lcm: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/meta-llama/llama-2-7b-chat-hf-lora"]
-    ) -> _H_cf__meta_llama__llama_2_7b_chat_hf_lora: ...
-    @overload
-    def model(self, model_id: Literal["@cf/meta/llama-2-7b-chat-fp16"]) -> _H_cf__meta__llama_2_7b_chat_fp16: ...
-    @overload
-    def model(self, model_id: Literal["@cf/meta/llama-2-7b-chat-int8"]) -> _H_cf__meta__llama_2_7b_chat_int8: ...
-    @overload
-    def model(self, model_id: Literal["@cf/meta/llama-3-8b-instruct"]) -> _H_cf__meta__llama_3_8b_instruct: ...
-    @overload
-    def model(self, model_id: Literal["@cf/meta/llama-3-8b-instruct-awq"]) -> _H_cf__meta__llama_3_8b_instruct_awq: ...
-    @overload
-    def model(self, model_id: Literal["@cf/meta/llama-3.1-70b-instruct"]) -> _H_cf__meta__llama_3_1_70b_instruct: ...
-    @overload
-    def model(self, model_id: Literal["@cf/meta/llama-3.1-8b-instruct"]) -> _H_cf__meta__llama_3_1_8b_instruct: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/meta/llama-3.1-8b-instruct-awq"]
-    ) -> _H_cf__meta__llama_3_1_8b_instruct_awq: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fast"]
-    ) -> _H_cf__meta__llama_3_1_8b_instruct_fast: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fp8"]
-    ) -> _H_cf__meta__llama_3_1_8b_instruct_fp8: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/meta/llama-3.2-11b-vision-instruct"]
-    ) -> _H_cf__meta__llama_3_2_11b_vision_instruct: ...
-    @overload
-    def model(self, model_id: Literal["@cf/meta/llama-3.2-1b-instruct"]) -> _H_cf__meta__llama_3_2_1b_instruct: ...
-    @overload
-    def model(self, model_id: Literal["@cf/meta/llama-3.2-3b-instruct"]) -> _H_cf__meta__llama_3_2_3b_instruct: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"]
-    ) -> _H_cf__meta__llama_3_3_70b_instruct_fp8_fast: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"]
-    ) -> _H_cf__meta__llama_4_scout_17b_16e_instruct: ...
-    @overload
-    def model(self, model_id: Literal["@cf/meta/llama-guard-3-8b"]) -> _H_cf__meta__llama_guard_3_8b: ...
-    @overload
-    def model(self, model_id: Literal["@cf/meta/m2m100-1.2b"]) -> _H_cf__meta__m2m100_1_2b: ...
-    @overload
-    def model(self, model_id: Literal["@cf/microsoft/phi-2"]) -> _H_cf__microsoft__phi_2: ...
-    @overload
-    def model(self, model_id: Literal["@cf/microsoft/resnet-50"]) -> _H_cf__microsoft__resnet_50: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/mistral/mistral-7b-instruct-v0.1"]
-    ) -> _H_cf__mistral__mistral_7b_instruct_v0_1: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/mistral/mistral-7b-instruct-v0.2-lora"]
-    ) -> _H_cf__mistral__mistral_7b_instruct_v0_2_lora: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"]
-    ) -> _H_cf__mistralai__mistral_small_3_1_24b_instruct: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"]
-    ) -> _H_cf__moondream__moondream3_1_9b_a2b: ...
-    @overload
-    def model(self, model_id: Literal["@cf/moonshotai/kimi-k2.5"]) -> _H_cf__moonshotai__kimi_k2_5: ...
-    @overload
-    def model(self, model_id: Literal["@cf/myshell-ai/melotts"]) -> _H_cf__myshell_ai__melotts: ...
-    @overload
-    def model(self, model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b"]) -> _H_cf__nvidia__nemotron_3_120b_a12b: ...
-    @overload
-    def model(self, model_id: Literal["@cf/openai/gpt-oss-120b"]) -> _H_cf__openai__gpt_oss_120b: ...
-    @overload
-    def model(self, model_id: Literal["@cf/openai/gpt-oss-20b"]) -> _H_cf__openai__gpt_oss_20b: ...
-    @overload
-    def model(self, model_id: Literal["@cf/openai/whisper"]) -> _H_cf__openai__whisper: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/openai/whisper-large-v3-turbo"]
-    ) -> _H_cf__openai__whisper_large_v3_turbo: ...
-    @overload
-    def model(self, model_id: Literal["@cf/openai/whisper-tiny-en"]) -> _H_cf__openai__whisper_tiny_en: ...
-    @overload
-    def model(self, model_id: Literal["@cf/openchat/openchat-3.5-0106"]) -> _H_cf__openchat__openchat_3_5_0106: ...
-    @overload
-    def model(self, model_id: Literal["@cf/pfnet/plamo-embedding-1b"]) -> _H_cf__pfnet__plamo_embedding_1b: ...
-    @overload
-    def model(self, model_id: Literal["@cf/pipecat-ai/smart-turn-v2"]) -> _H_cf__pipecat_ai__smart_turn_v2: ...
-    @overload
-    def model(self, model_id: Literal["@cf/qwen/qwen1.5-0.5b-chat"]) -> _H_cf__qwen__qwen1_5_0_5b_chat: ...
-    @overload
-    def model(self, model_id: Literal["@cf/qwen/qwen1.5-1.8b-chat"]) -> _H_cf__qwen__qwen1_5_1_8b_chat: ...
-    @overload
-    def model(self, model_id: Literal["@cf/qwen/qwen1.5-14b-chat-awq"]) -> _H_cf__qwen__qwen1_5_14b_chat_awq: ...
-    @overload
-    def model(self, model_id: Literal["@cf/qwen/qwen1.5-7b-chat-awq"]) -> _H_cf__qwen__qwen1_5_7b_chat_awq: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/qwen/qwen2.5-coder-32b-instruct"]
-    ) -> _H_cf__qwen__qwen2_5_coder_32b_instruct: ...
-    @overload
-    def model(self, model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"]) -> _H_cf__qwen__qwen3_30b_a3b_fp8: ...
-    @overload
-    def model(self, model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"]) -> _H_cf__qwen__qwen3_embedding_0_6b: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/runwayml/stable-diffusion-v1-5-img2img"]
-    ) -> _H_cf__runwayml__stable_diffusion_v1_5_img2img: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/runwayml/stable-diffusion-v1-5-inpainting"]
-    ) -> _H_cf__runwayml__stable_diffusion_v1_5_inpainting: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"]
-    ) -> _H_cf__stabilityai__stable_diffusion_xl_base_1_0: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/thebloke/discolm-german-7b-v1-awq"]
-    ) -> _H_cf__thebloke__discolm_german_7b_v1_awq: ...
-    @overload
-    def model(self, model_id: Literal["@cf/tiiuae/falcon-7b-instruct"]) -> _H_cf__tiiuae__falcon_7b_instruct: ...
-    @overload
-    def model(
-        self, model_id: Literal["@cf/tinyllama/tinyllama-1.1b-chat-v1.0"]
-    ) -> _H_cf__tinyllama__tinyllama_1_1b_chat_v1_0: ...
-    @overload
-    def model(self, model_id: Literal["@cf/unum/uform-gen2-qwen-500m"]) -> _H_cf__unum__uform_gen2_qwen_500m: ...
-    @overload
-    def model(self, model_id: Literal["@cf/zai-org/glm-4.7-flash"]) -> _H_cf__zai_org__glm_4_7_flash: ...
-    @overload
-    def model(self, model_id: Literal["@hf/google/gemma-7b-it"]) -> _H_hf__google__gemma_7b_it: ...
-    @overload
-    def model(
-        self, model_id: Literal["@hf/meta-llama/meta-llama-3-8b-instruct"]
-    ) -> _H_hf__meta_llama__meta_llama_3_8b_instruct: ...
-    @overload
-    def model(
-        self, model_id: Literal["@hf/mistral/mistral-7b-instruct-v0.2"]
-    ) -> _H_hf__mistral__mistral_7b_instruct_v0_2: ...
-    @overload
-    def model(
-        self, model_id: Literal["@hf/nexusflow/starling-lm-7b-beta"]
-    ) -> _H_hf__nexusflow__starling_lm_7b_beta: ...
-    @overload
-    def model(
-        self, model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"]
-    ) -> _H_hf__nousresearch__hermes_2_pro_mistral_7b: ...
-    @overload
-    def model(
-        self, model_id: Literal["@hf/thebloke/deepseek-coder-6.7b-base-awq"]
-    ) -> _H_hf__thebloke__deepseek_coder_6_7b_base_awq: ...
-    @overload
-    def model(
-        self, model_id: Literal["@hf/thebloke/deepseek-coder-6.7b-instruct-awq"]
-    ) -> _H_hf__thebloke__deepseek_coder_6_7b_instruct_awq: ...
-    @overload
-    def model(
-        self, model_id: Literal["@hf/thebloke/llama-2-13b-chat-awq"]
-    ) -> _H_hf__thebloke__llama_2_13b_chat_awq: ...
-    @overload
-    def model(self, model_id: Literal["@hf/thebloke/llamaguard-7b-awq"]) -> _H_hf__thebloke__llamaguard_7b_awq: ...
-    @overload
-    def model(
-        self, model_id: Literal["@hf/thebloke/mistral-7b-instruct-v0.1-awq"]
-    ) -> _H_hf__thebloke__mistral_7b_instruct_v0_1_awq: ...
-    @overload
-    def model(
-        self, model_id: Literal["@hf/thebloke/neural-chat-7b-v3-1-awq"]
-    ) -> _H_hf__thebloke__neural_chat_7b_v3_1_awq: ...
-    @overload
-    def model(
-        self, model_id: Literal["@hf/thebloke/openhermes-2.5-mistral-7b-awq"]
-    ) -> _H_hf__thebloke__openhermes_2_5_mistral_7b_awq: ...
-    @overload
-    def model(self, model_id: Literal["@hf/thebloke/zephyr-7b-beta-awq"]) -> _H_hf__thebloke__zephyr_7b_beta_awq: ...
-    @overload
-    def model(self, model_id: str) -> AsyncModelHandle[Any, Any]: ...
+    # The overloads are for type checkers only: at run time each method is its one implementation (no
+    # function objects made per model at import).
+    if TYPE_CHECKING:
+
+        @overload
+        def model(
+            self, model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"]
+        ) -> _H_cf__ai4bharat__indictrans2_en_indic_1b: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"]
+        ) -> _H_cf__aisingapore__gemma_sea_lion_v4_27b_it: ...
+        @overload
+        def model(self, model_id: Literal["@cf/baai/bge-base-en-v1.5"]) -> _H_cf__baai__bge_base_en_v1_5: ...
+        @overload
+        def model(self, model_id: Literal["@cf/baai/bge-large-en-v1.5"]) -> _H_cf__baai__bge_large_en_v1_5: ...
+        @overload
+        def model(self, model_id: Literal["@cf/baai/bge-m3"]) -> _H_cf__baai__bge_m3: ...
+        @overload
+        def model(self, model_id: Literal["@cf/baai/bge-reranker-base"]) -> _H_cf__baai__bge_reranker_base: ...
+        @overload
+        def model(self, model_id: Literal["@cf/baai/bge-small-en-v1.5"]) -> _H_cf__baai__bge_small_en_v1_5: ...
+        @overload
+        def model(self, model_id: Literal["@cf/baai/omni-bge-base-en-v1.5"]) -> _H_cf__baai__omni_bge_base_en_v1_5: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/black-forest-labs/flux-1-schnell"]
+        ) -> _H_cf__black_forest_labs__flux_1_schnell: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/black-forest-labs/flux-2-dev"]
+        ) -> _H_cf__black_forest_labs__flux_2_dev: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"]
+        ) -> _H_cf__black_forest_labs__flux_2_klein_4b: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"]
+        ) -> _H_cf__black_forest_labs__flux_2_klein_9b: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/bytedance/stable-diffusion-xl-lightning"]
+        ) -> _H_cf__bytedance__stable_diffusion_xl_lightning: ...
+        @overload
+        def model(self, model_id: Literal["@cf/cloudflare/clairic"]) -> _H_cf__cloudflare__clairic: ...
+        @overload
+        def model(self, model_id: Literal["@cf/cloudflare/clef"]) -> _H_cf__cloudflare__clef: ...
+        @overload
+        def model(self, model_id: Literal["@cf/cloudflare/clef-flash"]) -> _H_cf__cloudflare__clef_flash: ...
+        @overload
+        def model(self, model_id: Literal["@cf/cloudflare/clef-omni"]) -> _H_cf__cloudflare__clef_omni: ...
+        @overload
+        def model(self, model_id: Literal["@cf/deepgram/aura-1"]) -> _H_cf__deepgram__aura_1: ...
+        @overload
+        def model(self, model_id: Literal["@cf/deepgram/aura-2-en"]) -> _H_cf__deepgram__aura_2_en: ...
+        @overload
+        def model(self, model_id: Literal["@cf/deepgram/aura-2-es"]) -> _H_cf__deepgram__aura_2_es: ...
+        @overload
+        def model(self, model_id: Literal["@cf/deepgram/flux"]) -> _H_cf__deepgram__flux: ...
+        @overload
+        def model(self, model_id: Literal["@cf/deepgram/nova-3"]) -> _H_cf__deepgram__nova_3: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/deepseek-ai/deepseek-math-7b-instruct"]
+        ) -> _H_cf__deepseek_ai__deepseek_math_7b_instruct: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/deepseek-ai/deepseek-r1-distill-qwen-32b"]
+        ) -> _H_cf__deepseek_ai__deepseek_r1_distill_qwen_32b: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"]
+        ) -> _H_cf__deepseek_ai__deepseek_v4_pro_0813: ...
+        @overload
+        def model(self, model_id: Literal["@cf/defog/sqlcoder-7b-2"]) -> _H_cf__defog__sqlcoder_7b_2: ...
+        @overload
+        def model(self, model_id: Literal["@cf/facebook/bart-large-cnn"]) -> _H_cf__facebook__bart_large_cnn: ...
+        @overload
+        def model(self, model_id: Literal["@cf/facebook/detr-resnet-50"]) -> _H_cf__facebook__detr_resnet_50: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/fblgit/una-cybertron-7b-v2-bf16"]
+        ) -> _H_cf__fblgit__una_cybertron_7b_v2_bf16: ...
+        @overload
+        def model(self, model_id: Literal["@cf/google/embeddinggemma-300m"]) -> _H_cf__google__embeddinggemma_300m: ...
+        @overload
+        def model(self, model_id: Literal["@cf/google/gemma-2b-it-lora"]) -> _H_cf__google__gemma_2b_it_lora: ...
+        @overload
+        def model(self, model_id: Literal["@cf/google/gemma-3-12b-it"]) -> _H_cf__google__gemma_3_12b_it: ...
+        @overload
+        def model(self, model_id: Literal["@cf/google/gemma-4-26b-a4b-it"]) -> _H_cf__google__gemma_4_26b_a4b_it: ...
+        @overload
+        def model(self, model_id: Literal["@cf/google/gemma-7b-it-lora"]) -> _H_cf__google__gemma_7b_it_lora: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"]
+        ) -> _H_cf__huggingface__distilbert_sst_2_int8: ...
+        @overload
+        def model(self, model_id: Literal["@cf/leonardo/lucid-origin"]) -> _H_cf__leonardo__lucid_origin: ...
+        @overload
+        def model(self, model_id: Literal["@cf/leonardo/phoenix-1.0"]) -> _H_cf__leonardo__phoenix_1_0: ...
+        @overload
+        def model(self, model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"]) -> _H_cf__llava_hf__llava_1_5_7b_hf: ...
+        @overload
+        def model(self, model_id: Literal["@cf/lykon/dreamshaper-8-lcm"]) -> _H_cf__lykon__dreamshaper_8_lcm: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/meta-llama/llama-2-7b-chat-hf-lora"]
+        ) -> _H_cf__meta_llama__llama_2_7b_chat_hf_lora: ...
+        @overload
+        def model(self, model_id: Literal["@cf/meta/llama-2-7b-chat-fp16"]) -> _H_cf__meta__llama_2_7b_chat_fp16: ...
+        @overload
+        def model(self, model_id: Literal["@cf/meta/llama-2-7b-chat-int8"]) -> _H_cf__meta__llama_2_7b_chat_int8: ...
+        @overload
+        def model(self, model_id: Literal["@cf/meta/llama-3-8b-instruct"]) -> _H_cf__meta__llama_3_8b_instruct: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/meta/llama-3-8b-instruct-awq"]
+        ) -> _H_cf__meta__llama_3_8b_instruct_awq: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/meta/llama-3.1-70b-instruct"]
+        ) -> _H_cf__meta__llama_3_1_70b_instruct: ...
+        @overload
+        def model(self, model_id: Literal["@cf/meta/llama-3.1-8b-instruct"]) -> _H_cf__meta__llama_3_1_8b_instruct: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/meta/llama-3.1-8b-instruct-awq"]
+        ) -> _H_cf__meta__llama_3_1_8b_instruct_awq: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fast"]
+        ) -> _H_cf__meta__llama_3_1_8b_instruct_fast: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fp8"]
+        ) -> _H_cf__meta__llama_3_1_8b_instruct_fp8: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/meta/llama-3.2-11b-vision-instruct"]
+        ) -> _H_cf__meta__llama_3_2_11b_vision_instruct: ...
+        @overload
+        def model(self, model_id: Literal["@cf/meta/llama-3.2-1b-instruct"]) -> _H_cf__meta__llama_3_2_1b_instruct: ...
+        @overload
+        def model(self, model_id: Literal["@cf/meta/llama-3.2-3b-instruct"]) -> _H_cf__meta__llama_3_2_3b_instruct: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"]
+        ) -> _H_cf__meta__llama_3_3_70b_instruct_fp8_fast: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"]
+        ) -> _H_cf__meta__llama_4_scout_17b_16e_instruct: ...
+        @overload
+        def model(self, model_id: Literal["@cf/meta/llama-guard-3-8b"]) -> _H_cf__meta__llama_guard_3_8b: ...
+        @overload
+        def model(self, model_id: Literal["@cf/meta/m2m100-1.2b"]) -> _H_cf__meta__m2m100_1_2b: ...
+        @overload
+        def model(self, model_id: Literal["@cf/microsoft/phi-2"]) -> _H_cf__microsoft__phi_2: ...
+        @overload
+        def model(self, model_id: Literal["@cf/microsoft/resnet-50"]) -> _H_cf__microsoft__resnet_50: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/mistral/mistral-7b-instruct-v0.1"]
+        ) -> _H_cf__mistral__mistral_7b_instruct_v0_1: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/mistral/mistral-7b-instruct-v0.2-lora"]
+        ) -> _H_cf__mistral__mistral_7b_instruct_v0_2_lora: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"]
+        ) -> _H_cf__mistralai__mistral_small_3_1_24b_instruct: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"]
+        ) -> _H_cf__moondream__moondream3_1_9b_a2b: ...
+        @overload
+        def model(self, model_id: Literal["@cf/moonshotai/kimi-k2.5"]) -> _H_cf__moonshotai__kimi_k2_5: ...
+        @overload
+        def model(self, model_id: Literal["@cf/myshell-ai/melotts"]) -> _H_cf__myshell_ai__melotts: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b"]
+        ) -> _H_cf__nvidia__nemotron_3_120b_a12b: ...
+        @overload
+        def model(self, model_id: Literal["@cf/openai/gpt-oss-120b"]) -> _H_cf__openai__gpt_oss_120b: ...
+        @overload
+        def model(self, model_id: Literal["@cf/openai/gpt-oss-20b"]) -> _H_cf__openai__gpt_oss_20b: ...
+        @overload
+        def model(self, model_id: Literal["@cf/openai/whisper"]) -> _H_cf__openai__whisper: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/openai/whisper-large-v3-turbo"]
+        ) -> _H_cf__openai__whisper_large_v3_turbo: ...
+        @overload
+        def model(self, model_id: Literal["@cf/openai/whisper-tiny-en"]) -> _H_cf__openai__whisper_tiny_en: ...
+        @overload
+        def model(self, model_id: Literal["@cf/openchat/openchat-3.5-0106"]) -> _H_cf__openchat__openchat_3_5_0106: ...
+        @overload
+        def model(self, model_id: Literal["@cf/pfnet/plamo-embedding-1b"]) -> _H_cf__pfnet__plamo_embedding_1b: ...
+        @overload
+        def model(self, model_id: Literal["@cf/pipecat-ai/smart-turn-v2"]) -> _H_cf__pipecat_ai__smart_turn_v2: ...
+        @overload
+        def model(self, model_id: Literal["@cf/qwen/qwen1.5-0.5b-chat"]) -> _H_cf__qwen__qwen1_5_0_5b_chat: ...
+        @overload
+        def model(self, model_id: Literal["@cf/qwen/qwen1.5-1.8b-chat"]) -> _H_cf__qwen__qwen1_5_1_8b_chat: ...
+        @overload
+        def model(self, model_id: Literal["@cf/qwen/qwen1.5-14b-chat-awq"]) -> _H_cf__qwen__qwen1_5_14b_chat_awq: ...
+        @overload
+        def model(self, model_id: Literal["@cf/qwen/qwen1.5-7b-chat-awq"]) -> _H_cf__qwen__qwen1_5_7b_chat_awq: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/qwen/qwen2.5-coder-32b-instruct"]
+        ) -> _H_cf__qwen__qwen2_5_coder_32b_instruct: ...
+        @overload
+        def model(self, model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"]) -> _H_cf__qwen__qwen3_30b_a3b_fp8: ...
+        @overload
+        def model(self, model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"]) -> _H_cf__qwen__qwen3_embedding_0_6b: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/runwayml/stable-diffusion-v1-5-img2img"]
+        ) -> _H_cf__runwayml__stable_diffusion_v1_5_img2img: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/runwayml/stable-diffusion-v1-5-inpainting"]
+        ) -> _H_cf__runwayml__stable_diffusion_v1_5_inpainting: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"]
+        ) -> _H_cf__stabilityai__stable_diffusion_xl_base_1_0: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/thebloke/discolm-german-7b-v1-awq"]
+        ) -> _H_cf__thebloke__discolm_german_7b_v1_awq: ...
+        @overload
+        def model(self, model_id: Literal["@cf/tiiuae/falcon-7b-instruct"]) -> _H_cf__tiiuae__falcon_7b_instruct: ...
+        @overload
+        def model(
+            self, model_id: Literal["@cf/tinyllama/tinyllama-1.1b-chat-v1.0"]
+        ) -> _H_cf__tinyllama__tinyllama_1_1b_chat_v1_0: ...
+        @overload
+        def model(self, model_id: Literal["@cf/unum/uform-gen2-qwen-500m"]) -> _H_cf__unum__uform_gen2_qwen_500m: ...
+        @overload
+        def model(self, model_id: Literal["@cf/zai-org/glm-4.7-flash"]) -> _H_cf__zai_org__glm_4_7_flash: ...
+        @overload
+        def model(self, model_id: Literal["@hf/google/gemma-7b-it"]) -> _H_hf__google__gemma_7b_it: ...
+        @overload
+        def model(
+            self, model_id: Literal["@hf/meta-llama/meta-llama-3-8b-instruct"]
+        ) -> _H_hf__meta_llama__meta_llama_3_8b_instruct: ...
+        @overload
+        def model(
+            self, model_id: Literal["@hf/mistral/mistral-7b-instruct-v0.2"]
+        ) -> _H_hf__mistral__mistral_7b_instruct_v0_2: ...
+        @overload
+        def model(
+            self, model_id: Literal["@hf/nexusflow/starling-lm-7b-beta"]
+        ) -> _H_hf__nexusflow__starling_lm_7b_beta: ...
+        @overload
+        def model(
+            self, model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"]
+        ) -> _H_hf__nousresearch__hermes_2_pro_mistral_7b: ...
+        @overload
+        def model(
+            self, model_id: Literal["@hf/thebloke/deepseek-coder-6.7b-base-awq"]
+        ) -> _H_hf__thebloke__deepseek_coder_6_7b_base_awq: ...
+        @overload
+        def model(
+            self, model_id: Literal["@hf/thebloke/deepseek-coder-6.7b-instruct-awq"]
+        ) -> _H_hf__thebloke__deepseek_coder_6_7b_instruct_awq: ...
+        @overload
+        def model(
+            self, model_id: Literal["@hf/thebloke/llama-2-13b-chat-awq"]
+        ) -> _H_hf__thebloke__llama_2_13b_chat_awq: ...
+        @overload
+        def model(self, model_id: Literal["@hf/thebloke/llamaguard-7b-awq"]) -> _H_hf__thebloke__llamaguard_7b_awq: ...
+        @overload
+        def model(
+            self, model_id: Literal["@hf/thebloke/mistral-7b-instruct-v0.1-awq"]
+        ) -> _H_hf__thebloke__mistral_7b_instruct_v0_1_awq: ...
+        @overload
+        def model(
+            self, model_id: Literal["@hf/thebloke/neural-chat-7b-v3-1-awq"]
+        ) -> _H_hf__thebloke__neural_chat_7b_v3_1_awq: ...
+        @overload
+        def model(
+            self, model_id: Literal["@hf/thebloke/openhermes-2.5-mistral-7b-awq"]
+        ) -> _H_hf__thebloke__openhermes_2_5_mistral_7b_awq: ...
+        @overload
+        def model(
+            self, model_id: Literal["@hf/thebloke/zephyr-7b-beta-awq"]
+        ) -> _H_hf__thebloke__zephyr_7b_beta_awq: ...
+        @overload
+        def model(self, model_id: str) -> AsyncModelHandle[Any, Any]: ...
+
     def model(self, model_id: str) -> AsyncModelHandle[Any, Any]:
         """The typed handle for ``model_id`` (its module is imported on first use)."""
         handle: AsyncModelHandle[Any, Any] = self._model(model_id)
         return handle
 
-    @overload
-    def run(
-        self,
-        model_id: str,
-        payload: Any,
-        *,
-        stream: Literal[True],
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> AsyncStreamRequest: ...
-    @overload
-    def run(
-        self,
-        model_id: str,
-        payload: Any,
-        *,
-        queue_request: Literal[True],
-        stream: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, AsyncBatchJob[Any]]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"],
-        payload: _In_cf__ai4bharat__indictrans2_en_indic_1b | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__ai4bharat__indictrans2_en_indic_1b]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
-        payload: _In_cf__aisingapore__gemma_sea_lion_v4_27b_it | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__aisingapore__gemma_sea_lion_v4_27b_it]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/baai/bge-base-en-v1.5"],
-        payload: _In_cf__baai__bge_base_en_v1_5 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__baai__bge_base_en_v1_5]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/baai/bge-large-en-v1.5"],
-        payload: _In_cf__baai__bge_large_en_v1_5 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__baai__bge_large_en_v1_5]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/baai/bge-m3"],
-        payload: _In_cf__baai__bge_m3 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__baai__bge_m3]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/baai/bge-reranker-base"],
-        payload: _In_cf__baai__bge_reranker_base | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__baai__bge_reranker_base]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/baai/bge-small-en-v1.5"],
-        payload: _In_cf__baai__bge_small_en_v1_5 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__baai__bge_small_en_v1_5]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/baai/omni-bge-base-en-v1.5"],
-        payload: _In_cf__baai__omni_bge_base_en_v1_5 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__baai__omni_bge_base_en_v1_5]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
-        payload: _In_cf__black_forest_labs__flux_1_schnell | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__black_forest_labs__flux_1_schnell]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
-        payload: _In_cf__black_forest_labs__flux_2_dev | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__black_forest_labs__flux_2_dev]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"],
-        payload: _In_cf__black_forest_labs__flux_2_klein_4b | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__black_forest_labs__flux_2_klein_4b]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
-        payload: _In_cf__black_forest_labs__flux_2_klein_9b | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__black_forest_labs__flux_2_klein_9b]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/bytedance/stable-diffusion-xl-lightning"],
-        payload: _In_cf__bytedance__stable_diffusion_xl_lightning | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__bytedance__stable_diffusion_xl_lightning]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/cloudflare/clairic"],
-        payload: _In_cf__cloudflare__clairic | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__cloudflare__clairic]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/cloudflare/clef"],
-        payload: _In_cf__cloudflare__clef | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__cloudflare__clef]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/cloudflare/clef-flash"],
-        payload: _In_cf__cloudflare__clef_flash | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__cloudflare__clef_flash]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/cloudflare/clef-omni"],
-        payload: _In_cf__cloudflare__clef_omni | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__cloudflare__clef_omni]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/deepgram/aura-1"],
-        payload: _In_cf__deepgram__aura_1 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__deepgram__aura_1]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/deepgram/aura-2-en"],
-        payload: _In_cf__deepgram__aura_2_en | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__deepgram__aura_2_en]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/deepgram/aura-2-es"],
-        payload: _In_cf__deepgram__aura_2_es | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__deepgram__aura_2_es]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/deepgram/flux"],
-        payload: _In_cf__deepgram__flux | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__deepgram__flux]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/deepgram/nova-3"],
-        payload: _In_cf__deepgram__nova_3 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__deepgram__nova_3]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/deepseek-ai/deepseek-math-7b-instruct"],
-        payload: _In_cf__deepseek_ai__deepseek_math_7b_instruct | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__deepseek_ai__deepseek_math_7b_instruct]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/deepseek-ai/deepseek-r1-distill-qwen-32b"],
-        payload: _In_cf__deepseek_ai__deepseek_r1_distill_qwen_32b | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__deepseek_ai__deepseek_r1_distill_qwen_32b]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
-        payload: _In_cf__deepseek_ai__deepseek_v4_pro_0813 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__deepseek_ai__deepseek_v4_pro_0813]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/defog/sqlcoder-7b-2"],
-        payload: _In_cf__defog__sqlcoder_7b_2 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__defog__sqlcoder_7b_2]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/facebook/bart-large-cnn"],
-        payload: _In_cf__facebook__bart_large_cnn | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__facebook__bart_large_cnn]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/facebook/detr-resnet-50"],
-        payload: _In_cf__facebook__detr_resnet_50 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__facebook__detr_resnet_50]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/fblgit/una-cybertron-7b-v2-bf16"],
-        payload: _In_cf__fblgit__una_cybertron_7b_v2_bf16 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__fblgit__una_cybertron_7b_v2_bf16]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/google/embeddinggemma-300m"],
-        payload: _In_cf__google__embeddinggemma_300m | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__google__embeddinggemma_300m]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/google/gemma-2b-it-lora"],
-        payload: _In_cf__google__gemma_2b_it_lora | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__google__gemma_2b_it_lora]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/google/gemma-3-12b-it"],
-        payload: _In_cf__google__gemma_3_12b_it | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__google__gemma_3_12b_it]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
-        payload: _In_cf__google__gemma_4_26b_a4b_it | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__google__gemma_4_26b_a4b_it]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/google/gemma-7b-it-lora"],
-        payload: _In_cf__google__gemma_7b_it_lora | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__google__gemma_7b_it_lora]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"],
-        payload: _In_cf__huggingface__distilbert_sst_2_int8 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__huggingface__distilbert_sst_2_int8]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/leonardo/lucid-origin"],
-        payload: _In_cf__leonardo__lucid_origin | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__leonardo__lucid_origin]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/leonardo/phoenix-1.0"],
-        payload: _In_cf__leonardo__phoenix_1_0 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__leonardo__phoenix_1_0]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
-        payload: _In_cf__llava_hf__llava_1_5_7b_hf | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__llava_hf__llava_1_5_7b_hf]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/lykon/dreamshaper-8-lcm"],
-        payload: _In_cf__lykon__dreamshaper_8_lcm | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__lykon__dreamshaper_8_lcm]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/meta-llama/llama-2-7b-chat-hf-lora"],
-        payload: _In_cf__meta_llama__llama_2_7b_chat_hf_lora | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__meta_llama__llama_2_7b_chat_hf_lora]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/meta/llama-2-7b-chat-fp16"],
-        payload: _In_cf__meta__llama_2_7b_chat_fp16 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__meta__llama_2_7b_chat_fp16]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/meta/llama-2-7b-chat-int8"],
-        payload: _In_cf__meta__llama_2_7b_chat_int8 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__meta__llama_2_7b_chat_int8]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/meta/llama-3-8b-instruct"],
-        payload: _In_cf__meta__llama_3_8b_instruct | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_8b_instruct]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/meta/llama-3-8b-instruct-awq"],
-        payload: _In_cf__meta__llama_3_8b_instruct_awq | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_8b_instruct_awq]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/meta/llama-3.1-70b-instruct"],
-        payload: _In_cf__meta__llama_3_1_70b_instruct | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_1_70b_instruct]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/meta/llama-3.1-8b-instruct"],
-        payload: _In_cf__meta__llama_3_1_8b_instruct | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_1_8b_instruct]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/meta/llama-3.1-8b-instruct-awq"],
-        payload: _In_cf__meta__llama_3_1_8b_instruct_awq | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_1_8b_instruct_awq]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fast"],
-        payload: _In_cf__meta__llama_3_1_8b_instruct_fast | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_1_8b_instruct_fast]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fp8"],
-        payload: _In_cf__meta__llama_3_1_8b_instruct_fp8 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_1_8b_instruct_fp8]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/meta/llama-3.2-11b-vision-instruct"],
-        payload: _In_cf__meta__llama_3_2_11b_vision_instruct | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_2_11b_vision_instruct]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/meta/llama-3.2-1b-instruct"],
-        payload: _In_cf__meta__llama_3_2_1b_instruct | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_2_1b_instruct]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/meta/llama-3.2-3b-instruct"],
-        payload: _In_cf__meta__llama_3_2_3b_instruct | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_2_3b_instruct]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
-        payload: _In_cf__meta__llama_3_3_70b_instruct_fp8_fast | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_3_70b_instruct_fp8_fast]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
-        payload: _In_cf__meta__llama_4_scout_17b_16e_instruct | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__meta__llama_4_scout_17b_16e_instruct]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/meta/llama-guard-3-8b"],
-        payload: _In_cf__meta__llama_guard_3_8b | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__meta__llama_guard_3_8b]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/meta/m2m100-1.2b"],
-        payload: _In_cf__meta__m2m100_1_2b | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__meta__m2m100_1_2b]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/microsoft/phi-2"],
-        payload: _In_cf__microsoft__phi_2 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__microsoft__phi_2]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/microsoft/resnet-50"],
-        payload: _In_cf__microsoft__resnet_50 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__microsoft__resnet_50]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/mistral/mistral-7b-instruct-v0.1"],
-        payload: _In_cf__mistral__mistral_7b_instruct_v0_1 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__mistral__mistral_7b_instruct_v0_1]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/mistral/mistral-7b-instruct-v0.2-lora"],
-        payload: _In_cf__mistral__mistral_7b_instruct_v0_2_lora | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__mistral__mistral_7b_instruct_v0_2_lora]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
-        payload: _In_cf__mistralai__mistral_small_3_1_24b_instruct | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__mistralai__mistral_small_3_1_24b_instruct]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
-        payload: _In_cf__moondream__moondream3_1_9b_a2b | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__moondream__moondream3_1_9b_a2b]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/moonshotai/kimi-k2.5"],
-        payload: _In_cf__moonshotai__kimi_k2_5 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__moonshotai__kimi_k2_5]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/myshell-ai/melotts"],
-        payload: _In_cf__myshell_ai__melotts | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__myshell_ai__melotts]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b"],
-        payload: _In_cf__nvidia__nemotron_3_120b_a12b | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__nvidia__nemotron_3_120b_a12b]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/openai/gpt-oss-120b"],
-        payload: _In_cf__openai__gpt_oss_120b | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__openai__gpt_oss_120b]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/openai/gpt-oss-20b"],
-        payload: _In_cf__openai__gpt_oss_20b | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__openai__gpt_oss_20b]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/openai/whisper"],
-        payload: _In_cf__openai__whisper | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__openai__whisper]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
-        payload: _In_cf__openai__whisper_large_v3_turbo | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__openai__whisper_large_v3_turbo]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/openai/whisper-tiny-en"],
-        payload: _In_cf__openai__whisper_tiny_en | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__openai__whisper_tiny_en]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/openchat/openchat-3.5-0106"],
-        payload: _In_cf__openchat__openchat_3_5_0106 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__openchat__openchat_3_5_0106]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
-        payload: _In_cf__pfnet__plamo_embedding_1b | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__pfnet__plamo_embedding_1b]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/pipecat-ai/smart-turn-v2"],
-        payload: _In_cf__pipecat_ai__smart_turn_v2 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__pipecat_ai__smart_turn_v2]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/qwen/qwen1.5-0.5b-chat"],
-        payload: _In_cf__qwen__qwen1_5_0_5b_chat | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__qwen__qwen1_5_0_5b_chat]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/qwen/qwen1.5-1.8b-chat"],
-        payload: _In_cf__qwen__qwen1_5_1_8b_chat | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__qwen__qwen1_5_1_8b_chat]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/qwen/qwen1.5-14b-chat-awq"],
-        payload: _In_cf__qwen__qwen1_5_14b_chat_awq | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__qwen__qwen1_5_14b_chat_awq]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/qwen/qwen1.5-7b-chat-awq"],
-        payload: _In_cf__qwen__qwen1_5_7b_chat_awq | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__qwen__qwen1_5_7b_chat_awq]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/qwen/qwen2.5-coder-32b-instruct"],
-        payload: _In_cf__qwen__qwen2_5_coder_32b_instruct | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__qwen__qwen2_5_coder_32b_instruct]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
-        payload: _In_cf__qwen__qwen3_30b_a3b_fp8 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__qwen__qwen3_30b_a3b_fp8]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
-        payload: _In_cf__qwen__qwen3_embedding_0_6b | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__qwen__qwen3_embedding_0_6b]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/runwayml/stable-diffusion-v1-5-img2img"],
-        payload: _In_cf__runwayml__stable_diffusion_v1_5_img2img | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__runwayml__stable_diffusion_v1_5_img2img]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/runwayml/stable-diffusion-v1-5-inpainting"],
-        payload: _In_cf__runwayml__stable_diffusion_v1_5_inpainting | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__runwayml__stable_diffusion_v1_5_inpainting]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
-        payload: _In_cf__stabilityai__stable_diffusion_xl_base_1_0 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__stabilityai__stable_diffusion_xl_base_1_0]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/thebloke/discolm-german-7b-v1-awq"],
-        payload: _In_cf__thebloke__discolm_german_7b_v1_awq | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__thebloke__discolm_german_7b_v1_awq]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/tiiuae/falcon-7b-instruct"],
-        payload: _In_cf__tiiuae__falcon_7b_instruct | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__tiiuae__falcon_7b_instruct]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/tinyllama/tinyllama-1.1b-chat-v1.0"],
-        payload: _In_cf__tinyllama__tinyllama_1_1b_chat_v1_0 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__tinyllama__tinyllama_1_1b_chat_v1_0]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/unum/uform-gen2-qwen-500m"],
-        payload: _In_cf__unum__uform_gen2_qwen_500m | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__unum__uform_gen2_qwen_500m]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@cf/zai-org/glm-4.7-flash"],
-        payload: _In_cf__zai_org__glm_4_7_flash | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_cf__zai_org__glm_4_7_flash]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@hf/google/gemma-7b-it"],
-        payload: _In_hf__google__gemma_7b_it | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_hf__google__gemma_7b_it]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@hf/meta-llama/meta-llama-3-8b-instruct"],
-        payload: _In_hf__meta_llama__meta_llama_3_8b_instruct | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_hf__meta_llama__meta_llama_3_8b_instruct]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@hf/mistral/mistral-7b-instruct-v0.2"],
-        payload: _In_hf__mistral__mistral_7b_instruct_v0_2 | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_hf__mistral__mistral_7b_instruct_v0_2]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@hf/nexusflow/starling-lm-7b-beta"],
-        payload: _In_hf__nexusflow__starling_lm_7b_beta | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_hf__nexusflow__starling_lm_7b_beta]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
-        payload: _In_hf__nousresearch__hermes_2_pro_mistral_7b | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_hf__nousresearch__hermes_2_pro_mistral_7b]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@hf/thebloke/deepseek-coder-6.7b-base-awq"],
-        payload: _In_hf__thebloke__deepseek_coder_6_7b_base_awq | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_hf__thebloke__deepseek_coder_6_7b_base_awq]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@hf/thebloke/deepseek-coder-6.7b-instruct-awq"],
-        payload: _In_hf__thebloke__deepseek_coder_6_7b_instruct_awq | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_hf__thebloke__deepseek_coder_6_7b_instruct_awq]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@hf/thebloke/llama-2-13b-chat-awq"],
-        payload: _In_hf__thebloke__llama_2_13b_chat_awq | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_hf__thebloke__llama_2_13b_chat_awq]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@hf/thebloke/llamaguard-7b-awq"],
-        payload: _In_hf__thebloke__llamaguard_7b_awq | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_hf__thebloke__llamaguard_7b_awq]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@hf/thebloke/mistral-7b-instruct-v0.1-awq"],
-        payload: _In_hf__thebloke__mistral_7b_instruct_v0_1_awq | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_hf__thebloke__mistral_7b_instruct_v0_1_awq]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@hf/thebloke/neural-chat-7b-v3-1-awq"],
-        payload: _In_hf__thebloke__neural_chat_7b_v3_1_awq | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_hf__thebloke__neural_chat_7b_v3_1_awq]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@hf/thebloke/openhermes-2.5-mistral-7b-awq"],
-        payload: _In_hf__thebloke__openhermes_2_5_mistral_7b_awq | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_hf__thebloke__openhermes_2_5_mistral_7b_awq]: ...
-    @overload
-    def run(
-        self,
-        model_id: Literal["@hf/thebloke/zephyr-7b-beta-awq"],
-        payload: _In_hf__thebloke__zephyr_7b_beta_awq | Mapping[str, Any],
-        *,
-        stream: Literal[False] = False,
-        queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Coroutine[Any, Any, _Out_hf__thebloke__zephyr_7b_beta_awq]: ...
-    @overload
-    def run(
-        self,
-        model_id: str,
-        payload: Any,
-        *,
-        stream: bool = False,
-        queue_request: bool = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Any: ...
+    if TYPE_CHECKING:
+
+        @overload
+        def run(
+            self,
+            model_id: str,
+            payload: Any,
+            *,
+            stream: Literal[True],
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> AsyncStreamRequest: ...
+        @overload
+        def run(
+            self,
+            model_id: str,
+            payload: Any,
+            *,
+            queue_request: Literal[True],
+            stream: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, AsyncBatchJob[Any]]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"],
+            payload: _In_cf__ai4bharat__indictrans2_en_indic_1b | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__ai4bharat__indictrans2_en_indic_1b]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
+            payload: _In_cf__aisingapore__gemma_sea_lion_v4_27b_it | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__aisingapore__gemma_sea_lion_v4_27b_it]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/baai/bge-base-en-v1.5"],
+            payload: _In_cf__baai__bge_base_en_v1_5 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__baai__bge_base_en_v1_5]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/baai/bge-large-en-v1.5"],
+            payload: _In_cf__baai__bge_large_en_v1_5 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__baai__bge_large_en_v1_5]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/baai/bge-m3"],
+            payload: _In_cf__baai__bge_m3 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__baai__bge_m3]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/baai/bge-reranker-base"],
+            payload: _In_cf__baai__bge_reranker_base | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__baai__bge_reranker_base]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/baai/bge-small-en-v1.5"],
+            payload: _In_cf__baai__bge_small_en_v1_5 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__baai__bge_small_en_v1_5]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/baai/omni-bge-base-en-v1.5"],
+            payload: _In_cf__baai__omni_bge_base_en_v1_5 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__baai__omni_bge_base_en_v1_5]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
+            payload: _In_cf__black_forest_labs__flux_1_schnell | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__black_forest_labs__flux_1_schnell]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
+            payload: _In_cf__black_forest_labs__flux_2_dev | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__black_forest_labs__flux_2_dev]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"],
+            payload: _In_cf__black_forest_labs__flux_2_klein_4b | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__black_forest_labs__flux_2_klein_4b]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
+            payload: _In_cf__black_forest_labs__flux_2_klein_9b | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__black_forest_labs__flux_2_klein_9b]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/bytedance/stable-diffusion-xl-lightning"],
+            payload: _In_cf__bytedance__stable_diffusion_xl_lightning | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__bytedance__stable_diffusion_xl_lightning]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clairic"],
+            payload: _In_cf__cloudflare__clairic | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__cloudflare__clairic]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clef"],
+            payload: _In_cf__cloudflare__clef | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__cloudflare__clef]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clef-flash"],
+            payload: _In_cf__cloudflare__clef_flash | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__cloudflare__clef_flash]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clef-omni"],
+            payload: _In_cf__cloudflare__clef_omni | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__cloudflare__clef_omni]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepgram/aura-1"],
+            payload: _In_cf__deepgram__aura_1 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__deepgram__aura_1]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepgram/aura-2-en"],
+            payload: _In_cf__deepgram__aura_2_en | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__deepgram__aura_2_en]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepgram/aura-2-es"],
+            payload: _In_cf__deepgram__aura_2_es | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__deepgram__aura_2_es]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepgram/flux"],
+            payload: _In_cf__deepgram__flux | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__deepgram__flux]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepgram/nova-3"],
+            payload: _In_cf__deepgram__nova_3 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__deepgram__nova_3]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepseek-ai/deepseek-math-7b-instruct"],
+            payload: _In_cf__deepseek_ai__deepseek_math_7b_instruct | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__deepseek_ai__deepseek_math_7b_instruct]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepseek-ai/deepseek-r1-distill-qwen-32b"],
+            payload: _In_cf__deepseek_ai__deepseek_r1_distill_qwen_32b | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__deepseek_ai__deepseek_r1_distill_qwen_32b]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
+            payload: _In_cf__deepseek_ai__deepseek_v4_pro_0813 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__deepseek_ai__deepseek_v4_pro_0813]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/defog/sqlcoder-7b-2"],
+            payload: _In_cf__defog__sqlcoder_7b_2 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__defog__sqlcoder_7b_2]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/facebook/bart-large-cnn"],
+            payload: _In_cf__facebook__bart_large_cnn | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__facebook__bart_large_cnn]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/facebook/detr-resnet-50"],
+            payload: _In_cf__facebook__detr_resnet_50 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__facebook__detr_resnet_50]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/fblgit/una-cybertron-7b-v2-bf16"],
+            payload: _In_cf__fblgit__una_cybertron_7b_v2_bf16 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__fblgit__una_cybertron_7b_v2_bf16]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/embeddinggemma-300m"],
+            payload: _In_cf__google__embeddinggemma_300m | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__google__embeddinggemma_300m]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-2b-it-lora"],
+            payload: _In_cf__google__gemma_2b_it_lora | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__google__gemma_2b_it_lora]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-3-12b-it"],
+            payload: _In_cf__google__gemma_3_12b_it | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__google__gemma_3_12b_it]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
+            payload: _In_cf__google__gemma_4_26b_a4b_it | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__google__gemma_4_26b_a4b_it]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-7b-it-lora"],
+            payload: _In_cf__google__gemma_7b_it_lora | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__google__gemma_7b_it_lora]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"],
+            payload: _In_cf__huggingface__distilbert_sst_2_int8 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__huggingface__distilbert_sst_2_int8]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/leonardo/lucid-origin"],
+            payload: _In_cf__leonardo__lucid_origin | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__leonardo__lucid_origin]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/leonardo/phoenix-1.0"],
+            payload: _In_cf__leonardo__phoenix_1_0 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__leonardo__phoenix_1_0]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
+            payload: _In_cf__llava_hf__llava_1_5_7b_hf | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__llava_hf__llava_1_5_7b_hf]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/lykon/dreamshaper-8-lcm"],
+            payload: _In_cf__lykon__dreamshaper_8_lcm | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__lykon__dreamshaper_8_lcm]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta-llama/llama-2-7b-chat-hf-lora"],
+            payload: _In_cf__meta_llama__llama_2_7b_chat_hf_lora | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__meta_llama__llama_2_7b_chat_hf_lora]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-2-7b-chat-fp16"],
+            payload: _In_cf__meta__llama_2_7b_chat_fp16 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__meta__llama_2_7b_chat_fp16]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-2-7b-chat-int8"],
+            payload: _In_cf__meta__llama_2_7b_chat_int8 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__meta__llama_2_7b_chat_int8]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
+            payload: _In_cf__meta__llama_3_8b_instruct | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_8b_instruct]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3-8b-instruct-awq"],
+            payload: _In_cf__meta__llama_3_8b_instruct_awq | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_8b_instruct_awq]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3.1-70b-instruct"],
+            payload: _In_cf__meta__llama_3_1_70b_instruct | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_1_70b_instruct]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3.1-8b-instruct"],
+            payload: _In_cf__meta__llama_3_1_8b_instruct | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_1_8b_instruct]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3.1-8b-instruct-awq"],
+            payload: _In_cf__meta__llama_3_1_8b_instruct_awq | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_1_8b_instruct_awq]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fast"],
+            payload: _In_cf__meta__llama_3_1_8b_instruct_fast | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_1_8b_instruct_fast]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fp8"],
+            payload: _In_cf__meta__llama_3_1_8b_instruct_fp8 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_1_8b_instruct_fp8]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3.2-11b-vision-instruct"],
+            payload: _In_cf__meta__llama_3_2_11b_vision_instruct | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_2_11b_vision_instruct]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3.2-1b-instruct"],
+            payload: _In_cf__meta__llama_3_2_1b_instruct | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_2_1b_instruct]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3.2-3b-instruct"],
+            payload: _In_cf__meta__llama_3_2_3b_instruct | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_2_3b_instruct]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
+            payload: _In_cf__meta__llama_3_3_70b_instruct_fp8_fast | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__meta__llama_3_3_70b_instruct_fp8_fast]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
+            payload: _In_cf__meta__llama_4_scout_17b_16e_instruct | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__meta__llama_4_scout_17b_16e_instruct]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-guard-3-8b"],
+            payload: _In_cf__meta__llama_guard_3_8b | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__meta__llama_guard_3_8b]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/m2m100-1.2b"],
+            payload: _In_cf__meta__m2m100_1_2b | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__meta__m2m100_1_2b]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/microsoft/phi-2"],
+            payload: _In_cf__microsoft__phi_2 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__microsoft__phi_2]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/microsoft/resnet-50"],
+            payload: _In_cf__microsoft__resnet_50 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__microsoft__resnet_50]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/mistral/mistral-7b-instruct-v0.1"],
+            payload: _In_cf__mistral__mistral_7b_instruct_v0_1 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__mistral__mistral_7b_instruct_v0_1]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/mistral/mistral-7b-instruct-v0.2-lora"],
+            payload: _In_cf__mistral__mistral_7b_instruct_v0_2_lora | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__mistral__mistral_7b_instruct_v0_2_lora]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
+            payload: _In_cf__mistralai__mistral_small_3_1_24b_instruct | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__mistralai__mistral_small_3_1_24b_instruct]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
+            payload: _In_cf__moondream__moondream3_1_9b_a2b | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__moondream__moondream3_1_9b_a2b]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
+            payload: _In_cf__moonshotai__kimi_k2_5 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__moonshotai__kimi_k2_5]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/myshell-ai/melotts"],
+            payload: _In_cf__myshell_ai__melotts | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__myshell_ai__melotts]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b"],
+            payload: _In_cf__nvidia__nemotron_3_120b_a12b | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__nvidia__nemotron_3_120b_a12b]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-120b"],
+            payload: _In_cf__openai__gpt_oss_120b | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__openai__gpt_oss_120b]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-20b"],
+            payload: _In_cf__openai__gpt_oss_20b | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__openai__gpt_oss_20b]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/whisper"],
+            payload: _In_cf__openai__whisper | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__openai__whisper]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
+            payload: _In_cf__openai__whisper_large_v3_turbo | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__openai__whisper_large_v3_turbo]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/whisper-tiny-en"],
+            payload: _In_cf__openai__whisper_tiny_en | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__openai__whisper_tiny_en]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openchat/openchat-3.5-0106"],
+            payload: _In_cf__openchat__openchat_3_5_0106 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__openchat__openchat_3_5_0106]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
+            payload: _In_cf__pfnet__plamo_embedding_1b | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__pfnet__plamo_embedding_1b]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/pipecat-ai/smart-turn-v2"],
+            payload: _In_cf__pipecat_ai__smart_turn_v2 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__pipecat_ai__smart_turn_v2]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/qwen/qwen1.5-0.5b-chat"],
+            payload: _In_cf__qwen__qwen1_5_0_5b_chat | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__qwen__qwen1_5_0_5b_chat]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/qwen/qwen1.5-1.8b-chat"],
+            payload: _In_cf__qwen__qwen1_5_1_8b_chat | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__qwen__qwen1_5_1_8b_chat]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/qwen/qwen1.5-14b-chat-awq"],
+            payload: _In_cf__qwen__qwen1_5_14b_chat_awq | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__qwen__qwen1_5_14b_chat_awq]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/qwen/qwen1.5-7b-chat-awq"],
+            payload: _In_cf__qwen__qwen1_5_7b_chat_awq | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__qwen__qwen1_5_7b_chat_awq]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/qwen/qwen2.5-coder-32b-instruct"],
+            payload: _In_cf__qwen__qwen2_5_coder_32b_instruct | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__qwen__qwen2_5_coder_32b_instruct]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
+            payload: _In_cf__qwen__qwen3_30b_a3b_fp8 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__qwen__qwen3_30b_a3b_fp8]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
+            payload: _In_cf__qwen__qwen3_embedding_0_6b | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__qwen__qwen3_embedding_0_6b]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/runwayml/stable-diffusion-v1-5-img2img"],
+            payload: _In_cf__runwayml__stable_diffusion_v1_5_img2img | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__runwayml__stable_diffusion_v1_5_img2img]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/runwayml/stable-diffusion-v1-5-inpainting"],
+            payload: _In_cf__runwayml__stable_diffusion_v1_5_inpainting | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__runwayml__stable_diffusion_v1_5_inpainting]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
+            payload: _In_cf__stabilityai__stable_diffusion_xl_base_1_0 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__stabilityai__stable_diffusion_xl_base_1_0]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/thebloke/discolm-german-7b-v1-awq"],
+            payload: _In_cf__thebloke__discolm_german_7b_v1_awq | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__thebloke__discolm_german_7b_v1_awq]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/tiiuae/falcon-7b-instruct"],
+            payload: _In_cf__tiiuae__falcon_7b_instruct | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__tiiuae__falcon_7b_instruct]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/tinyllama/tinyllama-1.1b-chat-v1.0"],
+            payload: _In_cf__tinyllama__tinyllama_1_1b_chat_v1_0 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__tinyllama__tinyllama_1_1b_chat_v1_0]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/unum/uform-gen2-qwen-500m"],
+            payload: _In_cf__unum__uform_gen2_qwen_500m | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__unum__uform_gen2_qwen_500m]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/zai-org/glm-4.7-flash"],
+            payload: _In_cf__zai_org__glm_4_7_flash | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_cf__zai_org__glm_4_7_flash]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@hf/google/gemma-7b-it"],
+            payload: _In_hf__google__gemma_7b_it | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_hf__google__gemma_7b_it]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@hf/meta-llama/meta-llama-3-8b-instruct"],
+            payload: _In_hf__meta_llama__meta_llama_3_8b_instruct | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_hf__meta_llama__meta_llama_3_8b_instruct]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@hf/mistral/mistral-7b-instruct-v0.2"],
+            payload: _In_hf__mistral__mistral_7b_instruct_v0_2 | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_hf__mistral__mistral_7b_instruct_v0_2]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@hf/nexusflow/starling-lm-7b-beta"],
+            payload: _In_hf__nexusflow__starling_lm_7b_beta | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_hf__nexusflow__starling_lm_7b_beta]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
+            payload: _In_hf__nousresearch__hermes_2_pro_mistral_7b | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_hf__nousresearch__hermes_2_pro_mistral_7b]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@hf/thebloke/deepseek-coder-6.7b-base-awq"],
+            payload: _In_hf__thebloke__deepseek_coder_6_7b_base_awq | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_hf__thebloke__deepseek_coder_6_7b_base_awq]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@hf/thebloke/deepseek-coder-6.7b-instruct-awq"],
+            payload: _In_hf__thebloke__deepseek_coder_6_7b_instruct_awq | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_hf__thebloke__deepseek_coder_6_7b_instruct_awq]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@hf/thebloke/llama-2-13b-chat-awq"],
+            payload: _In_hf__thebloke__llama_2_13b_chat_awq | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_hf__thebloke__llama_2_13b_chat_awq]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@hf/thebloke/llamaguard-7b-awq"],
+            payload: _In_hf__thebloke__llamaguard_7b_awq | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_hf__thebloke__llamaguard_7b_awq]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@hf/thebloke/mistral-7b-instruct-v0.1-awq"],
+            payload: _In_hf__thebloke__mistral_7b_instruct_v0_1_awq | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_hf__thebloke__mistral_7b_instruct_v0_1_awq]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@hf/thebloke/neural-chat-7b-v3-1-awq"],
+            payload: _In_hf__thebloke__neural_chat_7b_v3_1_awq | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_hf__thebloke__neural_chat_7b_v3_1_awq]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@hf/thebloke/openhermes-2.5-mistral-7b-awq"],
+            payload: _In_hf__thebloke__openhermes_2_5_mistral_7b_awq | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_hf__thebloke__openhermes_2_5_mistral_7b_awq]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@hf/thebloke/zephyr-7b-beta-awq"],
+            payload: _In_hf__thebloke__zephyr_7b_beta_awq | Mapping[str, Any],
+            *,
+            stream: Literal[False] = False,
+            queue_request: Literal[False] = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Coroutine[Any, Any, _Out_hf__thebloke__zephyr_7b_beta_awq]: ...
+        @overload
+        def run(
+            self,
+            model_id: str,
+            payload: Any,
+            *,
+            stream: bool = False,
+            queue_request: bool = False,
+            headers: Mapping[str, str] | None = None,
+            session_affinity: str | None = None,
+        ) -> Any: ...
+
     def run(
         self,
         model_id: str,

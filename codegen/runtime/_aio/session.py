@@ -11,13 +11,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .._core.config import Reply, RequestOptions, SessionConfig
+from .._core.config import Reply, SessionConfig
 from .._core.flow import Flow, Send, T
 from ..errors import APIConnectionError
 from .transport import AiohttpTransport, AsyncResponse, AsyncTransport
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
+
+    from .._core.config import RequestOptions
 
 __all__ = ["AsyncSession"]
 

@@ -13,11 +13,13 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from types import FunctionType
-from typing import TYPE_CHECKING, Any, ClassVar, TypedDict
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlencode
 
 if TYPE_CHECKING:
     from typing_extensions import Self, Unpack
+
+    from .options import ClientOptionsDict
 
 import msgspec
 
@@ -33,7 +35,6 @@ from .options import (
     DEFAULT_MAX_EVENT_BYTES,
     DEFAULT_MAX_RESPONSE_BYTES,
     ClientOptions,
-    ClientOptionsDict,
 )
 from .pickling import Rebuildable, with_options
 from .ratelimit import RateBudget, RateLimit
@@ -46,7 +47,6 @@ __all__ = [
     "DEFAULT_MAX_EVENT_BYTES",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "Reply",
-    "RequestOptions",
     "ResponseInfo",
 ]
 
@@ -64,14 +64,18 @@ class ResponseInfo(msgspec.Struct, frozen=True):
     headers: dict[str, str]
 
 
-class RequestOptions(TypedDict, total=False):
-    """The keyword arguments of ``request`` / ``request_flow`` (see :func:`.exchange.exchange`)."""
+if TYPE_CHECKING:
+    # For ``**options: Unpack[RequestOptions]``; a type checker's alone (see ``ClientOptionsDict``).
+    from typing import TypedDict
 
-    content_type: str | None
-    headers: Mapping[str, str] | None
-    queued: bool
-    model_id: str | None
-    deadline: float | None
+    class RequestOptions(TypedDict, total=False):
+        """The keyword arguments of ``request`` / ``request_flow`` (see :func:`.exchange.exchange`)."""
+
+        content_type: str | None
+        headers: Mapping[str, str] | None
+        queued: bool
+        model_id: str | None
+        deadline: float | None
 
 
 class Reply:

@@ -8,7 +8,7 @@ configured copy with ``client.with_options(**changes)`` (see :mod:`.pickling`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -19,7 +19,6 @@ __all__ = [
     "DEFAULT_MAX_EVENT_BYTES",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "ClientOptions",
-    "ClientOptionsDict",
 ]
 
 # Kept-alive connections per host: matches 64 threads (or tasks) without "pool is full" warnings.
@@ -53,23 +52,28 @@ class ClientOptions(msgspec.Struct, frozen=True, kw_only=True):
     strict_inputs: bool = False
 
 
-class ClientOptionsDict(TypedDict, total=False):
-    """The keyword arguments of ``with_options``: the constructor's, each optional."""
+if TYPE_CHECKING:
+    from typing import TypedDict
 
-    account_id: str | None
-    api_token: str | None
-    base_url: str | None
-    gateway: str | Gateway | None
-    timeout: float
-    max_retries: int
-    headers: Mapping[str, str] | None
-    transport: Any
-    max_connections: int
-    max_response_bytes: int
-    max_event_bytes: int
-    stream_idle_timeout: float
-    stream_timeout: float | None
-    compress: bool
-    session_affinity: str | None
-    rate_limit: Any
-    strict_inputs: bool
+    # For ``with_options(**changes: Unpack[ClientOptionsDict])``; a type checker's alone (a TypedDict costs
+    # import time: one ForwardRef compiled per field).
+    class ClientOptionsDict(TypedDict, total=False):
+        """The keyword arguments of ``with_options``: the constructor's, each optional."""
+
+        account_id: str | None
+        api_token: str | None
+        base_url: str | None
+        gateway: str | Gateway | None
+        timeout: float
+        max_retries: int
+        headers: Mapping[str, str] | None
+        transport: Any
+        max_connections: int
+        max_response_bytes: int
+        max_event_bytes: int
+        stream_idle_timeout: float
+        stream_timeout: float | None
+        compress: bool
+        session_affinity: str | None
+        rate_limit: Any
+        strict_inputs: bool

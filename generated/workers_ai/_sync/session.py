@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .._core.config import DEFAULT_BASE_URL, Reply, RequestOptions, ResponseInfo, SessionConfig
+from .._core.config import DEFAULT_BASE_URL, Reply, ResponseInfo, SessionConfig
 from .._core.flow import Flow, Send, T
 from .._core.options import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES
 from ..errors import APIConnectionError
@@ -18,6 +18,8 @@ from .transport import Response, Transport, Urllib3Transport
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
+
+    from .._core.config import RequestOptions
 
 __all__ = [
     "DEFAULT_BASE_URL",
