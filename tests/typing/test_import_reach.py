@@ -1,0 +1,57 @@
+"""What mypy has to read to check a small user program: none of numpy, aiohttp or pydantic (all installed
+here, as in most users' environments) is reached through our imports when the program uses no feature
+that needs them. The program is the benchmark's (``bench/run.py``, ``MYPY_FILES["ours-3-models"]``)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parents[2]
+EXTRAS = ("numpy", "aiohttp", "yarl", "multidict", "pydantic", "pydantic_core")
+
+
+def _bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("workers_ai_bench_run", ROOT / "bench" / "run.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_mypy_checks_a_three_model_program_without_reaching_the_extras(tmp_path: Path) -> None:
+    for name in ("numpy", "aiohttp", "pydantic"):  # the check means something only where they are installed
+        assert importlib.util.find_spec(name) is not None, name
+    bench = _bench()
+    user = tmp_path / "user_three_models.py"
+    user.write_text(bench.MYPY_FILES["ours-3-models"])
+    cache = tmp_path / "cache"
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file=", "--strict", "--cache-dir", str(cache), user.name],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    packages = _analysed(cache)
+    assert packages.get("workers_ai", 0) > 20 and packages.get("msgspec", 0) > 0, packages  # the cache was read
+    assert {name: packages[name] for name in EXTRAS if name in packages} == {}
+
+
+def _analysed(cache: Path) -> dict[str, int]:
+    """Modules mypy analysed, counted by top-level package (its cache: JSON files or its SQLite store)."""
+    paths = [str(p.relative_to(cache)) for p in cache.rglob("*.meta.json")]
+    for db in cache.rglob("*.db"):
+        with sqlite3.connect(db) as conn:
+            paths += [row[0] for row in conn.execute("select path from files2") if ".meta." in row[0]]
+    counts: dict[str, int] = {}
+    for path in paths:
+        parts = Path(path).parts
+        top = (parts[1] if parts[0].startswith("3.") else parts[0]).split(".")[0]
+        counts[top] = counts.get(top, 0) + 1
+    return counts
