@@ -26,7 +26,13 @@ def _signatures(path: Path, cls: str) -> list[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     (node,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls]
     found: list[str] = []
-    for fn in node.body:
+    # The generated client keeps its overloads under ``if TYPE_CHECKING:`` (none made at import).
+    body = [
+        s
+        for n in node.body
+        for s in (n.body if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING" else [n])
+    ]
+    for fn in body:
         if not isinstance(fn, ast.FunctionDef) or fn.name not in ("model", "run"):
             continue
         model_id = fn.args.args[1].annotation
