@@ -6,7 +6,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
-from urllib.parse import urlencode
 
 import msgspec
 
@@ -26,7 +25,6 @@ from ..families import family_result
 
 if TYPE_CHECKING:
     from .._batch.jobs import BatchJobBase
-    from .._core.form import FormField
     from .._tools.structured import Parsed
 
 __all__ = ["HandleBase", "ModelInfo", "OutputDecoder"]
@@ -58,31 +56,6 @@ class ModelInfo(msgspec.Struct, frozen=True):
 # Replies read as bytes (``BinaryOutput``): nothing else is taken as an answer, whatever the model.
 _BINARY_FAMILIES = ("image/", "audio/", "video/")
 _BINARY_TYPES = frozenset({"application/octet-stream", "application/pdf", "application/zip"})
-
-
-def _form_of(request: msgspec.Struct) -> tuple[bytes, str]:
-    """A form-body model's request (FLUX.2) as ``multipart/form-data``: each set field a part under its
-    wire name, bytes as a file part with their sniffed media type, everything else as text."""
-    from .._core.form import encode_form
-    from ..families.media import sniff
-
-    fields: list[FormField] = []
-    for name, wire in zip(request.__struct_fields__, request.__struct_encode_fields__, strict=True):
-        value = getattr(request, name)
-        if value is msgspec.UNSET or value is None:
-            continue
-        if isinstance(value, bytes):  # binary fields hold bytes (the method read the path or file)
-            fields.append((wire, (wire, value, sniff(value))))
-        else:
-            fields.append((wire, _query_text(value)))
-    return encode_form(fields)
-
-
-def _query_text(value: Any) -> str:
-    """A query parameter's text: JSON's spelling for booleans and numbers, strings as they are."""
-    if isinstance(value, str):
-        return value
-    return msgspec.json.encode(value).decode()
 
 
 class HandleBase(Generic[SessionT, InT, OutT]):
@@ -386,19 +359,19 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         API takes one field as the raw body (``info.raw_body``, nova-3's audio), that field's bytes with
         their media type and the other fields as query parameters."""
         body = self.validate(request)
-        if self.info.form_body is not None and type(request).__name__ == self.info.form_body:
-            form, form_type = _form_of(request)
-            return (yield from self._call_flow(form, expect, form_type, headers))
-        field = self.info.raw_body
-        data = getattr(request, field, None) if field else None
-        if field is None or not isinstance(data, (bytes, bytearray, memoryview)):
-            return (yield from self._call_flow(body, expect, headers=headers))
-        options = {k: v for k, v in msgspec.to_builtins(request).items() if k != field}
-        query = urlencode({k: _query_text(v) for k, v in options.items()})
-        raw = bytes(cast("bytes", data))
-        from ..families.media import sniff
+        info = self.info
+        if info.form_body is not None and type(request).__name__ == info.form_body:
+            from .rest_bodies import form_body
 
-        return (yield from self._call_flow(raw, expect, sniff(raw), headers, query))
+            form, form_type = form_body(request)
+            return (yield from self._call_flow(form, expect, form_type, headers))
+        if info.raw_body is not None:
+            from .rest_bodies import raw_body
+
+            raw = raw_body(request, info.raw_body)
+            if raw is not None:
+                return (yield from self._call_flow(raw[0], expect, raw[1], headers, raw[2]))
+        return (yield from self._call_flow(body, expect, headers=headers))
 
     def _parsed_flow(self, body: bytes, expect: type[Any] | None, response_format: Any) -> Flow[Parsed[Any, Any]]:
         """A JSON-mode call (see :meth:`_parsed`), counted in ``ai.usage``."""
