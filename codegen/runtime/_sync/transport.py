@@ -7,27 +7,22 @@ decoding rules above it are plain functions that do no I/O themselves.
 
 Deadlines: ``send`` takes a monotonic ``deadline`` for connecting, sending and reading the headers;
 every later read takes its own deadline. Each socket read waits at most until that deadline (the
-socket timeout is set to the time left before every read), so a server dripping one byte at a time
-cannot stretch a call. Sizes: ``read_all(limit)`` refuses a declared length over the limit before
-reading and stops reading one byte past it; the connection is then closed, never pooled.
+socket timeout is set to the time left before every read, by the connections of :mod:`.connections`),
+so a server dripping one byte at a time cannot stretch a call. Sizes: ``read_all(limit)`` refuses a
+declared length over the limit before reading and stops reading one byte past it; the connection is then
+closed, never pooled.
 """
 
 from __future__ import annotations
 
-import http.client
-import io
 import math
 import os
-import socket
 import time
 import weakref
-from collections.abc import Callable, Mapping
-from contextvars import ContextVar
-from typing import Any, Protocol, cast
+from collections.abc import Mapping
+from typing import Protocol
 
 import urllib3
-from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import (
     ConnectTimeoutError,
     HTTPError,
@@ -39,6 +34,7 @@ from urllib3.exceptions import (
 
 from .._core.options import DEFAULT_MAX_CONNECTIONS
 from ..errors import APIConnectionError, APITimeoutError, ConfigurationError, ResponseTooLargeError
+from .connections import CURRENT_DEADLINE, POOLS, Deadline
 
 __all__ = ["DEFAULT_MAX_CONNECTIONS", "Response", "Transport", "Urllib3Response", "Urllib3Transport"]
 
@@ -94,169 +90,6 @@ class Transport(Protocol):
     def close(self) -> None: ...
 
 
-# ---------------------------------------------------------------------- deadline-bound sockets
-
-
-class _Deadline:
-    """The monotonic time the next socket read must finish by; the reader moves it between reads."""
-
-    __slots__ = ("at",)
-
-    def __init__(self, at: float) -> None:
-        self.at = at
-
-
-_CURRENT: ContextVar[_Deadline | None] = ContextVar("workers_ai_deadline", default=None)
-
-
-class _DeadlineSocket:
-    """The socket as ``http.client`` reads it: no read waits long past the deadline.
-
-    Each read's socket timeout is the time left before the deadline, give or take a tenth: the timeout
-    is set again only when it is more than 10% off (``settimeout`` is a system call that drops the GIL,
-    which costs dearly with many threads). A read that times out early is simply made again, so a
-    read ends at most 10% of the time left after the deadline, and none starts after it.
-    """
-
-    __slots__ = ("_deadline", "_set", "_sock")
-
-    def __init__(self, sock: socket.socket, deadline: _Deadline) -> None:
-        self._sock = sock
-        self._deadline = deadline
-        self._set = sock.gettimeout() or 0.0  # what urllib3 set before reading the headers
-
-    def recv_into(self, buffer: Any, *args: int) -> int:
-        # The caller's arguments exactly (an SSLSocket reads 0 bytes when told nbytes=0).
-        while True:
-            left = self._deadline.at - time.monotonic()
-            if left <= 0:
-                raise TimeoutError("the deadline passed")
-            if not left * 0.9 <= self._set <= left * 1.1:
-                self._sock.settimeout(left)
-                self._set = left
-            try:
-                return self._sock.recv_into(buffer, *args)
-            except TimeoutError:
-                if self._deadline.at - time.monotonic() <= 0:
-                    raise
-                self._set = 0.0  # timed out early (the timeout was short of the deadline): set it again
-
-    def makefile(self, mode: str = "rb") -> io.BufferedReader:
-        # What socket.makefile("rb") builds, over this object so reads come through recv_into above.
-        self._sock._io_refs += 1  # type: ignore[attr-defined]  # released by SocketIO.close()
-        return io.BufferedReader(cast("io.RawIOBase", socket.SocketIO(cast("socket.socket", self), "rb")))
-
-    def _decref_socketios(self) -> None:
-        self._sock._decref_socketios()  # type: ignore[attr-defined]
-
-    def fileno(self) -> int:
-        return self._sock.fileno()
-
-
-_MAX_INTERIM = 16  # interim (1xx) replies skipped before the final one; more is a broken server
-
-
-class _BoundedHTTPResponse(http.client.HTTPResponse):
-    def __init__(self, sock: socket.socket, debuglevel: int = 0, method: str | None = None, url: str | None = None):
-        deadline = _CURRENT.get()
-        if deadline is not None:
-            sock = cast("socket.socket", _DeadlineSocket(sock, deadline))
-        super().__init__(sock, debuglevel, method, url)
-
-    def _read_status(self) -> tuple[str, int, str]:
-        # http.client skips only "100 Continue": any other interim reply (103 Early Hints) would be
-        # taken as the final reply, with the real one left in the socket for the next request to read.
-        for _ in range(_MAX_INTERIM):
-            version, status, reason = cast("tuple[str, int, str]", super()._read_status())  # type: ignore[misc]
-            if not 101 < status < 200:
-                return version, status, reason
-            for _ in range(http.client._MAXHEADERS + 1):  # type: ignore[attr-defined]  # pyright: ignore[reportPrivateUsage]
-                if self.fp.readline(http.client._MAXLINE + 1) in (b"\r\n", b"\n", b""):  # type: ignore[attr-defined]  # pyright: ignore[reportPrivateUsage]
-                    break
-            else:
-                raise http.client.HTTPException("an interim reply has too many header lines")
-        raise http.client.HTTPException(f"more than {_MAX_INTERIM} interim (1xx) replies")
-
-
-_ONE_WRITE_MAX = 64 * 1024
-
-
-def _joined_send(conn: HTTPConnection, data: Any, send: Callable[[Any], None]) -> None:
-    """Send the request head together with a small body: one write instead of two.
-
-    ``http.client`` sends the head, then urllib3 the body, each a system call (two more with a socket
-    timeout, which polls first) and each a point where the GIL is dropped; with many threads every such
-    drop costs a wait. The head is held back when a body of at most 64 KiB follows and goes out with it.
-    """
-    held: bytes | None = getattr(conn, "_held_head", None)
-    if held is not None:
-        conn._held_head = None  # type: ignore[attr-defined]
-        if isinstance(data, bytes):
-            send(held + data)
-            return
-        send(held)
-    elif isinstance(data, bytes) and data.endswith(b"\r\n\r\n"):
-        at = data.find(b"\r\nContent-Length: ")
-        if at > 0:
-            value = data[at + 18 : data.find(b"\r\n", at + 18)]
-            if value.isdigit() and 0 < int(value) <= _ONE_WRITE_MAX:
-                conn._held_head = data  # type: ignore[attr-defined]
-                return
-    send(data)
-
-
-def _upload_deadline(conn: HTTPConnection, data: Any) -> None:
-    """Before a large body is written: the socket may block until the call's deadline, not only for
-    urllib3's connect timeout (which it leaves on the socket while sending), so a big upload to a slow
-    reader is not cut after 10 s. Small bodies fit the socket buffer and never block: no system call."""
-    deadline = _CURRENT.get()
-    sock = conn.sock
-    if (
-        deadline is not None
-        and sock is not None
-        and isinstance(data, (bytes, bytearray))
-        and len(data) > _ONE_WRITE_MAX
-    ):
-        sock.settimeout(max(0.001, deadline.at - time.monotonic()))
-
-
-class _HTTPConnection(HTTPConnection):
-    response_class = _BoundedHTTPResponse
-    _held_head: bytes | None = None
-
-    def putrequest(self, *args: Any, **kwargs: Any) -> None:
-        self._held_head = None
-        super().putrequest(*args, **kwargs)
-
-    def send(self, data: Any) -> None:
-        _upload_deadline(self, data)
-        _joined_send(self, data, super().send)
-
-
-class _HTTPSConnection(HTTPSConnection):
-    response_class = _BoundedHTTPResponse
-    _held_head: bytes | None = None
-
-    def putrequest(self, *args: Any, **kwargs: Any) -> None:
-        self._held_head = None
-        super().putrequest(*args, **kwargs)
-
-    def send(self, data: Any) -> None:
-        _upload_deadline(self, data)
-        _joined_send(self, data, super().send)
-
-
-class _HTTPPool(HTTPConnectionPool):
-    ConnectionCls = _HTTPConnection  # pyright: ignore[reportAssignmentType]
-
-
-class _HTTPSPool(HTTPSConnectionPool):
-    ConnectionCls = _HTTPSConnection  # pyright: ignore[reportAssignmentType]
-
-
-_POOLS: dict[str, type[HTTPConnectionPool] | type[HTTPSConnectionPool]] = {"http": _HTTPPool, "https": _HTTPSPool}
-
-
 # ---------------------------------------------------------------------- the urllib3 transport
 
 
@@ -265,7 +98,7 @@ class Urllib3Response:
 
     __slots__ = ("_deadline", "_decode", "_resp", "headers", "status")
 
-    def __init__(self, resp: urllib3.BaseHTTPResponse, deadline: _Deadline, decode: bool) -> None:
+    def __init__(self, resp: urllib3.BaseHTTPResponse, deadline: Deadline, decode: bool) -> None:
         self._resp = resp
         self._deadline = deadline
         self._decode = decode
@@ -366,7 +199,7 @@ class Urllib3Transport:
 
     def _new_pool(self) -> urllib3.PoolManager:
         pool = urllib3.PoolManager(maxsize=self.max_connections, block=False, retries=False)
-        pool.pool_classes_by_scheme = _POOLS.copy()
+        pool.pool_classes_by_scheme = POOLS.copy()
         return pool
 
     def _forget_pool(self) -> None:
@@ -399,8 +232,8 @@ class Urllib3Transport:
             limits = urllib3.Timeout(connect=min(self._connect_timeout, left), read=left)
             if key > 0:
                 limits = self._timeouts[key] = urllib3.Timeout(connect=min(self._connect_timeout, key), read=key)
-        limit = _Deadline(deadline)
-        token = _CURRENT.set(limit)
+        limit = Deadline(deadline)
+        token = CURRENT_DEADLINE.set(limit)
         try:
             # urlopen rather than request(): the body is already bytes and the headers a fresh dict.
             resp = self._pool.urlopen(
@@ -428,7 +261,7 @@ class Urllib3Transport:
             # http.client rejects header values with control characters and quotes the value: keep it out.
             raise ConfigurationError("a request header value is not valid HTTP (check extra headers)") from None
         finally:
-            _CURRENT.reset(token)
+            CURRENT_DEADLINE.reset(token)
         return Urllib3Response(resp, limit, self.decompress)
 
     def close(self) -> None:

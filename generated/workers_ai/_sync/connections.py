@@ -1,0 +1,183 @@
+"""urllib3 connections that keep a call's deadline and write small requests in one go.
+
+:class:`Urllib3Transport <.transport.Urllib3Transport>` sets :data:`CURRENT_DEADLINE` around each request;
+the connections and responses here read it: every socket read (headers and body) waits at most until
+that deadline, a large upload may block until it, the request head goes out with a small body in one
+write, and interim (1xx) replies are skipped with a bound. The pools in :data:`POOLS` make these
+connections; nothing else of urllib3's changes.
+"""
+
+from __future__ import annotations
+
+import http.client
+import io
+import socket
+import time
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import Any, cast
+
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+__all__ = ["CURRENT_DEADLINE", "POOLS", "Deadline"]
+
+
+class Deadline:
+    """The monotonic time the next socket read must finish by; the reader moves it between reads."""
+
+    __slots__ = ("at",)
+
+    def __init__(self, at: float) -> None:
+        self.at = at
+
+
+CURRENT_DEADLINE: ContextVar[Deadline | None] = ContextVar("workers_ai_deadline", default=None)
+
+
+class DeadlineSocket:
+    """The socket as ``http.client`` reads it: no read waits long past the deadline.
+
+    Each read's socket timeout is the time left before the deadline, give or take a tenth: the timeout
+    is set again only when it is more than 10% off (``settimeout`` is a system call that drops the GIL,
+    which costs dearly with many threads). A read that times out early is simply made again, so a
+    read ends at most 10% of the time left after the deadline, and none starts after it.
+    """
+
+    __slots__ = ("_deadline", "_set", "_sock")
+
+    def __init__(self, sock: socket.socket, deadline: Deadline) -> None:
+        self._sock = sock
+        self._deadline = deadline
+        self._set = sock.gettimeout() or 0.0  # what urllib3 set before reading the headers
+
+    def recv_into(self, buffer: Any, *args: int) -> int:
+        # The caller's arguments exactly (an SSLSocket reads 0 bytes when told nbytes=0).
+        while True:
+            left = self._deadline.at - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("the deadline passed")
+            if not left * 0.9 <= self._set <= left * 1.1:
+                self._sock.settimeout(left)
+                self._set = left
+            try:
+                return self._sock.recv_into(buffer, *args)
+            except TimeoutError:
+                if self._deadline.at - time.monotonic() <= 0:
+                    raise
+                self._set = 0.0  # timed out early (the timeout was short of the deadline): set it again
+
+    def makefile(self, mode: str = "rb") -> io.BufferedReader:
+        # What socket.makefile("rb") builds, over this object so reads come through recv_into above.
+        self._sock._io_refs += 1  # type: ignore[attr-defined]  # released by SocketIO.close()
+        return io.BufferedReader(cast("io.RawIOBase", socket.SocketIO(cast("socket.socket", self), "rb")))
+
+    def _decref_socketios(self) -> None:
+        self._sock._decref_socketios()  # type: ignore[attr-defined]
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+
+_MAX_INTERIM = 16  # interim (1xx) replies skipped before the final one; more is a broken server
+
+
+class _BoundedHTTPResponse(http.client.HTTPResponse):
+    def __init__(self, sock: socket.socket, debuglevel: int = 0, method: str | None = None, url: str | None = None):
+        deadline = CURRENT_DEADLINE.get()
+        if deadline is not None:
+            sock = cast("socket.socket", DeadlineSocket(sock, deadline))
+        super().__init__(sock, debuglevel, method, url)
+
+    def _read_status(self) -> tuple[str, int, str]:
+        # http.client skips only "100 Continue": any other interim reply (103 Early Hints) would be
+        # taken as the final reply, with the real one left in the socket for the next request to read.
+        for _ in range(_MAX_INTERIM):
+            version, status, reason = cast("tuple[str, int, str]", super()._read_status())  # type: ignore[misc]
+            if not 101 < status < 200:
+                return version, status, reason
+            for _ in range(http.client._MAXHEADERS + 1):  # type: ignore[attr-defined]  # pyright: ignore[reportPrivateUsage]
+                if self.fp.readline(http.client._MAXLINE + 1) in (b"\r\n", b"\n", b""):  # type: ignore[attr-defined]  # pyright: ignore[reportPrivateUsage]
+                    break
+            else:
+                raise http.client.HTTPException("an interim reply has too many header lines")
+        raise http.client.HTTPException(f"more than {_MAX_INTERIM} interim (1xx) replies")
+
+
+_ONE_WRITE_MAX = 64 * 1024
+
+
+def _joined_send(conn: HTTPConnection, data: Any, send: Callable[[Any], None]) -> None:
+    """Send the request head together with a small body: one write instead of two.
+
+    ``http.client`` sends the head, then urllib3 the body, each a system call (two more with a socket
+    timeout, which polls first) and each a point where the GIL is dropped; with many threads every such
+    drop costs a wait. The head is held back when a body of at most 64 KiB follows and goes out with it.
+    """
+    held: bytes | None = getattr(conn, "_held_head", None)
+    if held is not None:
+        conn._held_head = None  # type: ignore[attr-defined]
+        if isinstance(data, bytes):
+            send(held + data)
+            return
+        send(held)
+    elif isinstance(data, bytes) and data.endswith(b"\r\n\r\n"):
+        at = data.find(b"\r\nContent-Length: ")
+        if at > 0:
+            value = data[at + 18 : data.find(b"\r\n", at + 18)]
+            if value.isdigit() and 0 < int(value) <= _ONE_WRITE_MAX:
+                conn._held_head = data  # type: ignore[attr-defined]
+                return
+    send(data)
+
+
+def _upload_deadline(conn: HTTPConnection, data: Any) -> None:
+    """Before a large body is written: the socket may block until the call's deadline, not only for
+    urllib3's connect timeout (which it leaves on the socket while sending), so a big upload to a slow
+    reader is not cut after 10 s. Small bodies fit the socket buffer and never block: no system call."""
+    deadline = CURRENT_DEADLINE.get()
+    sock = conn.sock
+    if (
+        deadline is not None
+        and sock is not None
+        and isinstance(data, (bytes, bytearray))
+        and len(data) > _ONE_WRITE_MAX
+    ):
+        sock.settimeout(max(0.001, deadline.at - time.monotonic()))
+
+
+class _HTTPConnection(HTTPConnection):
+    response_class = _BoundedHTTPResponse
+    _held_head: bytes | None = None
+
+    def putrequest(self, *args: Any, **kwargs: Any) -> None:
+        self._held_head = None
+        super().putrequest(*args, **kwargs)
+
+    def send(self, data: Any) -> None:
+        _upload_deadline(self, data)
+        _joined_send(self, data, super().send)
+
+
+class _HTTPSConnection(HTTPSConnection):
+    response_class = _BoundedHTTPResponse
+    _held_head: bytes | None = None
+
+    def putrequest(self, *args: Any, **kwargs: Any) -> None:
+        self._held_head = None
+        super().putrequest(*args, **kwargs)
+
+    def send(self, data: Any) -> None:
+        _upload_deadline(self, data)
+        _joined_send(self, data, super().send)
+
+
+class _HTTPPool(HTTPConnectionPool):
+    ConnectionCls = _HTTPConnection  # pyright: ignore[reportAssignmentType]
+
+
+class _HTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _HTTPSConnection  # pyright: ignore[reportAssignmentType]
+
+
+POOLS: dict[str, type[HTTPConnectionPool] | type[HTTPSConnectionPool]] = {"http": _HTTPPool, "https": _HTTPSPool}
