@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import binascii
 import sys
-from typing import IO
+from typing import IO, Any
 
 import msgspec
 
@@ -14,7 +14,7 @@ from .._batch.embed_plan import BatchProgress
 from .._core.accounting import UsageMeter
 from .._core.jsonview import as_object
 
-__all__ = ["ProgressBar", "binary_refusal", "media_of", "usage_line"]
+__all__ = ["ProgressBar", "binary_refusal", "media_of", "print_json", "usage_line"]
 
 
 def binary_refusal(content_type: str, size: int | None = None) -> str:
@@ -83,3 +83,11 @@ class ProgressBar:
     def end(self) -> None:
         if self.tty and self.drawn:
             self.stream.write("\n")
+
+
+def print_json(value: Any) -> None:
+    """A result on stdout: bytes as they are, anything else as indented JSON."""
+    if isinstance(value, (bytes, bytearray)):
+        sys.stdout.buffer.write(bytes(value))
+        return
+    sys.stdout.write(msgspec.json.format(msgspec.json.encode(value), indent=2).decode() + "\n")

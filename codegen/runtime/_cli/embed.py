@@ -1,0 +1,57 @@
+"""``workers-ai embed``: many texts through the batch API with a progress bar, one JSON vector per line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import msgspec
+
+from .files import OutputError, OutputFile
+from .output import ProgressBar, usage_line
+
+__all__ = ["cmd_embed"]
+
+
+def cmd_embed(args: argparse.Namespace) -> int:
+    """``embed MODEL --texts FILE``: one text per line through ``embed_many``, a progress bar on stderr;
+    prints one JSON array per text, one per line, in the order of the texts."""
+    from .._client import WorkersAI
+
+    try:
+        raw = sys.stdin.buffer.read() if args.texts == "-" else Path(args.texts).read_bytes()
+    except OSError as exc:
+        print(f"workers-ai embed: cannot read {args.texts}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    texts = [line for line in raw.decode("utf-8", "replace").splitlines() if line.strip()]
+    if not texts:
+        print(f"workers-ai embed: {args.texts} has no text (one text per line)", file=sys.stderr)
+        return 2
+    try:
+        out = OutputFile(args.output) if args.output not in (None, "-") else None
+    except OutputError as exc:
+        print(f"workers-ai embed: {exc}", file=sys.stderr)
+        return 2
+    ai = WorkersAI(base_url=args.base_url)
+    bar = ProgressBar()
+    try:
+        model_id: str = args.model
+        handle = ai.model(model_id)
+        vectors = handle.embed_many(
+            texts, batch_size=args.batch_size, on_progress=bar, timeout=args.timeout, poll_interval=args.poll_interval
+        )
+    except BaseException:
+        if out is not None:
+            out.discard()
+        raise
+    finally:
+        bar.end()
+        print(usage_line(ai.usage), file=sys.stderr)
+    encoded = b"".join(msgspec.json.encode(vector) + b"\n" for vector in vectors)
+    if out is not None:
+        with out:
+            out.write(encoded)
+    else:
+        sys.stdout.buffer.write(encoded)
+    return 0
