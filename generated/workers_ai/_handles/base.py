@@ -26,6 +26,7 @@ from ..families import family_result
 if TYPE_CHECKING:
     from .._batch.jobs import BatchJobBase
     from .._tools.structured import Parsed
+    from .ops import Op
 
 __all__ = ["HandleBase", "ModelInfo", "OutputDecoder"]
 
@@ -372,6 +373,18 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             if raw is not None:
                 return (yield from self._call_flow(raw[0], expect, raw[1], headers, raw[2]))
         return (yield from self._call_flow(body, expect, headers=headers))
+
+    def _op_flow(self, op: Op[Any], request: msgspec.Struct, response_format: Any) -> Flow[Any]:
+        """A generated method's call (see :mod:`.ops`): JSON mode when ``response_format`` was given, else
+        the typed call; base64 media JSON handed back as bytes where the method says so."""
+        if response_format is not msgspec.UNSET:
+            return (yield from self._parsed_flow(self.validate(request), op.expect, response_format))
+        result = yield from self._request_flow(request, op.expect, None)
+        if not op.media_bytes:
+            return result
+        from ..families.media import as_binary
+
+        return as_binary(result)
 
     def _parsed_flow(self, body: bytes, expect: type[Any] | None, response_format: Any) -> Flow[Parsed[Any, Any]]:
         """A JSON-mode call (see :meth:`_parsed`), counted in ``ai.usage``."""
