@@ -13,14 +13,20 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from .._core.binary import as_base64, as_bytes, as_uint8
 from ..errors import ArgumentError
 
 __all__ = ["NOTHING", "Op"]
 
 T = TypeVar("T")
 
-_BINARY = {"bytes": as_bytes, "base64": as_base64, "uint8": as_uint8}
+_BINARY_FORMS = ("bytes", "base64", "uint8")  # read by ``_core.binary.as_<form>``, loaded by the first such call
+
+
+def _read_binary(form: str, value: Any) -> Any:
+    from .._core import binary
+
+    convert = {"bytes": binary.as_bytes, "base64": binary.as_base64, "uint8": binary.as_uint8}[form]
+    return convert(value)
 
 
 class _Nothing:
@@ -78,7 +84,10 @@ class Op(Generic[T]):
         self.request = request
         self.expect = expect
         self.names = dict(names or {})
-        self.binary = {k: _BINARY[v] for k, v in (binary or {}).items()}
+        self.binary = dict(binary or {})
+        unknown = sorted(set(self.binary.values()) - set(_BINARY_FORMS))
+        if unknown:
+            raise ValueError(f"{request.__name__}: unknown binary forms {unknown}")
         self.tools: Any = tools  # a ToolForm: "flat" or "openai"
         self.first = first
         self.stream_false = stream_false
@@ -101,9 +110,9 @@ class Op(Generic[T]):
                 raise ArgumentError(model_id, f"$.{name}", f"unexpected keyword argument {name!r}")
         fields: dict[str, Any] = {}
         for name, value in params.items():
-            convert = self.binary.get(name)
-            if convert is not None:
-                value = convert(value)
+            form = self.binary.get(name)
+            if form is not None:
+                value = _read_binary(form, value)
             elif name == "tools" and self.tools is not None:
                 from .._tools.tooldefs import tools_payload  # here: only calls with tools need it
 
