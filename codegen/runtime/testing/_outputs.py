@@ -21,19 +21,11 @@ from ._catalog import ModelSpec
 from ._embeddings import contexts_of, texts_of
 from ._media import media_for
 from ._natives import decisions, extractions
-from ._synth import MISSING, merge_schemas
+from ._openai_shapes import PADDING, chat_chunks, chat_completion, pieces, responses_object
+from ._schema_keywords import merge_schemas
+from ._synth import MISSING
 from ._task_replies import size_option, speech_seconds, task_hint
-from ._textgen import (
-    PADDING,
-    Generation,
-    chat_chunks,
-    chat_completion,
-    count_tokens,
-    generate,
-    pieces,
-    reply_text,
-    responses_object,
-)
+from ._textgen import Generation, count_tokens, generate, reply_text
 
 __all__ = ["Branch", "Result", "branches", "run_model", "seed_for"]
 
