@@ -27,22 +27,13 @@ from ._catalog import Catalog, ModelSpec
 from ._embeddings import embed, embedding_dim
 from ._faults import Fault, FaultKind
 from ._finetunes import check_lora
+from ._openai_shapes import CREATED, chat_chunks, chat_completion
 from ._outputs import seed_for
 from ._reply import JSON, SSE, APIError, Reply, json_reply
 from ._run import bad_input, sse_reply
 from ._settings import Settings
 from ._state import State
-from ._textgen import (
-    CREATED,
-    JSON_MODE_UNMET,
-    Generation,
-    JsonModeUnmet,
-    chat_chunks,
-    chat_completion,
-    count_tokens,
-    generate,
-    reply_text,
-)
+from ._textgen import JSON_MODE_UNMET, Generation, JsonModeUnmet, count_tokens, generate, reply_text
 from ._thirdparty import ModelRef, resolve
 
 __all__ = ["RESPONSES_MODELS", "Unified", "json_mode_checks"]
