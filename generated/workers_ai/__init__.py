@@ -110,16 +110,18 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
+if not TYPE_CHECKING:  # type checkers see the imports above: a misspelt name stays an error, not Any
 
-    loaded = importlib.import_module(f".{module}", __name__)
-    value = loaded if name == module else getattr(loaded, name)
-    globals()[name] = value
-    return value
+    def __getattr__(name: str) -> Any:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        loaded = importlib.import_module(f".{module}", __name__)
+        value = loaded if name == module else getattr(loaded, name)
+        globals()[name] = value
+        return value
 
 
 def __dir__() -> list[str]:

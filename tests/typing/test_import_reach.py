@@ -5,6 +5,7 @@ that needs them. The program is the benchmark's (``bench/run.py``, ``MYPY_FILES[
 from __future__ import annotations
 
 import importlib.util
+import json
 import sqlite3
 import subprocess
 import sys
@@ -55,3 +56,34 @@ def _analysed(cache: Path) -> dict[str, int]:
         top = (parts[1] if parts[0].startswith("3.") else parts[0]).split(".")[0]
         counts[top] = counts.get(top, 0) + 1
     return counts
+
+
+MISSPELT = """from workers_ai import WorkresAI
+from workers_ai.families import EmbedingView
+import workers_ai
+
+workers_ai.AsyncWorkersAl
+"""
+
+
+def test_a_misspelt_public_name_is_an_error_not_any(tmp_path: Path) -> None:
+    """The packages load their names lazily (``__getattr__``) at run time only: type checkers see the
+    imports, so a name that does not exist is reported instead of silently typed ``Any``."""
+    user = tmp_path / "misspelt.py"
+    user.write_text(MISSPELT)
+    mypy = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file=", "--strict", "--cache-dir", str(tmp_path / "c"), user.name],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert sorted(int(line.split(":")[1]) for line in mypy.stdout.splitlines() if ": error:" in line) == [1, 2, 5]
+    pyright = Path(sys.executable).parent / "pyright"
+    config = tmp_path / "pyrightconfig.json"
+    venv = Path(sys.executable).parents[1]
+    config.write_text(json.dumps({"typeCheckingMode": "strict", "venvPath": str(venv.parent), "venv": venv.name}))
+    proc = subprocess.run([str(pyright), "--outputjson", "-p", str(config), str(user)], capture_output=True, text=True)
+    errors = [d for d in json.loads(proc.stdout)["generalDiagnostics"] if d["severity"] == "error"]
+    lines = sorted({d["range"]["start"]["line"] + 1 for d in errors})
+    assert lines == [1, 2, 5], [(d["range"]["start"]["line"] + 1, d["message"]) for d in errors]

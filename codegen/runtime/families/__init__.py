@@ -81,15 +81,17 @@ def _load(module: str, name: str) -> Any:
     return getattr(importlib.import_module(f".{module}", __name__), name)
 
 
-def __getattr__(name: str) -> Any:
-    if name == "LIST_VIEWS":
-        value: Any = {task: _load(*home) for task, home in _LIST_VIEW_HOMES.items()}
-    elif name in _HOMES:
-        value = _load(_HOMES[name], name)
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:  # type checkers see the imports above: a misspelt name stays an error, not Any
+
+    def __getattr__(name: str) -> Any:
+        if name == "LIST_VIEWS":
+            value = {task: _load(*home) for task, home in _LIST_VIEW_HOMES.items()}
+        elif name in _HOMES:
+            value = _load(_HOMES[name], name)
+        else:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        globals()[name] = value
+        return value
 
 
 def __dir__() -> list[str]:
