@@ -759,7 +759,8 @@ def _batch_variants(methods: tuple[MethodPlan, ...], loose: dict[str, str]) -> t
                 (loose.get(v.class_name or "", v.class_name or ""), v.returns, _overlaps(v, taken[i + 1 :]))
                 for i, v in enumerate(taken)
             )
-            m = replace(m, batch_variants=pairs)
+            if len({out for _, out, _ in pairs}) > 1:  # one output for every variant needs no overloads
+                m = replace(m, batch_variants=pairs)
         out.append(m)
     return tuple(out)
 
