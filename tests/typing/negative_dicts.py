@@ -11,3 +11,6 @@ bge.rank(query="q", contexts=[{"txt": "a"}])  # error: misspelled key
 bge.rank(query="q", contexts=[{"text": 1.5}])  # error: wrong value type
 bge.batch([{"text": "a", "truncate_inputs": "yes"}])  # error: wrong value type in a batch item
 llama.chat(messages=[{"role": "user", "content": "fine"}])  # a correct literal: no error here
+ai.run("@cf/baai/bge-m3", {"text": "a"}, strem=True)  # error: misspelled run() option
+ai.run("@cf/baai/bge-m3", {"text": "a"}, headers={"a": 1})  # error: header values are strings
+ai.run("@cf/baai/bge-m3", {"text": "a"}, session_affinity="s", stream=False)  # a correct call: no error here
