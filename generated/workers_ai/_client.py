@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from ._batch.jobs import BatchJob
-    from ._clients.run_options import AnyRun, DecodedRun, Payload, RunOptions
+    from ._clients.run_options import AnyRun, DecodedRun, RunOptions
     from ._handles.sync import ModelHandle
     from ._sync.stream import EventStream
     from .models.cf.ai4bharat import indictrans2_en_indic_1b as _indictrans2_en_indic_1b
@@ -448,698 +448,707 @@ class WorkersAI(BaseClient):
     def run(
         self,
         model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"],
-        payload: Payload[_indictrans2_en_indic_1b.Indictrans2EnIndic1BInput],
+        payload: _indictrans2_en_indic_1b.Indictrans2EnIndic1BInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _indictrans2_en_indic_1b.Indictrans2EnIndic1BOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
-        payload: Payload[_gemma_sea_lion_v4_27b_it.GemmaSeaLionV4_27bItInput],
+        payload: _gemma_sea_lion_v4_27b_it.GemmaSeaLionV4_27bItInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _gemma_sea_lion_v4_27b_it.GemmaSeaLionV4_27bItOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/baai/bge-base-en-v1.5"],
-        payload: Payload[_bge_base_en_v1_5.BgeBaseEnV1_5Input],
+        payload: _bge_base_en_v1_5.BgeBaseEnV1_5Input | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _bge_base_en_v1_5.BgeBaseEnV1_5Output: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/baai/bge-large-en-v1.5"],
-        payload: Payload[_bge_large_en_v1_5.BgeLargeEnV1_5Input],
+        payload: _bge_large_en_v1_5.BgeLargeEnV1_5Input | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _bge_large_en_v1_5.BgeLargeEnV1_5Output: ...
     @overload
     def run(
-        self, model_id: Literal["@cf/baai/bge-m3"], payload: Payload[_bge_m3.BgeM3Input], **options: Unpack[DecodedRun]
+        self,
+        model_id: Literal["@cf/baai/bge-m3"],
+        payload: _bge_m3.BgeM3Input | Mapping[str, Any],
+        **options: Unpack[DecodedRun],
     ) -> _bge_m3.BgeM3Output: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/baai/bge-reranker-base"],
-        payload: Payload[_bge_reranker_base.BgeRerankerBaseInput],
+        payload: _bge_reranker_base.BgeRerankerBaseInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _bge_reranker_base.BgeRerankerBaseOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/baai/bge-small-en-v1.5"],
-        payload: Payload[_bge_small_en_v1_5.BgeSmallEnV1_5Input],
+        payload: _bge_small_en_v1_5.BgeSmallEnV1_5Input | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _bge_small_en_v1_5.BgeSmallEnV1_5Output: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/baai/omni-bge-base-en-v1.5"],
-        payload: Payload[_omni_bge_base_en_v1_5.OmniBgeBaseEnV1_5Input],
+        payload: _omni_bge_base_en_v1_5.OmniBgeBaseEnV1_5Input | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _omni_bge_base_en_v1_5.OmniBgeBaseEnV1_5Output: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
-        payload: Payload[_flux_1_schnell.Flux1SchnellInput],
+        payload: _flux_1_schnell.Flux1SchnellInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _flux_1_schnell.Flux1SchnellOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
-        payload: Payload[_flux_2_dev.Flux2DevInput],
+        payload: _flux_2_dev.Flux2DevInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _flux_2_dev.Flux2DevOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"],
-        payload: Payload[_flux_2_klein_4b.Flux2Klein4bInput],
+        payload: _flux_2_klein_4b.Flux2Klein4bInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _flux_2_klein_4b.Flux2Klein4bOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
-        payload: Payload[_flux_2_klein_9b.Flux2Klein9bInput],
+        payload: _flux_2_klein_9b.Flux2Klein9bInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _flux_2_klein_9b.Flux2Klein9bOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/bytedance/stable-diffusion-xl-lightning"],
-        payload: Payload[_stable_diffusion_xl_lightning.StableDiffusionXlLightningInput],
+        payload: _stable_diffusion_xl_lightning.StableDiffusionXlLightningInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _stable_diffusion_xl_lightning.StableDiffusionXlLightningOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/cloudflare/clairic"],
-        payload: Payload[_clairic.ClairicInput],
+        payload: _clairic.ClairicInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _clairic.ClairicOutput: ...
     @overload
     def run(
-        self, model_id: Literal["@cf/cloudflare/clef"], payload: Payload[_clef.ClefInput], **options: Unpack[DecodedRun]
+        self,
+        model_id: Literal["@cf/cloudflare/clef"],
+        payload: _clef.ClefInput | Mapping[str, Any],
+        **options: Unpack[DecodedRun],
     ) -> _clef.ClefOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/cloudflare/clef-flash"],
-        payload: Payload[_clef_flash.ClefFlashInput],
+        payload: _clef_flash.ClefFlashInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _clef_flash.ClefFlashOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/cloudflare/clef-omni"],
-        payload: Payload[_clef_omni.ClefOmniInput],
+        payload: _clef_omni.ClefOmniInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _clef_omni.ClefOmniOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/deepgram/aura-1"],
-        payload: Payload[_aura_1.Aura1Input],
+        payload: _aura_1.Aura1Input | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _aura_1.Aura1Output: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/deepgram/aura-2-en"],
-        payload: Payload[_aura_2_en.Aura2EnInput],
+        payload: _aura_2_en.Aura2EnInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _aura_2_en.Aura2EnOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/deepgram/aura-2-es"],
-        payload: Payload[_aura_2_es.Aura2EsInput],
+        payload: _aura_2_es.Aura2EsInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _aura_2_es.Aura2EsOutput: ...
     @overload
     def run(
-        self, model_id: Literal["@cf/deepgram/flux"], payload: Payload[_flux.FluxInput], **options: Unpack[DecodedRun]
+        self,
+        model_id: Literal["@cf/deepgram/flux"],
+        payload: _flux.FluxInput | Mapping[str, Any],
+        **options: Unpack[DecodedRun],
     ) -> _flux.FluxOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/deepgram/nova-3"],
-        payload: Payload[_nova_3.Nova3Input],
+        payload: _nova_3.Nova3Input | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _nova_3.Nova3Output: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/deepseek-ai/deepseek-math-7b-instruct"],
-        payload: Payload[_deepseek_math_7b_instruct.DeepseekMath7bInstructInput],
+        payload: _deepseek_math_7b_instruct.DeepseekMath7bInstructInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _deepseek_math_7b_instruct.DeepseekMath7bInstructOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/deepseek-ai/deepseek-r1-distill-qwen-32b"],
-        payload: Payload[_deepseek_r1_distill_qwen_32b.DeepseekR1DistillQwen32bInput],
+        payload: _deepseek_r1_distill_qwen_32b.DeepseekR1DistillQwen32bInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _deepseek_r1_distill_qwen_32b.DeepseekR1DistillQwen32bOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
-        payload: Payload[_deepseek_v4_pro_0813.DeepseekV4Pro0813Input],
+        payload: _deepseek_v4_pro_0813.DeepseekV4Pro0813Input | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _deepseek_v4_pro_0813.DeepseekV4Pro0813Output: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/defog/sqlcoder-7b-2"],
-        payload: Payload[_sqlcoder_7b_2.Sqlcoder7b2Input],
+        payload: _sqlcoder_7b_2.Sqlcoder7b2Input | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _sqlcoder_7b_2.Sqlcoder7b2Output: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/facebook/bart-large-cnn"],
-        payload: Payload[_bart_large_cnn.BartLargeCnnInput],
+        payload: _bart_large_cnn.BartLargeCnnInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _bart_large_cnn.BartLargeCnnOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/facebook/detr-resnet-50"],
-        payload: Payload[_detr_resnet_50.DetrResnet50Input],
+        payload: _detr_resnet_50.DetrResnet50Input | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _detr_resnet_50.DetrResnet50Output: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/fblgit/una-cybertron-7b-v2-bf16"],
-        payload: Payload[_una_cybertron_7b_v2_bf16.UnaCybertron7bV2Bf16Input],
+        payload: _una_cybertron_7b_v2_bf16.UnaCybertron7bV2Bf16Input | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _una_cybertron_7b_v2_bf16.UnaCybertron7bV2Bf16Output: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/google/embeddinggemma-300m"],
-        payload: Payload[_embeddinggemma_300m.Embeddinggemma300mInput],
+        payload: _embeddinggemma_300m.Embeddinggemma300mInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _embeddinggemma_300m.Embeddinggemma300mOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/google/gemma-2b-it-lora"],
-        payload: Payload[_gemma_2b_it_lora.Gemma2bItLoraInput],
+        payload: _gemma_2b_it_lora.Gemma2bItLoraInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _gemma_2b_it_lora.Gemma2bItLoraOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/google/gemma-3-12b-it"],
-        payload: Payload[_gemma_3_12b_it.Gemma3_12bItInput],
+        payload: _gemma_3_12b_it.Gemma3_12bItInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _gemma_3_12b_it.Gemma3_12bItOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
-        payload: Payload[_gemma_4_26b_a4b_it.Gemma4_26bA4bItInput],
+        payload: _gemma_4_26b_a4b_it.Gemma4_26bA4bItInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _gemma_4_26b_a4b_it.Gemma4_26bA4bItOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/google/gemma-7b-it-lora"],
-        payload: Payload[_gemma_7b_it_lora.Gemma7bItLoraInput],
+        payload: _gemma_7b_it_lora.Gemma7bItLoraInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _gemma_7b_it_lora.Gemma7bItLoraOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"],
-        payload: Payload[_distilbert_sst_2_int8.DistilbertSst2Int8Input],
+        payload: _distilbert_sst_2_int8.DistilbertSst2Int8Input | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _distilbert_sst_2_int8.DistilbertSst2Int8Output: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/leonardo/lucid-origin"],
-        payload: Payload[_lucid_origin.LucidOriginInput],
+        payload: _lucid_origin.LucidOriginInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _lucid_origin.LucidOriginOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/leonardo/phoenix-1.0"],
-        payload: Payload[_phoenix_1_0.Phoenix1_0Input],
+        payload: _phoenix_1_0.Phoenix1_0Input | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _phoenix_1_0.Phoenix1_0Output: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
-        payload: Payload[_llava_1_5_7b_hf.Llava1_5_7bHfInput],
+        payload: _llava_1_5_7b_hf.Llava1_5_7bHfInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _llava_1_5_7b_hf.Llava1_5_7bHfOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/lykon/dreamshaper-8-lcm"],
-        payload: Payload[_dreamshaper_8_lcm.Dreamshaper8LcmInput],
+        payload: _dreamshaper_8_lcm.Dreamshaper8LcmInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _dreamshaper_8_lcm.Dreamshaper8LcmOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/meta-llama/llama-2-7b-chat-hf-lora"],
-        payload: Payload[_llama_2_7b_chat_hf_lora.Llama2_7bChatHfLoraInput],
+        payload: _llama_2_7b_chat_hf_lora.Llama2_7bChatHfLoraInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _llama_2_7b_chat_hf_lora.Llama2_7bChatHfLoraOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/meta/llama-2-7b-chat-fp16"],
-        payload: Payload[_llama_2_7b_chat_fp16.Llama2_7bChatFp16Input],
+        payload: _llama_2_7b_chat_fp16.Llama2_7bChatFp16Input | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _llama_2_7b_chat_fp16.Llama2_7bChatFp16Output: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/meta/llama-2-7b-chat-int8"],
-        payload: Payload[_llama_2_7b_chat_int8.Llama2_7bChatInt8Input],
+        payload: _llama_2_7b_chat_int8.Llama2_7bChatInt8Input | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _llama_2_7b_chat_int8.Llama2_7bChatInt8Output: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/meta/llama-3-8b-instruct"],
-        payload: Payload[_llama_3_8b_instruct.Llama3_8bInstructInput],
+        payload: _llama_3_8b_instruct.Llama3_8bInstructInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _llama_3_8b_instruct.Llama3_8bInstructOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/meta/llama-3-8b-instruct-awq"],
-        payload: Payload[_llama_3_8b_instruct_awq.Llama3_8bInstructAwqInput],
+        payload: _llama_3_8b_instruct_awq.Llama3_8bInstructAwqInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _llama_3_8b_instruct_awq.Llama3_8bInstructAwqOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/meta/llama-3.1-70b-instruct"],
-        payload: Payload[_llama_3_1_70b_instruct.Llama3_1_70bInstructInput],
+        payload: _llama_3_1_70b_instruct.Llama3_1_70bInstructInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _llama_3_1_70b_instruct.Llama3_1_70bInstructOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/meta/llama-3.1-8b-instruct"],
-        payload: Payload[_llama_3_1_8b_instruct.Llama3_1_8bInstructInput],
+        payload: _llama_3_1_8b_instruct.Llama3_1_8bInstructInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _llama_3_1_8b_instruct.Llama3_1_8bInstructOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/meta/llama-3.1-8b-instruct-awq"],
-        payload: Payload[_llama_3_1_8b_instruct_awq.Llama3_1_8bInstructAwqInput],
+        payload: _llama_3_1_8b_instruct_awq.Llama3_1_8bInstructAwqInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _llama_3_1_8b_instruct_awq.Llama3_1_8bInstructAwqOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fast"],
-        payload: Payload[_llama_3_1_8b_instruct_fast.Llama3_1_8bInstructFastInput],
+        payload: _llama_3_1_8b_instruct_fast.Llama3_1_8bInstructFastInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _llama_3_1_8b_instruct_fast.Llama3_1_8bInstructFastOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fp8"],
-        payload: Payload[_llama_3_1_8b_instruct_fp8.Llama3_1_8bInstructFp8Input],
+        payload: _llama_3_1_8b_instruct_fp8.Llama3_1_8bInstructFp8Input | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _llama_3_1_8b_instruct_fp8.Llama3_1_8bInstructFp8Output: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/meta/llama-3.2-11b-vision-instruct"],
-        payload: Payload[_llama_3_2_11b_vision_instruct.Llama3_2_11bVisionInstructInput],
+        payload: _llama_3_2_11b_vision_instruct.Llama3_2_11bVisionInstructInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _llama_3_2_11b_vision_instruct.Llama3_2_11bVisionInstructOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/meta/llama-3.2-1b-instruct"],
-        payload: Payload[_llama_3_2_1b_instruct.Llama3_2_1bInstructInput],
+        payload: _llama_3_2_1b_instruct.Llama3_2_1bInstructInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _llama_3_2_1b_instruct.Llama3_2_1bInstructOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/meta/llama-3.2-3b-instruct"],
-        payload: Payload[_llama_3_2_3b_instruct.Llama3_2_3bInstructInput],
+        payload: _llama_3_2_3b_instruct.Llama3_2_3bInstructInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _llama_3_2_3b_instruct.Llama3_2_3bInstructOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
-        payload: Payload[_llama_3_3_70b_instruct_fp8_fast.Llama3_3_70bInstructFp8FastInput],
+        payload: _llama_3_3_70b_instruct_fp8_fast.Llama3_3_70bInstructFp8FastInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _llama_3_3_70b_instruct_fp8_fast.Llama3_3_70bInstructFp8FastOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
-        payload: Payload[_llama_4_scout_17b_16e_instruct.Llama4Scout17b16eInstructInput],
+        payload: _llama_4_scout_17b_16e_instruct.Llama4Scout17b16eInstructInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _llama_4_scout_17b_16e_instruct.Llama4Scout17b16eInstructOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/meta/llama-guard-3-8b"],
-        payload: Payload[_llama_guard_3_8b.LlamaGuard3_8bInput],
+        payload: _llama_guard_3_8b.LlamaGuard3_8bInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _llama_guard_3_8b.LlamaGuard3_8bOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/meta/m2m100-1.2b"],
-        payload: Payload[_m2m100_1_2b.M2m100_1_2bInput],
+        payload: _m2m100_1_2b.M2m100_1_2bInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _m2m100_1_2b.M2m100_1_2bOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/microsoft/phi-2"],
-        payload: Payload[_phi_2.Phi2Input],
+        payload: _phi_2.Phi2Input | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _phi_2.Phi2Output: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/microsoft/resnet-50"],
-        payload: Payload[_resnet_50.Resnet50Input],
+        payload: _resnet_50.Resnet50Input | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _resnet_50.Resnet50Output: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/mistral/mistral-7b-instruct-v0.1"],
-        payload: Payload[_mistral_7b_instruct_v0_1.Mistral7bInstructV0_1Input],
+        payload: _mistral_7b_instruct_v0_1.Mistral7bInstructV0_1Input | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _mistral_7b_instruct_v0_1.Mistral7bInstructV0_1Output: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/mistral/mistral-7b-instruct-v0.2-lora"],
-        payload: Payload[_mistral_7b_instruct_v0_2_lora.Mistral7bInstructV0_2LoraInput],
+        payload: _mistral_7b_instruct_v0_2_lora.Mistral7bInstructV0_2LoraInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _mistral_7b_instruct_v0_2_lora.Mistral7bInstructV0_2LoraOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
-        payload: Payload[_mistral_small_3_1_24b_instruct.MistralSmall3_1_24bInstructInput],
+        payload: _mistral_small_3_1_24b_instruct.MistralSmall3_1_24bInstructInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _mistral_small_3_1_24b_instruct.MistralSmall3_1_24bInstructOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
-        payload: Payload[_moondream3_1_9b_a2b.Moondream3_1_9BA2BInput],
+        payload: _moondream3_1_9b_a2b.Moondream3_1_9BA2BInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _moondream3_1_9b_a2b.Moondream3_1_9BA2BOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/moonshotai/kimi-k2.5"],
-        payload: Payload[_kimi_k2_5.KimiK2_5Input],
+        payload: _kimi_k2_5.KimiK2_5Input | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _kimi_k2_5.KimiK2_5Output: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/myshell-ai/melotts"],
-        payload: Payload[_melotts.MelottsInput],
+        payload: _melotts.MelottsInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _melotts.MelottsOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b"],
-        payload: Payload[_nemotron_3_120b_a12b.Nemotron3_120bA12bInput],
+        payload: _nemotron_3_120b_a12b.Nemotron3_120bA12bInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _nemotron_3_120b_a12b.Nemotron3_120bA12bOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/openai/gpt-oss-120b"],
-        payload: Payload[_gpt_oss_120b.GptOss120bInput],
+        payload: _gpt_oss_120b.GptOss120bInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _gpt_oss_120b.GptOss120bOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/openai/gpt-oss-20b"],
-        payload: Payload[_gpt_oss_20b.GptOss20bInput],
+        payload: _gpt_oss_20b.GptOss20bInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _gpt_oss_20b.GptOss20bOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/openai/whisper"],
-        payload: Payload[_whisper.WhisperInput],
+        payload: _whisper.WhisperInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _whisper.WhisperOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
-        payload: Payload[_whisper_large_v3_turbo.WhisperLargeV3TurboInput],
+        payload: _whisper_large_v3_turbo.WhisperLargeV3TurboInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _whisper_large_v3_turbo.WhisperLargeV3TurboOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/openai/whisper-tiny-en"],
-        payload: Payload[_whisper_tiny_en.WhisperTinyEnInput],
+        payload: _whisper_tiny_en.WhisperTinyEnInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _whisper_tiny_en.WhisperTinyEnOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/openchat/openchat-3.5-0106"],
-        payload: Payload[_openchat_3_5_0106.Openchat3_5_0106Input],
+        payload: _openchat_3_5_0106.Openchat3_5_0106Input | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _openchat_3_5_0106.Openchat3_5_0106Output: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
-        payload: Payload[_plamo_embedding_1b.PlamoEmbedding1bInput],
+        payload: _plamo_embedding_1b.PlamoEmbedding1bInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _plamo_embedding_1b.PlamoEmbedding1bOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/pipecat-ai/smart-turn-v2"],
-        payload: Payload[_smart_turn_v2.SmartTurnV2Input],
+        payload: _smart_turn_v2.SmartTurnV2Input | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _smart_turn_v2.SmartTurnV2Output: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/qwen/qwen1.5-0.5b-chat"],
-        payload: Payload[_qwen1_5_0_5b_chat.Qwen1_5_0_5bChatInput],
+        payload: _qwen1_5_0_5b_chat.Qwen1_5_0_5bChatInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _qwen1_5_0_5b_chat.Qwen1_5_0_5bChatOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/qwen/qwen1.5-1.8b-chat"],
-        payload: Payload[_qwen1_5_1_8b_chat.Qwen1_5_1_8bChatInput],
+        payload: _qwen1_5_1_8b_chat.Qwen1_5_1_8bChatInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _qwen1_5_1_8b_chat.Qwen1_5_1_8bChatOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/qwen/qwen1.5-14b-chat-awq"],
-        payload: Payload[_qwen1_5_14b_chat_awq.Qwen1_5_14bChatAwqInput],
+        payload: _qwen1_5_14b_chat_awq.Qwen1_5_14bChatAwqInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _qwen1_5_14b_chat_awq.Qwen1_5_14bChatAwqOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/qwen/qwen1.5-7b-chat-awq"],
-        payload: Payload[_qwen1_5_7b_chat_awq.Qwen1_5_7bChatAwqInput],
+        payload: _qwen1_5_7b_chat_awq.Qwen1_5_7bChatAwqInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _qwen1_5_7b_chat_awq.Qwen1_5_7bChatAwqOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/qwen/qwen2.5-coder-32b-instruct"],
-        payload: Payload[_qwen2_5_coder_32b_instruct.Qwen2_5Coder32bInstructInput],
+        payload: _qwen2_5_coder_32b_instruct.Qwen2_5Coder32bInstructInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _qwen2_5_coder_32b_instruct.Qwen2_5Coder32bInstructOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
-        payload: Payload[_qwen3_30b_a3b_fp8.Qwen3_30bA3bFp8Input],
+        payload: _qwen3_30b_a3b_fp8.Qwen3_30bA3bFp8Input | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _qwen3_30b_a3b_fp8.Qwen3_30bA3bFp8Output: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
-        payload: Payload[_qwen3_embedding_0_6b.Qwen3Embedding0_6bInput],
+        payload: _qwen3_embedding_0_6b.Qwen3Embedding0_6bInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _qwen3_embedding_0_6b.Qwen3Embedding0_6bOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/runwayml/stable-diffusion-v1-5-img2img"],
-        payload: Payload[_stable_diffusion_v1_5_img2img.StableDiffusionV1_5Img2imgInput],
+        payload: _stable_diffusion_v1_5_img2img.StableDiffusionV1_5Img2imgInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _stable_diffusion_v1_5_img2img.StableDiffusionV1_5Img2imgOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/runwayml/stable-diffusion-v1-5-inpainting"],
-        payload: Payload[_stable_diffusion_v1_5_inpainting.StableDiffusionV1_5InpaintingInput],
+        payload: _stable_diffusion_v1_5_inpainting.StableDiffusionV1_5InpaintingInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _stable_diffusion_v1_5_inpainting.StableDiffusionV1_5InpaintingOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
-        payload: Payload[_stable_diffusion_xl_base_1_0.StableDiffusionXlBase1_0Input],
+        payload: _stable_diffusion_xl_base_1_0.StableDiffusionXlBase1_0Input | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _stable_diffusion_xl_base_1_0.StableDiffusionXlBase1_0Output: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/thebloke/discolm-german-7b-v1-awq"],
-        payload: Payload[_discolm_german_7b_v1_awq.DiscolmGerman7bV1AwqInput],
+        payload: _discolm_german_7b_v1_awq.DiscolmGerman7bV1AwqInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _discolm_german_7b_v1_awq.DiscolmGerman7bV1AwqOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/tiiuae/falcon-7b-instruct"],
-        payload: Payload[_falcon_7b_instruct.Falcon7bInstructInput],
+        payload: _falcon_7b_instruct.Falcon7bInstructInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _falcon_7b_instruct.Falcon7bInstructOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/tinyllama/tinyllama-1.1b-chat-v1.0"],
-        payload: Payload[_tinyllama_1_1b_chat_v1_0.Tinyllama1_1bChatV1_0Input],
+        payload: _tinyllama_1_1b_chat_v1_0.Tinyllama1_1bChatV1_0Input | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _tinyllama_1_1b_chat_v1_0.Tinyllama1_1bChatV1_0Output: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/unum/uform-gen2-qwen-500m"],
-        payload: Payload[_uform_gen2_qwen_500m.UformGen2Qwen500mInput],
+        payload: _uform_gen2_qwen_500m.UformGen2Qwen500mInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _uform_gen2_qwen_500m.UformGen2Qwen500mOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@cf/zai-org/glm-4.7-flash"],
-        payload: Payload[_glm_4_7_flash.Glm4_7FlashInput],
+        payload: _glm_4_7_flash.Glm4_7FlashInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _glm_4_7_flash.Glm4_7FlashOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@hf/google/gemma-7b-it"],
-        payload: Payload[_gemma_7b_it.Gemma7bItInput],
+        payload: _gemma_7b_it.Gemma7bItInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _gemma_7b_it.Gemma7bItOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@hf/meta-llama/meta-llama-3-8b-instruct"],
-        payload: Payload[_meta_llama_3_8b_instruct.MetaLlama3_8bInstructInput],
+        payload: _meta_llama_3_8b_instruct.MetaLlama3_8bInstructInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _meta_llama_3_8b_instruct.MetaLlama3_8bInstructOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@hf/mistral/mistral-7b-instruct-v0.2"],
-        payload: Payload[_mistral_7b_instruct_v0_2.Mistral7bInstructV0_2Input],
+        payload: _mistral_7b_instruct_v0_2.Mistral7bInstructV0_2Input | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _mistral_7b_instruct_v0_2.Mistral7bInstructV0_2Output: ...
     @overload
     def run(
         self,
         model_id: Literal["@hf/nexusflow/starling-lm-7b-beta"],
-        payload: Payload[_starling_lm_7b_beta.StarlingLm7bBetaInput],
+        payload: _starling_lm_7b_beta.StarlingLm7bBetaInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _starling_lm_7b_beta.StarlingLm7bBetaOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
-        payload: Payload[_hermes_2_pro_mistral_7b.Hermes2ProMistral7bInput],
+        payload: _hermes_2_pro_mistral_7b.Hermes2ProMistral7bInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _hermes_2_pro_mistral_7b.Hermes2ProMistral7bOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@hf/thebloke/deepseek-coder-6.7b-base-awq"],
-        payload: Payload[_deepseek_coder_6_7b_base_awq.DeepseekCoder6_7bBaseAwqInput],
+        payload: _deepseek_coder_6_7b_base_awq.DeepseekCoder6_7bBaseAwqInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _deepseek_coder_6_7b_base_awq.DeepseekCoder6_7bBaseAwqOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@hf/thebloke/deepseek-coder-6.7b-instruct-awq"],
-        payload: Payload[_deepseek_coder_6_7b_instruct_awq.DeepseekCoder6_7bInstructAwqInput],
+        payload: _deepseek_coder_6_7b_instruct_awq.DeepseekCoder6_7bInstructAwqInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _deepseek_coder_6_7b_instruct_awq.DeepseekCoder6_7bInstructAwqOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@hf/thebloke/llama-2-13b-chat-awq"],
-        payload: Payload[_llama_2_13b_chat_awq.Llama2_13bChatAwqInput],
+        payload: _llama_2_13b_chat_awq.Llama2_13bChatAwqInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _llama_2_13b_chat_awq.Llama2_13bChatAwqOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@hf/thebloke/llamaguard-7b-awq"],
-        payload: Payload[_llamaguard_7b_awq.Llamaguard7bAwqInput],
+        payload: _llamaguard_7b_awq.Llamaguard7bAwqInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _llamaguard_7b_awq.Llamaguard7bAwqOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@hf/thebloke/mistral-7b-instruct-v0.1-awq"],
-        payload: Payload[_mistral_7b_instruct_v0_1_awq.Mistral7bInstructV0_1AwqInput],
+        payload: _mistral_7b_instruct_v0_1_awq.Mistral7bInstructV0_1AwqInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _mistral_7b_instruct_v0_1_awq.Mistral7bInstructV0_1AwqOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@hf/thebloke/neural-chat-7b-v3-1-awq"],
-        payload: Payload[_neural_chat_7b_v3_1_awq.NeuralChat7bV3_1AwqInput],
+        payload: _neural_chat_7b_v3_1_awq.NeuralChat7bV3_1AwqInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _neural_chat_7b_v3_1_awq.NeuralChat7bV3_1AwqOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@hf/thebloke/openhermes-2.5-mistral-7b-awq"],
-        payload: Payload[_openhermes_2_5_mistral_7b_awq.Openhermes2_5Mistral7bAwqInput],
+        payload: _openhermes_2_5_mistral_7b_awq.Openhermes2_5Mistral7bAwqInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _openhermes_2_5_mistral_7b_awq.Openhermes2_5Mistral7bAwqOutput: ...
     @overload
     def run(
         self,
         model_id: Literal["@hf/thebloke/zephyr-7b-beta-awq"],
-        payload: Payload[_zephyr_7b_beta_awq.Zephyr7bBetaAwqInput],
+        payload: _zephyr_7b_beta_awq.Zephyr7bBetaAwqInput | Mapping[str, Any],
         **options: Unpack[DecodedRun],
     ) -> _zephyr_7b_beta_awq.Zephyr7bBetaAwqOutput: ...
     @overload

@@ -8,14 +8,9 @@ overload :class:`AnyRun`, where they are any ``bool``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, TypeAlias, TypedDict, TypeVar
+from typing import Literal, TypedDict
 
-__all__ = ["AnyRun", "DecodedRun", "Payload", "RunOptions"]
-
-_T = TypeVar("_T")
-
-# A model's input: its input struct, or a dict of the same fields.
-Payload: TypeAlias = _T | Mapping[str, Any]
+__all__ = ["AnyRun", "DecodedRun", "RunOptions"]
 
 
 class RunOptions(TypedDict, total=False):
