@@ -59,9 +59,11 @@ def _env() -> jinja2.Environment:
 
 
 def pylit(value: Any) -> str:
-    """A Python literal for plain JSON data; strings become ``repr`` (never raw text)."""
+    """A Python literal for plain JSON data; strings become ``repr`` (never raw text), in double quotes
+    where that needs no escape (as ruff writes them: the listing's rows are printed unformatted)."""
     if isinstance(value, str):
-        return repr(value)
+        text = repr(value)
+        return f'"{text[1:-1]}"' if text[0] == "'" and '"' not in value else text
     if isinstance(value, float) and not math.isfinite(value):
         return f"float({str(value)!r})"
     if value is None or isinstance(value, (bool, int, float)):
