@@ -6,19 +6,20 @@ Printed from the same template as ``_client.py``; imported only by ``from worker
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ._clients.aio import AsyncBaseClient
+from ._handles.aio import AsyncModelHandle
 
 if TYPE_CHECKING:
-    from collections.abc import Coroutine, Mapping
+    from collections.abc import Coroutine
 
     from typing_extensions import Unpack
 
     from ._aio.stream import AsyncStreamRequest
     from ._batch.jobs import AsyncBatchJob
     from ._clients.run_options import AnyRun, DecodedRun, RunOptions
-    from ._handles.aio import AsyncModelHandle
     from .models.cf.ai4bharat import indictrans2_en_indic_1b as _indictrans2_en_indic_1b
     from .models.cf.aisingapore import gemma_sea_lion_v4_27b_it as _gemma_sea_lion_v4_27b_it
     from .models.cf.baai import bge_base_en_v1_5 as _bge_base_en_v1_5

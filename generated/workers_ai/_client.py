@@ -3,18 +3,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ._clients.sync import BaseClient
+from ._handles.sync import ModelHandle
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from typing_extensions import Unpack
 
     from ._batch.jobs import BatchJob
     from ._clients.run_options import AnyRun, DecodedRun, RunOptions
-    from ._handles.sync import ModelHandle
     from ._sync.stream import EventStream
     from .models.cf.ai4bharat import indictrans2_en_indic_1b as _indictrans2_en_indic_1b
     from .models.cf.aisingapore import gemma_sea_lion_v4_27b_it as _gemma_sea_lion_v4_27b_it
