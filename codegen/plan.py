@@ -157,6 +157,13 @@ class ParamPlan:
     # (JSON mode; left out of *_stream methods); "tools": also functions/Struct types/dicts, sent in tool_form
     kind: str = "field"
 
+    @property
+    def typed(self) -> str:
+        """The annotation of this key in the method's ``Params`` TypedDict: left out, nothing is sent, so
+        ``UnsetType`` is not needed; binary fields also take bytes, a path or a binary file."""
+        annotation = self.annotation.removesuffix(" | UnsetType")
+        return f"BinaryInput | {annotation}" if self.binary else annotation
+
 
 @dataclass(frozen=True)
 class OutputPlan:
@@ -190,6 +197,38 @@ class MethodPlan:
     media_bytes: bool = False  # raw media or base64 media JSON on the wire: the JSON is turned into bytes
     tool_form: str | None = None  # how `tools` go out: "flat" ({name, parameters}) or "openai" ({type, function})
     runs_tools: bool = False  # the handle's `run_tools()` drives this method (it takes `messages` and `tools`)
+    params_name: str = ""  # the TypedDict of its keyword arguments (``ChatParams``), for ``**params: Unpack[...]``
+    params_own: bool = True  # printed for this method (False: it is the request struct's TypedDict twin)
+    # a batch method: (what one request may be, what its result decodes into) per variant the batch takes
+    batch_variants: tuple[tuple[str, str, bool], ...] = ()  # (..., whether it overlaps a later one)
+
+    @property
+    def binaries(self) -> dict[str, str]:
+        return {p.name: p.binary for p in self.params if p.binary}
+
+    @property
+    def op_name(self) -> str:
+        """The module constant holding this method's recipe (``_CHAT``: see ``_handles.ops.Op``)."""
+        return f"_{self.name.upper()}"
+
+    @property
+    def leading(self) -> tuple[ParamPlan, ...]:
+        """Parameters written out in the signature: the family's first argument (also positional)."""
+        return self.params[: self.positional]
+
+    @property
+    def keywords(self) -> tuple[ParamPlan, ...]:
+        """The keys of :attr:`params_name`: every parameter but the leading ones and ``response_format``
+        (JSON mode's overloads write that one out)."""
+        return tuple(p for p in self.params[self.positional :] if p.kind != "response_format")
+
+    @property
+    def response_format(self) -> ParamPlan | None:
+        return next((p for p in self.params if p.kind == "response_format"), None)
+
+    @property
+    def renames(self) -> dict[str, str]:
+        return {p.name: p.field for p in self.params if p.name != p.field}
 
     @property
     def structured(self) -> bool:
@@ -260,13 +299,22 @@ class ModelPlan:
 
     @property
     def type_only_imports(self) -> tuple[str, ...]:
-        """Imports only the async handle's annotations need (under ``TYPE_CHECKING``: never loaded by sync users)."""
+        """Imports only annotations need (under ``TYPE_CHECKING``: never loaded at run time): the async
+        handle's batch and stream types, ``Unpack`` and the tool and JSON-mode result types."""
         up = "." * (self.module.count(".") + 1)
         lines: list[str] = []
+        if any(m.params_name for m in self.methods):
+            lines.append("from typing_extensions import Unpack")
         if any(m.kind == "requests" for m in self.methods):
             lines.append(f"from {up}_batch.jobs import AsyncBatchJob")
         if any(m.streams for m in self.methods):
             lines.append(f"from {up}_aio.stream import AsyncStreamRequest")
+        if any(m.structured for m in self.methods):
+            lines.append(f"from {up}_tools.structured import Parsed")
+        if any(m.tool_form for m in self.methods):
+            lines.append(f"from {up}_tools.tooldefs import ToolLike")
+        if any(m.runs_tools for m in self.methods):
+            lines.append(f"from {up}_tools.toolloop import ToolRun")
         return tuple(lines)
 
     @property
@@ -504,6 +552,8 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
             for v in inputs
         )
     )
+    taken = {*structs, *(st.twin for st in types.structs if st.twin), *(a.name for a in types.aliases)}
+    methods = _batch_variants(_params_names(methods, taken, structs), types.loose_roots)
     json_members: list[str] = [o.class_name for o in out_plans if o.kind == "json" and o.class_name]
     if any(o.kind == "binary" for o in out_plans):
         json_members.append("BinaryOutput")
@@ -657,6 +707,62 @@ def _with_kind(p: ParamPlan, tools_form: str | None) -> ParamPlan:
     return p
 
 
+def _params_names(
+    methods: tuple[MethodPlan, ...], taken: set[str], structs: dict[str, StructPlan]
+) -> tuple[MethodPlan, ...]:
+    """Name each keyword method's ``Params`` TypedDict: its request struct's TypedDict twin when the
+    method takes exactly the twin's keys and types (``embed(**EmbeddingInputDict)``), else one of its
+    own named after the method (``chat`` -> ``ChatParams``), clear of every type the module declares."""
+    out: list[MethodPlan] = []
+    for m in methods:
+        if m.kind != "object":
+            out.append(m)
+            continue
+        struct = structs.get(m.class_name or "")
+        if struct is not None and struct.twin and struct.twin_classy and _same_keys(m, struct):
+            out.append(replace(m, params_name=struct.twin, params_own=False))
+            continue
+        name = f"{pascal(m.name)}Params"
+        while name in taken:
+            name = f"{name}_"
+        taken.add(name)
+        out.append(replace(m, params_name=name))
+    return tuple(out)
+
+
+def _same_keys(m: MethodPlan, struct: StructPlan) -> bool:
+    mine = {(p.name, p.typed, p.default is None) for p in m.keywords}
+    twin = {(f.wire, f.loose, f.required) for f in struct.fields if not (m.streams and f.wire == "stream")}
+    return mine == twin
+
+
+def _batch_variants(methods: tuple[MethodPlan, ...], loose: dict[str, str]) -> tuple[MethodPlan, ...]:
+    """Give the batch method one typed form per request variant it takes (``[EmbeddingInput, ...]`` ->
+    ``BatchJob[EmbeddingOutput]``), so a job is typed by what was sent."""
+    out: list[MethodPlan] = []
+    for m in methods:
+        if m.kind == "requests":
+            members = names_in(m.batch_item)
+            taken = [
+                v for v in methods if v is not m and v.class_name in members and v.kind in ("object", "request", "json")
+            ]
+            # The most required keys first, as the runtime matches a dict; a dict of one such variant also
+            # fits a later one whose required keys it has (``{query, contexts}`` has ``contexts``): those
+            # overloads overlap, and the earlier one is the one meant.
+            taken.sort(key=lambda v: -len(v.required))
+            pairs = tuple(
+                (loose.get(v.class_name or "", v.class_name or ""), v.returns, _overlaps(v, taken[i + 1 :]))
+                for i, v in enumerate(taken)
+            )
+            m = replace(m, batch_variants=pairs)
+        out.append(m)
+    return tuple(out)
+
+
+def _overlaps(v: MethodPlan, later: list[MethodPlan]) -> bool:
+    return any(set(w.required) <= set(v.required) for w in later)
+
+
 def _tool_runner(methods: tuple[MethodPlan, ...]) -> tuple[MethodPlan, ...]:
     """The first method taking ``messages`` and ``tools`` drives ``run_tools()`` (when no method has that name)."""
     if any(m.name == "run_tools" or f"{m.name}_stream" == "run_tools" for m in methods):
@@ -797,44 +903,41 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
     depth = p.module.count(".") + 1  # models.cf.baai.bge_m3 sits 4 levels below the package
     texts = _struct_texts(p.structs) + [a.annotation for a in p.aliases]
     for m in p.methods:
-        texts += [prm.annotation for prm in m.params] + [prm.default or "" for prm in m.params]
-        texts += [m.returns, m.batch_item]
+        # What the module prints: a method's own Params keys, its leading and JSON-mode parameters.
+        printed = m.params if m.params_own else [*m.leading, *([m.response_format] if m.response_format else [])]
+        texts += [prm.typed for prm in printed] + [m.returns, m.batch_item]
+        texts += [m.messages_param.typed] if m.runs_tools and m.messages_param else []
+        texts += [text for item, out, _ in m.batch_variants for text in (item, out)]
     need = _typing_imports(texts, p.structs)
     need.setdefault("typing", set()).update({"ClassVar", "TypeAlias", "Any"})
     if p.type_only_imports:
         need["typing"].add("TYPE_CHECKING")
-    if any(prm.loose for m in p.methods for prm in m.params):
-        need["typing"].add("cast")
     need[_relative(depth, "_handles.sync")] = {"ModelHandle", "ModelInfo", "OutputDecoder"}
+    if any(m.params_name for m in p.methods):
+        need[_relative(depth, "_handles.ops")] = {"Op"}
+    if any(m.params_name and m.params_own for m in p.methods):
+        need["typing"].add("TypedDict")
     if any(m.kind == "requests" for m in p.methods):
         need.setdefault("collections.abc", set()).add("Sequence")
         need[_relative(depth, "_batch.jobs")] = {"BatchJob", "BatchRequest"}
     if any(m.streams for m in p.methods):
         need[_relative(depth, "_sync.stream")] = {"EventStream"}
     if any(m.structured for m in p.methods):
-        need[_relative(depth, "_tools.structured")] = {"Parsed", "response_format_payload"}
         need["typing"].update({"TypeVar", "overload"})
-    if any(m.tool_form for m in p.methods):
-        need[_relative(depth, "_tools.tooldefs")] = {"ToolLike", "tools_payload"}
+    if any(len(m.batch_variants) > 1 for m in p.methods):
+        need["typing"].add("overload")
     if any(m.runs_tools for m in p.methods):
-        need[_relative(depth, "_tools.toolloop")] = {"ToolRun", "run_tools as _run_tools", "arun_tools as _arun_tools"}
         need["typing"].add("Literal")
         need.setdefault("collections.abc", set()).update({"Callable", "Mapping", "Sequence"})
     # The async twin: _aio_handle imports nothing heavy; its batch and stream types are TYPE_CHECKING imports.
     need[_relative(depth, "_handles.aio")] = {"AsyncModelHandle"}
     if any(m.kind == "json" for m in p.methods):
         need.setdefault("", set()).add("msgspec")
-    binary = {"BinaryInput"} if any(m.kind == "binary" for m in p.methods) else set[str]()
-    for m in p.methods:
-        for prm in m.params:
-            if prm.binary:
-                helper = {"bytes": "as_bytes", "base64": "as_base64", "uint8": "as_uint8"}[prm.binary]
-                binary |= {"BinaryInput", f"{helper} as _{helper}"}
+    binary: set[str] = (
+        {"BinaryInput"} if any(m.kind == "binary" or any(x.binary for x in m.params) for m in p.methods) else set[str]()
+    )
     if p.binary_outputs:
         binary.add("BinaryOutput")
-    if any(m.media_bytes for m in p.methods):
-        need[_relative(depth, "families.media")] = {"as_binary as _as_media_bytes"}
-        need["typing"].add("cast")
     if binary:
         need[_relative(depth, "_core.binary")] = binary
     for mod, names in p.shared:

@@ -15,6 +15,7 @@ __all__ = [
     "APIConnectionError",
     "APIError",
     "APITimeoutError",
+    "ArgumentError",
     "AuthenticationError",
     "BadRequestError",
     "BatchError",
@@ -72,6 +73,11 @@ class InputValidationError(WorkersAIError, ValueError):
         self.path = path
         self.detail = message
         super().__init__(f"{model_id}: invalid input at {path}: {message}")
+
+
+class ArgumentError(InputValidationError, TypeError):
+    """A typed method got a keyword argument it does not take, or lacks one it needs (a ``TypeError``,
+    as Python raises for a plain function; nothing was sent)."""
 
 
 class ErrorDetail:

@@ -116,9 +116,9 @@ def _handles() -> dict[str, Any]:
 
 
 def _takes_tools(handle: Any) -> bool:
-    import inspect
+    from tests._params import keywords
 
-    return hasattr(handle, "chat") and "tools" in inspect.signature(handle.chat).parameters
+    return hasattr(handle, "chat") and "tools" in keywords(handle.chat)
 
 
 HANDLES = _handles()

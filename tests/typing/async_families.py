@@ -10,7 +10,9 @@ from workers_ai.models.cf.baai.bge_m3 import (
     AsyncBgeM3,
     BgeM3Output,
     EmbeddingForContextsOutput,
+    EmbeddingInput,
     EmbeddingOutput,
+    QueryAndContextsInput,
     QueryOutput,
 )
 from workers_ai.models.cf.meta.llama_3_8b_instruct import AsyncLlama3_8bInstruct, TextGenerationOutput
@@ -27,9 +29,12 @@ async def main() -> None:
         assert_type(ranked, QueryOutput)
         assert_type(ranked.response[0].score, float)
         job = await m3.batch([{"text": ["a"]}, {"text": ["b"]}])
-        assert_type(job, AsyncBatchJob[QueryOutput | EmbeddingForContextsOutput | EmbeddingOutput])
+        assert_type(job, AsyncBatchJob[EmbeddingOutput])
         done = await job.wait(timeout=60)
-        assert_type(done, BatchResult[QueryOutput | EmbeddingForContextsOutput | EmbeddingOutput])
+        assert_type(done, BatchResult[EmbeddingOutput])
+        assert_type(done.items[0].output.vectors, list[list[float]])
+        mixed = await m3.batch([EmbeddingInput(text=["a"]), QueryAndContextsInput(query="q", contexts=[])])
+        assert_type(mixed, AsyncBatchJob[QueryOutput | EmbeddingForContextsOutput | EmbeddingOutput])
         vectors = await m3.embed_many(["a", "b"])
         assert_type(vectors, list[list[float]])
 

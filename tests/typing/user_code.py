@@ -2,7 +2,7 @@
 from typing import Any
 
 from workers_ai import BatchJob, EventStream, WorkersAI
-from workers_ai.models.cf.baai.bge_m3 import BgeM3Output, Context
+from workers_ai.models.cf.baai.bge_m3 import BgeM3Output, Context, EmbeddingInput, QueryAndContextsInput
 
 ai = WorkersAI(account_id="a" * 32, api_token="t")
 bge = ai.model("@cf/baai/bge-m3")
@@ -12,9 +12,14 @@ reveal_type(out)  # E: EmbeddingOutput
 reveal_type(out.data)  # E: list[list[float]]
 scores = bge.rank(query="q", contexts=[Context(text="c")])
 reveal_type(scores)  # E: QueryOutput
-job = bge.batch([])
-reveal_type(job)  # E: BatchJob[QueryOutput | EmbeddingForContextsOutput | EmbeddingOutput]
-reveal_type(job.wait().items[0].result)  # E: QueryOutput | EmbeddingForContextsOutput | EmbeddingOutput | None
+job = bge.batch([{"text": "a"}, EmbeddingInput(text="b")])
+reveal_type(job)  # E: BatchJob[EmbeddingOutput]
+reveal_type(job.wait().items[0].output)  # E: EmbeddingOutput
+ranks = bge.batch([{"query": "q", "contexts": [{"text": "c"}]}])
+reveal_type(ranks)  # E: BatchJob[QueryOutput]
+mixed = bge.batch([EmbeddingInput(text="a"), QueryAndContextsInput(query="q", contexts=[Context(text="c")])])
+reveal_type(mixed)  # E: BatchJob[QueryOutput | EmbeddingForContextsOutput | EmbeddingOutput]
+reveal_type(mixed.wait().items[0].result)  # E: QueryOutput | EmbeddingForContextsOutput | EmbeddingOutput | None
 llama = ai.model("@cf/meta/llama-3-8b-instruct")
 reveal_type(llama.generate(prompt="hi"))  # E: TextGenerationOutput
 reveal_type(llama.generate_stream(prompt="hi"))  # E: EventStream

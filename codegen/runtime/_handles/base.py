@@ -27,11 +27,11 @@ from .._core.usage import Usage
 from .._tools.structured import Parsed, check_no_stream, is_schema_type, json_payload, parse_into, textual
 from ..errors import InputValidationError, ModelDeprecatedError, ResponseDecodeError, StreamError
 from ..families import family_result
-from ..families.media import sniff
+from ..families.media import as_binary, sniff
 from ..families.text_generation import TextView, tool_calls_of
 
 if TYPE_CHECKING:
-    pass
+    from .ops import Op
 
 __all__ = ["HandleBase", "ModelInfo", "OutputDecoder"]
 
@@ -385,6 +385,14 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         query = urlencode({k: _query_text(v) for k, v in options.items()})
         raw = bytes(cast("bytes", data))
         return (yield from self._call_flow(raw, expect, sniff(raw), headers, query))
+
+    def _op_flow(self, op: Op[Any], request: msgspec.Struct, response_format: Any) -> Flow[Any]:
+        """A generated method's call (see :mod:`.ops`): JSON mode when ``response_format`` was given, else
+        the typed call; base64 media JSON handed back as bytes where the method says so."""
+        if response_format is not msgspec.UNSET:
+            return (yield from self._parsed_flow(self.validate(request), op.expect, response_format))
+        result = yield from self._request_flow(request, op.expect, None)
+        return as_binary(result) if op.media_bytes else result
 
     def _parsed_flow(self, body: bytes, expect: type[Any] | None, response_format: Any) -> Flow[Parsed[Any, Any]]:
         """A JSON-mode call (see :meth:`_parsed`), counted in ``ai.usage``."""

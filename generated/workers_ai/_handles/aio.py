@@ -17,12 +17,14 @@ from .._batch.jobs import AsyncBatchJob
 from .._core.binary import BinaryInput, read_binary
 from .._tools.structured import Parsed
 from .base import HandleBase
+from .ops import NOTHING, Op
 
 if TYPE_CHECKING:
     from .._aio.session import AsyncSession
     from .._aio.stream import AsyncEventStream, AsyncStreamRequest
     from .._batch.embed_plan import BatchProgress
     from .._batch.f32 import F32
+    from .._tools.toolloop import ToolRun
 
 # Every generated model module imports this one, sync users included: it imports nothing else of
 # the async client at load time (streams and batches load their modules on first use).
@@ -133,6 +135,45 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
             return AsyncEventStream(resp, **self._stream_options(resp))
 
         return AsyncStreamRequest(open_stream)
+
+    async def _invoke(
+        self, op: Op[T], params: Mapping[str, Any], first: Any = NOTHING, response_format: Any = None
+    ) -> T:
+        """A generated method's call: its arguments built into the request ``op`` names; JSON mode with
+        ``response_format``."""
+        if response_format is not None:
+            params = {**params, "response_format": response_format}
+        request = op.build(params, self.model_id, first)
+        json_mode = msgspec.UNSET if response_format is None else response_format
+        result: T = await self.client.drive(self._op_flow(op, request, json_mode))
+        return result
+
+    def _invoke_stream(self, op: Op[Any], params: Mapping[str, Any], first: Any = NOTHING) -> AsyncStreamRequest:
+        return self._stream(op.build(params, self.model_id, first, stream=True))
+
+    async def _run_tools(
+        self,
+        op: Op[T],
+        messages: Any,
+        tools: Sequence[Callable[..., Any]],
+        max_rounds: int,
+        on_tool_error: Literal["report", "raise"],
+        options: Mapping[str, Any] | None,
+    ) -> ToolRun[T]:
+        """A generated ``run_tools()``: the tool loop over the method ``op`` names."""
+        from .._tools.toolloop import arun_tools as loop  # here: only tool loops need it
+
+        run: ToolRun[T] = await loop(
+            self,
+            op.expect,
+            messages=messages,
+            tools=tools,
+            form=op.tools,
+            max_rounds=max_rounds,
+            on_tool_error=on_tool_error,
+            options=options,
+        )
+        return run
 
     def _stream(self, request: msgspec.Struct) -> AsyncStreamRequest:
         return self._open_stream(self._stream_request_body(request), None)

@@ -18,9 +18,11 @@ from .._sync.session import Session
 from .._sync.stream import EventStream
 from .._tools.structured import Parsed
 from .base import HandleBase, ModelInfo
+from .ops import NOTHING, Op
 
 if TYPE_CHECKING:
     from .._batch.f32 import F32
+    from .._tools.toolloop import ToolRun
 
 __all__ = ["GenericHandle", "HandleBase", "ModelHandle", "ModelInfo", "OutputDecoder", "split_error", "validator_for"]
 
@@ -132,6 +134,43 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         session = self.client
         resp = session.open_stream(self._run_url(), body, headers=headers, model_id=self.model_id)
         return EventStream(resp, **self._stream_options(resp))
+
+    def _invoke(self, op: Op[T], params: Mapping[str, Any], first: Any = NOTHING, response_format: Any = None) -> T:
+        """A generated method's call: its arguments built into the request ``op`` names; JSON mode with
+        ``response_format``."""
+        if response_format is not None:
+            params = {**params, "response_format": response_format}
+        request = op.build(params, self.model_id, first)
+        json_mode = msgspec.UNSET if response_format is None else response_format
+        result: T = self.client.drive(self._op_flow(op, request, json_mode))
+        return result
+
+    def _invoke_stream(self, op: Op[Any], params: Mapping[str, Any], first: Any = NOTHING) -> EventStream:
+        return self._stream(op.build(params, self.model_id, first, stream=True))
+
+    def _run_tools(
+        self,
+        op: Op[T],
+        messages: Any,
+        tools: Sequence[Callable[..., Any]],
+        max_rounds: int,
+        on_tool_error: Literal["report", "raise"],
+        options: Mapping[str, Any] | None,
+    ) -> ToolRun[T]:
+        """A generated ``run_tools()``: the tool loop over the method ``op`` names."""
+        from .._tools.toolloop import run_tools as loop  # here: only tool loops need it
+
+        run: ToolRun[T] = loop(
+            self,
+            op.expect,
+            messages=messages,
+            tools=tools,
+            form=op.tools,
+            max_rounds=max_rounds,
+            on_tool_error=on_tool_error,
+            options=options,
+        )
+        return run
 
     def _stream(self, request: msgspec.Struct) -> EventStream:
         return self._open_stream(self._stream_request_body(request), None)

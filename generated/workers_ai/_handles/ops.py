@@ -1,0 +1,140 @@
+"""A generated method's recipe: which request struct its keyword arguments fill, how some arguments are
+widened (bytes for base64 fields, Python functions for ``tools``, a type for ``response_format``), and
+what its reply decodes into.
+
+A generated method is one line: ``return self._invoke(_CHAT, params)``. Its typed signature lives in the
+model module (a ``TypedDict`` under ``Unpack``), its rules here, once, for every model, sync and async.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Generic, TypeVar
+
+import msgspec
+
+from .._core.binary import as_base64, as_bytes, as_uint8
+from ..errors import ArgumentError
+
+__all__ = ["NOTHING", "Op"]
+
+T = TypeVar("T")
+
+_BINARY = {"bytes": as_bytes, "base64": as_base64, "uint8": as_uint8}
+
+
+class _Nothing:
+    """No positional argument was given (``None`` may be a value)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NOTHING"
+
+
+NOTHING: Any = _Nothing()
+
+
+class Op(Generic[T]):
+    """One typed method of a model: its request struct, expected reply type and argument rules.
+
+    - ``names``: keyword argument -> struct attribute, where they differ (melotts' ``text=`` fills
+      ``prompt``; a wire name that is a Python keyword).
+    - ``binary``: argument -> ``"bytes"``, ``"base64"`` or ``"uint8"``: bytes, a path or a binary file
+      is read and sent in that form.
+    - ``tools``: the form ``tools`` go out in (``"flat"`` or ``"openai"``), when the model takes tools.
+    - ``first``: the argument also taken positionally (``transcribe(audio)``).
+    - ``streams``: the method has a ``*_stream`` twin, so ``stream`` is not an argument.
+    - ``stream_false``: the schema requires ``stream``; a call sends ``false``.
+    - ``media_bytes``: base64 media JSON is handed back as bytes, as the model's raw replies are.
+    """
+
+    __slots__ = (
+        "_keys",
+        "binary",
+        "expect",
+        "first",
+        "media_bytes",
+        "names",
+        "request",
+        "stream_false",
+        "streams",
+        "tools",
+    )
+
+    def __init__(
+        self,
+        request: type[msgspec.Struct],
+        expect: Any = None,
+        *,
+        names: Mapping[str, str] | None = None,
+        binary: Mapping[str, str] | None = None,
+        tools: str | None = None,
+        first: str | None = None,
+        stream_false: bool = False,
+        streams: bool = False,
+        media_bytes: bool = False,
+    ) -> None:
+        self.request = request
+        self.expect = expect
+        self.names = dict(names or {})
+        self.binary = {k: _BINARY[v] for k, v in (binary or {}).items()}
+        self.tools: Any = tools  # a ToolForm: "flat" or "openai"
+        self.first = first
+        self.stream_false = stream_false
+        self.streams = streams or stream_false  # ``stream`` is the method's to set (``*_stream``), not an argument
+        self._keys: frozenset[str] | None = None
+        self.media_bytes = media_bytes
+
+    def __repr__(self) -> str:
+        return f"Op({self.request.__name__})"
+
+    def build(self, params: Mapping[str, Any], model_id: str, first: Any = NOTHING, *, stream: bool = False) -> Any:
+        """The request struct for one call (not yet validated: :meth:`HandleBase.validate` checks it)."""
+        if first is not NOTHING:
+            if self.first is None or self.first in params:
+                raise ArgumentError(model_id, f"$.{self.first or '?'}", "given both positionally and by name")
+            params = {self.first: first, **params}
+        keys = self.keys()
+        for name in params:
+            if name not in keys:
+                raise ArgumentError(model_id, f"$.{name}", f"unexpected keyword argument {name!r}")
+        fields: dict[str, Any] = {}
+        for name, value in params.items():
+            convert = self.binary.get(name)
+            if convert is not None:
+                value = convert(value)
+            elif name == "tools" and self.tools is not None:
+                from .._tools.tooldefs import tools_payload  # here: only calls with tools need it
+
+                value = tools_payload(value, self.tools)
+            elif name == "response_format":
+                from .._tools.structured import response_format_payload
+
+                value = response_format_payload(value, model_id)
+            fields[self.names.get(name, name)] = value
+        if stream:
+            fields["stream"] = True
+        elif self.stream_false:
+            fields["stream"] = False
+        try:
+            return self.request(**fields)
+        except TypeError as exc:  # a required argument left out
+            raise ArgumentError(model_id, _path_of(exc), str(exc)) from None
+
+    def keys(self) -> frozenset[str]:
+        """The arguments the method takes by name: the request's fields under their argument names."""
+        if self._keys is None:
+            by_field = {field: name for name, field in self.names.items()}
+            fields = {by_field.get(f, f) for f in self.request.__struct_fields__}
+            self._keys = frozenset(fields - {"stream"} if self.streams else fields)
+        return self._keys
+
+
+def _path_of(exc: TypeError) -> str:
+    """The argument a struct constructor refused (``Unexpected keyword argument 'x'``, ``Missing required
+    argument 'x'``), as a JSON path."""
+    text = str(exc)
+    if "'" in text:
+        return f"$.{text.split(chr(39))[1]}"
+    return "$"
