@@ -276,6 +276,11 @@ class ModelPlan:
     def json_outputs(self) -> tuple[OutputPlan, ...]:
         return tuple(o for o in self.outputs if o.kind == "json")
 
+    @property
+    def decoder_variants(self) -> list[str]:
+        """What the output decoder is given per JSON output: the struct, or ``_<alias>_TYPE`` for an alias."""
+        return [f"_{o.class_name}_TYPE" if o.alias else str(o.class_name) for o in self.json_outputs]
+
     def wire_type(self, name: str) -> str:
         """What the runtime decodes the alias ``name`` from (a family list view decodes from its plain list)."""
         return next((a.wire for a in self.aliases if a.name == name and a.wire), name)

@@ -185,4 +185,5 @@ def test_generated_catalog_package_passes_pyright_strict(built: Built, tmp_path:
     report = json.loads(proc.stdout)
     assert report["summary"]["filesAnalyzed"] > 50, report["summary"]
     errors = [d for d in report["generalDiagnostics"] if d["severity"] == "error"]
-    assert errors == [], errors[:20]
+    where = [(e["file"].rsplit("/", 1)[-1], e["range"]["start"]["line"], e["message"]) for e in errors[:20]]
+    assert errors == [], where

@@ -36,5 +36,6 @@ sdxl = ai.model("@cf/stabilityai/stable-diffusion-xl-base-1.0")
 reveal_type(sdxl.generate_image(prompt="cat"))  # E: BinaryOutput
 stream: EventStream = llama.chat_stream(messages=[])
 jobs: BatchJob[Any] = job
+any_output: BatchJob[BgeM3Output] = job  # a job is covariant in its output type
 vectors: list[list[float]] = bge.embed_many(["a"])
 reveal_type(llama.generate_stream(prompt="hi").collect().tool_calls)  # E: list[ToolCall]

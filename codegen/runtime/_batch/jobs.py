@@ -86,7 +86,7 @@ if TYPE_CHECKING:
     from .._sync.session import Session
 
 T_co = TypeVar("T_co", covariant=True)
-OutT = TypeVar("OutT")
+OutT = TypeVar("OutT", covariant=True)  # a job of EmbeddingOutput is a job of the model's output union
 
 
 class BatchTarget(BatchModel, Protocol):

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     pass
 
 T_co = TypeVar("T_co", covariant=True)
-OutT = TypeVar("OutT")
+OutT = TypeVar("OutT", covariant=True)
 
 PENDING = frozenset({"queued", "running"})
 KNOWN = frozenset({"queued", "running", "done", "failed"})

@@ -100,12 +100,13 @@ class OutputDecoder:
         *,
         variants: Sequence[type[Any]],
         rules: Sequence[tuple[Any, ...]],
-        indexes: Sequence[int],
+        indexes: Sequence[int] | None = None,
         binary_types: Sequence[str] = (),
         streams: bool = False,
         name: str = "Output",
     ) -> None:
-        by_index = dict(zip(indexes, variants, strict=True))
+        # ``indexes``: each variant's place among the schema's output alternatives (default: in order)
+        by_index = dict(zip(range(len(variants)) if indexes is None else indexes, variants, strict=True))
         self.variants = tuple(variants)
         self.binary_types = tuple(binary_types)
         self.streams = streams
