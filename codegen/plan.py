@@ -759,7 +759,8 @@ def _batch_variants(methods: tuple[MethodPlan, ...], loose: dict[str, str]) -> t
                 (loose.get(v.class_name or "", v.class_name or ""), v.returns, _overlaps(v, taken[i + 1 :]))
                 for i, v in enumerate(taken)
             )
-            m = replace(m, batch_variants=pairs)
+            if len({out for _, out, _ in pairs}) > 1:  # one output for every variant needs no overloads
+                m = replace(m, batch_variants=pairs)
         out.append(m)
     return tuple(out)
 
@@ -815,12 +816,14 @@ def _item_of(annotation: str) -> str:
 
 
 def _share(plans: list[ModelPlan], package: str) -> tuple[list[ModelPlan], list[SharedPlan]]:
-    """Move structs that two or more models of one task declare identically into a shared module.
+    """Move structs that two or more models of one task declare identically into shared modules.
 
-    Identity is the struct's whole text and that of every struct it uses (``StructPlan.key``). Per
-    name, the shape most models declare is shared (ties: the smaller key); a struct is only shared
-    when everything it uses is shared too. Model modules import the shared names and re-export them,
-    so ``from <model module> import Message`` works whether it is shared or not.
+    Identity is the struct's whole text and that of every struct it uses (``StructPlan.key``). The
+    shapes most models declare go to ``models/_shared/<task>.py``; another shape of a name already
+    taken goes to the next module (``<task>_2.py``, ...), so that models sharing a whole schema (several
+    OpenAI-compatible chat models) share all of it. A struct is shared only when everything it uses is
+    shared in the same module (each shared module stands alone). Model modules import the shared names
+    and re-export them, so ``from <model module> import Message`` works whether it is shared or not.
     """
     by_task: dict[str, list[ModelPlan]] = {}
     for p in plans:
@@ -832,43 +835,87 @@ def _share(plans: list[ModelPlan], package: str) -> tuple[list[ModelPlan], list[
         specimen: dict[tuple[str, str], StructPlan] = {}
         dep_keys: dict[tuple[str, str], set[tuple[str, str]]] = {}
         for p in group:
-            own = {s.name: s.key for s in p.structs}
-            for s in p.structs:
-                counts[(s.name, s.key)] = counts.get((s.name, s.key), 0) + 1
-                specimen.setdefault((s.name, s.key), s)
-                dep_keys[(s.name, s.key)] = {(d, own.get(d, "")) for d in s.deps}
-        best: dict[str, tuple[str, str]] = {}
-        for (name, key), n in sorted(counts.items()):
-            if n < 2:
-                continue
-            cur = best.get(name)
-            if cur is None or n > counts[cur]:
-                best[name] = (name, key)
-        chosen = {name: specimen[k] for name, k in best.items()}
-        changed = True
-        while changed:
-            changed = False
-            for name, s in list(chosen.items()):
-                if any(d not in chosen or chosen[d].key != k for d, k in dep_keys[(name, s.key)]):
-                    del chosen[name]
-                    changed = True
-        module = f"models._shared.{task}"
-        used_by: set[str] = set()
+            own = {st.name: st.key for st in p.structs}
+            for st in p.structs:
+                counts[(st.name, st.key)] = counts.get((st.name, st.key), 0) + 1
+                specimen.setdefault((st.name, st.key), st)
+                dep_keys[(st.name, st.key)] = {(d, own.get(d, "")) for d in st.deps if d != st.name}
+        where = _slots({k for k, n in counts.items() if n >= 2}, counts, dep_keys)
+        modules = [
+            f"models._shared.{task}" + (f"_{i + 1}" if i else "") for i in range(max(where.values(), default=-1) + 1)
+        ]
+        used: dict[int, dict[str, StructPlan]] = {}
         for p in group:
-            mine = tuple(s for s in p.structs if s.name in chosen and chosen[s.name].key == s.key)
+            mine: dict[int, list[StructPlan]] = {}
+            for st in p.structs:
+                slot = where.get((st.name, st.key))
+                if slot is not None:
+                    mine.setdefault(slot, []).append(st)
+                    used.setdefault(slot, {})[st.name] = st
             if mine:
-                names = tuple(sorted({n for s in mine for n in (s.name, *([s.twin] if s.twin else []))}))
-                used_by.update(s.name for s in mine)
-                local = tuple(s for s in p.structs if s not in mine)
-                final[p.model_id + "\0" + p.module] = _finish(
-                    replace(p, structs=local, shared=((module, names),)), package
+                shared = tuple(
+                    (modules[i], tuple(sorted({n for st in sts for n in (st.name, *([st.twin] if st.twin else []))})))
+                    for i, sts in sorted(mine.items())
                 )
+                taken = {id(st) for sts in mine.values() for st in sts}
+                local = tuple(st for st in p.structs if id(st) not in taken)
+                final[p.model_id + "\0" + p.module] = _finish(replace(p, structs=local, shared=shared), package)
             else:
                 final[p.model_id + "\0" + p.module] = _finish(p, package)
-        structs = tuple(s for n, s in sorted(chosen.items()) if n in used_by)
-        if structs:
-            shared_plans.append(_finish_shared(module, task, structs, package))
+        for i, structs in sorted(used.items()):
+            ordered = tuple(st for _, st in sorted(structs.items()))
+            outside: dict[str, set[str]] = {}
+            for st in ordered:
+                for d in dep_keys[(st.name, st.key)]:
+                    if where[d] != i:
+                        twin = specimen[d].twin
+                        outside.setdefault(modules[where[d]], set()).update([d[0], *([twin] if twin else [])])
+            shared_plans.append(_finish_shared(modules[i], task, ordered, package, outside))
     return [final[p.model_id + "\0" + p.module] for p in plans], shared_plans
+
+
+def _slots(
+    candidates: set[tuple[str, str]],
+    counts: dict[tuple[str, str], int],
+    dep_keys: dict[tuple[str, str], set[tuple[str, str]]],
+) -> dict[tuple[str, str], int]:
+    """Which shared module each shareable ``(name, key)`` goes to: the first where its name is free, at or
+    after the modules of the structs it uses (imported from there, so those names must be free too); the
+    most common shapes are placed first."""
+    where: dict[tuple[str, str], int] = {}
+    declared: list[set[str]] = []
+    imported: list[dict[str, str]] = []
+    pending = sorted(candidates, key=lambda k: (-counts[k], k))
+    progress = True
+    while pending and progress:
+        progress = False
+        for k in list(pending):
+            deps = dep_keys[k]
+            if not deps <= candidates:
+                pending.remove(k)  # it uses a struct no other model declares alike: stays in its module
+                progress = True
+                continue
+            if not all(d in where for d in deps):
+                continue  # placed once its dependencies are (a cycle is never placed: it stays local)
+            if any(o[0] == k[0] and counts[o] > counts[k] for o in pending):
+                continue  # a more common shape of this name is placed first
+            pending.remove(k)
+            progress = True
+            # Shared modules import only from modules placed before them, so never in a circle.
+            for slot in range(max((where[d] for d in deps), default=0), len(declared) + 1):
+                if slot == len(declared):
+                    declared.append(set())
+                    imported.append({})
+                outside = [d for d in deps if where[d] != slot]
+                if k[0] in declared[slot] or k[0] in imported[slot]:
+                    continue
+                if any(d[0] in declared[slot] or imported[slot].get(d[0], d[1]) != d[1] for d in outside):
+                    continue
+                declared[slot].add(k[0])
+                imported[slot].update(outside)
+                where[k] = slot
+                break
+    return where
 
 
 def _names_in(texts: Iterable[str]) -> set[str]:
@@ -914,7 +961,7 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
         texts += [m.messages_param.typed] if m.runs_tools and m.messages_param else []
         texts += [text for item, out, _ in m.batch_variants for text in (item, out)]
     need = _typing_imports(texts, p.structs)
-    need.setdefault("typing", set()).update({"ClassVar", "TypeAlias", "Any"})
+    need.setdefault("typing", set()).update({"TypeAlias", "Any"})
     if p.type_only_imports:
         need["typing"].add("TYPE_CHECKING")
     need[_relative(depth, "_handles.sync")] = {"ModelHandle", "ModelInfo", "OutputDecoder"}
@@ -963,10 +1010,16 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
     return replace(p, imports=tuple(merge_imports(need)), exported=tuple(exported), struct_doc=doc)
 
 
-def _finish_shared(module: str, task: str, structs: tuple[StructPlan, ...], package: str) -> SharedPlan:
+def _finish_shared(
+    module: str, task: str, structs: tuple[StructPlan, ...], package: str, outside: dict[str, set[str]]
+) -> SharedPlan:
+    """A shared module's plan; ``outside``: the names its structs use from shared modules placed before it."""
     need = _typing_imports(_struct_texts(structs), structs)
+    depth = module.count(".") + 1
+    for mod, names in outside.items():
+        need[_relative(depth, mod)] = names
     exported = [n for s in structs for n in (s.name, *([s.twin] if s.twin else []))]
-    doc = struct_document(structs, {}, package)
+    doc = struct_document(structs, {n: mod for mod, names in outside.items() for n in names}, package)
     return SharedPlan(module, task, structs, tuple(merge_imports(need)), tuple(exported), doc)
 
 

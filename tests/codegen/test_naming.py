@@ -51,13 +51,25 @@ def test_no_public_name_ends_in_a_collision_counter() -> None:
 
 
 def test_identical_shapes_are_shared_across_a_family() -> None:
-    shared = importlib.import_module("workers_ai.models._shared.text_generation")
     a = importlib.import_module("workers_ai.models.cf.meta.llama_3_8b_instruct")
     b = importlib.import_module("workers_ai.models.hf.nousresearch.hermes_2_pro_mistral_7b")
     common = [n for n in a.__all__ if n in b.__all__ and getattr(a, n) is getattr(b, n)]
-    assert common and all(getattr(shared, n) is getattr(a, n) for n in common)
+    homes = {getattr(a, n).__module__ for n in common}
+    assert common and all(h.startswith("workers_ai.models._shared.text_generation") for h in homes), homes
     text = (GENERATED / "models" / "cf" / "meta" / "llama_3_8b_instruct.py").read_text(encoding="utf-8")
     assert all(f"class {n}(" not in text for n in common)
+
+
+def test_models_with_one_schema_share_all_of_it() -> None:
+    # nemotron-3 and glm-4.7-flash publish the same OpenAI-compatible schema: a second shape of a name
+    # the most common shapes already use goes to another shared module, so neither declares a struct.
+    for module in ("cf.nvidia.nemotron_3_120b_a12b", "cf.zai_org.glm_4_7_flash"):
+        text = (GENERATED / "models" / Path(*module.split("."))).with_suffix(".py").read_text(encoding="utf-8")
+        declared = [line for line in text.splitlines() if line.startswith("class ") and "(Struct," in line]
+        assert declared == [], (module, declared)
+    a = importlib.import_module("workers_ai.models.cf.nvidia.nemotron_3_120b_a12b")
+    b = importlib.import_module("workers_ai.models.cf.zai_org.glm_4_7_flash")
+    assert a.MessagesInput is b.MessagesInput and a.Tool is b.Tool
 
 
 def _model(name: str, out: dict[str, object]) -> dict[str, object]:

@@ -93,6 +93,28 @@ class HandleBase(Generic[SessionT, InT, OutT]):
     input_types: ClassVar[tuple[tuple[type[Any], tuple[str, ...]], ...]] = ()
     batch_input: ClassVar[type[Any] | None] = None  # the `{"requests": [...]}` variant, when the model has one
 
+    def __init_subclass__(
+        cls,
+        *,
+        info: ModelInfo | None = None,
+        decoder: OutputDecoder | None = None,
+        inputs: tuple[tuple[type[Any], tuple[str, ...]], ...] | None = None,
+        batch_input: type[Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """A generated handle states its model in its class line: ``class BgeM3(ModelHandle[...],
+        info=INFO, decoder=DECODER, inputs=INPUTS, batch_input=BatchInput)``; the sync and async handles
+        of one model name the same module constants."""
+        super().__init_subclass__(**kwargs)
+        if info is not None:
+            cls.info = info
+        if decoder is not None:
+            cls.decoder = decoder
+        if inputs is not None:
+            cls.input_types = inputs
+        if batch_input is not None:
+            cls.batch_input = batch_input
+
     def __init__(self, client: SessionT, model_id: str | None = None) -> None:
         self.client = client
         self.model_id = model_id or self.info.model_id

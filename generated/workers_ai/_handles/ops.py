@@ -51,6 +51,7 @@ class Op(Generic[T]):
 
     __slots__ = (
         "_keys",
+        "_plain",
         "binary",
         "expect",
         "first",
@@ -84,6 +85,7 @@ class Op(Generic[T]):
         self.stream_false = stream_false
         self.streams = streams or stream_false  # ``stream`` is the method's to set (``*_stream``), not an argument
         self._keys: frozenset[str] | None = None
+        self._plain = not (self.names or self.binary or tools)
         self.media_bytes = media_bytes
 
     def __repr__(self) -> str:
@@ -95,10 +97,24 @@ class Op(Generic[T]):
             if self.first is None or self.first in params:
                 raise ArgumentError(model_id, f"$.{self.first or '?'}", "given both positionally and by name")
             params = {self.first: first, **params}
-        keys = self.keys()
-        for name in params:
-            if name not in keys:
-                raise ArgumentError(model_id, f"$.{name}", f"unexpected keyword argument {name!r}")
+        unknown = params.keys() - self.keys()
+        if unknown:
+            name = min(unknown)
+            raise ArgumentError(model_id, f"$.{name}", f"unexpected keyword argument {name!r}")
+        if self._plain and "response_format" not in params:
+            fields = dict(params)  # the common case: every argument is its field, as given
+        else:
+            fields = self._fields(params, model_id)
+        if stream:
+            fields["stream"] = True
+        elif self.stream_false:
+            fields["stream"] = False
+        try:
+            return self.request(**fields)
+        except TypeError as exc:  # a required argument left out
+            raise ArgumentError(model_id, _path_of(exc), str(exc)) from None
+
+    def _fields(self, params: Mapping[str, Any], model_id: str) -> dict[str, Any]:
         fields: dict[str, Any] = {}
         for name, value in params.items():
             convert = self.binary.get(name)
@@ -113,14 +129,7 @@ class Op(Generic[T]):
 
                 value = response_format_payload(value, model_id)
             fields[self.names.get(name, name)] = value
-        if stream:
-            fields["stream"] = True
-        elif self.stream_false:
-            fields["stream"] = False
-        try:
-            return self.request(**fields)
-        except TypeError as exc:  # a required argument left out
-            raise ArgumentError(model_id, _path_of(exc), str(exc)) from None
+        return fields
 
     def keys(self) -> frozenset[str]:
         """The arguments the method takes by name: the request's fields under their argument names."""

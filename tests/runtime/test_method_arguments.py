@@ -1,0 +1,69 @@
+"""Generated methods take ``**params: Unpack[...]``: what they send is built by one recipe (``_handles.ops``)
+for sync and async alike. A wrong keyword is refused before anything is sent, naming the model and the
+argument; every other argument reaches the wire as the schema names it."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from workers_ai import AsyncWorkersAI, errors
+from workers_ai.models.cf.meta.llama_3_1_8b_instruct import ChatParams
+
+from tests._server import ScriptedServer, ok
+from tests.conftest import ACCOUNT, TOKEN
+from tests.runtime._client import EMBED, client
+
+TEXT = {"response": "hi", "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4}}
+
+
+def test_an_unknown_keyword_is_an_argument_error_and_nothing_is_sent(server: ScriptedServer) -> None:
+    ai = client(server)
+    bge: Any = ai.model("@cf/baai/bge-m3")
+    with pytest.raises(errors.ArgumentError) as caught:
+        bge.embed(text="a", truncate_input=True)  # the schema's key is truncate_inputs
+    assert isinstance(caught.value, TypeError) and isinstance(caught.value, errors.InputValidationError)
+    assert caught.value.model_id == "@cf/baai/bge-m3" and caught.value.path == "$.truncate_input"
+    with pytest.raises(errors.ArgumentError) as missing:
+        bge.embed(truncate_inputs=True)  # `text` is required
+    assert "text" in str(missing.value)
+    assert server.requests == []
+
+
+def test_stream_is_the_methods_to_set_not_an_argument(server: ScriptedServer) -> None:
+    llama: Any = client(server).model("@cf/meta/llama-3.1-8b-instruct")
+    with pytest.raises(TypeError, match="stream"):
+        llama.chat(messages=[{"role": "user", "content": "hi"}], stream=True)
+    assert server.requests == []
+
+
+def test_arguments_reach_the_wire_under_their_schema_names(server: ScriptedServer, tmp_path: Path) -> None:
+    server.script(ok(TEXT), ok({"text": "heard"}), ok(EMBED))
+    ai = client(server)
+    params: ChatParams = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 8}
+    assert ai.model("@cf/meta/llama-3.1-8b-instruct").chat(**params).text == "hi"
+    assert server.requests[0].json() == {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 8}
+    audio = tmp_path / "a.wav"
+    audio.write_bytes(b"RIFF0000")
+    # whisper-large-v3-turbo takes base64 audio in JSON: a path is read and encoded by the recipe
+    ai.model("@cf/openai/whisper-large-v3-turbo").transcribe(audio, language="fr")
+    assert server.requests[1].json() == {"audio": "UklGRjAwMDA=", "language": "fr"}
+    ai.model("@cf/baai/bge-m3").embed(text=["a"], truncate_inputs=True)
+    assert server.requests[2].json() == {"text": ["a"], "truncate_inputs": True}
+
+
+def test_the_async_handle_builds_the_same_request(server: ScriptedServer) -> None:
+    server.script(ok(TEXT))
+
+    async def main() -> None:
+        async with AsyncWorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=server.base_url) as ai:
+            llama: Any = ai.model("@cf/meta/llama-3.1-8b-instruct")
+            with pytest.raises(errors.ArgumentError):
+                await llama.chat(messages=[], temperture=0.1)
+            out = await llama.chat(messages=[{"role": "user", "content": "hi"}], max_tokens=8)
+            assert out.text == "hi"
+
+    asyncio.run(main())
+    assert [r.json() for r in server.requests] == [{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 8}]
