@@ -24,6 +24,7 @@ __all__ = [
     "TASK_VERBS",
     "assign_modules",
     "clean_title",
+    "client_aliases",
     "handle_name",
     "pascal",
     "singular",
@@ -207,6 +208,17 @@ def assign_modules(sources: list[ModelSource], warnings: list[str]) -> dict[int,
         taken[name] = src
         modules[id(src)] = name
     return modules
+
+
+def client_aliases(modules: list[str]) -> dict[str, str]:
+    """The name each model module is imported under by the clients' overloads (``models.cf.baai.bge_m3``
+    -> ``_bge_m3``): its last segment, or its whole path below ``models`` where two modules share one.
+    """
+    last = [m.rpartition(".")[2] for m in modules]
+    return {
+        m: "_" + (name if last.count(name) == 1 else m.removeprefix("models.").replace(".", "__"))
+        for m, name in zip(modules, last, strict=True)
+    }
 
 
 def title_words(title: str, model_id: str) -> set[str]:

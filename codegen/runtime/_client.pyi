@@ -3,10 +3,12 @@
 # `model()`/`run()` overload per model, ending in the model-independent ones below. The runtime calls
 # the client with model ids it does not know statically, so checking it where it lives
 # (codegen/runtime) sees only those.
-from collections.abc import Mapping
 from typing import Any, Literal, overload
 
+from typing_extensions import Unpack
+
 from ._batch.jobs import BatchJob
+from ._clients.run_options import AnyRun, RunOptions
 from ._clients.sync import BaseClient
 from ._handles.sync import ModelHandle
 from ._sync.stream import EventStream
@@ -21,8 +23,7 @@ class WorkersAI(BaseClient):
         *,
         stream: Literal[True],
         queue_request: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
+        **options: Unpack[RunOptions],
     ) -> EventStream: ...
     @overload
     def run(
@@ -32,17 +33,7 @@ class WorkersAI(BaseClient):
         *,
         queue_request: Literal[True],
         stream: Literal[False] = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
+        **options: Unpack[RunOptions],
     ) -> BatchJob[Any]: ...
     @overload
-    def run(
-        self,
-        model_id: str,
-        payload: Any,
-        *,
-        stream: bool = False,
-        queue_request: bool = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Any: ...
+    def run(self, model_id: str, payload: Any, **options: Unpack[AnyRun]) -> Any: ...

@@ -7,538 +7,115 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ._clients.sync import BaseClient
+from ._handles.sync import ModelHandle
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from ._batch.jobs import BatchJob
-    from ._handles.sync import ModelHandle
+    from ._clients.run_options import AnyRun, DecodedRun, RunOptions
     from ._sync.stream import EventStream
-    from .models.cf.ai4bharat.indictrans2_en_indic_1b import (
-        Indictrans2EnIndic1B as _H_cf__ai4bharat__indictrans2_en_indic_1b,
-    )
-    from .models.cf.ai4bharat.indictrans2_en_indic_1b import (
-        Indictrans2EnIndic1BInput as _In_cf__ai4bharat__indictrans2_en_indic_1b,
-    )
-    from .models.cf.ai4bharat.indictrans2_en_indic_1b import (
-        Indictrans2EnIndic1BOutput as _Out_cf__ai4bharat__indictrans2_en_indic_1b,
-    )
-    from .models.cf.aisingapore.gemma_sea_lion_v4_27b_it import (
-        GemmaSeaLionV4_27bIt as _H_cf__aisingapore__gemma_sea_lion_v4_27b_it,
-    )
-    from .models.cf.aisingapore.gemma_sea_lion_v4_27b_it import (
-        GemmaSeaLionV4_27bItInput as _In_cf__aisingapore__gemma_sea_lion_v4_27b_it,
-    )
-    from .models.cf.aisingapore.gemma_sea_lion_v4_27b_it import (
-        GemmaSeaLionV4_27bItOutput as _Out_cf__aisingapore__gemma_sea_lion_v4_27b_it,
-    )
-    from .models.cf.baai.bge_base_en_v1_5 import BgeBaseEnV1_5 as _H_cf__baai__bge_base_en_v1_5
-    from .models.cf.baai.bge_base_en_v1_5 import BgeBaseEnV1_5Input as _In_cf__baai__bge_base_en_v1_5
-    from .models.cf.baai.bge_base_en_v1_5 import BgeBaseEnV1_5Output as _Out_cf__baai__bge_base_en_v1_5
-    from .models.cf.baai.bge_large_en_v1_5 import BgeLargeEnV1_5 as _H_cf__baai__bge_large_en_v1_5
-    from .models.cf.baai.bge_large_en_v1_5 import BgeLargeEnV1_5Input as _In_cf__baai__bge_large_en_v1_5
-    from .models.cf.baai.bge_large_en_v1_5 import BgeLargeEnV1_5Output as _Out_cf__baai__bge_large_en_v1_5
-    from .models.cf.baai.bge_m3 import BgeM3 as _H_cf__baai__bge_m3
-    from .models.cf.baai.bge_m3 import BgeM3Input as _In_cf__baai__bge_m3
-    from .models.cf.baai.bge_m3 import BgeM3Output as _Out_cf__baai__bge_m3
-    from .models.cf.baai.bge_reranker_base import BgeRerankerBase as _H_cf__baai__bge_reranker_base
-    from .models.cf.baai.bge_reranker_base import BgeRerankerBaseInput as _In_cf__baai__bge_reranker_base
-    from .models.cf.baai.bge_reranker_base import BgeRerankerBaseOutput as _Out_cf__baai__bge_reranker_base
-    from .models.cf.baai.bge_small_en_v1_5 import BgeSmallEnV1_5 as _H_cf__baai__bge_small_en_v1_5
-    from .models.cf.baai.bge_small_en_v1_5 import BgeSmallEnV1_5Input as _In_cf__baai__bge_small_en_v1_5
-    from .models.cf.baai.bge_small_en_v1_5 import BgeSmallEnV1_5Output as _Out_cf__baai__bge_small_en_v1_5
-    from .models.cf.baai.omni_bge_base_en_v1_5 import OmniBgeBaseEnV1_5 as _H_cf__baai__omni_bge_base_en_v1_5
-    from .models.cf.baai.omni_bge_base_en_v1_5 import OmniBgeBaseEnV1_5Input as _In_cf__baai__omni_bge_base_en_v1_5
-    from .models.cf.baai.omni_bge_base_en_v1_5 import OmniBgeBaseEnV1_5Output as _Out_cf__baai__omni_bge_base_en_v1_5
-    from .models.cf.black_forest_labs.flux_1_schnell import Flux1Schnell as _H_cf__black_forest_labs__flux_1_schnell
-    from .models.cf.black_forest_labs.flux_1_schnell import (
-        Flux1SchnellInput as _In_cf__black_forest_labs__flux_1_schnell,
-    )
-    from .models.cf.black_forest_labs.flux_1_schnell import (
-        Flux1SchnellOutput as _Out_cf__black_forest_labs__flux_1_schnell,
-    )
-    from .models.cf.black_forest_labs.flux_2_dev import Flux2Dev as _H_cf__black_forest_labs__flux_2_dev
-    from .models.cf.black_forest_labs.flux_2_dev import Flux2DevInput as _In_cf__black_forest_labs__flux_2_dev
-    from .models.cf.black_forest_labs.flux_2_dev import Flux2DevOutput as _Out_cf__black_forest_labs__flux_2_dev
-    from .models.cf.black_forest_labs.flux_2_klein_4b import Flux2Klein4b as _H_cf__black_forest_labs__flux_2_klein_4b
-    from .models.cf.black_forest_labs.flux_2_klein_4b import (
-        Flux2Klein4bInput as _In_cf__black_forest_labs__flux_2_klein_4b,
-    )
-    from .models.cf.black_forest_labs.flux_2_klein_4b import (
-        Flux2Klein4bOutput as _Out_cf__black_forest_labs__flux_2_klein_4b,
-    )
-    from .models.cf.black_forest_labs.flux_2_klein_9b import Flux2Klein9b as _H_cf__black_forest_labs__flux_2_klein_9b
-    from .models.cf.black_forest_labs.flux_2_klein_9b import (
-        Flux2Klein9bInput as _In_cf__black_forest_labs__flux_2_klein_9b,
-    )
-    from .models.cf.black_forest_labs.flux_2_klein_9b import (
-        Flux2Klein9bOutput as _Out_cf__black_forest_labs__flux_2_klein_9b,
-    )
-    from .models.cf.bytedance.stable_diffusion_xl_lightning import (
-        StableDiffusionXlLightning as _H_cf__bytedance__stable_diffusion_xl_lightning,
-    )
-    from .models.cf.bytedance.stable_diffusion_xl_lightning import (
-        StableDiffusionXlLightningInput as _In_cf__bytedance__stable_diffusion_xl_lightning,
-    )
-    from .models.cf.bytedance.stable_diffusion_xl_lightning import (
-        StableDiffusionXlLightningOutput as _Out_cf__bytedance__stable_diffusion_xl_lightning,
-    )
-    from .models.cf.cloudflare.clairic import Clairic as _H_cf__cloudflare__clairic
-    from .models.cf.cloudflare.clairic import ClairicInput as _In_cf__cloudflare__clairic
-    from .models.cf.cloudflare.clairic import ClairicOutput as _Out_cf__cloudflare__clairic
-    from .models.cf.cloudflare.clef import Clef as _H_cf__cloudflare__clef
-    from .models.cf.cloudflare.clef import ClefInput as _In_cf__cloudflare__clef
-    from .models.cf.cloudflare.clef import ClefOutput as _Out_cf__cloudflare__clef
-    from .models.cf.cloudflare.clef_flash import ClefFlash as _H_cf__cloudflare__clef_flash
-    from .models.cf.cloudflare.clef_flash import ClefFlashInput as _In_cf__cloudflare__clef_flash
-    from .models.cf.cloudflare.clef_flash import ClefFlashOutput as _Out_cf__cloudflare__clef_flash
-    from .models.cf.cloudflare.clef_omni import ClefOmni as _H_cf__cloudflare__clef_omni
-    from .models.cf.cloudflare.clef_omni import ClefOmniInput as _In_cf__cloudflare__clef_omni
-    from .models.cf.cloudflare.clef_omni import ClefOmniOutput as _Out_cf__cloudflare__clef_omni
-    from .models.cf.deepgram.aura_1 import Aura1 as _H_cf__deepgram__aura_1
-    from .models.cf.deepgram.aura_1 import Aura1Input as _In_cf__deepgram__aura_1
-    from .models.cf.deepgram.aura_1 import Aura1Output as _Out_cf__deepgram__aura_1
-    from .models.cf.deepgram.aura_2_en import Aura2En as _H_cf__deepgram__aura_2_en
-    from .models.cf.deepgram.aura_2_en import Aura2EnInput as _In_cf__deepgram__aura_2_en
-    from .models.cf.deepgram.aura_2_en import Aura2EnOutput as _Out_cf__deepgram__aura_2_en
-    from .models.cf.deepgram.aura_2_es import Aura2Es as _H_cf__deepgram__aura_2_es
-    from .models.cf.deepgram.aura_2_es import Aura2EsInput as _In_cf__deepgram__aura_2_es
-    from .models.cf.deepgram.aura_2_es import Aura2EsOutput as _Out_cf__deepgram__aura_2_es
-    from .models.cf.deepgram.flux import Flux as _H_cf__deepgram__flux
-    from .models.cf.deepgram.flux import FluxInput as _In_cf__deepgram__flux
-    from .models.cf.deepgram.flux import FluxOutput as _Out_cf__deepgram__flux
-    from .models.cf.deepgram.nova_3 import Nova3 as _H_cf__deepgram__nova_3
-    from .models.cf.deepgram.nova_3 import Nova3Input as _In_cf__deepgram__nova_3
-    from .models.cf.deepgram.nova_3 import Nova3Output as _Out_cf__deepgram__nova_3
-    from .models.cf.deepseek_ai.deepseek_math_7b_instruct import (
-        DeepseekMath7bInstruct as _H_cf__deepseek_ai__deepseek_math_7b_instruct,
-    )
-    from .models.cf.deepseek_ai.deepseek_math_7b_instruct import (
-        DeepseekMath7bInstructInput as _In_cf__deepseek_ai__deepseek_math_7b_instruct,
-    )
-    from .models.cf.deepseek_ai.deepseek_math_7b_instruct import (
-        DeepseekMath7bInstructOutput as _Out_cf__deepseek_ai__deepseek_math_7b_instruct,
-    )
-    from .models.cf.deepseek_ai.deepseek_r1_distill_qwen_32b import (
-        DeepseekR1DistillQwen32b as _H_cf__deepseek_ai__deepseek_r1_distill_qwen_32b,
-    )
-    from .models.cf.deepseek_ai.deepseek_r1_distill_qwen_32b import (
-        DeepseekR1DistillQwen32bInput as _In_cf__deepseek_ai__deepseek_r1_distill_qwen_32b,
-    )
-    from .models.cf.deepseek_ai.deepseek_r1_distill_qwen_32b import (
-        DeepseekR1DistillQwen32bOutput as _Out_cf__deepseek_ai__deepseek_r1_distill_qwen_32b,
-    )
-    from .models.cf.deepseek_ai.deepseek_v4_pro_0813 import (
-        DeepseekV4Pro0813 as _H_cf__deepseek_ai__deepseek_v4_pro_0813,
-    )
-    from .models.cf.deepseek_ai.deepseek_v4_pro_0813 import (
-        DeepseekV4Pro0813Input as _In_cf__deepseek_ai__deepseek_v4_pro_0813,
-    )
-    from .models.cf.deepseek_ai.deepseek_v4_pro_0813 import (
-        DeepseekV4Pro0813Output as _Out_cf__deepseek_ai__deepseek_v4_pro_0813,
-    )
-    from .models.cf.defog.sqlcoder_7b_2 import Sqlcoder7b2 as _H_cf__defog__sqlcoder_7b_2
-    from .models.cf.defog.sqlcoder_7b_2 import Sqlcoder7b2Input as _In_cf__defog__sqlcoder_7b_2
-    from .models.cf.defog.sqlcoder_7b_2 import Sqlcoder7b2Output as _Out_cf__defog__sqlcoder_7b_2
-    from .models.cf.facebook.bart_large_cnn import BartLargeCnn as _H_cf__facebook__bart_large_cnn
-    from .models.cf.facebook.bart_large_cnn import BartLargeCnnInput as _In_cf__facebook__bart_large_cnn
-    from .models.cf.facebook.bart_large_cnn import BartLargeCnnOutput as _Out_cf__facebook__bart_large_cnn
-    from .models.cf.facebook.detr_resnet_50 import DetrResnet50 as _H_cf__facebook__detr_resnet_50
-    from .models.cf.facebook.detr_resnet_50 import DetrResnet50Input as _In_cf__facebook__detr_resnet_50
-    from .models.cf.facebook.detr_resnet_50 import DetrResnet50Output as _Out_cf__facebook__detr_resnet_50
-    from .models.cf.fblgit.una_cybertron_7b_v2_bf16 import (
-        UnaCybertron7bV2Bf16 as _H_cf__fblgit__una_cybertron_7b_v2_bf16,
-    )
-    from .models.cf.fblgit.una_cybertron_7b_v2_bf16 import (
-        UnaCybertron7bV2Bf16Input as _In_cf__fblgit__una_cybertron_7b_v2_bf16,
-    )
-    from .models.cf.fblgit.una_cybertron_7b_v2_bf16 import (
-        UnaCybertron7bV2Bf16Output as _Out_cf__fblgit__una_cybertron_7b_v2_bf16,
-    )
-    from .models.cf.google.embeddinggemma_300m import Embeddinggemma300m as _H_cf__google__embeddinggemma_300m
-    from .models.cf.google.embeddinggemma_300m import Embeddinggemma300mInput as _In_cf__google__embeddinggemma_300m
-    from .models.cf.google.embeddinggemma_300m import Embeddinggemma300mOutput as _Out_cf__google__embeddinggemma_300m
-    from .models.cf.google.gemma_2b_it_lora import Gemma2bItLora as _H_cf__google__gemma_2b_it_lora
-    from .models.cf.google.gemma_2b_it_lora import Gemma2bItLoraInput as _In_cf__google__gemma_2b_it_lora
-    from .models.cf.google.gemma_2b_it_lora import Gemma2bItLoraOutput as _Out_cf__google__gemma_2b_it_lora
-    from .models.cf.google.gemma_3_12b_it import Gemma3_12bIt as _H_cf__google__gemma_3_12b_it
-    from .models.cf.google.gemma_3_12b_it import Gemma3_12bItInput as _In_cf__google__gemma_3_12b_it
-    from .models.cf.google.gemma_3_12b_it import Gemma3_12bItOutput as _Out_cf__google__gemma_3_12b_it
-    from .models.cf.google.gemma_4_26b_a4b_it import Gemma4_26bA4bIt as _H_cf__google__gemma_4_26b_a4b_it
-    from .models.cf.google.gemma_4_26b_a4b_it import Gemma4_26bA4bItInput as _In_cf__google__gemma_4_26b_a4b_it
-    from .models.cf.google.gemma_4_26b_a4b_it import Gemma4_26bA4bItOutput as _Out_cf__google__gemma_4_26b_a4b_it
-    from .models.cf.google.gemma_7b_it_lora import Gemma7bItLora as _H_cf__google__gemma_7b_it_lora
-    from .models.cf.google.gemma_7b_it_lora import Gemma7bItLoraInput as _In_cf__google__gemma_7b_it_lora
-    from .models.cf.google.gemma_7b_it_lora import Gemma7bItLoraOutput as _Out_cf__google__gemma_7b_it_lora
-    from .models.cf.huggingface.distilbert_sst_2_int8 import (
-        DistilbertSst2Int8 as _H_cf__huggingface__distilbert_sst_2_int8,
-    )
-    from .models.cf.huggingface.distilbert_sst_2_int8 import (
-        DistilbertSst2Int8Input as _In_cf__huggingface__distilbert_sst_2_int8,
-    )
-    from .models.cf.huggingface.distilbert_sst_2_int8 import (
-        DistilbertSst2Int8Output as _Out_cf__huggingface__distilbert_sst_2_int8,
-    )
-    from .models.cf.leonardo.lucid_origin import LucidOrigin as _H_cf__leonardo__lucid_origin
-    from .models.cf.leonardo.lucid_origin import LucidOriginInput as _In_cf__leonardo__lucid_origin
-    from .models.cf.leonardo.lucid_origin import LucidOriginOutput as _Out_cf__leonardo__lucid_origin
-    from .models.cf.leonardo.phoenix_1_0 import Phoenix1_0 as _H_cf__leonardo__phoenix_1_0
-    from .models.cf.leonardo.phoenix_1_0 import Phoenix1_0Input as _In_cf__leonardo__phoenix_1_0
-    from .models.cf.leonardo.phoenix_1_0 import Phoenix1_0Output as _Out_cf__leonardo__phoenix_1_0
-    from .models.cf.llava_hf.llava_1_5_7b_hf import Llava1_5_7bHf as _H_cf__llava_hf__llava_1_5_7b_hf
-    from .models.cf.llava_hf.llava_1_5_7b_hf import Llava1_5_7bHfInput as _In_cf__llava_hf__llava_1_5_7b_hf
-    from .models.cf.llava_hf.llava_1_5_7b_hf import Llava1_5_7bHfOutput as _Out_cf__llava_hf__llava_1_5_7b_hf
-    from .models.cf.lykon.dreamshaper_8_lcm import Dreamshaper8Lcm as _H_cf__lykon__dreamshaper_8_lcm
-    from .models.cf.lykon.dreamshaper_8_lcm import Dreamshaper8LcmInput as _In_cf__lykon__dreamshaper_8_lcm
-    from .models.cf.lykon.dreamshaper_8_lcm import Dreamshaper8LcmOutput as _Out_cf__lykon__dreamshaper_8_lcm
-    from .models.cf.meta.llama_2_7b_chat_fp16 import Llama2_7bChatFp16 as _H_cf__meta__llama_2_7b_chat_fp16
-    from .models.cf.meta.llama_2_7b_chat_fp16 import Llama2_7bChatFp16Input as _In_cf__meta__llama_2_7b_chat_fp16
-    from .models.cf.meta.llama_2_7b_chat_fp16 import Llama2_7bChatFp16Output as _Out_cf__meta__llama_2_7b_chat_fp16
-    from .models.cf.meta.llama_2_7b_chat_int8 import Llama2_7bChatInt8 as _H_cf__meta__llama_2_7b_chat_int8
-    from .models.cf.meta.llama_2_7b_chat_int8 import Llama2_7bChatInt8Input as _In_cf__meta__llama_2_7b_chat_int8
-    from .models.cf.meta.llama_2_7b_chat_int8 import Llama2_7bChatInt8Output as _Out_cf__meta__llama_2_7b_chat_int8
-    from .models.cf.meta.llama_3_1_8b_instruct import Llama3_1_8bInstruct as _H_cf__meta__llama_3_1_8b_instruct
-    from .models.cf.meta.llama_3_1_8b_instruct import Llama3_1_8bInstructInput as _In_cf__meta__llama_3_1_8b_instruct
-    from .models.cf.meta.llama_3_1_8b_instruct import Llama3_1_8bInstructOutput as _Out_cf__meta__llama_3_1_8b_instruct
-    from .models.cf.meta.llama_3_1_8b_instruct_awq import (
-        Llama3_1_8bInstructAwq as _H_cf__meta__llama_3_1_8b_instruct_awq,
-    )
-    from .models.cf.meta.llama_3_1_8b_instruct_awq import (
-        Llama3_1_8bInstructAwqInput as _In_cf__meta__llama_3_1_8b_instruct_awq,
-    )
-    from .models.cf.meta.llama_3_1_8b_instruct_awq import (
-        Llama3_1_8bInstructAwqOutput as _Out_cf__meta__llama_3_1_8b_instruct_awq,
-    )
-    from .models.cf.meta.llama_3_1_8b_instruct_fast import (
-        Llama3_1_8bInstructFast as _H_cf__meta__llama_3_1_8b_instruct_fast,
-    )
-    from .models.cf.meta.llama_3_1_8b_instruct_fast import (
-        Llama3_1_8bInstructFastInput as _In_cf__meta__llama_3_1_8b_instruct_fast,
-    )
-    from .models.cf.meta.llama_3_1_8b_instruct_fast import (
-        Llama3_1_8bInstructFastOutput as _Out_cf__meta__llama_3_1_8b_instruct_fast,
-    )
-    from .models.cf.meta.llama_3_1_8b_instruct_fp8 import (
-        Llama3_1_8bInstructFp8 as _H_cf__meta__llama_3_1_8b_instruct_fp8,
-    )
-    from .models.cf.meta.llama_3_1_8b_instruct_fp8 import (
-        Llama3_1_8bInstructFp8Input as _In_cf__meta__llama_3_1_8b_instruct_fp8,
-    )
-    from .models.cf.meta.llama_3_1_8b_instruct_fp8 import (
-        Llama3_1_8bInstructFp8Output as _Out_cf__meta__llama_3_1_8b_instruct_fp8,
-    )
-    from .models.cf.meta.llama_3_1_70b_instruct import Llama3_1_70bInstruct as _H_cf__meta__llama_3_1_70b_instruct
-    from .models.cf.meta.llama_3_1_70b_instruct import Llama3_1_70bInstructInput as _In_cf__meta__llama_3_1_70b_instruct
-    from .models.cf.meta.llama_3_1_70b_instruct import (
-        Llama3_1_70bInstructOutput as _Out_cf__meta__llama_3_1_70b_instruct,
-    )
-    from .models.cf.meta.llama_3_2_1b_instruct import Llama3_2_1bInstruct as _H_cf__meta__llama_3_2_1b_instruct
-    from .models.cf.meta.llama_3_2_1b_instruct import Llama3_2_1bInstructInput as _In_cf__meta__llama_3_2_1b_instruct
-    from .models.cf.meta.llama_3_2_1b_instruct import Llama3_2_1bInstructOutput as _Out_cf__meta__llama_3_2_1b_instruct
-    from .models.cf.meta.llama_3_2_3b_instruct import Llama3_2_3bInstruct as _H_cf__meta__llama_3_2_3b_instruct
-    from .models.cf.meta.llama_3_2_3b_instruct import Llama3_2_3bInstructInput as _In_cf__meta__llama_3_2_3b_instruct
-    from .models.cf.meta.llama_3_2_3b_instruct import Llama3_2_3bInstructOutput as _Out_cf__meta__llama_3_2_3b_instruct
-    from .models.cf.meta.llama_3_2_11b_vision_instruct import (
-        Llama3_2_11bVisionInstruct as _H_cf__meta__llama_3_2_11b_vision_instruct,
-    )
-    from .models.cf.meta.llama_3_2_11b_vision_instruct import (
-        Llama3_2_11bVisionInstructInput as _In_cf__meta__llama_3_2_11b_vision_instruct,
-    )
-    from .models.cf.meta.llama_3_2_11b_vision_instruct import (
-        Llama3_2_11bVisionInstructOutput as _Out_cf__meta__llama_3_2_11b_vision_instruct,
-    )
-    from .models.cf.meta.llama_3_3_70b_instruct_fp8_fast import (
-        Llama3_3_70bInstructFp8Fast as _H_cf__meta__llama_3_3_70b_instruct_fp8_fast,
-    )
-    from .models.cf.meta.llama_3_3_70b_instruct_fp8_fast import (
-        Llama3_3_70bInstructFp8FastInput as _In_cf__meta__llama_3_3_70b_instruct_fp8_fast,
-    )
-    from .models.cf.meta.llama_3_3_70b_instruct_fp8_fast import (
-        Llama3_3_70bInstructFp8FastOutput as _Out_cf__meta__llama_3_3_70b_instruct_fp8_fast,
-    )
-    from .models.cf.meta.llama_3_8b_instruct import Llama3_8bInstruct as _H_cf__meta__llama_3_8b_instruct
-    from .models.cf.meta.llama_3_8b_instruct import Llama3_8bInstructInput as _In_cf__meta__llama_3_8b_instruct
-    from .models.cf.meta.llama_3_8b_instruct import Llama3_8bInstructOutput as _Out_cf__meta__llama_3_8b_instruct
-    from .models.cf.meta.llama_3_8b_instruct_awq import Llama3_8bInstructAwq as _H_cf__meta__llama_3_8b_instruct_awq
-    from .models.cf.meta.llama_3_8b_instruct_awq import (
-        Llama3_8bInstructAwqInput as _In_cf__meta__llama_3_8b_instruct_awq,
-    )
-    from .models.cf.meta.llama_3_8b_instruct_awq import (
-        Llama3_8bInstructAwqOutput as _Out_cf__meta__llama_3_8b_instruct_awq,
-    )
-    from .models.cf.meta.llama_4_scout_17b_16e_instruct import (
-        Llama4Scout17b16eInstruct as _H_cf__meta__llama_4_scout_17b_16e_instruct,
-    )
-    from .models.cf.meta.llama_4_scout_17b_16e_instruct import (
-        Llama4Scout17b16eInstructInput as _In_cf__meta__llama_4_scout_17b_16e_instruct,
-    )
-    from .models.cf.meta.llama_4_scout_17b_16e_instruct import (
-        Llama4Scout17b16eInstructOutput as _Out_cf__meta__llama_4_scout_17b_16e_instruct,
-    )
-    from .models.cf.meta.llama_guard_3_8b import LlamaGuard3_8b as _H_cf__meta__llama_guard_3_8b
-    from .models.cf.meta.llama_guard_3_8b import LlamaGuard3_8bInput as _In_cf__meta__llama_guard_3_8b
-    from .models.cf.meta.llama_guard_3_8b import LlamaGuard3_8bOutput as _Out_cf__meta__llama_guard_3_8b
-    from .models.cf.meta.m2m100_1_2b import M2m100_1_2b as _H_cf__meta__m2m100_1_2b
-    from .models.cf.meta.m2m100_1_2b import M2m100_1_2bInput as _In_cf__meta__m2m100_1_2b
-    from .models.cf.meta.m2m100_1_2b import M2m100_1_2bOutput as _Out_cf__meta__m2m100_1_2b
-    from .models.cf.meta_llama.llama_2_7b_chat_hf_lora import (
-        Llama2_7bChatHfLora as _H_cf__meta_llama__llama_2_7b_chat_hf_lora,
-    )
-    from .models.cf.meta_llama.llama_2_7b_chat_hf_lora import (
-        Llama2_7bChatHfLoraInput as _In_cf__meta_llama__llama_2_7b_chat_hf_lora,
-    )
-    from .models.cf.meta_llama.llama_2_7b_chat_hf_lora import (
-        Llama2_7bChatHfLoraOutput as _Out_cf__meta_llama__llama_2_7b_chat_hf_lora,
-    )
-    from .models.cf.microsoft.phi_2 import Phi2 as _H_cf__microsoft__phi_2
-    from .models.cf.microsoft.phi_2 import Phi2Input as _In_cf__microsoft__phi_2
-    from .models.cf.microsoft.phi_2 import Phi2Output as _Out_cf__microsoft__phi_2
-    from .models.cf.microsoft.resnet_50 import Resnet50 as _H_cf__microsoft__resnet_50
-    from .models.cf.microsoft.resnet_50 import Resnet50Input as _In_cf__microsoft__resnet_50
-    from .models.cf.microsoft.resnet_50 import Resnet50Output as _Out_cf__microsoft__resnet_50
-    from .models.cf.mistral.mistral_7b_instruct_v0_1 import (
-        Mistral7bInstructV0_1 as _H_cf__mistral__mistral_7b_instruct_v0_1,
-    )
-    from .models.cf.mistral.mistral_7b_instruct_v0_1 import (
-        Mistral7bInstructV0_1Input as _In_cf__mistral__mistral_7b_instruct_v0_1,
-    )
-    from .models.cf.mistral.mistral_7b_instruct_v0_1 import (
-        Mistral7bInstructV0_1Output as _Out_cf__mistral__mistral_7b_instruct_v0_1,
-    )
-    from .models.cf.mistral.mistral_7b_instruct_v0_2_lora import (
-        Mistral7bInstructV0_2Lora as _H_cf__mistral__mistral_7b_instruct_v0_2_lora,
-    )
-    from .models.cf.mistral.mistral_7b_instruct_v0_2_lora import (
-        Mistral7bInstructV0_2LoraInput as _In_cf__mistral__mistral_7b_instruct_v0_2_lora,
-    )
-    from .models.cf.mistral.mistral_7b_instruct_v0_2_lora import (
-        Mistral7bInstructV0_2LoraOutput as _Out_cf__mistral__mistral_7b_instruct_v0_2_lora,
-    )
-    from .models.cf.mistralai.mistral_small_3_1_24b_instruct import (
-        MistralSmall3_1_24bInstruct as _H_cf__mistralai__mistral_small_3_1_24b_instruct,
-    )
-    from .models.cf.mistralai.mistral_small_3_1_24b_instruct import (
-        MistralSmall3_1_24bInstructInput as _In_cf__mistralai__mistral_small_3_1_24b_instruct,
-    )
-    from .models.cf.mistralai.mistral_small_3_1_24b_instruct import (
-        MistralSmall3_1_24bInstructOutput as _Out_cf__mistralai__mistral_small_3_1_24b_instruct,
-    )
-    from .models.cf.moondream.moondream3_1_9b_a2b import Moondream3_1_9BA2B as _H_cf__moondream__moondream3_1_9b_a2b
-    from .models.cf.moondream.moondream3_1_9b_a2b import (
-        Moondream3_1_9BA2BInput as _In_cf__moondream__moondream3_1_9b_a2b,
-    )
-    from .models.cf.moondream.moondream3_1_9b_a2b import (
-        Moondream3_1_9BA2BOutput as _Out_cf__moondream__moondream3_1_9b_a2b,
-    )
-    from .models.cf.moonshotai.kimi_k2_5 import KimiK2_5 as _H_cf__moonshotai__kimi_k2_5
-    from .models.cf.moonshotai.kimi_k2_5 import KimiK2_5Input as _In_cf__moonshotai__kimi_k2_5
-    from .models.cf.moonshotai.kimi_k2_5 import KimiK2_5Output as _Out_cf__moonshotai__kimi_k2_5
-    from .models.cf.myshell_ai.melotts import Melotts as _H_cf__myshell_ai__melotts
-    from .models.cf.myshell_ai.melotts import MelottsInput as _In_cf__myshell_ai__melotts
-    from .models.cf.myshell_ai.melotts import MelottsOutput as _Out_cf__myshell_ai__melotts
-    from .models.cf.nvidia.nemotron_3_120b_a12b import Nemotron3_120bA12b as _H_cf__nvidia__nemotron_3_120b_a12b
-    from .models.cf.nvidia.nemotron_3_120b_a12b import Nemotron3_120bA12bInput as _In_cf__nvidia__nemotron_3_120b_a12b
-    from .models.cf.nvidia.nemotron_3_120b_a12b import Nemotron3_120bA12bOutput as _Out_cf__nvidia__nemotron_3_120b_a12b
-    from .models.cf.openai.gpt_oss_20b import GptOss20b as _H_cf__openai__gpt_oss_20b
-    from .models.cf.openai.gpt_oss_20b import GptOss20bInput as _In_cf__openai__gpt_oss_20b
-    from .models.cf.openai.gpt_oss_20b import GptOss20bOutput as _Out_cf__openai__gpt_oss_20b
-    from .models.cf.openai.gpt_oss_120b import GptOss120b as _H_cf__openai__gpt_oss_120b
-    from .models.cf.openai.gpt_oss_120b import GptOss120bInput as _In_cf__openai__gpt_oss_120b
-    from .models.cf.openai.gpt_oss_120b import GptOss120bOutput as _Out_cf__openai__gpt_oss_120b
-    from .models.cf.openai.whisper import Whisper as _H_cf__openai__whisper
-    from .models.cf.openai.whisper import WhisperInput as _In_cf__openai__whisper
-    from .models.cf.openai.whisper import WhisperOutput as _Out_cf__openai__whisper
-    from .models.cf.openai.whisper_large_v3_turbo import WhisperLargeV3Turbo as _H_cf__openai__whisper_large_v3_turbo
-    from .models.cf.openai.whisper_large_v3_turbo import (
-        WhisperLargeV3TurboInput as _In_cf__openai__whisper_large_v3_turbo,
-    )
-    from .models.cf.openai.whisper_large_v3_turbo import (
-        WhisperLargeV3TurboOutput as _Out_cf__openai__whisper_large_v3_turbo,
-    )
-    from .models.cf.openai.whisper_tiny_en import WhisperTinyEn as _H_cf__openai__whisper_tiny_en
-    from .models.cf.openai.whisper_tiny_en import WhisperTinyEnInput as _In_cf__openai__whisper_tiny_en
-    from .models.cf.openai.whisper_tiny_en import WhisperTinyEnOutput as _Out_cf__openai__whisper_tiny_en
-    from .models.cf.openchat.openchat_3_5_0106 import Openchat3_5_0106 as _H_cf__openchat__openchat_3_5_0106
-    from .models.cf.openchat.openchat_3_5_0106 import Openchat3_5_0106Input as _In_cf__openchat__openchat_3_5_0106
-    from .models.cf.openchat.openchat_3_5_0106 import Openchat3_5_0106Output as _Out_cf__openchat__openchat_3_5_0106
-    from .models.cf.pfnet.plamo_embedding_1b import PlamoEmbedding1b as _H_cf__pfnet__plamo_embedding_1b
-    from .models.cf.pfnet.plamo_embedding_1b import PlamoEmbedding1bInput as _In_cf__pfnet__plamo_embedding_1b
-    from .models.cf.pfnet.plamo_embedding_1b import PlamoEmbedding1bOutput as _Out_cf__pfnet__plamo_embedding_1b
-    from .models.cf.pipecat_ai.smart_turn_v2 import SmartTurnV2 as _H_cf__pipecat_ai__smart_turn_v2
-    from .models.cf.pipecat_ai.smart_turn_v2 import SmartTurnV2Input as _In_cf__pipecat_ai__smart_turn_v2
-    from .models.cf.pipecat_ai.smart_turn_v2 import SmartTurnV2Output as _Out_cf__pipecat_ai__smart_turn_v2
-    from .models.cf.qwen.qwen1_5_0_5b_chat import Qwen1_5_0_5bChat as _H_cf__qwen__qwen1_5_0_5b_chat
-    from .models.cf.qwen.qwen1_5_0_5b_chat import Qwen1_5_0_5bChatInput as _In_cf__qwen__qwen1_5_0_5b_chat
-    from .models.cf.qwen.qwen1_5_0_5b_chat import Qwen1_5_0_5bChatOutput as _Out_cf__qwen__qwen1_5_0_5b_chat
-    from .models.cf.qwen.qwen1_5_1_8b_chat import Qwen1_5_1_8bChat as _H_cf__qwen__qwen1_5_1_8b_chat
-    from .models.cf.qwen.qwen1_5_1_8b_chat import Qwen1_5_1_8bChatInput as _In_cf__qwen__qwen1_5_1_8b_chat
-    from .models.cf.qwen.qwen1_5_1_8b_chat import Qwen1_5_1_8bChatOutput as _Out_cf__qwen__qwen1_5_1_8b_chat
-    from .models.cf.qwen.qwen1_5_7b_chat_awq import Qwen1_5_7bChatAwq as _H_cf__qwen__qwen1_5_7b_chat_awq
-    from .models.cf.qwen.qwen1_5_7b_chat_awq import Qwen1_5_7bChatAwqInput as _In_cf__qwen__qwen1_5_7b_chat_awq
-    from .models.cf.qwen.qwen1_5_7b_chat_awq import Qwen1_5_7bChatAwqOutput as _Out_cf__qwen__qwen1_5_7b_chat_awq
-    from .models.cf.qwen.qwen1_5_14b_chat_awq import Qwen1_5_14bChatAwq as _H_cf__qwen__qwen1_5_14b_chat_awq
-    from .models.cf.qwen.qwen1_5_14b_chat_awq import Qwen1_5_14bChatAwqInput as _In_cf__qwen__qwen1_5_14b_chat_awq
-    from .models.cf.qwen.qwen1_5_14b_chat_awq import Qwen1_5_14bChatAwqOutput as _Out_cf__qwen__qwen1_5_14b_chat_awq
-    from .models.cf.qwen.qwen2_5_coder_32b_instruct import (
-        Qwen2_5Coder32bInstruct as _H_cf__qwen__qwen2_5_coder_32b_instruct,
-    )
-    from .models.cf.qwen.qwen2_5_coder_32b_instruct import (
-        Qwen2_5Coder32bInstructInput as _In_cf__qwen__qwen2_5_coder_32b_instruct,
-    )
-    from .models.cf.qwen.qwen2_5_coder_32b_instruct import (
-        Qwen2_5Coder32bInstructOutput as _Out_cf__qwen__qwen2_5_coder_32b_instruct,
-    )
-    from .models.cf.qwen.qwen3_30b_a3b_fp8 import Qwen3_30bA3bFp8 as _H_cf__qwen__qwen3_30b_a3b_fp8
-    from .models.cf.qwen.qwen3_30b_a3b_fp8 import Qwen3_30bA3bFp8Input as _In_cf__qwen__qwen3_30b_a3b_fp8
-    from .models.cf.qwen.qwen3_30b_a3b_fp8 import Qwen3_30bA3bFp8Output as _Out_cf__qwen__qwen3_30b_a3b_fp8
-    from .models.cf.qwen.qwen3_embedding_0_6b import Qwen3Embedding0_6b as _H_cf__qwen__qwen3_embedding_0_6b
-    from .models.cf.qwen.qwen3_embedding_0_6b import Qwen3Embedding0_6bInput as _In_cf__qwen__qwen3_embedding_0_6b
-    from .models.cf.qwen.qwen3_embedding_0_6b import Qwen3Embedding0_6bOutput as _Out_cf__qwen__qwen3_embedding_0_6b
-    from .models.cf.runwayml.stable_diffusion_v1_5_img2img import (
-        StableDiffusionV1_5Img2img as _H_cf__runwayml__stable_diffusion_v1_5_img2img,
-    )
-    from .models.cf.runwayml.stable_diffusion_v1_5_img2img import (
-        StableDiffusionV1_5Img2imgInput as _In_cf__runwayml__stable_diffusion_v1_5_img2img,
-    )
-    from .models.cf.runwayml.stable_diffusion_v1_5_img2img import (
-        StableDiffusionV1_5Img2imgOutput as _Out_cf__runwayml__stable_diffusion_v1_5_img2img,
-    )
-    from .models.cf.runwayml.stable_diffusion_v1_5_inpainting import (
-        StableDiffusionV1_5Inpainting as _H_cf__runwayml__stable_diffusion_v1_5_inpainting,
-    )
-    from .models.cf.runwayml.stable_diffusion_v1_5_inpainting import (
-        StableDiffusionV1_5InpaintingInput as _In_cf__runwayml__stable_diffusion_v1_5_inpainting,
-    )
-    from .models.cf.runwayml.stable_diffusion_v1_5_inpainting import (
-        StableDiffusionV1_5InpaintingOutput as _Out_cf__runwayml__stable_diffusion_v1_5_inpainting,
-    )
-    from .models.cf.stabilityai.stable_diffusion_xl_base_1_0 import (
-        StableDiffusionXlBase1_0 as _H_cf__stabilityai__stable_diffusion_xl_base_1_0,
-    )
-    from .models.cf.stabilityai.stable_diffusion_xl_base_1_0 import (
-        StableDiffusionXlBase1_0Input as _In_cf__stabilityai__stable_diffusion_xl_base_1_0,
-    )
-    from .models.cf.stabilityai.stable_diffusion_xl_base_1_0 import (
-        StableDiffusionXlBase1_0Output as _Out_cf__stabilityai__stable_diffusion_xl_base_1_0,
-    )
-    from .models.cf.thebloke.discolm_german_7b_v1_awq import (
-        DiscolmGerman7bV1Awq as _H_cf__thebloke__discolm_german_7b_v1_awq,
-    )
-    from .models.cf.thebloke.discolm_german_7b_v1_awq import (
-        DiscolmGerman7bV1AwqInput as _In_cf__thebloke__discolm_german_7b_v1_awq,
-    )
-    from .models.cf.thebloke.discolm_german_7b_v1_awq import (
-        DiscolmGerman7bV1AwqOutput as _Out_cf__thebloke__discolm_german_7b_v1_awq,
-    )
-    from .models.cf.tiiuae.falcon_7b_instruct import Falcon7bInstruct as _H_cf__tiiuae__falcon_7b_instruct
-    from .models.cf.tiiuae.falcon_7b_instruct import Falcon7bInstructInput as _In_cf__tiiuae__falcon_7b_instruct
-    from .models.cf.tiiuae.falcon_7b_instruct import Falcon7bInstructOutput as _Out_cf__tiiuae__falcon_7b_instruct
-    from .models.cf.tinyllama.tinyllama_1_1b_chat_v1_0 import (
-        Tinyllama1_1bChatV1_0 as _H_cf__tinyllama__tinyllama_1_1b_chat_v1_0,
-    )
-    from .models.cf.tinyllama.tinyllama_1_1b_chat_v1_0 import (
-        Tinyllama1_1bChatV1_0Input as _In_cf__tinyllama__tinyllama_1_1b_chat_v1_0,
-    )
-    from .models.cf.tinyllama.tinyllama_1_1b_chat_v1_0 import (
-        Tinyllama1_1bChatV1_0Output as _Out_cf__tinyllama__tinyllama_1_1b_chat_v1_0,
-    )
-    from .models.cf.unum.uform_gen2_qwen_500m import UformGen2Qwen500m as _H_cf__unum__uform_gen2_qwen_500m
-    from .models.cf.unum.uform_gen2_qwen_500m import UformGen2Qwen500mInput as _In_cf__unum__uform_gen2_qwen_500m
-    from .models.cf.unum.uform_gen2_qwen_500m import UformGen2Qwen500mOutput as _Out_cf__unum__uform_gen2_qwen_500m
-    from .models.cf.zai_org.glm_4_7_flash import Glm4_7Flash as _H_cf__zai_org__glm_4_7_flash
-    from .models.cf.zai_org.glm_4_7_flash import Glm4_7FlashInput as _In_cf__zai_org__glm_4_7_flash
-    from .models.cf.zai_org.glm_4_7_flash import Glm4_7FlashOutput as _Out_cf__zai_org__glm_4_7_flash
-    from .models.hf.google.gemma_7b_it import Gemma7bIt as _H_hf__google__gemma_7b_it
-    from .models.hf.google.gemma_7b_it import Gemma7bItInput as _In_hf__google__gemma_7b_it
-    from .models.hf.google.gemma_7b_it import Gemma7bItOutput as _Out_hf__google__gemma_7b_it
-    from .models.hf.meta_llama.meta_llama_3_8b_instruct import (
-        MetaLlama3_8bInstruct as _H_hf__meta_llama__meta_llama_3_8b_instruct,
-    )
-    from .models.hf.meta_llama.meta_llama_3_8b_instruct import (
-        MetaLlama3_8bInstructInput as _In_hf__meta_llama__meta_llama_3_8b_instruct,
-    )
-    from .models.hf.meta_llama.meta_llama_3_8b_instruct import (
-        MetaLlama3_8bInstructOutput as _Out_hf__meta_llama__meta_llama_3_8b_instruct,
-    )
-    from .models.hf.mistral.mistral_7b_instruct_v0_2 import (
-        Mistral7bInstructV0_2 as _H_hf__mistral__mistral_7b_instruct_v0_2,
-    )
-    from .models.hf.mistral.mistral_7b_instruct_v0_2 import (
-        Mistral7bInstructV0_2Input as _In_hf__mistral__mistral_7b_instruct_v0_2,
-    )
-    from .models.hf.mistral.mistral_7b_instruct_v0_2 import (
-        Mistral7bInstructV0_2Output as _Out_hf__mistral__mistral_7b_instruct_v0_2,
-    )
-    from .models.hf.nexusflow.starling_lm_7b_beta import StarlingLm7bBeta as _H_hf__nexusflow__starling_lm_7b_beta
-    from .models.hf.nexusflow.starling_lm_7b_beta import StarlingLm7bBetaInput as _In_hf__nexusflow__starling_lm_7b_beta
-    from .models.hf.nexusflow.starling_lm_7b_beta import (
-        StarlingLm7bBetaOutput as _Out_hf__nexusflow__starling_lm_7b_beta,
-    )
-    from .models.hf.nousresearch.hermes_2_pro_mistral_7b import (
-        Hermes2ProMistral7b as _H_hf__nousresearch__hermes_2_pro_mistral_7b,
-    )
-    from .models.hf.nousresearch.hermes_2_pro_mistral_7b import (
-        Hermes2ProMistral7bInput as _In_hf__nousresearch__hermes_2_pro_mistral_7b,
-    )
-    from .models.hf.nousresearch.hermes_2_pro_mistral_7b import (
-        Hermes2ProMistral7bOutput as _Out_hf__nousresearch__hermes_2_pro_mistral_7b,
-    )
-    from .models.hf.thebloke.deepseek_coder_6_7b_base_awq import (
-        DeepseekCoder6_7bBaseAwq as _H_hf__thebloke__deepseek_coder_6_7b_base_awq,
-    )
-    from .models.hf.thebloke.deepseek_coder_6_7b_base_awq import (
-        DeepseekCoder6_7bBaseAwqInput as _In_hf__thebloke__deepseek_coder_6_7b_base_awq,
-    )
-    from .models.hf.thebloke.deepseek_coder_6_7b_base_awq import (
-        DeepseekCoder6_7bBaseAwqOutput as _Out_hf__thebloke__deepseek_coder_6_7b_base_awq,
-    )
-    from .models.hf.thebloke.deepseek_coder_6_7b_instruct_awq import (
-        DeepseekCoder6_7bInstructAwq as _H_hf__thebloke__deepseek_coder_6_7b_instruct_awq,
-    )
-    from .models.hf.thebloke.deepseek_coder_6_7b_instruct_awq import (
-        DeepseekCoder6_7bInstructAwqInput as _In_hf__thebloke__deepseek_coder_6_7b_instruct_awq,
-    )
-    from .models.hf.thebloke.deepseek_coder_6_7b_instruct_awq import (
-        DeepseekCoder6_7bInstructAwqOutput as _Out_hf__thebloke__deepseek_coder_6_7b_instruct_awq,
-    )
-    from .models.hf.thebloke.llama_2_13b_chat_awq import Llama2_13bChatAwq as _H_hf__thebloke__llama_2_13b_chat_awq
-    from .models.hf.thebloke.llama_2_13b_chat_awq import (
-        Llama2_13bChatAwqInput as _In_hf__thebloke__llama_2_13b_chat_awq,
-    )
-    from .models.hf.thebloke.llama_2_13b_chat_awq import (
-        Llama2_13bChatAwqOutput as _Out_hf__thebloke__llama_2_13b_chat_awq,
-    )
-    from .models.hf.thebloke.llamaguard_7b_awq import Llamaguard7bAwq as _H_hf__thebloke__llamaguard_7b_awq
-    from .models.hf.thebloke.llamaguard_7b_awq import Llamaguard7bAwqInput as _In_hf__thebloke__llamaguard_7b_awq
-    from .models.hf.thebloke.llamaguard_7b_awq import Llamaguard7bAwqOutput as _Out_hf__thebloke__llamaguard_7b_awq
-    from .models.hf.thebloke.mistral_7b_instruct_v0_1_awq import (
-        Mistral7bInstructV0_1Awq as _H_hf__thebloke__mistral_7b_instruct_v0_1_awq,
-    )
-    from .models.hf.thebloke.mistral_7b_instruct_v0_1_awq import (
-        Mistral7bInstructV0_1AwqInput as _In_hf__thebloke__mistral_7b_instruct_v0_1_awq,
-    )
-    from .models.hf.thebloke.mistral_7b_instruct_v0_1_awq import (
-        Mistral7bInstructV0_1AwqOutput as _Out_hf__thebloke__mistral_7b_instruct_v0_1_awq,
-    )
-    from .models.hf.thebloke.neural_chat_7b_v3_1_awq import (
-        NeuralChat7bV3_1Awq as _H_hf__thebloke__neural_chat_7b_v3_1_awq,
-    )
-    from .models.hf.thebloke.neural_chat_7b_v3_1_awq import (
-        NeuralChat7bV3_1AwqInput as _In_hf__thebloke__neural_chat_7b_v3_1_awq,
-    )
-    from .models.hf.thebloke.neural_chat_7b_v3_1_awq import (
-        NeuralChat7bV3_1AwqOutput as _Out_hf__thebloke__neural_chat_7b_v3_1_awq,
-    )
-    from .models.hf.thebloke.openhermes_2_5_mistral_7b_awq import (
-        Openhermes2_5Mistral7bAwq as _H_hf__thebloke__openhermes_2_5_mistral_7b_awq,
-    )
-    from .models.hf.thebloke.openhermes_2_5_mistral_7b_awq import (
-        Openhermes2_5Mistral7bAwqInput as _In_hf__thebloke__openhermes_2_5_mistral_7b_awq,
-    )
-    from .models.hf.thebloke.openhermes_2_5_mistral_7b_awq import (
-        Openhermes2_5Mistral7bAwqOutput as _Out_hf__thebloke__openhermes_2_5_mistral_7b_awq,
-    )
-    from .models.hf.thebloke.zephyr_7b_beta_awq import Zephyr7bBetaAwq as _H_hf__thebloke__zephyr_7b_beta_awq
-    from .models.hf.thebloke.zephyr_7b_beta_awq import Zephyr7bBetaAwqInput as _In_hf__thebloke__zephyr_7b_beta_awq
-    from .models.hf.thebloke.zephyr_7b_beta_awq import Zephyr7bBetaAwqOutput as _Out_hf__thebloke__zephyr_7b_beta_awq
+    from .models.cf.ai4bharat import indictrans2_en_indic_1b as _indictrans2_en_indic_1b
+    from .models.cf.aisingapore import gemma_sea_lion_v4_27b_it as _gemma_sea_lion_v4_27b_it
+    from .models.cf.baai import bge_base_en_v1_5 as _bge_base_en_v1_5
+    from .models.cf.baai import bge_large_en_v1_5 as _bge_large_en_v1_5
+    from .models.cf.baai import bge_m3 as _bge_m3
+    from .models.cf.baai import bge_reranker_base as _bge_reranker_base
+    from .models.cf.baai import bge_small_en_v1_5 as _bge_small_en_v1_5
+    from .models.cf.baai import omni_bge_base_en_v1_5 as _omni_bge_base_en_v1_5
+    from .models.cf.black_forest_labs import flux_1_schnell as _flux_1_schnell
+    from .models.cf.black_forest_labs import flux_2_dev as _flux_2_dev
+    from .models.cf.black_forest_labs import flux_2_klein_4b as _flux_2_klein_4b
+    from .models.cf.black_forest_labs import flux_2_klein_9b as _flux_2_klein_9b
+    from .models.cf.bytedance import stable_diffusion_xl_lightning as _stable_diffusion_xl_lightning
+    from .models.cf.cloudflare import clairic as _clairic
+    from .models.cf.cloudflare import clef as _clef
+    from .models.cf.cloudflare import clef_flash as _clef_flash
+    from .models.cf.cloudflare import clef_omni as _clef_omni
+    from .models.cf.deepgram import aura_1 as _aura_1
+    from .models.cf.deepgram import aura_2_en as _aura_2_en
+    from .models.cf.deepgram import aura_2_es as _aura_2_es
+    from .models.cf.deepgram import flux as _flux
+    from .models.cf.deepgram import nova_3 as _nova_3
+    from .models.cf.deepseek_ai import deepseek_math_7b_instruct as _deepseek_math_7b_instruct
+    from .models.cf.deepseek_ai import deepseek_r1_distill_qwen_32b as _deepseek_r1_distill_qwen_32b
+    from .models.cf.deepseek_ai import deepseek_v4_pro_0813 as _deepseek_v4_pro_0813
+    from .models.cf.defog import sqlcoder_7b_2 as _sqlcoder_7b_2
+    from .models.cf.facebook import bart_large_cnn as _bart_large_cnn
+    from .models.cf.facebook import detr_resnet_50 as _detr_resnet_50
+    from .models.cf.fblgit import una_cybertron_7b_v2_bf16 as _una_cybertron_7b_v2_bf16
+    from .models.cf.google import embeddinggemma_300m as _embeddinggemma_300m
+    from .models.cf.google import gemma_2b_it_lora as _gemma_2b_it_lora
+    from .models.cf.google import gemma_3_12b_it as _gemma_3_12b_it
+    from .models.cf.google import gemma_4_26b_a4b_it as _gemma_4_26b_a4b_it
+    from .models.cf.google import gemma_7b_it_lora as _gemma_7b_it_lora
+    from .models.cf.huggingface import distilbert_sst_2_int8 as _distilbert_sst_2_int8
+    from .models.cf.leonardo import lucid_origin as _lucid_origin
+    from .models.cf.leonardo import phoenix_1_0 as _phoenix_1_0
+    from .models.cf.llava_hf import llava_1_5_7b_hf as _llava_1_5_7b_hf
+    from .models.cf.lykon import dreamshaper_8_lcm as _dreamshaper_8_lcm
+    from .models.cf.meta import llama_2_7b_chat_fp16 as _llama_2_7b_chat_fp16
+    from .models.cf.meta import llama_2_7b_chat_int8 as _llama_2_7b_chat_int8
+    from .models.cf.meta import llama_3_1_8b_instruct as _llama_3_1_8b_instruct
+    from .models.cf.meta import llama_3_1_8b_instruct_awq as _llama_3_1_8b_instruct_awq
+    from .models.cf.meta import llama_3_1_8b_instruct_fast as _llama_3_1_8b_instruct_fast
+    from .models.cf.meta import llama_3_1_8b_instruct_fp8 as _llama_3_1_8b_instruct_fp8
+    from .models.cf.meta import llama_3_1_70b_instruct as _llama_3_1_70b_instruct
+    from .models.cf.meta import llama_3_2_1b_instruct as _llama_3_2_1b_instruct
+    from .models.cf.meta import llama_3_2_3b_instruct as _llama_3_2_3b_instruct
+    from .models.cf.meta import llama_3_2_11b_vision_instruct as _llama_3_2_11b_vision_instruct
+    from .models.cf.meta import llama_3_3_70b_instruct_fp8_fast as _llama_3_3_70b_instruct_fp8_fast
+    from .models.cf.meta import llama_3_8b_instruct as _llama_3_8b_instruct
+    from .models.cf.meta import llama_3_8b_instruct_awq as _llama_3_8b_instruct_awq
+    from .models.cf.meta import llama_4_scout_17b_16e_instruct as _llama_4_scout_17b_16e_instruct
+    from .models.cf.meta import llama_guard_3_8b as _llama_guard_3_8b
+    from .models.cf.meta import m2m100_1_2b as _m2m100_1_2b
+    from .models.cf.meta_llama import llama_2_7b_chat_hf_lora as _llama_2_7b_chat_hf_lora
+    from .models.cf.microsoft import phi_2 as _phi_2
+    from .models.cf.microsoft import resnet_50 as _resnet_50
+    from .models.cf.mistral import mistral_7b_instruct_v0_1 as _mistral_7b_instruct_v0_1
+    from .models.cf.mistral import mistral_7b_instruct_v0_2_lora as _mistral_7b_instruct_v0_2_lora
+    from .models.cf.mistralai import mistral_small_3_1_24b_instruct as _mistral_small_3_1_24b_instruct
+    from .models.cf.moondream import moondream3_1_9b_a2b as _moondream3_1_9b_a2b
+    from .models.cf.moonshotai import kimi_k2_5 as _kimi_k2_5
+    from .models.cf.myshell_ai import melotts as _melotts
+    from .models.cf.nvidia import nemotron_3_120b_a12b as _nemotron_3_120b_a12b
+    from .models.cf.openai import gpt_oss_20b as _gpt_oss_20b
+    from .models.cf.openai import gpt_oss_120b as _gpt_oss_120b
+    from .models.cf.openai import whisper as _whisper
+    from .models.cf.openai import whisper_large_v3_turbo as _whisper_large_v3_turbo
+    from .models.cf.openai import whisper_tiny_en as _whisper_tiny_en
+    from .models.cf.openchat import openchat_3_5_0106 as _openchat_3_5_0106
+    from .models.cf.pfnet import plamo_embedding_1b as _plamo_embedding_1b
+    from .models.cf.pipecat_ai import smart_turn_v2 as _smart_turn_v2
+    from .models.cf.qwen import qwen1_5_0_5b_chat as _qwen1_5_0_5b_chat
+    from .models.cf.qwen import qwen1_5_1_8b_chat as _qwen1_5_1_8b_chat
+    from .models.cf.qwen import qwen1_5_7b_chat_awq as _qwen1_5_7b_chat_awq
+    from .models.cf.qwen import qwen1_5_14b_chat_awq as _qwen1_5_14b_chat_awq
+    from .models.cf.qwen import qwen2_5_coder_32b_instruct as _qwen2_5_coder_32b_instruct
+    from .models.cf.qwen import qwen3_30b_a3b_fp8 as _qwen3_30b_a3b_fp8
+    from .models.cf.qwen import qwen3_embedding_0_6b as _qwen3_embedding_0_6b
+    from .models.cf.runwayml import stable_diffusion_v1_5_img2img as _stable_diffusion_v1_5_img2img
+    from .models.cf.runwayml import stable_diffusion_v1_5_inpainting as _stable_diffusion_v1_5_inpainting
+    from .models.cf.stabilityai import stable_diffusion_xl_base_1_0 as _stable_diffusion_xl_base_1_0
+    from .models.cf.thebloke import discolm_german_7b_v1_awq as _discolm_german_7b_v1_awq
+    from .models.cf.tiiuae import falcon_7b_instruct as _falcon_7b_instruct
+    from .models.cf.tinyllama import tinyllama_1_1b_chat_v1_0 as _tinyllama_1_1b_chat_v1_0
+    from .models.cf.unum import uform_gen2_qwen_500m as _uform_gen2_qwen_500m
+    from .models.cf.zai_org import glm_4_7_flash as _glm_4_7_flash
+    from .models.hf.google import gemma_7b_it as _gemma_7b_it
+    from .models.hf.meta_llama import meta_llama_3_8b_instruct as _meta_llama_3_8b_instruct
+    from .models.hf.mistral import mistral_7b_instruct_v0_2 as _mistral_7b_instruct_v0_2
+    from .models.hf.nexusflow import starling_lm_7b_beta as _starling_lm_7b_beta
+    from .models.hf.nousresearch import hermes_2_pro_mistral_7b as _hermes_2_pro_mistral_7b
+    from .models.hf.thebloke import deepseek_coder_6_7b_base_awq as _deepseek_coder_6_7b_base_awq
+    from .models.hf.thebloke import deepseek_coder_6_7b_instruct_awq as _deepseek_coder_6_7b_instruct_awq
+    from .models.hf.thebloke import llama_2_13b_chat_awq as _llama_2_13b_chat_awq
+    from .models.hf.thebloke import llamaguard_7b_awq as _llamaguard_7b_awq
+    from .models.hf.thebloke import mistral_7b_instruct_v0_1_awq as _mistral_7b_instruct_v0_1_awq
+    from .models.hf.thebloke import neural_chat_7b_v3_1_awq as _neural_chat_7b_v3_1_awq
+    from .models.hf.thebloke import openhermes_2_5_mistral_7b_awq as _openhermes_2_5_mistral_7b_awq
+    from .models.hf.thebloke import zephyr_7b_beta_awq as _zephyr_7b_beta_awq
 
 
 __all__ = ["WorkersAI"]
@@ -558,293 +135,313 @@ class WorkersAI(BaseClient):
         @overload
         def model(
             self, model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"]
-        ) -> _H_cf__ai4bharat__indictrans2_en_indic_1b: ...
+        ) -> _indictrans2_en_indic_1b.Indictrans2EnIndic1B: ...
         @overload
         def model(
             self, model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"]
-        ) -> _H_cf__aisingapore__gemma_sea_lion_v4_27b_it: ...
+        ) -> _gemma_sea_lion_v4_27b_it.GemmaSeaLionV4_27bIt: ...
         @overload
-        def model(self, model_id: Literal["@cf/baai/bge-base-en-v1.5"]) -> _H_cf__baai__bge_base_en_v1_5: ...
+        def model(self, model_id: Literal["@cf/baai/bge-base-en-v1.5"]) -> _bge_base_en_v1_5.BgeBaseEnV1_5: ...
         @overload
-        def model(self, model_id: Literal["@cf/baai/bge-large-en-v1.5"]) -> _H_cf__baai__bge_large_en_v1_5: ...
+        def model(self, model_id: Literal["@cf/baai/bge-large-en-v1.5"]) -> _bge_large_en_v1_5.BgeLargeEnV1_5: ...
         @overload
-        def model(self, model_id: Literal["@cf/baai/bge-m3"]) -> _H_cf__baai__bge_m3: ...
+        def model(self, model_id: Literal["@cf/baai/bge-m3"]) -> _bge_m3.BgeM3: ...
         @overload
-        def model(self, model_id: Literal["@cf/baai/bge-reranker-base"]) -> _H_cf__baai__bge_reranker_base: ...
+        def model(self, model_id: Literal["@cf/baai/bge-reranker-base"]) -> _bge_reranker_base.BgeRerankerBase: ...
         @overload
-        def model(self, model_id: Literal["@cf/baai/bge-small-en-v1.5"]) -> _H_cf__baai__bge_small_en_v1_5: ...
-        @overload
-        def model(self, model_id: Literal["@cf/baai/omni-bge-base-en-v1.5"]) -> _H_cf__baai__omni_bge_base_en_v1_5: ...
+        def model(self, model_id: Literal["@cf/baai/bge-small-en-v1.5"]) -> _bge_small_en_v1_5.BgeSmallEnV1_5: ...
         @overload
         def model(
-            self, model_id: Literal["@cf/black-forest-labs/flux-1-schnell"]
-        ) -> _H_cf__black_forest_labs__flux_1_schnell: ...
+            self, model_id: Literal["@cf/baai/omni-bge-base-en-v1.5"]
+        ) -> _omni_bge_base_en_v1_5.OmniBgeBaseEnV1_5: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/black-forest-labs/flux-2-dev"]
-        ) -> _H_cf__black_forest_labs__flux_2_dev: ...
+        def model(self, model_id: Literal["@cf/black-forest-labs/flux-1-schnell"]) -> _flux_1_schnell.Flux1Schnell: ...
+        @overload
+        def model(self, model_id: Literal["@cf/black-forest-labs/flux-2-dev"]) -> _flux_2_dev.Flux2Dev: ...
         @overload
         def model(
             self, model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"]
-        ) -> _H_cf__black_forest_labs__flux_2_klein_4b: ...
+        ) -> _flux_2_klein_4b.Flux2Klein4b: ...
         @overload
         def model(
             self, model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"]
-        ) -> _H_cf__black_forest_labs__flux_2_klein_9b: ...
+        ) -> _flux_2_klein_9b.Flux2Klein9b: ...
         @overload
         def model(
             self, model_id: Literal["@cf/bytedance/stable-diffusion-xl-lightning"]
-        ) -> _H_cf__bytedance__stable_diffusion_xl_lightning: ...
+        ) -> _stable_diffusion_xl_lightning.StableDiffusionXlLightning: ...
         @overload
-        def model(self, model_id: Literal["@cf/cloudflare/clairic"]) -> _H_cf__cloudflare__clairic: ...
+        def model(self, model_id: Literal["@cf/cloudflare/clairic"]) -> _clairic.Clairic: ...
         @overload
-        def model(self, model_id: Literal["@cf/cloudflare/clef"]) -> _H_cf__cloudflare__clef: ...
+        def model(self, model_id: Literal["@cf/cloudflare/clef"]) -> _clef.Clef: ...
         @overload
-        def model(self, model_id: Literal["@cf/cloudflare/clef-flash"]) -> _H_cf__cloudflare__clef_flash: ...
+        def model(self, model_id: Literal["@cf/cloudflare/clef-flash"]) -> _clef_flash.ClefFlash: ...
         @overload
-        def model(self, model_id: Literal["@cf/cloudflare/clef-omni"]) -> _H_cf__cloudflare__clef_omni: ...
+        def model(self, model_id: Literal["@cf/cloudflare/clef-omni"]) -> _clef_omni.ClefOmni: ...
         @overload
-        def model(self, model_id: Literal["@cf/deepgram/aura-1"]) -> _H_cf__deepgram__aura_1: ...
+        def model(self, model_id: Literal["@cf/deepgram/aura-1"]) -> _aura_1.Aura1: ...
         @overload
-        def model(self, model_id: Literal["@cf/deepgram/aura-2-en"]) -> _H_cf__deepgram__aura_2_en: ...
+        def model(self, model_id: Literal["@cf/deepgram/aura-2-en"]) -> _aura_2_en.Aura2En: ...
         @overload
-        def model(self, model_id: Literal["@cf/deepgram/aura-2-es"]) -> _H_cf__deepgram__aura_2_es: ...
+        def model(self, model_id: Literal["@cf/deepgram/aura-2-es"]) -> _aura_2_es.Aura2Es: ...
         @overload
-        def model(self, model_id: Literal["@cf/deepgram/flux"]) -> _H_cf__deepgram__flux: ...
+        def model(self, model_id: Literal["@cf/deepgram/flux"]) -> _flux.Flux: ...
         @overload
-        def model(self, model_id: Literal["@cf/deepgram/nova-3"]) -> _H_cf__deepgram__nova_3: ...
+        def model(self, model_id: Literal["@cf/deepgram/nova-3"]) -> _nova_3.Nova3: ...
         @overload
         def model(
             self, model_id: Literal["@cf/deepseek-ai/deepseek-math-7b-instruct"]
-        ) -> _H_cf__deepseek_ai__deepseek_math_7b_instruct: ...
+        ) -> _deepseek_math_7b_instruct.DeepseekMath7bInstruct: ...
         @overload
         def model(
             self, model_id: Literal["@cf/deepseek-ai/deepseek-r1-distill-qwen-32b"]
-        ) -> _H_cf__deepseek_ai__deepseek_r1_distill_qwen_32b: ...
+        ) -> _deepseek_r1_distill_qwen_32b.DeepseekR1DistillQwen32b: ...
         @overload
         def model(
             self, model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"]
-        ) -> _H_cf__deepseek_ai__deepseek_v4_pro_0813: ...
+        ) -> _deepseek_v4_pro_0813.DeepseekV4Pro0813: ...
         @overload
-        def model(self, model_id: Literal["@cf/defog/sqlcoder-7b-2"]) -> _H_cf__defog__sqlcoder_7b_2: ...
+        def model(self, model_id: Literal["@cf/defog/sqlcoder-7b-2"]) -> _sqlcoder_7b_2.Sqlcoder7b2: ...
         @overload
-        def model(self, model_id: Literal["@cf/facebook/bart-large-cnn"]) -> _H_cf__facebook__bart_large_cnn: ...
+        def model(self, model_id: Literal["@cf/facebook/bart-large-cnn"]) -> _bart_large_cnn.BartLargeCnn: ...
         @overload
-        def model(self, model_id: Literal["@cf/facebook/detr-resnet-50"]) -> _H_cf__facebook__detr_resnet_50: ...
+        def model(self, model_id: Literal["@cf/facebook/detr-resnet-50"]) -> _detr_resnet_50.DetrResnet50: ...
         @overload
         def model(
             self, model_id: Literal["@cf/fblgit/una-cybertron-7b-v2-bf16"]
-        ) -> _H_cf__fblgit__una_cybertron_7b_v2_bf16: ...
+        ) -> _una_cybertron_7b_v2_bf16.UnaCybertron7bV2Bf16: ...
         @overload
-        def model(self, model_id: Literal["@cf/google/embeddinggemma-300m"]) -> _H_cf__google__embeddinggemma_300m: ...
+        def model(
+            self, model_id: Literal["@cf/google/embeddinggemma-300m"]
+        ) -> _embeddinggemma_300m.Embeddinggemma300m: ...
         @overload
-        def model(self, model_id: Literal["@cf/google/gemma-2b-it-lora"]) -> _H_cf__google__gemma_2b_it_lora: ...
+        def model(self, model_id: Literal["@cf/google/gemma-2b-it-lora"]) -> _gemma_2b_it_lora.Gemma2bItLora: ...
         @overload
-        def model(self, model_id: Literal["@cf/google/gemma-3-12b-it"]) -> _H_cf__google__gemma_3_12b_it: ...
+        def model(self, model_id: Literal["@cf/google/gemma-3-12b-it"]) -> _gemma_3_12b_it.Gemma3_12bIt: ...
         @overload
-        def model(self, model_id: Literal["@cf/google/gemma-4-26b-a4b-it"]) -> _H_cf__google__gemma_4_26b_a4b_it: ...
+        def model(self, model_id: Literal["@cf/google/gemma-4-26b-a4b-it"]) -> _gemma_4_26b_a4b_it.Gemma4_26bA4bIt: ...
         @overload
-        def model(self, model_id: Literal["@cf/google/gemma-7b-it-lora"]) -> _H_cf__google__gemma_7b_it_lora: ...
+        def model(self, model_id: Literal["@cf/google/gemma-7b-it-lora"]) -> _gemma_7b_it_lora.Gemma7bItLora: ...
         @overload
         def model(
             self, model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"]
-        ) -> _H_cf__huggingface__distilbert_sst_2_int8: ...
+        ) -> _distilbert_sst_2_int8.DistilbertSst2Int8: ...
         @overload
-        def model(self, model_id: Literal["@cf/leonardo/lucid-origin"]) -> _H_cf__leonardo__lucid_origin: ...
+        def model(self, model_id: Literal["@cf/leonardo/lucid-origin"]) -> _lucid_origin.LucidOrigin: ...
         @overload
-        def model(self, model_id: Literal["@cf/leonardo/phoenix-1.0"]) -> _H_cf__leonardo__phoenix_1_0: ...
+        def model(self, model_id: Literal["@cf/leonardo/phoenix-1.0"]) -> _phoenix_1_0.Phoenix1_0: ...
         @overload
-        def model(self, model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"]) -> _H_cf__llava_hf__llava_1_5_7b_hf: ...
+        def model(self, model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"]) -> _llava_1_5_7b_hf.Llava1_5_7bHf: ...
         @overload
-        def model(self, model_id: Literal["@cf/lykon/dreamshaper-8-lcm"]) -> _H_cf__lykon__dreamshaper_8_lcm: ...
+        def model(self, model_id: Literal["@cf/lykon/dreamshaper-8-lcm"]) -> _dreamshaper_8_lcm.Dreamshaper8Lcm: ...
         @overload
         def model(
             self, model_id: Literal["@cf/meta-llama/llama-2-7b-chat-hf-lora"]
-        ) -> _H_cf__meta_llama__llama_2_7b_chat_hf_lora: ...
+        ) -> _llama_2_7b_chat_hf_lora.Llama2_7bChatHfLora: ...
         @overload
-        def model(self, model_id: Literal["@cf/meta/llama-2-7b-chat-fp16"]) -> _H_cf__meta__llama_2_7b_chat_fp16: ...
+        def model(
+            self, model_id: Literal["@cf/meta/llama-2-7b-chat-fp16"]
+        ) -> _llama_2_7b_chat_fp16.Llama2_7bChatFp16: ...
         @overload
-        def model(self, model_id: Literal["@cf/meta/llama-2-7b-chat-int8"]) -> _H_cf__meta__llama_2_7b_chat_int8: ...
+        def model(
+            self, model_id: Literal["@cf/meta/llama-2-7b-chat-int8"]
+        ) -> _llama_2_7b_chat_int8.Llama2_7bChatInt8: ...
         @overload
-        def model(self, model_id: Literal["@cf/meta/llama-3-8b-instruct"]) -> _H_cf__meta__llama_3_8b_instruct: ...
+        def model(
+            self, model_id: Literal["@cf/meta/llama-3-8b-instruct"]
+        ) -> _llama_3_8b_instruct.Llama3_8bInstruct: ...
         @overload
         def model(
             self, model_id: Literal["@cf/meta/llama-3-8b-instruct-awq"]
-        ) -> _H_cf__meta__llama_3_8b_instruct_awq: ...
+        ) -> _llama_3_8b_instruct_awq.Llama3_8bInstructAwq: ...
         @overload
         def model(
             self, model_id: Literal["@cf/meta/llama-3.1-70b-instruct"]
-        ) -> _H_cf__meta__llama_3_1_70b_instruct: ...
+        ) -> _llama_3_1_70b_instruct.Llama3_1_70bInstruct: ...
         @overload
-        def model(self, model_id: Literal["@cf/meta/llama-3.1-8b-instruct"]) -> _H_cf__meta__llama_3_1_8b_instruct: ...
+        def model(
+            self, model_id: Literal["@cf/meta/llama-3.1-8b-instruct"]
+        ) -> _llama_3_1_8b_instruct.Llama3_1_8bInstruct: ...
         @overload
         def model(
             self, model_id: Literal["@cf/meta/llama-3.1-8b-instruct-awq"]
-        ) -> _H_cf__meta__llama_3_1_8b_instruct_awq: ...
+        ) -> _llama_3_1_8b_instruct_awq.Llama3_1_8bInstructAwq: ...
         @overload
         def model(
             self, model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fast"]
-        ) -> _H_cf__meta__llama_3_1_8b_instruct_fast: ...
+        ) -> _llama_3_1_8b_instruct_fast.Llama3_1_8bInstructFast: ...
         @overload
         def model(
             self, model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fp8"]
-        ) -> _H_cf__meta__llama_3_1_8b_instruct_fp8: ...
+        ) -> _llama_3_1_8b_instruct_fp8.Llama3_1_8bInstructFp8: ...
         @overload
         def model(
             self, model_id: Literal["@cf/meta/llama-3.2-11b-vision-instruct"]
-        ) -> _H_cf__meta__llama_3_2_11b_vision_instruct: ...
+        ) -> _llama_3_2_11b_vision_instruct.Llama3_2_11bVisionInstruct: ...
         @overload
-        def model(self, model_id: Literal["@cf/meta/llama-3.2-1b-instruct"]) -> _H_cf__meta__llama_3_2_1b_instruct: ...
+        def model(
+            self, model_id: Literal["@cf/meta/llama-3.2-1b-instruct"]
+        ) -> _llama_3_2_1b_instruct.Llama3_2_1bInstruct: ...
         @overload
-        def model(self, model_id: Literal["@cf/meta/llama-3.2-3b-instruct"]) -> _H_cf__meta__llama_3_2_3b_instruct: ...
+        def model(
+            self, model_id: Literal["@cf/meta/llama-3.2-3b-instruct"]
+        ) -> _llama_3_2_3b_instruct.Llama3_2_3bInstruct: ...
         @overload
         def model(
             self, model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"]
-        ) -> _H_cf__meta__llama_3_3_70b_instruct_fp8_fast: ...
+        ) -> _llama_3_3_70b_instruct_fp8_fast.Llama3_3_70bInstructFp8Fast: ...
         @overload
         def model(
             self, model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"]
-        ) -> _H_cf__meta__llama_4_scout_17b_16e_instruct: ...
+        ) -> _llama_4_scout_17b_16e_instruct.Llama4Scout17b16eInstruct: ...
         @overload
-        def model(self, model_id: Literal["@cf/meta/llama-guard-3-8b"]) -> _H_cf__meta__llama_guard_3_8b: ...
+        def model(self, model_id: Literal["@cf/meta/llama-guard-3-8b"]) -> _llama_guard_3_8b.LlamaGuard3_8b: ...
         @overload
-        def model(self, model_id: Literal["@cf/meta/m2m100-1.2b"]) -> _H_cf__meta__m2m100_1_2b: ...
+        def model(self, model_id: Literal["@cf/meta/m2m100-1.2b"]) -> _m2m100_1_2b.M2m100_1_2b: ...
         @overload
-        def model(self, model_id: Literal["@cf/microsoft/phi-2"]) -> _H_cf__microsoft__phi_2: ...
+        def model(self, model_id: Literal["@cf/microsoft/phi-2"]) -> _phi_2.Phi2: ...
         @overload
-        def model(self, model_id: Literal["@cf/microsoft/resnet-50"]) -> _H_cf__microsoft__resnet_50: ...
+        def model(self, model_id: Literal["@cf/microsoft/resnet-50"]) -> _resnet_50.Resnet50: ...
         @overload
         def model(
             self, model_id: Literal["@cf/mistral/mistral-7b-instruct-v0.1"]
-        ) -> _H_cf__mistral__mistral_7b_instruct_v0_1: ...
+        ) -> _mistral_7b_instruct_v0_1.Mistral7bInstructV0_1: ...
         @overload
         def model(
             self, model_id: Literal["@cf/mistral/mistral-7b-instruct-v0.2-lora"]
-        ) -> _H_cf__mistral__mistral_7b_instruct_v0_2_lora: ...
+        ) -> _mistral_7b_instruct_v0_2_lora.Mistral7bInstructV0_2Lora: ...
         @overload
         def model(
             self, model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"]
-        ) -> _H_cf__mistralai__mistral_small_3_1_24b_instruct: ...
+        ) -> _mistral_small_3_1_24b_instruct.MistralSmall3_1_24bInstruct: ...
         @overload
         def model(
             self, model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"]
-        ) -> _H_cf__moondream__moondream3_1_9b_a2b: ...
+        ) -> _moondream3_1_9b_a2b.Moondream3_1_9BA2B: ...
         @overload
-        def model(self, model_id: Literal["@cf/moonshotai/kimi-k2.5"]) -> _H_cf__moonshotai__kimi_k2_5: ...
+        def model(self, model_id: Literal["@cf/moonshotai/kimi-k2.5"]) -> _kimi_k2_5.KimiK2_5: ...
         @overload
-        def model(self, model_id: Literal["@cf/myshell-ai/melotts"]) -> _H_cf__myshell_ai__melotts: ...
+        def model(self, model_id: Literal["@cf/myshell-ai/melotts"]) -> _melotts.Melotts: ...
         @overload
         def model(
             self, model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b"]
-        ) -> _H_cf__nvidia__nemotron_3_120b_a12b: ...
+        ) -> _nemotron_3_120b_a12b.Nemotron3_120bA12b: ...
         @overload
-        def model(self, model_id: Literal["@cf/openai/gpt-oss-120b"]) -> _H_cf__openai__gpt_oss_120b: ...
+        def model(self, model_id: Literal["@cf/openai/gpt-oss-120b"]) -> _gpt_oss_120b.GptOss120b: ...
         @overload
-        def model(self, model_id: Literal["@cf/openai/gpt-oss-20b"]) -> _H_cf__openai__gpt_oss_20b: ...
+        def model(self, model_id: Literal["@cf/openai/gpt-oss-20b"]) -> _gpt_oss_20b.GptOss20b: ...
         @overload
-        def model(self, model_id: Literal["@cf/openai/whisper"]) -> _H_cf__openai__whisper: ...
+        def model(self, model_id: Literal["@cf/openai/whisper"]) -> _whisper.Whisper: ...
         @overload
         def model(
             self, model_id: Literal["@cf/openai/whisper-large-v3-turbo"]
-        ) -> _H_cf__openai__whisper_large_v3_turbo: ...
+        ) -> _whisper_large_v3_turbo.WhisperLargeV3Turbo: ...
         @overload
-        def model(self, model_id: Literal["@cf/openai/whisper-tiny-en"]) -> _H_cf__openai__whisper_tiny_en: ...
+        def model(self, model_id: Literal["@cf/openai/whisper-tiny-en"]) -> _whisper_tiny_en.WhisperTinyEn: ...
         @overload
-        def model(self, model_id: Literal["@cf/openchat/openchat-3.5-0106"]) -> _H_cf__openchat__openchat_3_5_0106: ...
+        def model(self, model_id: Literal["@cf/openchat/openchat-3.5-0106"]) -> _openchat_3_5_0106.Openchat3_5_0106: ...
         @overload
-        def model(self, model_id: Literal["@cf/pfnet/plamo-embedding-1b"]) -> _H_cf__pfnet__plamo_embedding_1b: ...
+        def model(self, model_id: Literal["@cf/pfnet/plamo-embedding-1b"]) -> _plamo_embedding_1b.PlamoEmbedding1b: ...
         @overload
-        def model(self, model_id: Literal["@cf/pipecat-ai/smart-turn-v2"]) -> _H_cf__pipecat_ai__smart_turn_v2: ...
+        def model(self, model_id: Literal["@cf/pipecat-ai/smart-turn-v2"]) -> _smart_turn_v2.SmartTurnV2: ...
         @overload
-        def model(self, model_id: Literal["@cf/qwen/qwen1.5-0.5b-chat"]) -> _H_cf__qwen__qwen1_5_0_5b_chat: ...
+        def model(self, model_id: Literal["@cf/qwen/qwen1.5-0.5b-chat"]) -> _qwen1_5_0_5b_chat.Qwen1_5_0_5bChat: ...
         @overload
-        def model(self, model_id: Literal["@cf/qwen/qwen1.5-1.8b-chat"]) -> _H_cf__qwen__qwen1_5_1_8b_chat: ...
+        def model(self, model_id: Literal["@cf/qwen/qwen1.5-1.8b-chat"]) -> _qwen1_5_1_8b_chat.Qwen1_5_1_8bChat: ...
         @overload
-        def model(self, model_id: Literal["@cf/qwen/qwen1.5-14b-chat-awq"]) -> _H_cf__qwen__qwen1_5_14b_chat_awq: ...
+        def model(
+            self, model_id: Literal["@cf/qwen/qwen1.5-14b-chat-awq"]
+        ) -> _qwen1_5_14b_chat_awq.Qwen1_5_14bChatAwq: ...
         @overload
-        def model(self, model_id: Literal["@cf/qwen/qwen1.5-7b-chat-awq"]) -> _H_cf__qwen__qwen1_5_7b_chat_awq: ...
+        def model(
+            self, model_id: Literal["@cf/qwen/qwen1.5-7b-chat-awq"]
+        ) -> _qwen1_5_7b_chat_awq.Qwen1_5_7bChatAwq: ...
         @overload
         def model(
             self, model_id: Literal["@cf/qwen/qwen2.5-coder-32b-instruct"]
-        ) -> _H_cf__qwen__qwen2_5_coder_32b_instruct: ...
+        ) -> _qwen2_5_coder_32b_instruct.Qwen2_5Coder32bInstruct: ...
         @overload
-        def model(self, model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"]) -> _H_cf__qwen__qwen3_30b_a3b_fp8: ...
+        def model(self, model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"]) -> _qwen3_30b_a3b_fp8.Qwen3_30bA3bFp8: ...
         @overload
-        def model(self, model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"]) -> _H_cf__qwen__qwen3_embedding_0_6b: ...
+        def model(
+            self, model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"]
+        ) -> _qwen3_embedding_0_6b.Qwen3Embedding0_6b: ...
         @overload
         def model(
             self, model_id: Literal["@cf/runwayml/stable-diffusion-v1-5-img2img"]
-        ) -> _H_cf__runwayml__stable_diffusion_v1_5_img2img: ...
+        ) -> _stable_diffusion_v1_5_img2img.StableDiffusionV1_5Img2img: ...
         @overload
         def model(
             self, model_id: Literal["@cf/runwayml/stable-diffusion-v1-5-inpainting"]
-        ) -> _H_cf__runwayml__stable_diffusion_v1_5_inpainting: ...
+        ) -> _stable_diffusion_v1_5_inpainting.StableDiffusionV1_5Inpainting: ...
         @overload
         def model(
             self, model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"]
-        ) -> _H_cf__stabilityai__stable_diffusion_xl_base_1_0: ...
+        ) -> _stable_diffusion_xl_base_1_0.StableDiffusionXlBase1_0: ...
         @overload
         def model(
             self, model_id: Literal["@cf/thebloke/discolm-german-7b-v1-awq"]
-        ) -> _H_cf__thebloke__discolm_german_7b_v1_awq: ...
+        ) -> _discolm_german_7b_v1_awq.DiscolmGerman7bV1Awq: ...
         @overload
-        def model(self, model_id: Literal["@cf/tiiuae/falcon-7b-instruct"]) -> _H_cf__tiiuae__falcon_7b_instruct: ...
+        def model(self, model_id: Literal["@cf/tiiuae/falcon-7b-instruct"]) -> _falcon_7b_instruct.Falcon7bInstruct: ...
         @overload
         def model(
             self, model_id: Literal["@cf/tinyllama/tinyllama-1.1b-chat-v1.0"]
-        ) -> _H_cf__tinyllama__tinyllama_1_1b_chat_v1_0: ...
+        ) -> _tinyllama_1_1b_chat_v1_0.Tinyllama1_1bChatV1_0: ...
         @overload
-        def model(self, model_id: Literal["@cf/unum/uform-gen2-qwen-500m"]) -> _H_cf__unum__uform_gen2_qwen_500m: ...
+        def model(
+            self, model_id: Literal["@cf/unum/uform-gen2-qwen-500m"]
+        ) -> _uform_gen2_qwen_500m.UformGen2Qwen500m: ...
         @overload
-        def model(self, model_id: Literal["@cf/zai-org/glm-4.7-flash"]) -> _H_cf__zai_org__glm_4_7_flash: ...
+        def model(self, model_id: Literal["@cf/zai-org/glm-4.7-flash"]) -> _glm_4_7_flash.Glm4_7Flash: ...
         @overload
-        def model(self, model_id: Literal["@hf/google/gemma-7b-it"]) -> _H_hf__google__gemma_7b_it: ...
+        def model(self, model_id: Literal["@hf/google/gemma-7b-it"]) -> _gemma_7b_it.Gemma7bIt: ...
         @overload
         def model(
             self, model_id: Literal["@hf/meta-llama/meta-llama-3-8b-instruct"]
-        ) -> _H_hf__meta_llama__meta_llama_3_8b_instruct: ...
+        ) -> _meta_llama_3_8b_instruct.MetaLlama3_8bInstruct: ...
         @overload
         def model(
             self, model_id: Literal["@hf/mistral/mistral-7b-instruct-v0.2"]
-        ) -> _H_hf__mistral__mistral_7b_instruct_v0_2: ...
+        ) -> _mistral_7b_instruct_v0_2.Mistral7bInstructV0_2: ...
         @overload
         def model(
             self, model_id: Literal["@hf/nexusflow/starling-lm-7b-beta"]
-        ) -> _H_hf__nexusflow__starling_lm_7b_beta: ...
+        ) -> _starling_lm_7b_beta.StarlingLm7bBeta: ...
         @overload
         def model(
             self, model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"]
-        ) -> _H_hf__nousresearch__hermes_2_pro_mistral_7b: ...
+        ) -> _hermes_2_pro_mistral_7b.Hermes2ProMistral7b: ...
         @overload
         def model(
             self, model_id: Literal["@hf/thebloke/deepseek-coder-6.7b-base-awq"]
-        ) -> _H_hf__thebloke__deepseek_coder_6_7b_base_awq: ...
+        ) -> _deepseek_coder_6_7b_base_awq.DeepseekCoder6_7bBaseAwq: ...
         @overload
         def model(
             self, model_id: Literal["@hf/thebloke/deepseek-coder-6.7b-instruct-awq"]
-        ) -> _H_hf__thebloke__deepseek_coder_6_7b_instruct_awq: ...
+        ) -> _deepseek_coder_6_7b_instruct_awq.DeepseekCoder6_7bInstructAwq: ...
         @overload
         def model(
             self, model_id: Literal["@hf/thebloke/llama-2-13b-chat-awq"]
-        ) -> _H_hf__thebloke__llama_2_13b_chat_awq: ...
+        ) -> _llama_2_13b_chat_awq.Llama2_13bChatAwq: ...
         @overload
-        def model(self, model_id: Literal["@hf/thebloke/llamaguard-7b-awq"]) -> _H_hf__thebloke__llamaguard_7b_awq: ...
+        def model(self, model_id: Literal["@hf/thebloke/llamaguard-7b-awq"]) -> _llamaguard_7b_awq.Llamaguard7bAwq: ...
         @overload
         def model(
             self, model_id: Literal["@hf/thebloke/mistral-7b-instruct-v0.1-awq"]
-        ) -> _H_hf__thebloke__mistral_7b_instruct_v0_1_awq: ...
+        ) -> _mistral_7b_instruct_v0_1_awq.Mistral7bInstructV0_1Awq: ...
         @overload
         def model(
             self, model_id: Literal["@hf/thebloke/neural-chat-7b-v3-1-awq"]
-        ) -> _H_hf__thebloke__neural_chat_7b_v3_1_awq: ...
+        ) -> _neural_chat_7b_v3_1_awq.NeuralChat7bV3_1Awq: ...
         @overload
         def model(
             self, model_id: Literal["@hf/thebloke/openhermes-2.5-mistral-7b-awq"]
-        ) -> _H_hf__thebloke__openhermes_2_5_mistral_7b_awq: ...
+        ) -> _openhermes_2_5_mistral_7b_awq.Openhermes2_5Mistral7bAwq: ...
         @overload
         def model(
             self, model_id: Literal["@hf/thebloke/zephyr-7b-beta-awq"]
-        ) -> _H_hf__thebloke__zephyr_7b_beta_awq: ...
+        ) -> _zephyr_7b_beta_awq.Zephyr7bBetaAwq: ...
         @overload
         def model(self, model_id: str) -> ModelHandle[Any, Any]: ...
 
@@ -863,8 +460,7 @@ class WorkersAI(BaseClient):
             *,
             stream: Literal[True],
             queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
+            **options: Unpack[RunOptions],
         ) -> EventStream: ...
         @overload
         def run(
@@ -874,1131 +470,717 @@ class WorkersAI(BaseClient):
             *,
             queue_request: Literal[True],
             stream: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
+            **options: Unpack[RunOptions],
         ) -> BatchJob[Any]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"],
-            payload: _In_cf__ai4bharat__indictrans2_en_indic_1b | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__ai4bharat__indictrans2_en_indic_1b: ...
+            payload: _indictrans2_en_indic_1b.Indictrans2EnIndic1BInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _indictrans2_en_indic_1b.Indictrans2EnIndic1BOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
-            payload: _In_cf__aisingapore__gemma_sea_lion_v4_27b_it | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__aisingapore__gemma_sea_lion_v4_27b_it: ...
+            payload: _gemma_sea_lion_v4_27b_it.GemmaSeaLionV4_27bItInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _gemma_sea_lion_v4_27b_it.GemmaSeaLionV4_27bItOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/baai/bge-base-en-v1.5"],
-            payload: _In_cf__baai__bge_base_en_v1_5 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__baai__bge_base_en_v1_5: ...
+            payload: _bge_base_en_v1_5.BgeBaseEnV1_5Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _bge_base_en_v1_5.BgeBaseEnV1_5Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/baai/bge-large-en-v1.5"],
-            payload: _In_cf__baai__bge_large_en_v1_5 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__baai__bge_large_en_v1_5: ...
+            payload: _bge_large_en_v1_5.BgeLargeEnV1_5Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _bge_large_en_v1_5.BgeLargeEnV1_5Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/baai/bge-m3"],
-            payload: _In_cf__baai__bge_m3 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__baai__bge_m3: ...
+            payload: _bge_m3.BgeM3Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _bge_m3.BgeM3Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/baai/bge-reranker-base"],
-            payload: _In_cf__baai__bge_reranker_base | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__baai__bge_reranker_base: ...
+            payload: _bge_reranker_base.BgeRerankerBaseInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _bge_reranker_base.BgeRerankerBaseOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/baai/bge-small-en-v1.5"],
-            payload: _In_cf__baai__bge_small_en_v1_5 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__baai__bge_small_en_v1_5: ...
+            payload: _bge_small_en_v1_5.BgeSmallEnV1_5Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _bge_small_en_v1_5.BgeSmallEnV1_5Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/baai/omni-bge-base-en-v1.5"],
-            payload: _In_cf__baai__omni_bge_base_en_v1_5 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__baai__omni_bge_base_en_v1_5: ...
+            payload: _omni_bge_base_en_v1_5.OmniBgeBaseEnV1_5Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _omni_bge_base_en_v1_5.OmniBgeBaseEnV1_5Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
-            payload: _In_cf__black_forest_labs__flux_1_schnell | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__black_forest_labs__flux_1_schnell: ...
+            payload: _flux_1_schnell.Flux1SchnellInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _flux_1_schnell.Flux1SchnellOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
-            payload: _In_cf__black_forest_labs__flux_2_dev | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__black_forest_labs__flux_2_dev: ...
+            payload: _flux_2_dev.Flux2DevInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _flux_2_dev.Flux2DevOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"],
-            payload: _In_cf__black_forest_labs__flux_2_klein_4b | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__black_forest_labs__flux_2_klein_4b: ...
+            payload: _flux_2_klein_4b.Flux2Klein4bInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _flux_2_klein_4b.Flux2Klein4bOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
-            payload: _In_cf__black_forest_labs__flux_2_klein_9b | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__black_forest_labs__flux_2_klein_9b: ...
+            payload: _flux_2_klein_9b.Flux2Klein9bInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _flux_2_klein_9b.Flux2Klein9bOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/bytedance/stable-diffusion-xl-lightning"],
-            payload: _In_cf__bytedance__stable_diffusion_xl_lightning | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__bytedance__stable_diffusion_xl_lightning: ...
+            payload: _stable_diffusion_xl_lightning.StableDiffusionXlLightningInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _stable_diffusion_xl_lightning.StableDiffusionXlLightningOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/cloudflare/clairic"],
-            payload: _In_cf__cloudflare__clairic | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__cloudflare__clairic: ...
+            payload: _clairic.ClairicInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _clairic.ClairicOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/cloudflare/clef"],
-            payload: _In_cf__cloudflare__clef | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__cloudflare__clef: ...
+            payload: _clef.ClefInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _clef.ClefOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/cloudflare/clef-flash"],
-            payload: _In_cf__cloudflare__clef_flash | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__cloudflare__clef_flash: ...
+            payload: _clef_flash.ClefFlashInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _clef_flash.ClefFlashOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/cloudflare/clef-omni"],
-            payload: _In_cf__cloudflare__clef_omni | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__cloudflare__clef_omni: ...
+            payload: _clef_omni.ClefOmniInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _clef_omni.ClefOmniOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/aura-1"],
-            payload: _In_cf__deepgram__aura_1 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__deepgram__aura_1: ...
+            payload: _aura_1.Aura1Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _aura_1.Aura1Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/aura-2-en"],
-            payload: _In_cf__deepgram__aura_2_en | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__deepgram__aura_2_en: ...
+            payload: _aura_2_en.Aura2EnInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _aura_2_en.Aura2EnOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/aura-2-es"],
-            payload: _In_cf__deepgram__aura_2_es | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__deepgram__aura_2_es: ...
+            payload: _aura_2_es.Aura2EsInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _aura_2_es.Aura2EsOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/flux"],
-            payload: _In_cf__deepgram__flux | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__deepgram__flux: ...
+            payload: _flux.FluxInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _flux.FluxOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/nova-3"],
-            payload: _In_cf__deepgram__nova_3 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__deepgram__nova_3: ...
+            payload: _nova_3.Nova3Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _nova_3.Nova3Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepseek-ai/deepseek-math-7b-instruct"],
-            payload: _In_cf__deepseek_ai__deepseek_math_7b_instruct | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__deepseek_ai__deepseek_math_7b_instruct: ...
+            payload: _deepseek_math_7b_instruct.DeepseekMath7bInstructInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _deepseek_math_7b_instruct.DeepseekMath7bInstructOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepseek-ai/deepseek-r1-distill-qwen-32b"],
-            payload: _In_cf__deepseek_ai__deepseek_r1_distill_qwen_32b | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__deepseek_ai__deepseek_r1_distill_qwen_32b: ...
+            payload: _deepseek_r1_distill_qwen_32b.DeepseekR1DistillQwen32bInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _deepseek_r1_distill_qwen_32b.DeepseekR1DistillQwen32bOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
-            payload: _In_cf__deepseek_ai__deepseek_v4_pro_0813 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__deepseek_ai__deepseek_v4_pro_0813: ...
+            payload: _deepseek_v4_pro_0813.DeepseekV4Pro0813Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _deepseek_v4_pro_0813.DeepseekV4Pro0813Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/defog/sqlcoder-7b-2"],
-            payload: _In_cf__defog__sqlcoder_7b_2 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__defog__sqlcoder_7b_2: ...
+            payload: _sqlcoder_7b_2.Sqlcoder7b2Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _sqlcoder_7b_2.Sqlcoder7b2Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/facebook/bart-large-cnn"],
-            payload: _In_cf__facebook__bart_large_cnn | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__facebook__bart_large_cnn: ...
+            payload: _bart_large_cnn.BartLargeCnnInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _bart_large_cnn.BartLargeCnnOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/facebook/detr-resnet-50"],
-            payload: _In_cf__facebook__detr_resnet_50 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__facebook__detr_resnet_50: ...
+            payload: _detr_resnet_50.DetrResnet50Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _detr_resnet_50.DetrResnet50Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/fblgit/una-cybertron-7b-v2-bf16"],
-            payload: _In_cf__fblgit__una_cybertron_7b_v2_bf16 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__fblgit__una_cybertron_7b_v2_bf16: ...
+            payload: _una_cybertron_7b_v2_bf16.UnaCybertron7bV2Bf16Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _una_cybertron_7b_v2_bf16.UnaCybertron7bV2Bf16Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/google/embeddinggemma-300m"],
-            payload: _In_cf__google__embeddinggemma_300m | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__google__embeddinggemma_300m: ...
+            payload: _embeddinggemma_300m.Embeddinggemma300mInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _embeddinggemma_300m.Embeddinggemma300mOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/google/gemma-2b-it-lora"],
-            payload: _In_cf__google__gemma_2b_it_lora | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__google__gemma_2b_it_lora: ...
+            payload: _gemma_2b_it_lora.Gemma2bItLoraInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _gemma_2b_it_lora.Gemma2bItLoraOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/google/gemma-3-12b-it"],
-            payload: _In_cf__google__gemma_3_12b_it | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__google__gemma_3_12b_it: ...
+            payload: _gemma_3_12b_it.Gemma3_12bItInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _gemma_3_12b_it.Gemma3_12bItOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
-            payload: _In_cf__google__gemma_4_26b_a4b_it | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__google__gemma_4_26b_a4b_it: ...
+            payload: _gemma_4_26b_a4b_it.Gemma4_26bA4bItInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _gemma_4_26b_a4b_it.Gemma4_26bA4bItOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/google/gemma-7b-it-lora"],
-            payload: _In_cf__google__gemma_7b_it_lora | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__google__gemma_7b_it_lora: ...
+            payload: _gemma_7b_it_lora.Gemma7bItLoraInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _gemma_7b_it_lora.Gemma7bItLoraOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"],
-            payload: _In_cf__huggingface__distilbert_sst_2_int8 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__huggingface__distilbert_sst_2_int8: ...
+            payload: _distilbert_sst_2_int8.DistilbertSst2Int8Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _distilbert_sst_2_int8.DistilbertSst2Int8Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/leonardo/lucid-origin"],
-            payload: _In_cf__leonardo__lucid_origin | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__leonardo__lucid_origin: ...
+            payload: _lucid_origin.LucidOriginInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _lucid_origin.LucidOriginOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/leonardo/phoenix-1.0"],
-            payload: _In_cf__leonardo__phoenix_1_0 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__leonardo__phoenix_1_0: ...
+            payload: _phoenix_1_0.Phoenix1_0Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _phoenix_1_0.Phoenix1_0Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
-            payload: _In_cf__llava_hf__llava_1_5_7b_hf | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__llava_hf__llava_1_5_7b_hf: ...
+            payload: _llava_1_5_7b_hf.Llava1_5_7bHfInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _llava_1_5_7b_hf.Llava1_5_7bHfOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/lykon/dreamshaper-8-lcm"],
-            payload: _In_cf__lykon__dreamshaper_8_lcm | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__lykon__dreamshaper_8_lcm: ...
+            payload: _dreamshaper_8_lcm.Dreamshaper8LcmInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _dreamshaper_8_lcm.Dreamshaper8LcmOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta-llama/llama-2-7b-chat-hf-lora"],
-            payload: _In_cf__meta_llama__llama_2_7b_chat_hf_lora | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__meta_llama__llama_2_7b_chat_hf_lora: ...
+            payload: _llama_2_7b_chat_hf_lora.Llama2_7bChatHfLoraInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _llama_2_7b_chat_hf_lora.Llama2_7bChatHfLoraOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/llama-2-7b-chat-fp16"],
-            payload: _In_cf__meta__llama_2_7b_chat_fp16 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__meta__llama_2_7b_chat_fp16: ...
+            payload: _llama_2_7b_chat_fp16.Llama2_7bChatFp16Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _llama_2_7b_chat_fp16.Llama2_7bChatFp16Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/llama-2-7b-chat-int8"],
-            payload: _In_cf__meta__llama_2_7b_chat_int8 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__meta__llama_2_7b_chat_int8: ...
+            payload: _llama_2_7b_chat_int8.Llama2_7bChatInt8Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _llama_2_7b_chat_int8.Llama2_7bChatInt8Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/llama-3-8b-instruct"],
-            payload: _In_cf__meta__llama_3_8b_instruct | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__meta__llama_3_8b_instruct: ...
+            payload: _llama_3_8b_instruct.Llama3_8bInstructInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _llama_3_8b_instruct.Llama3_8bInstructOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/llama-3-8b-instruct-awq"],
-            payload: _In_cf__meta__llama_3_8b_instruct_awq | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__meta__llama_3_8b_instruct_awq: ...
+            payload: _llama_3_8b_instruct_awq.Llama3_8bInstructAwqInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _llama_3_8b_instruct_awq.Llama3_8bInstructAwqOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/llama-3.1-70b-instruct"],
-            payload: _In_cf__meta__llama_3_1_70b_instruct | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__meta__llama_3_1_70b_instruct: ...
+            payload: _llama_3_1_70b_instruct.Llama3_1_70bInstructInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _llama_3_1_70b_instruct.Llama3_1_70bInstructOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/llama-3.1-8b-instruct"],
-            payload: _In_cf__meta__llama_3_1_8b_instruct | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__meta__llama_3_1_8b_instruct: ...
+            payload: _llama_3_1_8b_instruct.Llama3_1_8bInstructInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _llama_3_1_8b_instruct.Llama3_1_8bInstructOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/llama-3.1-8b-instruct-awq"],
-            payload: _In_cf__meta__llama_3_1_8b_instruct_awq | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__meta__llama_3_1_8b_instruct_awq: ...
+            payload: _llama_3_1_8b_instruct_awq.Llama3_1_8bInstructAwqInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _llama_3_1_8b_instruct_awq.Llama3_1_8bInstructAwqOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fast"],
-            payload: _In_cf__meta__llama_3_1_8b_instruct_fast | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__meta__llama_3_1_8b_instruct_fast: ...
+            payload: _llama_3_1_8b_instruct_fast.Llama3_1_8bInstructFastInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _llama_3_1_8b_instruct_fast.Llama3_1_8bInstructFastOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fp8"],
-            payload: _In_cf__meta__llama_3_1_8b_instruct_fp8 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__meta__llama_3_1_8b_instruct_fp8: ...
+            payload: _llama_3_1_8b_instruct_fp8.Llama3_1_8bInstructFp8Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _llama_3_1_8b_instruct_fp8.Llama3_1_8bInstructFp8Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/llama-3.2-11b-vision-instruct"],
-            payload: _In_cf__meta__llama_3_2_11b_vision_instruct | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__meta__llama_3_2_11b_vision_instruct: ...
+            payload: _llama_3_2_11b_vision_instruct.Llama3_2_11bVisionInstructInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _llama_3_2_11b_vision_instruct.Llama3_2_11bVisionInstructOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/llama-3.2-1b-instruct"],
-            payload: _In_cf__meta__llama_3_2_1b_instruct | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__meta__llama_3_2_1b_instruct: ...
+            payload: _llama_3_2_1b_instruct.Llama3_2_1bInstructInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _llama_3_2_1b_instruct.Llama3_2_1bInstructOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/llama-3.2-3b-instruct"],
-            payload: _In_cf__meta__llama_3_2_3b_instruct | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__meta__llama_3_2_3b_instruct: ...
+            payload: _llama_3_2_3b_instruct.Llama3_2_3bInstructInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _llama_3_2_3b_instruct.Llama3_2_3bInstructOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
-            payload: _In_cf__meta__llama_3_3_70b_instruct_fp8_fast | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__meta__llama_3_3_70b_instruct_fp8_fast: ...
+            payload: _llama_3_3_70b_instruct_fp8_fast.Llama3_3_70bInstructFp8FastInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _llama_3_3_70b_instruct_fp8_fast.Llama3_3_70bInstructFp8FastOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
-            payload: _In_cf__meta__llama_4_scout_17b_16e_instruct | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__meta__llama_4_scout_17b_16e_instruct: ...
+            payload: _llama_4_scout_17b_16e_instruct.Llama4Scout17b16eInstructInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _llama_4_scout_17b_16e_instruct.Llama4Scout17b16eInstructOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/llama-guard-3-8b"],
-            payload: _In_cf__meta__llama_guard_3_8b | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__meta__llama_guard_3_8b: ...
+            payload: _llama_guard_3_8b.LlamaGuard3_8bInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _llama_guard_3_8b.LlamaGuard3_8bOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/m2m100-1.2b"],
-            payload: _In_cf__meta__m2m100_1_2b | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__meta__m2m100_1_2b: ...
+            payload: _m2m100_1_2b.M2m100_1_2bInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _m2m100_1_2b.M2m100_1_2bOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/microsoft/phi-2"],
-            payload: _In_cf__microsoft__phi_2 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__microsoft__phi_2: ...
+            payload: _phi_2.Phi2Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _phi_2.Phi2Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/microsoft/resnet-50"],
-            payload: _In_cf__microsoft__resnet_50 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__microsoft__resnet_50: ...
+            payload: _resnet_50.Resnet50Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _resnet_50.Resnet50Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/mistral/mistral-7b-instruct-v0.1"],
-            payload: _In_cf__mistral__mistral_7b_instruct_v0_1 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__mistral__mistral_7b_instruct_v0_1: ...
+            payload: _mistral_7b_instruct_v0_1.Mistral7bInstructV0_1Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _mistral_7b_instruct_v0_1.Mistral7bInstructV0_1Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/mistral/mistral-7b-instruct-v0.2-lora"],
-            payload: _In_cf__mistral__mistral_7b_instruct_v0_2_lora | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__mistral__mistral_7b_instruct_v0_2_lora: ...
+            payload: _mistral_7b_instruct_v0_2_lora.Mistral7bInstructV0_2LoraInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _mistral_7b_instruct_v0_2_lora.Mistral7bInstructV0_2LoraOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
-            payload: _In_cf__mistralai__mistral_small_3_1_24b_instruct | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__mistralai__mistral_small_3_1_24b_instruct: ...
+            payload: _mistral_small_3_1_24b_instruct.MistralSmall3_1_24bInstructInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _mistral_small_3_1_24b_instruct.MistralSmall3_1_24bInstructOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
-            payload: _In_cf__moondream__moondream3_1_9b_a2b | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__moondream__moondream3_1_9b_a2b: ...
+            payload: _moondream3_1_9b_a2b.Moondream3_1_9BA2BInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _moondream3_1_9b_a2b.Moondream3_1_9BA2BOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/moonshotai/kimi-k2.5"],
-            payload: _In_cf__moonshotai__kimi_k2_5 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__moonshotai__kimi_k2_5: ...
+            payload: _kimi_k2_5.KimiK2_5Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _kimi_k2_5.KimiK2_5Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/myshell-ai/melotts"],
-            payload: _In_cf__myshell_ai__melotts | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__myshell_ai__melotts: ...
+            payload: _melotts.MelottsInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _melotts.MelottsOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b"],
-            payload: _In_cf__nvidia__nemotron_3_120b_a12b | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__nvidia__nemotron_3_120b_a12b: ...
+            payload: _nemotron_3_120b_a12b.Nemotron3_120bA12bInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _nemotron_3_120b_a12b.Nemotron3_120bA12bOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/openai/gpt-oss-120b"],
-            payload: _In_cf__openai__gpt_oss_120b | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__openai__gpt_oss_120b: ...
+            payload: _gpt_oss_120b.GptOss120bInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _gpt_oss_120b.GptOss120bOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/openai/gpt-oss-20b"],
-            payload: _In_cf__openai__gpt_oss_20b | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__openai__gpt_oss_20b: ...
+            payload: _gpt_oss_20b.GptOss20bInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _gpt_oss_20b.GptOss20bOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/openai/whisper"],
-            payload: _In_cf__openai__whisper | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__openai__whisper: ...
+            payload: _whisper.WhisperInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _whisper.WhisperOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
-            payload: _In_cf__openai__whisper_large_v3_turbo | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__openai__whisper_large_v3_turbo: ...
+            payload: _whisper_large_v3_turbo.WhisperLargeV3TurboInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _whisper_large_v3_turbo.WhisperLargeV3TurboOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/openai/whisper-tiny-en"],
-            payload: _In_cf__openai__whisper_tiny_en | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__openai__whisper_tiny_en: ...
+            payload: _whisper_tiny_en.WhisperTinyEnInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _whisper_tiny_en.WhisperTinyEnOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/openchat/openchat-3.5-0106"],
-            payload: _In_cf__openchat__openchat_3_5_0106 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__openchat__openchat_3_5_0106: ...
+            payload: _openchat_3_5_0106.Openchat3_5_0106Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _openchat_3_5_0106.Openchat3_5_0106Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
-            payload: _In_cf__pfnet__plamo_embedding_1b | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__pfnet__plamo_embedding_1b: ...
+            payload: _plamo_embedding_1b.PlamoEmbedding1bInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _plamo_embedding_1b.PlamoEmbedding1bOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/pipecat-ai/smart-turn-v2"],
-            payload: _In_cf__pipecat_ai__smart_turn_v2 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__pipecat_ai__smart_turn_v2: ...
+            payload: _smart_turn_v2.SmartTurnV2Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _smart_turn_v2.SmartTurnV2Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/qwen/qwen1.5-0.5b-chat"],
-            payload: _In_cf__qwen__qwen1_5_0_5b_chat | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__qwen__qwen1_5_0_5b_chat: ...
+            payload: _qwen1_5_0_5b_chat.Qwen1_5_0_5bChatInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _qwen1_5_0_5b_chat.Qwen1_5_0_5bChatOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/qwen/qwen1.5-1.8b-chat"],
-            payload: _In_cf__qwen__qwen1_5_1_8b_chat | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__qwen__qwen1_5_1_8b_chat: ...
+            payload: _qwen1_5_1_8b_chat.Qwen1_5_1_8bChatInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _qwen1_5_1_8b_chat.Qwen1_5_1_8bChatOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/qwen/qwen1.5-14b-chat-awq"],
-            payload: _In_cf__qwen__qwen1_5_14b_chat_awq | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__qwen__qwen1_5_14b_chat_awq: ...
+            payload: _qwen1_5_14b_chat_awq.Qwen1_5_14bChatAwqInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _qwen1_5_14b_chat_awq.Qwen1_5_14bChatAwqOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/qwen/qwen1.5-7b-chat-awq"],
-            payload: _In_cf__qwen__qwen1_5_7b_chat_awq | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__qwen__qwen1_5_7b_chat_awq: ...
+            payload: _qwen1_5_7b_chat_awq.Qwen1_5_7bChatAwqInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _qwen1_5_7b_chat_awq.Qwen1_5_7bChatAwqOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/qwen/qwen2.5-coder-32b-instruct"],
-            payload: _In_cf__qwen__qwen2_5_coder_32b_instruct | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__qwen__qwen2_5_coder_32b_instruct: ...
+            payload: _qwen2_5_coder_32b_instruct.Qwen2_5Coder32bInstructInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _qwen2_5_coder_32b_instruct.Qwen2_5Coder32bInstructOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
-            payload: _In_cf__qwen__qwen3_30b_a3b_fp8 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__qwen__qwen3_30b_a3b_fp8: ...
+            payload: _qwen3_30b_a3b_fp8.Qwen3_30bA3bFp8Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _qwen3_30b_a3b_fp8.Qwen3_30bA3bFp8Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
-            payload: _In_cf__qwen__qwen3_embedding_0_6b | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__qwen__qwen3_embedding_0_6b: ...
+            payload: _qwen3_embedding_0_6b.Qwen3Embedding0_6bInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _qwen3_embedding_0_6b.Qwen3Embedding0_6bOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/runwayml/stable-diffusion-v1-5-img2img"],
-            payload: _In_cf__runwayml__stable_diffusion_v1_5_img2img | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__runwayml__stable_diffusion_v1_5_img2img: ...
+            payload: _stable_diffusion_v1_5_img2img.StableDiffusionV1_5Img2imgInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _stable_diffusion_v1_5_img2img.StableDiffusionV1_5Img2imgOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/runwayml/stable-diffusion-v1-5-inpainting"],
-            payload: _In_cf__runwayml__stable_diffusion_v1_5_inpainting | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__runwayml__stable_diffusion_v1_5_inpainting: ...
+            payload: _stable_diffusion_v1_5_inpainting.StableDiffusionV1_5InpaintingInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _stable_diffusion_v1_5_inpainting.StableDiffusionV1_5InpaintingOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
-            payload: _In_cf__stabilityai__stable_diffusion_xl_base_1_0 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__stabilityai__stable_diffusion_xl_base_1_0: ...
+            payload: _stable_diffusion_xl_base_1_0.StableDiffusionXlBase1_0Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _stable_diffusion_xl_base_1_0.StableDiffusionXlBase1_0Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/thebloke/discolm-german-7b-v1-awq"],
-            payload: _In_cf__thebloke__discolm_german_7b_v1_awq | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__thebloke__discolm_german_7b_v1_awq: ...
+            payload: _discolm_german_7b_v1_awq.DiscolmGerman7bV1AwqInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _discolm_german_7b_v1_awq.DiscolmGerman7bV1AwqOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/tiiuae/falcon-7b-instruct"],
-            payload: _In_cf__tiiuae__falcon_7b_instruct | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__tiiuae__falcon_7b_instruct: ...
+            payload: _falcon_7b_instruct.Falcon7bInstructInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _falcon_7b_instruct.Falcon7bInstructOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/tinyllama/tinyllama-1.1b-chat-v1.0"],
-            payload: _In_cf__tinyllama__tinyllama_1_1b_chat_v1_0 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__tinyllama__tinyllama_1_1b_chat_v1_0: ...
+            payload: _tinyllama_1_1b_chat_v1_0.Tinyllama1_1bChatV1_0Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _tinyllama_1_1b_chat_v1_0.Tinyllama1_1bChatV1_0Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/unum/uform-gen2-qwen-500m"],
-            payload: _In_cf__unum__uform_gen2_qwen_500m | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__unum__uform_gen2_qwen_500m: ...
+            payload: _uform_gen2_qwen_500m.UformGen2Qwen500mInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _uform_gen2_qwen_500m.UformGen2Qwen500mOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/zai-org/glm-4.7-flash"],
-            payload: _In_cf__zai_org__glm_4_7_flash | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_cf__zai_org__glm_4_7_flash: ...
+            payload: _glm_4_7_flash.Glm4_7FlashInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _glm_4_7_flash.Glm4_7FlashOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@hf/google/gemma-7b-it"],
-            payload: _In_hf__google__gemma_7b_it | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_hf__google__gemma_7b_it: ...
+            payload: _gemma_7b_it.Gemma7bItInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _gemma_7b_it.Gemma7bItOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@hf/meta-llama/meta-llama-3-8b-instruct"],
-            payload: _In_hf__meta_llama__meta_llama_3_8b_instruct | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_hf__meta_llama__meta_llama_3_8b_instruct: ...
+            payload: _meta_llama_3_8b_instruct.MetaLlama3_8bInstructInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _meta_llama_3_8b_instruct.MetaLlama3_8bInstructOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@hf/mistral/mistral-7b-instruct-v0.2"],
-            payload: _In_hf__mistral__mistral_7b_instruct_v0_2 | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_hf__mistral__mistral_7b_instruct_v0_2: ...
+            payload: _mistral_7b_instruct_v0_2.Mistral7bInstructV0_2Input | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _mistral_7b_instruct_v0_2.Mistral7bInstructV0_2Output: ...
         @overload
         def run(
             self,
             model_id: Literal["@hf/nexusflow/starling-lm-7b-beta"],
-            payload: _In_hf__nexusflow__starling_lm_7b_beta | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_hf__nexusflow__starling_lm_7b_beta: ...
+            payload: _starling_lm_7b_beta.StarlingLm7bBetaInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _starling_lm_7b_beta.StarlingLm7bBetaOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
-            payload: _In_hf__nousresearch__hermes_2_pro_mistral_7b | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_hf__nousresearch__hermes_2_pro_mistral_7b: ...
+            payload: _hermes_2_pro_mistral_7b.Hermes2ProMistral7bInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _hermes_2_pro_mistral_7b.Hermes2ProMistral7bOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@hf/thebloke/deepseek-coder-6.7b-base-awq"],
-            payload: _In_hf__thebloke__deepseek_coder_6_7b_base_awq | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_hf__thebloke__deepseek_coder_6_7b_base_awq: ...
+            payload: _deepseek_coder_6_7b_base_awq.DeepseekCoder6_7bBaseAwqInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _deepseek_coder_6_7b_base_awq.DeepseekCoder6_7bBaseAwqOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@hf/thebloke/deepseek-coder-6.7b-instruct-awq"],
-            payload: _In_hf__thebloke__deepseek_coder_6_7b_instruct_awq | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_hf__thebloke__deepseek_coder_6_7b_instruct_awq: ...
+            payload: _deepseek_coder_6_7b_instruct_awq.DeepseekCoder6_7bInstructAwqInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _deepseek_coder_6_7b_instruct_awq.DeepseekCoder6_7bInstructAwqOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@hf/thebloke/llama-2-13b-chat-awq"],
-            payload: _In_hf__thebloke__llama_2_13b_chat_awq | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_hf__thebloke__llama_2_13b_chat_awq: ...
+            payload: _llama_2_13b_chat_awq.Llama2_13bChatAwqInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _llama_2_13b_chat_awq.Llama2_13bChatAwqOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@hf/thebloke/llamaguard-7b-awq"],
-            payload: _In_hf__thebloke__llamaguard_7b_awq | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_hf__thebloke__llamaguard_7b_awq: ...
+            payload: _llamaguard_7b_awq.Llamaguard7bAwqInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _llamaguard_7b_awq.Llamaguard7bAwqOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@hf/thebloke/mistral-7b-instruct-v0.1-awq"],
-            payload: _In_hf__thebloke__mistral_7b_instruct_v0_1_awq | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_hf__thebloke__mistral_7b_instruct_v0_1_awq: ...
+            payload: _mistral_7b_instruct_v0_1_awq.Mistral7bInstructV0_1AwqInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _mistral_7b_instruct_v0_1_awq.Mistral7bInstructV0_1AwqOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@hf/thebloke/neural-chat-7b-v3-1-awq"],
-            payload: _In_hf__thebloke__neural_chat_7b_v3_1_awq | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_hf__thebloke__neural_chat_7b_v3_1_awq: ...
+            payload: _neural_chat_7b_v3_1_awq.NeuralChat7bV3_1AwqInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _neural_chat_7b_v3_1_awq.NeuralChat7bV3_1AwqOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@hf/thebloke/openhermes-2.5-mistral-7b-awq"],
-            payload: _In_hf__thebloke__openhermes_2_5_mistral_7b_awq | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_hf__thebloke__openhermes_2_5_mistral_7b_awq: ...
+            payload: _openhermes_2_5_mistral_7b_awq.Openhermes2_5Mistral7bAwqInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _openhermes_2_5_mistral_7b_awq.Openhermes2_5Mistral7bAwqOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@hf/thebloke/zephyr-7b-beta-awq"],
-            payload: _In_hf__thebloke__zephyr_7b_beta_awq | Mapping[str, Any],
-            *,
-            stream: Literal[False] = False,
-            queue_request: Literal[False] = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> _Out_hf__thebloke__zephyr_7b_beta_awq: ...
+            payload: _zephyr_7b_beta_awq.Zephyr7bBetaAwqInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _zephyr_7b_beta_awq.Zephyr7bBetaAwqOutput: ...
         @overload
-        def run(
-            self,
-            model_id: str,
-            payload: Any,
-            *,
-            stream: bool = False,
-            queue_request: bool = False,
-            headers: Mapping[str, str] | None = None,
-            session_affinity: str | None = None,
-        ) -> Any: ...
+        def run(self, model_id: str, payload: Any, **options: Unpack[AnyRun]) -> Any: ...
 
     def run(
         self,

@@ -2,14 +2,12 @@
 """Model id -> (module below the package, handle class); modules are imported only when first used.
 
 What the command line lists and reads (``DETAILS``, ``INPUTS``) is in ``_listing``, kept apart so a
-client's cold start does not load it."""
+client's cold start does not load it. Data, one model a line."""
 
+# fmt: off
 MODELS: dict[str, tuple[str, str]] = {
     "@cf/ai4bharat/indictrans2-en-indic-1B": ("models.cf.ai4bharat.indictrans2_en_indic_1b", "Indictrans2EnIndic1B"),
-    "@cf/aisingapore/gemma-sea-lion-v4-27b-it": (
-        "models.cf.aisingapore.gemma_sea_lion_v4_27b_it",
-        "GemmaSeaLionV4_27bIt",
-    ),
+    "@cf/aisingapore/gemma-sea-lion-v4-27b-it": ("models.cf.aisingapore.gemma_sea_lion_v4_27b_it", "GemmaSeaLionV4_27bIt"),
     "@cf/baai/bge-base-en-v1.5": ("models.cf.baai.bge_base_en_v1_5", "BgeBaseEnV1_5"),
     "@cf/baai/bge-large-en-v1.5": ("models.cf.baai.bge_large_en_v1_5", "BgeLargeEnV1_5"),
     "@cf/baai/bge-m3": ("models.cf.baai.bge_m3", "BgeM3"),
@@ -20,10 +18,7 @@ MODELS: dict[str, tuple[str, str]] = {
     "@cf/black-forest-labs/flux-2-dev": ("models.cf.black_forest_labs.flux_2_dev", "Flux2Dev"),
     "@cf/black-forest-labs/flux-2-klein-4b": ("models.cf.black_forest_labs.flux_2_klein_4b", "Flux2Klein4b"),
     "@cf/black-forest-labs/flux-2-klein-9b": ("models.cf.black_forest_labs.flux_2_klein_9b", "Flux2Klein9b"),
-    "@cf/bytedance/stable-diffusion-xl-lightning": (
-        "models.cf.bytedance.stable_diffusion_xl_lightning",
-        "StableDiffusionXlLightning",
-    ),
+    "@cf/bytedance/stable-diffusion-xl-lightning": ("models.cf.bytedance.stable_diffusion_xl_lightning", "StableDiffusionXlLightning"),
     "@cf/cloudflare/clairic": ("models.cf.cloudflare.clairic", "Clairic"),
     "@cf/cloudflare/clef": ("models.cf.cloudflare.clef", "Clef"),
     "@cf/cloudflare/clef-flash": ("models.cf.cloudflare.clef_flash", "ClefFlash"),
@@ -33,14 +28,8 @@ MODELS: dict[str, tuple[str, str]] = {
     "@cf/deepgram/aura-2-es": ("models.cf.deepgram.aura_2_es", "Aura2Es"),
     "@cf/deepgram/flux": ("models.cf.deepgram.flux", "Flux"),
     "@cf/deepgram/nova-3": ("models.cf.deepgram.nova_3", "Nova3"),
-    "@cf/deepseek-ai/deepseek-math-7b-instruct": (
-        "models.cf.deepseek_ai.deepseek_math_7b_instruct",
-        "DeepseekMath7bInstruct",
-    ),
-    "@cf/deepseek-ai/deepseek-r1-distill-qwen-32b": (
-        "models.cf.deepseek_ai.deepseek_r1_distill_qwen_32b",
-        "DeepseekR1DistillQwen32b",
-    ),
+    "@cf/deepseek-ai/deepseek-math-7b-instruct": ("models.cf.deepseek_ai.deepseek_math_7b_instruct", "DeepseekMath7bInstruct"),
+    "@cf/deepseek-ai/deepseek-r1-distill-qwen-32b": ("models.cf.deepseek_ai.deepseek_r1_distill_qwen_32b", "DeepseekR1DistillQwen32b"),
     "@cf/deepseek-ai/deepseek-v4-pro-0813": ("models.cf.deepseek_ai.deepseek_v4_pro_0813", "DeepseekV4Pro0813"),
     "@cf/defog/sqlcoder-7b-2": ("models.cf.defog.sqlcoder_7b_2", "Sqlcoder7b2"),
     "@cf/facebook/bart-large-cnn": ("models.cf.facebook.bart_large_cnn", "BartLargeCnn"),
@@ -66,33 +55,18 @@ MODELS: dict[str, tuple[str, str]] = {
     "@cf/meta/llama-3.1-8b-instruct-awq": ("models.cf.meta.llama_3_1_8b_instruct_awq", "Llama3_1_8bInstructAwq"),
     "@cf/meta/llama-3.1-8b-instruct-fast": ("models.cf.meta.llama_3_1_8b_instruct_fast", "Llama3_1_8bInstructFast"),
     "@cf/meta/llama-3.1-8b-instruct-fp8": ("models.cf.meta.llama_3_1_8b_instruct_fp8", "Llama3_1_8bInstructFp8"),
-    "@cf/meta/llama-3.2-11b-vision-instruct": (
-        "models.cf.meta.llama_3_2_11b_vision_instruct",
-        "Llama3_2_11bVisionInstruct",
-    ),
+    "@cf/meta/llama-3.2-11b-vision-instruct": ("models.cf.meta.llama_3_2_11b_vision_instruct", "Llama3_2_11bVisionInstruct"),
     "@cf/meta/llama-3.2-1b-instruct": ("models.cf.meta.llama_3_2_1b_instruct", "Llama3_2_1bInstruct"),
     "@cf/meta/llama-3.2-3b-instruct": ("models.cf.meta.llama_3_2_3b_instruct", "Llama3_2_3bInstruct"),
-    "@cf/meta/llama-3.3-70b-instruct-fp8-fast": (
-        "models.cf.meta.llama_3_3_70b_instruct_fp8_fast",
-        "Llama3_3_70bInstructFp8Fast",
-    ),
-    "@cf/meta/llama-4-scout-17b-16e-instruct": (
-        "models.cf.meta.llama_4_scout_17b_16e_instruct",
-        "Llama4Scout17b16eInstruct",
-    ),
+    "@cf/meta/llama-3.3-70b-instruct-fp8-fast": ("models.cf.meta.llama_3_3_70b_instruct_fp8_fast", "Llama3_3_70bInstructFp8Fast"),
+    "@cf/meta/llama-4-scout-17b-16e-instruct": ("models.cf.meta.llama_4_scout_17b_16e_instruct", "Llama4Scout17b16eInstruct"),
     "@cf/meta/llama-guard-3-8b": ("models.cf.meta.llama_guard_3_8b", "LlamaGuard3_8b"),
     "@cf/meta/m2m100-1.2b": ("models.cf.meta.m2m100_1_2b", "M2m100_1_2b"),
     "@cf/microsoft/phi-2": ("models.cf.microsoft.phi_2", "Phi2"),
     "@cf/microsoft/resnet-50": ("models.cf.microsoft.resnet_50", "Resnet50"),
     "@cf/mistral/mistral-7b-instruct-v0.1": ("models.cf.mistral.mistral_7b_instruct_v0_1", "Mistral7bInstructV0_1"),
-    "@cf/mistral/mistral-7b-instruct-v0.2-lora": (
-        "models.cf.mistral.mistral_7b_instruct_v0_2_lora",
-        "Mistral7bInstructV0_2Lora",
-    ),
-    "@cf/mistralai/mistral-small-3.1-24b-instruct": (
-        "models.cf.mistralai.mistral_small_3_1_24b_instruct",
-        "MistralSmall3_1_24bInstruct",
-    ),
+    "@cf/mistral/mistral-7b-instruct-v0.2-lora": ("models.cf.mistral.mistral_7b_instruct_v0_2_lora", "Mistral7bInstructV0_2Lora"),
+    "@cf/mistralai/mistral-small-3.1-24b-instruct": ("models.cf.mistralai.mistral_small_3_1_24b_instruct", "MistralSmall3_1_24bInstruct"),
     "@cf/moondream/moondream3.1-9B-A2B": ("models.cf.moondream.moondream3_1_9b_a2b", "Moondream3_1_9BA2B"),
     "@cf/moonshotai/kimi-k2.5": ("models.cf.moonshotai.kimi_k2_5", "KimiK2_5"),
     "@cf/myshell-ai/melotts": ("models.cf.myshell_ai.melotts", "Melotts"),
@@ -112,52 +86,26 @@ MODELS: dict[str, tuple[str, str]] = {
     "@cf/qwen/qwen2.5-coder-32b-instruct": ("models.cf.qwen.qwen2_5_coder_32b_instruct", "Qwen2_5Coder32bInstruct"),
     "@cf/qwen/qwen3-30b-a3b-fp8": ("models.cf.qwen.qwen3_30b_a3b_fp8", "Qwen3_30bA3bFp8"),
     "@cf/qwen/qwen3-embedding-0.6b": ("models.cf.qwen.qwen3_embedding_0_6b", "Qwen3Embedding0_6b"),
-    "@cf/runwayml/stable-diffusion-v1-5-img2img": (
-        "models.cf.runwayml.stable_diffusion_v1_5_img2img",
-        "StableDiffusionV1_5Img2img",
-    ),
-    "@cf/runwayml/stable-diffusion-v1-5-inpainting": (
-        "models.cf.runwayml.stable_diffusion_v1_5_inpainting",
-        "StableDiffusionV1_5Inpainting",
-    ),
-    "@cf/stabilityai/stable-diffusion-xl-base-1.0": (
-        "models.cf.stabilityai.stable_diffusion_xl_base_1_0",
-        "StableDiffusionXlBase1_0",
-    ),
+    "@cf/runwayml/stable-diffusion-v1-5-img2img": ("models.cf.runwayml.stable_diffusion_v1_5_img2img", "StableDiffusionV1_5Img2img"),
+    "@cf/runwayml/stable-diffusion-v1-5-inpainting": ("models.cf.runwayml.stable_diffusion_v1_5_inpainting", "StableDiffusionV1_5Inpainting"),
+    "@cf/stabilityai/stable-diffusion-xl-base-1.0": ("models.cf.stabilityai.stable_diffusion_xl_base_1_0", "StableDiffusionXlBase1_0"),
     "@cf/thebloke/discolm-german-7b-v1-awq": ("models.cf.thebloke.discolm_german_7b_v1_awq", "DiscolmGerman7bV1Awq"),
     "@cf/tiiuae/falcon-7b-instruct": ("models.cf.tiiuae.falcon_7b_instruct", "Falcon7bInstruct"),
     "@cf/tinyllama/tinyllama-1.1b-chat-v1.0": ("models.cf.tinyllama.tinyllama_1_1b_chat_v1_0", "Tinyllama1_1bChatV1_0"),
     "@cf/unum/uform-gen2-qwen-500m": ("models.cf.unum.uform_gen2_qwen_500m", "UformGen2Qwen500m"),
     "@cf/zai-org/glm-4.7-flash": ("models.cf.zai_org.glm_4_7_flash", "Glm4_7Flash"),
     "@hf/google/gemma-7b-it": ("models.hf.google.gemma_7b_it", "Gemma7bIt"),
-    "@hf/meta-llama/meta-llama-3-8b-instruct": (
-        "models.hf.meta_llama.meta_llama_3_8b_instruct",
-        "MetaLlama3_8bInstruct",
-    ),
+    "@hf/meta-llama/meta-llama-3-8b-instruct": ("models.hf.meta_llama.meta_llama_3_8b_instruct", "MetaLlama3_8bInstruct"),
     "@hf/mistral/mistral-7b-instruct-v0.2": ("models.hf.mistral.mistral_7b_instruct_v0_2", "Mistral7bInstructV0_2"),
     "@hf/nexusflow/starling-lm-7b-beta": ("models.hf.nexusflow.starling_lm_7b_beta", "StarlingLm7bBeta"),
-    "@hf/nousresearch/hermes-2-pro-mistral-7b": (
-        "models.hf.nousresearch.hermes_2_pro_mistral_7b",
-        "Hermes2ProMistral7b",
-    ),
-    "@hf/thebloke/deepseek-coder-6.7b-base-awq": (
-        "models.hf.thebloke.deepseek_coder_6_7b_base_awq",
-        "DeepseekCoder6_7bBaseAwq",
-    ),
-    "@hf/thebloke/deepseek-coder-6.7b-instruct-awq": (
-        "models.hf.thebloke.deepseek_coder_6_7b_instruct_awq",
-        "DeepseekCoder6_7bInstructAwq",
-    ),
+    "@hf/nousresearch/hermes-2-pro-mistral-7b": ("models.hf.nousresearch.hermes_2_pro_mistral_7b", "Hermes2ProMistral7b"),
+    "@hf/thebloke/deepseek-coder-6.7b-base-awq": ("models.hf.thebloke.deepseek_coder_6_7b_base_awq", "DeepseekCoder6_7bBaseAwq"),
+    "@hf/thebloke/deepseek-coder-6.7b-instruct-awq": ("models.hf.thebloke.deepseek_coder_6_7b_instruct_awq", "DeepseekCoder6_7bInstructAwq"),
     "@hf/thebloke/llama-2-13b-chat-awq": ("models.hf.thebloke.llama_2_13b_chat_awq", "Llama2_13bChatAwq"),
     "@hf/thebloke/llamaguard-7b-awq": ("models.hf.thebloke.llamaguard_7b_awq", "Llamaguard7bAwq"),
-    "@hf/thebloke/mistral-7b-instruct-v0.1-awq": (
-        "models.hf.thebloke.mistral_7b_instruct_v0_1_awq",
-        "Mistral7bInstructV0_1Awq",
-    ),
+    "@hf/thebloke/mistral-7b-instruct-v0.1-awq": ("models.hf.thebloke.mistral_7b_instruct_v0_1_awq", "Mistral7bInstructV0_1Awq"),
     "@hf/thebloke/neural-chat-7b-v3-1-awq": ("models.hf.thebloke.neural_chat_7b_v3_1_awq", "NeuralChat7bV3_1Awq"),
-    "@hf/thebloke/openhermes-2.5-mistral-7b-awq": (
-        "models.hf.thebloke.openhermes_2_5_mistral_7b_awq",
-        "Openhermes2_5Mistral7bAwq",
-    ),
+    "@hf/thebloke/openhermes-2.5-mistral-7b-awq": ("models.hf.thebloke.openhermes_2_5_mistral_7b_awq", "Openhermes2_5Mistral7bAwq"),
     "@hf/thebloke/zephyr-7b-beta-awq": ("models.hf.thebloke.zephyr_7b_beta_awq", "Zephyr7bBetaAwq"),
 }
+# fmt: on

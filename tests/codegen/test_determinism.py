@@ -4,6 +4,7 @@ matter, client aliases stay stable, schema bytes stay stable in git.
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 from codegen.cli import generate
@@ -59,3 +60,33 @@ def test_client_aliases_do_not_renumber_when_a_model_is_added(tmp_path: Path) ->
 def test_gitattributes_keeps_schema_bytes_stable() -> None:
     text = (Path(__file__).resolve().parents[2] / ".gitattributes").read_text(encoding="utf-8")
     assert "* text=auto eol=lf" in text.splitlines() and "*.json text eol=lf" in text.splitlines()
+
+
+def test_client_aliases_are_module_names_and_whole_paths_where_two_share_one(tmp_path: Path) -> None:
+    schemas, out = tmp_path / "schemas", tmp_path / "out"
+    for model_id in ("@cf/x/one", "@cf/y/one", "@cf/x/two"):
+        write_schema(schemas, f"{model_id}.json", _model(model_id, TEXT_IN, TEXT_OUT))
+    build(schemas, out, "pkg_same")
+    for name in ("_client.py", "_aio_client.py"):
+        tree_ = ast.parse((out / "pkg_same" / name).read_text(encoding="utf-8"))
+        imported = {
+            a.asname: f"{node.module}.{a.name}"
+            for node in ast.walk(tree_)
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("models.")
+            for a in node.names
+        }
+        assert imported == {
+            "_cf__x__one": "models.cf.x.one",
+            "_cf__y__one": "models.cf.y.one",
+            "_two": "models.cf.x.two",
+        }
+        (cls,) = [n for n in tree_.body if isinstance(n, ast.ClassDef)]
+        returns = {
+            ast.unparse(fn.args.args[1].annotation): ast.unparse(fn.returns)
+            for fn in cls.body
+            if isinstance(fn, ast.FunctionDef) and fn.name == "model" and fn.returns is not None
+        }
+        prefix = "Async" if name == "_aio_client.py" else ""
+        assert returns["Literal['@cf/x/one']"] == f"_cf__x__one.{prefix}One"
+        assert returns["Literal['@cf/y/one']"] == f"_cf__y__one.{prefix}One"
+        assert returns["Literal['@cf/x/two']"] == f"_two.{prefix}Two"

@@ -49,3 +49,18 @@ def test_printed_modules_are_ruff_formatted() -> None:
         text=True,
     )
     assert done.returncode == 0, done.stdout[-2000:]
+
+
+def test_only_the_model_tables_are_printed_unformatted() -> None:
+    # The registry and the listing are data, one model a line (formatted, a row takes up to ten); code never is.
+    unformatted = [p.relative_to(PACKAGE).as_posix() for p in PRINTED if "# fmt: off" in p.read_text(encoding="utf-8")]
+    assert unformatted == ["_listing.py", "_registry.py"]
+
+
+def test_literals_are_double_quoted_as_ruff_writes_them_and_read_back_unchanged() -> None:
+    from codegen.render import pylit
+
+    assert pylit("a") == '"a"' and pylit("it's") == '"it\'s"' and pylit(("x",)) == '("x",)'
+    for text in ["a", "it's", 'say "hi"', "both ' and \"", "\\", "\n\x00\t", "é", "\u2028", "{x}", '"""']:
+        assert ast.literal_eval(pylit(text)) == text
+    assert ast.literal_eval(pylit({"k": ["a", 'b"']})) == {"k": ("a", 'b"')}

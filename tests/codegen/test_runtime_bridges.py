@@ -55,3 +55,16 @@ def test_the_client_bridge_matches_the_generated_model_independent_overloads() -
         s.removeprefix("@overload ") for s in generated if s.startswith("@overload run")
     ]
     assert [s for s in bridge if s.startswith("model")] == [s for s in implementation if s.startswith("model")]
+
+
+def test_the_clients_implementations_resolve_their_annotations_at_run_time() -> None:
+    # The overloads' names are imported for type checkers only; what the implementations name is real, so
+    # introspection (typing.get_type_hints, as framework adapters use it) works on both clients.
+    import typing
+
+    from workers_ai import AsyncWorkersAI, WorkersAI
+
+    for cls in (WorkersAI, AsyncWorkersAI):
+        hints = typing.get_type_hints(cls.run)
+        assert set(hints) == {"model_id", "payload", "stream", "queue_request", "headers", "session_affinity", "return"}
+        assert typing.get_type_hints(cls.model)["return"].__origin__.__name__.endswith("ModelHandle")

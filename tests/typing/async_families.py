@@ -51,6 +51,7 @@ async def main() -> None:
         assert_type((await stream.collect()).text, str)
 
         assert_type(await ai.run("@cf/baai/bge-m3", {"text": "a"}), BgeM3Output)
+        assert_type(await ai.run("@cf/baai/bge-m3", {"text": "a"}, stream=False, session_affinity="s"), BgeM3Output)
         assert_type(ai.run("@cf/meta/llama-3-8b-instruct", {"prompt": "x"}, stream=True), AsyncStreamRequest)
         assert_type(await ai.run("@cf/baai/bge-m3", {"requests": []}, queue_request=True), AsyncBatchJob[Any])
         assert_type(await ai.run("@cf/unknown/model", {}), Any)

@@ -15,3 +15,6 @@ bge.embed(truncate_inputs=True)  # error: missing required keyword argument
 llama.chat(messages=[{"role": "user", "content": "hi"}], max_tokens="8")  # error: wrong keyword value type
 llama.chat(messages=[{"role": "user", "content": "hi"}], stream=True)  # error: chat_stream() streams, chat() does not
 llama.chat(messages=[{"role": "user", "content": "fine"}])  # a correct literal: no error here
+ai.run("@cf/baai/bge-m3", {"text": "a"}, strem=True)  # error: misspelled run() option
+ai.run("@cf/baai/bge-m3", {"text": "a"}, headers={"a": 1})  # error: header values are strings
+ai.run("@cf/baai/bge-m3", {"text": "a"}, session_affinity="s", stream=False)  # a correct call: no error here

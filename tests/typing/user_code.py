@@ -28,6 +28,10 @@ reveal_type(ai.run("@cf/baai/bge-m3", {"text": "a"}))  # E: QueryOutput | Embedd
 reveal_type(ai.run("@cf/baai/bge-m3", {"text": "a"}, stream=True))  # E: EventStream
 reveal_type(ai.run("@cf/baai/bge-m3", {"requests": []}, queue_request=True))  # E: BatchJob[Any]
 reveal_type(ai.run("@cf/unknown/model", {}))  # E: Any
+flag = bool(out.shape)
+reveal_type(ai.run("@cf/baai/bge-m3", {"text": "a"}, stream=False, headers={"a": "b"}, session_affinity="s"))  # E: QueryOutput | EmbeddingForContextsOutput | EmbeddingOutput | AsyncResponse
+reveal_type(ai.run("@cf/baai/bge-m3", {"text": "a"}, stream=True, headers=None, session_affinity="s"))  # E: EventStream
+reveal_type(ai.run("@cf/baai/bge-m3", {"text": "a"}, stream=flag))  # E: Any
 sdxl = ai.model("@cf/stabilityai/stable-diffusion-xl-base-1.0")
 reveal_type(sdxl.generate_image(prompt="cat"))  # E: BinaryOutput
 stream: EventStream = llama.chat_stream(messages=[])
