@@ -83,7 +83,7 @@ def test_client_aliases_are_module_names_and_whole_paths_where_two_share_one(tmp
         (cls,) = [n for n in tree_.body if isinstance(n, ast.ClassDef)]
         returns = {
             ast.unparse(fn.args.args[1].annotation): ast.unparse(fn.returns)
-            for fn in cls.body
+            for fn in ast.walk(cls)  # the overloads stand under ``if TYPE_CHECKING:`` in the class
             if isinstance(fn, ast.FunctionDef) and fn.name == "model" and fn.returns is not None
         }
         prefix = "Async" if name == "_aio_client.py" else ""
