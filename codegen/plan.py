@@ -559,6 +559,8 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
             for v in inputs
         )
     )
+    if websocket_only(src):
+        methods = ()  # REST does not serve it: a method would send what the API never answers
     taken = {*structs, *(st.twin for st in types.structs if st.twin), *(a.name for a in types.aliases)}
     methods = _batch_variants(_params_names(methods, taken, structs), types.loose_roots)
     json_members: list[str] = [o.class_name for o in out_plans if o.kind == "json" and o.class_name]
@@ -712,6 +714,14 @@ def _with_kind(p: ParamPlan, tools_form: str | None) -> ParamPlan:
         annotation = f"{p.annotation[:end]} | ToolLike{p.annotation[end:]}"
         return replace(p, kind="tools", loose=True, annotation=annotation)
     return p
+
+
+def websocket_only(src: ModelSource) -> bool:
+    """The model is served only over WebSocket (its ``x-realtime`` section says ``"rest": false``): its
+    published REST schema describes the session's options and events, so its handle gets no REST
+    methods, only the session method ``codegen.realtime`` adds."""
+    section = as_obj(src.catalog.get("x-realtime"))
+    return section is not None and section.get("rest") is False
 
 
 def _params_names(

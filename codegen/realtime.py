@@ -10,6 +10,7 @@ A realtime model's schema file (catalog property ``realtime: "true"``) may carry
                              "shortcuts": {"transcript": {"path": "/a/0/b", "default": ""}}}},
       "send": {"keepalive": {...} | null, "finalize": ..., "close": ..., "speak"/"flush"/"clear": ...},
       "keepalive_seconds": 4.0, "keepalive_silence_ms": 80,
+      "rest": false,                       # served only over WebSocket: the handle gets no REST methods
       "facts": [{"fact": "...", "source": "https://..."}]
     }
 

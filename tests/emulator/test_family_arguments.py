@@ -117,3 +117,11 @@ def test_every_embedding_model_embeds_text(model_id: str, ai: WorkersAI) -> None
 def test_every_image_model_generates_from_a_prompt(model_id: str, ai: WorkersAI) -> None:
     out: Any = ai.model(model_id).generate_image(prompt="a llama in a meadow")
     assert isinstance(out.data, bytes) and out.data and out.content_type.startswith("image/"), model_id
+
+
+def test_a_websocket_only_model_has_no_rest_methods() -> None:
+    # flux's schema says "rest": false in its x-realtime section: the API serves it over WebSocket only,
+    # so its handle opens sessions (listen) and offers no transcribe() that could never be answered.
+    flux = HANDLES["@cf/deepgram/flux"]
+    assert hasattr(flux, "listen") and not hasattr(flux, "transcribe")
+    assert hasattr(HANDLES["@cf/deepgram/nova-3"], "transcribe")
