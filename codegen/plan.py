@@ -277,6 +277,25 @@ class ModelPlan:
         return tuple(o for o in self.outputs if o.kind == "json")
 
     @property
+    def common_params(self) -> tuple[ParamPlan, ...]:
+        """Optional keyword arguments every method with its own ``Params`` TypedDict takes alike (name, type
+        and description): printed once as ``_CommonParams``, a base of each (a chat model's ``generate``
+        and ``chat`` differ only in ``prompt`` and ``messages``)."""
+        own = [m for m in self.methods if m.params_name and m.params_own]
+        if len(own) < 2:
+            return ()
+
+        def same(p: ParamPlan, q: ParamPlan) -> bool:
+            return (p.name, p.typed, p.description) == (q.name, q.typed, q.description) and q.default is not None
+
+        shared = [
+            p
+            for p in own[0].keywords
+            if p.default is not None and all(any(same(p, q) for q in m.keywords) for m in own[1:])
+        ]
+        return tuple(shared) if len(shared) >= 4 else ()
+
+    @property
     def decoder_variants(self) -> list[str]:
         """What the output decoder is given per JSON output: the struct, or ``_<alias>_TYPE`` for an alias."""
         return [f"_{o.class_name}_TYPE" if o.alias else str(o.class_name) for o in self.json_outputs]
