@@ -61,8 +61,8 @@ def view_for(task: str, keys: frozenset[str], output_root: bool) -> str | None:
         return "TranscriptView" if "transcript" in keys else None  # Flux's turn events
     if task == "automatic speech recognition" and keys & {"words", "segments"}:
         return "TimingView"  # whisper: the wire `text` is the transcript
-    if task == "text classification" and keys == frozenset({"response"}):
-        return "RerankView"  # bge-reranker: {response: [{id, score}]}
+    if task in ("text classification", "text embeddings") and keys == frozenset({"response"}):
+        return "RerankView"  # bge-reranker, and bge-m3's rank(): {response: [{id, score}]}
     if task in _TEXT_TASKS and keys & _TEXT_KEYS and not keys & {"text", "texts"}:
         return "GeneratedTextView"
     if task in ("text-to-image", "text-to-speech") and keys & {"image", "audio"} and "data" not in keys:

@@ -67,3 +67,45 @@ def test_the_async_handle_builds_the_same_request(server: ScriptedServer) -> Non
 
     asyncio.run(main())
     assert [r.json() for r in server.requests] == [{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 8}]
+
+
+def test_a_path_written_as_text_is_refused_where_audio_goes(server: ScriptedServer) -> None:
+    ai = client(server)
+    turbo: Any = ai.model("@cf/openai/whisper-large-v3-turbo")  # audio is base64 text in JSON
+    with pytest.raises(errors.ArgumentError) as caught:
+        turbo.transcribe("talk.mp3")
+    assert caught.value.path == "$.audio" and "pathlib.Path" in str(caught.value)
+    nova: Any = ai.model("@cf/deepgram/nova-3")  # audio is the raw body
+    with pytest.raises(errors.ArgumentError, match=r"pathlib\.Path"):
+        nova.transcribe("talk.mp3")
+    whisper: Any = ai.model("@cf/openai/whisper")  # the body is the audio
+    with pytest.raises(errors.WorkersAIError, match=r"pathlib\.Path"):
+        whisper.transcribe("talk.mp3")
+    assert server.requests == []
+    server.script(ok({"text": "heard"}))
+    turbo.transcribe("UklGRjAwMDA=")  # base64 text is what the field takes: sent as given
+    assert server.requests[0].json() == {"audio": "UklGRjAwMDA="}
+
+
+def test_a_wire_name_the_method_renames_is_named_in_the_error(server: ScriptedServer) -> None:
+    melotts: Any = client(server).model("@cf/myshell-ai/melotts")  # speak(text=) fills the wire's prompt
+    with pytest.raises(errors.ArgumentError, match="takes it as 'text'"):
+        melotts.speak(prompt="hello")
+    assert server.requests == []
+
+
+def test_an_async_stream_request_collects_like_a_sync_stream() -> None:
+    from workers_ai.testing import Emulator
+
+    async def main(emu: Emulator) -> tuple[str, str]:
+        async with emu.async_client() as ai:
+            llama = ai.model("@cf/meta/llama-3.1-8b-instruct")
+            joined = await llama.chat_stream(messages=[{"role": "user", "content": "Hi"}]).collect()
+            text = await llama.generate_stream(prompt="Hi").text()
+            return joined.text, text
+
+    with Emulator() as emu:
+        joined, text = asyncio.run(main(emu))
+        with emu.client() as ai:
+            sync = ai.model("@cf/meta/llama-3.1-8b-instruct").chat_stream(messages=[{"role": "user", "content": "Hi"}])
+            assert joined == sync.collect().text and joined and text

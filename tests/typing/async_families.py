@@ -28,6 +28,8 @@ async def main() -> None:
         ranked = await m3.rank(query="q", contexts=[{"text": "a"}])
         assert_type(ranked, QueryOutput)
         assert_type(ranked.response[0].score, float)
+        assert_type(ranked.best, int)  # bge-m3's rank() has the reranking view
+        assert_type(ranked.ranking[0].score, float)
         job = await m3.batch([{"text": ["a"]}, {"text": ["b"]}])
         assert_type(job, AsyncBatchJob[EmbeddingOutput])
         done = await job.wait(timeout=60)
@@ -42,6 +44,9 @@ async def main() -> None:
         assert_type(llama, AsyncLlama3_8bInstruct)
         assert_type(await llama.generate(prompt="hi"), TextGenerationOutput)
         assert_type(llama.chat_stream(messages=[{"role": "user", "content": "hi"}]), AsyncStreamRequest)
+        joined = await llama.chat_stream(messages=[{"role": "user", "content": "hi"}]).collect()
+        assert_type(joined.text, str)
+        assert_type(await llama.generate_stream(prompt="hi").text(), str)
         async with llama.chat_stream(messages=[{"role": "user", "content": "hi"}]) as events:
             assert_type(events, AsyncEventStream)
             async for event in events:

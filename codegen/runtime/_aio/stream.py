@@ -174,3 +174,14 @@ class AsyncStreamRequest:
     ) -> None:
         if self._stream is not None:
             await self._stream.aclose()
+
+    async def collect(self) -> StreamResult:
+        """Send the request, read the whole stream and join it (``await h.chat_stream(...).collect()``, as
+        ``h.chat_stream(...).collect()`` on the sync client); the stream is closed either way."""
+        async with self as events:
+            return await events.collect()
+
+    async def text(self) -> str:
+        """Send the request and return the stream's joined text; the stream is closed either way."""
+        async with self as events:
+            return await events.text()

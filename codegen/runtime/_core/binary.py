@@ -45,6 +45,8 @@ def read_binary(value: BinaryInput) -> bytes:
     """
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
+    if isinstance(value, str):
+        raise ConfigurationError(STR_IS_NOT_BYTES.format(value=shown(value)))
     if isinstance(value, os.PathLike):
         try:
             with open(value, "rb") as fh:
@@ -56,6 +58,24 @@ def read_binary(value: BinaryInput) -> bytes:
         return bytes(data)
     name = getattr(value, "name", "the file")
     raise ConfigurationError(f"{name} is open in text mode: open it with 'rb' to send its bytes")
+
+
+# A str where bytes go is a path written as text, most often: say how to send the file.
+STR_IS_NOT_BYTES = "a str ({value}) is not bytes: pass pathlib.Path(...) to send a file, or the bytes themselves"
+
+
+def shown(value: str) -> str:
+    """A str argument as an error message quotes it (cut at 60 characters)."""
+    return repr(value if len(value) <= 60 else value[:57] + "...")
+
+
+def is_base64_text(value: str) -> bool:
+    """Whether ``value`` reads as base64 (padding included), as a base64 field's text must."""
+    try:
+        base64.b64decode(value, validate=True)
+    except ValueError:
+        return False
+    return True
 
 
 def _is_binary(value: object) -> bool:

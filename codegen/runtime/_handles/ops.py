@@ -22,6 +22,20 @@ T = TypeVar("T")
 _BINARY_FORMS = ("bytes", "base64", "uint8")  # read by ``_core.binary.as_<form>``, loaded by the first such call
 
 
+def _check_text(form: str, name: str, value: Any, model_id: str) -> None:
+    """A str for a binary field: base64 text passes where the field is base64; anything else (a path
+    written as text, most often) is refused, naming the argument, before it is sent as if it were data."""
+    if not isinstance(value, str):
+        return
+    from .._core import binary
+
+    if form == "base64" and binary.is_base64_text(value):
+        return
+    hint = binary.STR_IS_NOT_BYTES.format(value=binary.shown(value))
+    what = "base64 text" if form == "base64" else "bytes, a path or a binary file"
+    raise ArgumentError(model_id, f"$.{name}", f"expected {what}; {hint}")
+
+
 def _read_binary(form: str, value: Any) -> Any:
     from .._core import binary
 
@@ -109,7 +123,9 @@ class Op(Generic[T]):
         unknown = params.keys() - self.keys()
         if unknown:
             name = min(unknown)
-            raise ArgumentError(model_id, f"$.{name}", f"unexpected keyword argument {name!r}")
+            renamed = next((arg for arg, field in self.names.items() if field == name), None)
+            hint = f" (this method takes it as {renamed!r})" if renamed else ""
+            raise ArgumentError(model_id, f"$.{name}", f"unexpected keyword argument {name!r}{hint}")
         if self._plain and "response_format" not in params:
             fields = dict(params)  # the common case: every argument is its field, as given
         else:
@@ -128,6 +144,7 @@ class Op(Generic[T]):
         for name, value in params.items():
             form = self.binary.get(name)
             if form is not None:
+                _check_text(form, name, value, model_id)
                 value = _read_binary(form, value)
             elif name == "tools" and self.tools is not None:
                 from .._tools.tooldefs import tools_payload  # here: only calls with tools need it
