@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from .._batch.f32 import F32
     from .._batch.jobs import AsyncBatchJob
     from .._core.binary import BinaryInput
-    from .._tools.structured import Parsed
     from .._tools.toolloop import ToolRun
 
 # Every generated model module imports this one, sync users included: it imports nothing else of
@@ -142,13 +141,8 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
     async def _invoke(
         self, op: Op[T], params: Mapping[str, Any], first: Any = NOTHING, response_format: Any = None
     ) -> T:
-        """A generated method's call: its arguments built into the request ``op`` names; JSON mode with
-        ``response_format``."""
-        if response_format is not None:
-            params = {**params, "response_format": response_format}
-        request = op.build(params, self.model_id, first)
-        json_mode = msgspec.UNSET if response_format is None else response_format
-        result: T = await self.client.drive(self._op_flow(op, request, json_mode))
+        """A generated method's call (the rules: :meth:`HandleBase._op_flow`)."""
+        result: T = await self.client.drive(self._op_flow(op, params, first, response_format))
         return result
 
     def _invoke_stream(self, op: Op[Any], params: Mapping[str, Any], first: Any = NOTHING) -> AsyncStreamRequest:
@@ -166,16 +160,8 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         """A generated ``run_tools()``: the tool loop over the method ``op`` names."""
         from .._tools.toolloop import arun_tools as loop  # here: only tool loops need it
 
-        run: ToolRun[T] = await loop(
-            self,
-            op.expect,
-            messages=messages,
-            tools=tools,
-            form=op.tools,
-            max_rounds=max_rounds,
-            on_tool_error=on_tool_error,
-            options=options,
-        )
+        args = self._tool_loop_options(op, messages, tools, max_rounds, on_tool_error, options)
+        run: ToolRun[T] = await loop(self, op.expect, **args)
         return run
 
     def _stream(self, request: msgspec.Struct) -> AsyncStreamRequest:
@@ -194,11 +180,6 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         from .._core.binary import read_binary
 
         return await self.client.drive(self._call_flow(read_binary(data), expect, _OCTETS, headers))
-
-    async def _call_parsed(
-        self, request: msgspec.Struct, expect: type[Any] | None, response_format: Any
-    ) -> Parsed[Any, Any]:
-        return await self.client.drive(self._parsed_flow(self.validate(request), expect, response_format))
 
     async def _submit_batch(
         self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None

@@ -39,8 +39,7 @@ def _check_text(form: str, name: str, value: Any, model_id: str) -> None:
 def _read_binary(form: str, value: Any) -> Any:
     from .._core import binary
 
-    convert = {"bytes": binary.as_bytes, "base64": binary.as_base64, "uint8": binary.as_uint8}[form]
-    return convert(value)
+    return getattr(binary, f"as_{form}")(value)
 
 
 class _Nothing:

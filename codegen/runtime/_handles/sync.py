@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from .._batch.jobs import BatchJob
     from .._core.binary import BinaryInput
     from .._sync.stream import EventStream
-    from .._tools.structured import Parsed
     from .._tools.toolloop import ToolRun
 
 # Batches, streams and JSON mode load their modules on first use: a handle that only calls loads none.
@@ -143,13 +142,8 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         return EventStream(resp, **self._stream_options(resp))
 
     def _invoke(self, op: Op[T], params: Mapping[str, Any], first: Any = NOTHING, response_format: Any = None) -> T:
-        """A generated method's call: its arguments built into the request ``op`` names; JSON mode with
-        ``response_format``."""
-        if response_format is not None:
-            params = {**params, "response_format": response_format}
-        request = op.build(params, self.model_id, first)
-        json_mode = msgspec.UNSET if response_format is None else response_format
-        result: T = self.client.drive(self._op_flow(op, request, json_mode))
+        """A generated method's call (the rules: :meth:`HandleBase._op_flow`)."""
+        result: T = self.client.drive(self._op_flow(op, params, first, response_format))
         return result
 
     def _invoke_stream(self, op: Op[Any], params: Mapping[str, Any], first: Any = NOTHING) -> EventStream:
@@ -167,16 +161,8 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         """A generated ``run_tools()``: the tool loop over the method ``op`` names."""
         from .._tools.toolloop import run_tools as loop  # here: only tool loops need it
 
-        run: ToolRun[T] = loop(
-            self,
-            op.expect,
-            messages=messages,
-            tools=tools,
-            form=op.tools,
-            max_rounds=max_rounds,
-            on_tool_error=on_tool_error,
-            options=options,
-        )
+        args = self._tool_loop_options(op, messages, tools, max_rounds, on_tool_error, options)
+        run: ToolRun[T] = loop(self, op.expect, **args)
         return run
 
     def _stream(self, request: msgspec.Struct) -> EventStream:
@@ -191,9 +177,6 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         from .._core.binary import read_binary
 
         return self.client.drive(self._call_flow(read_binary(data), expect, _OCTETS, headers))
-
-    def _call_parsed(self, request: msgspec.Struct, expect: type[Any] | None, response_format: Any) -> Parsed[Any, Any]:
-        return self.client.drive(self._parsed_flow(self.validate(request), expect, response_format))
 
     def _submit_batch(self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None) -> BatchJob[Any]:
         job: BatchJob[Any] = self.client.drive(self._submit_flow(requests, headers))

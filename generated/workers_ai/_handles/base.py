@@ -396,17 +396,39 @@ class HandleBase(Generic[SessionT, InT, OutT]):
                 return (yield from self._call_flow(raw[0], expect, raw[1], headers, raw[2]))
         return (yield from self._call_flow(body, expect, headers=headers))
 
-    def _op_flow(self, op: Op[Any], request: msgspec.Struct, response_format: Any) -> Flow[Any]:
-        """A generated method's call (see :mod:`.ops`): JSON mode when ``response_format`` was given, else
-        the typed call; base64 media JSON handed back as bytes where the method says so."""
-        if response_format is not msgspec.UNSET:
+    def _op_flow(self, op: Op[Any], params: Mapping[str, Any], first: Any, response_format: Any) -> Flow[Any]:
+        """A generated method's call (see :mod:`.ops`): its arguments built into the request (a bad one is
+        refused before anything is sent); JSON mode when ``response_format`` was given, else the typed
+        call; base64 media JSON handed back as bytes where the method says so."""
+        if response_format is not None:
+            request = op.build({**params, "response_format": response_format}, self.model_id, first)
             return (yield from self._parsed_flow(self.validate(request), op.expect, response_format))
+        request = op.build(params, self.model_id, first)
         result = yield from self._request_flow(request, op.expect, None)
         if not op.media_bytes:
             return result
         from ..families.media import as_binary
 
         return as_binary(result)
+
+    @staticmethod
+    def _tool_loop_options(
+        op: Op[Any],
+        messages: Any,
+        tools: Sequence[Callable[..., Any]],
+        max_rounds: int,
+        on_tool_error: str,
+        options: Mapping[str, Any] | None,
+    ) -> dict[str, Any]:
+        """The tool loop's keyword arguments for a generated ``run_tools()`` over the method ``op`` names."""
+        return {
+            "messages": messages,
+            "tools": tools,
+            "form": op.tools,
+            "max_rounds": max_rounds,
+            "on_tool_error": on_tool_error,
+            "options": options,
+        }
 
     def _parsed_flow(self, body: bytes, expect: type[Any] | None, response_format: Any) -> Flow[Parsed[Any, Any]]:
         """A JSON-mode call (see :meth:`_parsed`), counted in ``ai.usage``."""
