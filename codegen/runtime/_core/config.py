@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlencode
 
 if TYPE_CHECKING:
+    from os import PathLike
+    from ssl import SSLContext
+
     from typing_extensions import Self, Unpack
 
     from .options import ClientOptionsDict
@@ -124,6 +127,13 @@ class SessionConfig(Rebuildable):
         session_affinity: str | None = None,
         rate_limit: RateLimit | RateBudget | str = "published",
         strict_inputs: bool = False,
+        proxy: str | None = None,
+        trust_env: bool = True,
+        verify: str | PathLike[str] | SSLContext | None = None,
+        telemetry: bool = True,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
+        log_bodies: bool = False,
     ) -> None:
         account_id = account_id or os.environ.get("CLOUDFLARE_ACCOUNT_ID")
         api_token = api_token or os.environ.get("CLOUDFLARE_API_TOKEN")
@@ -201,6 +211,13 @@ class SessionConfig(Rebuildable):
             session_affinity=session_affinity,
             rate_limit=rate_limit,
             strict_inputs=strict_inputs,
+            proxy=proxy,
+            trust_env=trust_env,
+            verify=verify,
+            telemetry=telemetry,
+            tracer_provider=tracer_provider,
+            meter_provider=meter_provider,
+            log_bodies=log_bodies,
         )
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

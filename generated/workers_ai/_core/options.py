@@ -50,9 +50,22 @@ class ClientOptions(msgspec.Struct, frozen=True, kw_only=True):
     session_affinity: str | None = None
     rate_limit: Any = "published"
     strict_inputs: bool = False
+    # Networks (docs/networks.md): an explicit proxy URL, whether the environment's proxy and CA
+    # variables are read, and the CA bundle (file, folder or ssl.SSLContext) to trust.
+    proxy: str | None = None
+    trust_env: bool = True
+    verify: Any = None
+    # Observability (docs/observability.md): OpenTelemetry on/off and explicit providers; request and
+    # response bodies in DEBUG log lines only when asked for (truncated).
+    telemetry: bool = True
+    tracer_provider: Any = None
+    meter_provider: Any = None
+    log_bodies: bool = False
 
 
 if TYPE_CHECKING:
+    from os import PathLike
+    from ssl import SSLContext
     from typing import TypedDict
 
     # For ``with_options(**changes: Unpack[ClientOptionsDict])``; a type checker's alone (a TypedDict costs
@@ -77,3 +90,10 @@ if TYPE_CHECKING:
         session_affinity: str | None
         rate_limit: Any
         strict_inputs: bool
+        proxy: str | None
+        trust_env: bool
+        verify: str | PathLike[str] | SSLContext | None
+        telemetry: bool
+        tracer_provider: Any
+        meter_provider: Any
+        log_bodies: bool
