@@ -22,8 +22,8 @@ generate: install
 
 check: install
 	$(BIN)/python -m codegen --check
-	$(BIN)/ruff check codegen tests examples bench
-	$(BIN)/ruff format --check codegen tests examples bench
+	$(BIN)/ruff check codegen generated tests examples bench
+	$(BIN)/ruff format --check codegen generated tests examples bench
 	$(BIN)/mypy
 	$(BIN)/pyright
 

@@ -11,8 +11,9 @@ import ast
 import hashlib
 import keyword
 import re
-from pathlib import Path
 from typing import TYPE_CHECKING
+
+from .runtime_source import runtime_files
 
 if TYPE_CHECKING:
     from .load import ModelSource
@@ -55,12 +56,13 @@ def _handle_members() -> frozenset[str]:
     Read from the runtime source with ``ast`` (the generator never imports the runtime package), so a
     member added there is never shadowed by a generated method. A test compares it with the real class.
     """
-    runtime = Path(__file__).parent / "runtime"
     # Every class of the runtime by name, then the sync and async handles and all their bases (mixins
     # included, wherever they live): a member added to any of them is reserved without listing it here.
     by_name: dict[str, ast.ClassDef] = {}
-    for path in sorted(runtime.rglob("*.py")):
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+    for rel, data in runtime_files().items():
+        if not rel.endswith(".py"):
+            continue
+        for node in ast.parse(data.decode("utf-8")).body:
             if isinstance(node, ast.ClassDef):
                 by_name.setdefault(node.name, node)
     classes: list[ast.ClassDef] = []
@@ -92,7 +94,7 @@ def _handle_members() -> frozenset[str]:
             elif isinstance(node, ast.Assign):
                 names.update(t.id for t in node.targets if isinstance(t, ast.Name))
     if not names:  # pragma: no cover - the runtime always defines it
-        raise RuntimeError("runtime/_sync/handle.py defines no ModelHandle class")
+        raise RuntimeError("the runtime (_handles/) defines no ModelHandle class")
     return frozenset(names)
 
 

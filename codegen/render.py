@@ -31,6 +31,7 @@ from .load import as_obj
 from .naming import client_aliases
 from .plan import ModelPlan, PlanError, SharedPlan
 from .realtime import RealtimePlan, plan_realtime
+from .runtime_source import runtime_files
 from .struct_cache import reusable_code, sha, stamp, with_key
 from .structs import StructPlan
 from .tidy import format_modules, tidy_module
@@ -39,7 +40,6 @@ __all__ = ["PlanMismatch", "RenderError", "render_package", "struct_code", "unde
 
 _HERE = Path(__file__).parent
 _TEMPLATES = _HERE / "templates"
-RUNTIME = _HERE / "runtime"
 
 
 def _env() -> jinja2.Environment:
@@ -377,10 +377,6 @@ def _live_module(
     return live
 
 
-# The emulator: a lean vendored copy leaves it out (and the schema JSON only it reads).
-_TESTING_ONLY = ("testing/",)
-
-
 def render_package(
     plans: list[ModelPlan],
     shared: list[SharedPlan],
@@ -474,11 +470,5 @@ def render_package(
     # The formatter's last: one ruff run over every printed module, then each struct cache hash.
     files.update({rel: stamp(text).encode() for rel, text in format_modules(printed).items()})
     files["py.typed"] = b""
-    for path in sorted(RUNTIME.rglob("*")):
-        if not path.is_file() or "__pycache__" in path.parts or path.suffix not in (".py", ".typed", ".json"):
-            continue
-        rel = path.relative_to(RUNTIME).as_posix()
-        if not with_testing and rel.startswith(_TESTING_ONLY):
-            continue
-        files[rel] = path.read_bytes()
+    files.update(runtime_files(with_testing=with_testing))
     return files
