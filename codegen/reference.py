@@ -1,0 +1,238 @@
+"""``python -m codegen.reference --out DIR``: the per-model reference, as Markdown, printed from the plan.
+
+One page per model (``DIR/cf/baai/bge-m3.md``: its task, price, each method with its parameters, what it
+returns, streaming and batches, and the struct types those name) and ``DIR/index.md`` listing them all.
+``make docs`` runs it into the site's build folder; the pages are never committed, and nothing here is
+part of ``python -m codegen``'s package output. It reads only the plan's public fields.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+
+from .load import load_schemas
+from .plan import MethodPlan, ModelPlan, SharedPlan, plan_models
+from .structs import StructPlan
+
+__all__ = ["main", "reference_pages"]
+
+_TEMPLATES = Path(__file__).parent / "templates" / "reference"
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Meta(...) keywords that constrain a value (titles and descriptions are prose, not constraints).
+_CONSTRAINTS = ("ge", "gt", "le", "lt", "multiple_of", "min_length", "max_length", "pattern")
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    type: str
+    required: bool
+    default: str | None
+    constraint: str
+    description: str
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    call: str  # how it is called, e.g. ``embed(**params)`` or ``transcribe(audio)``
+    returns: str
+    params: tuple[Param, ...]
+    streams: bool
+    batch: bool
+    description: str
+
+
+@dataclass(frozen=True)
+class Struct:
+    name: str
+    fields: tuple[Param, ...]
+
+
+def _close(text: str, start: int) -> tuple[int, list[int]]:
+    """Index of the bracket closing the one opened just before ``start``, and its top-level commas."""
+    depth, i, commas = 1, start, []
+    while i < len(text):
+        ch = text[i]
+        if ch in "'\"":
+            i = text.index(ch, i + 1) if ch in text[i + 1 :] else len(text)
+            while text[i - 1] == "\\" and i < len(text):  # an escaped quote inside the literal
+                i = text.index(ch, i + 1)
+        elif ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+            if depth == 0:
+                return i, commas
+        elif ch == "," and depth == 1:
+            commas.append(i)
+        i += 1
+    return len(text), commas
+
+
+def split_annotation(text: str) -> tuple[str, list[str]]:
+    """``Annotated[int, Meta(ge=1)] | UnsetType`` -> ``("int", ["ge=1"])``: the type without its metadata
+    (and without ``UnsetType``), and the value constraints that metadata states."""
+    out: list[str] = []
+    found: list[str] = []
+    i = 0
+    while (j := text.find("Annotated[", i)) >= 0:
+        out.append(text[i:j])
+        start = j + len("Annotated[")
+        end, commas = _close(text, start)
+        cut = commas[0] if commas else end
+        inner, more = split_annotation(text[start:cut])
+        out.append(inner)
+        found += more + _meta(text[cut + 1 : end])
+        i = end + 1
+    out.append(text[i:])
+    plain = "".join(out).replace(" | UnsetType", "").replace("UnsetType | ", "")
+    return plain, found
+
+
+def _meta(text: str) -> list[str]:
+    at = text.find("Meta(")
+    if at < 0:
+        return []
+    start = at + len("Meta(")
+    end, commas = _close(text, start)
+    bounds = [start - 1, *commas, end]
+    parts = [text[a + 1 : b].strip() for a, b in zip(bounds, bounds[1:])]
+    return [p for p in parts if p.split("=", 1)[0].strip() in _CONSTRAINTS]
+
+
+def _param(name: str, annotation: str, required: bool, default: str | None, description: str, aliases: dict[str, str]) -> Param:
+    plain, found = split_annotation(annotation)
+    for alias in _IDENT.findall(plain):  # a named alias keeps its constraints in its own annotation
+        if alias in aliases:
+            found += split_annotation(aliases[alias])[1]
+    return Param(name, plain, required, default, ", ".join(dict.fromkeys(found)), description)
+
+
+def _call(m: MethodPlan) -> str:
+    if m.kind == "binary":
+        return f"{m.name}({m.data_name})"
+    if m.kind == "request":
+        return f"{m.name}(request: {m.class_name})"
+    if m.kind == "json":
+        return f"{m.name}(payload)"
+    if m.kind == "requests":
+        return f"{m.name}(requests)"
+    lead = [p.name for p in m.leading]
+    return f"{m.name}({', '.join([*lead, '**params'])})"
+
+
+def _model(plan: ModelPlan, shared: dict[str, StructPlan]) -> dict[str, Any]:
+    structs = {**shared, **{s.name: s for s in plan.structs}}
+    aliases = {a.name: a.annotation for a in plan.aliases}
+    methods: list[Method] = []
+    wanted: list[str] = []
+    for m in plan.methods:
+        params = tuple(
+            _param(p.name, p.typed, p.wire in m.required, p.default, p.description, aliases) for p in m.params
+        )
+        returns = f"BatchJob[{m.returns}]" if m.kind == "requests" else m.returns
+        methods.append(Method(m.name, _call(m), returns, params, m.streams, m.kind == "requests", m.description))
+        wanted += _IDENT.findall(returns) + [n for p in params for n in _IDENT.findall(p.type)]
+    seen: dict[str, Struct] = {}
+    while wanted:  # every struct a method names, and the structs those name
+        name = wanted.pop(0)
+        struct = structs.get(name)
+        if struct is None or name in seen:
+            continue
+        fields = tuple(
+            _param(f.name, f.annotation, f.required, f.default, f.description, aliases) for f in struct.fields
+        )
+        seen[name] = Struct(name, fields)
+        wanted += [n for f in fields for n in _IDENT.findall(f.type)]
+    used_aliases = {n: aliases[n] for s in seen.values() for f in s.fields for n in _IDENT.findall(f.type) if n in aliases}
+    for m in methods:
+        used_aliases |= {n: aliases[n] for n in _IDENT.findall(m.returns) if n in aliases}
+    return {
+        "id": plan.model_id,
+        "task": plan.task,
+        "description": plan.source.description,
+        "module": plan.module,
+        "handle": plan.handle,
+        "async_handle": plan.async_handle,
+        "price": _price(plan.price),
+        "methods": methods,
+        "streams": [m.name + "_stream" for m in methods if m.streams],
+        "batch": [m.name for m in methods if m.batch],
+        "structs": sorted(seen.values(), key=lambda s: s.name),
+        "aliases": {n: split_annotation(a)[0] for n, a in sorted(used_aliases.items())},
+    }
+
+
+def _price(entries: Iterable[Any]) -> list[str]:
+    rows: list[str] = []
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("price") is not None:
+            parts = (entry.get("price"), entry.get("currency"), entry.get("unit"))  # pyright: ignore[reportUnknownMemberType]
+            rows.append(" ".join(str(x) for x in parts if x not in (None, "")))
+    return rows
+
+
+def page_path(model_id: str) -> str:
+    """``@cf/baai/bge-m3`` -> ``cf/baai/bge-m3.md``."""
+    return model_id.removeprefix("@") + ".md"
+
+
+def _md(value: object) -> str:
+    """Prose safe in Markdown: no raw HTML, one line."""
+    return " ".join(str(value or "").replace("&", "&amp;").replace("<", "&lt;").split())
+
+
+def reference_pages(plans: Sequence[ModelPlan], shared: Sequence[SharedPlan]) -> dict[str, str]:
+    """Relative path -> Markdown: ``index.md`` and one page per model."""
+    env = Environment(
+        loader=FileSystemLoader(_TEMPLATES),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+    env.filters["md"] = _md
+    shared_structs = {s.name: s for sp in shared for s in sp.structs}
+    models = [_model(p, shared_structs) for p in sorted(plans, key=lambda p: (p.task, p.model_id))]
+    pages: dict[str, str] = {}
+    for model in models:
+        path = page_path(model["id"])
+        up = "../" * path.count("/")
+        pages[path] = env.get_template("model.md.jinja").render(m=model, index=f"{up}index.md")
+    pages["index.md"] = env.get_template("index.md.jinja").render(models=models, page_path=page_path)
+    return pages
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m codegen.reference", description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--schemas", type=Path, default=Path("schemas"), help="folder of model schema files")
+    parser.add_argument("--out", type=Path, required=True, help="folder that receives the Markdown pages")
+    args = parser.parse_args(argv)
+    loaded = load_schemas(args.schemas)
+    if loaded.problems or not loaded.models:
+        for problem in loaded.problems:
+            print(problem, file=sys.stderr)
+        print(f"codegen.reference: no models loaded from {args.schemas}", file=sys.stderr)
+        return 2
+    plans, shared = plan_models(loaded.models, [])
+    pages = reference_pages(plans, shared)
+    for rel, text in pages.items():
+        path = args.out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    print(f"codegen.reference: {len(pages) - 1} model pages and an index -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
