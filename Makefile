@@ -53,7 +53,7 @@ docs: install
 	for page in networks observability; do test -f docs/$$page.md || { echo "docs: docs/$$page.md is missing; a stand-in page is used"; \
 		printf '# %s\n\n(being written)\n' $$page > $(DOCS_SRC)/docs/$$page.md; }; done
 	$(BIN)/python -m codegen.reference --out $(DOCS_SRC)/reference
-	$(BIN)/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict  # not --quiet: it hides the warnings strict counts
 
 sync: install
 	$(BIN)/python -m workers_ai._cli sync  # -m: the checkout (and so the generator) is importable

@@ -12,9 +12,10 @@ import argparse
 import re
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
@@ -26,7 +27,9 @@ __all__ = ["main", "reference_pages"]
 
 _TEMPLATES = Path(__file__).parent / "templates" / "reference"
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 # Meta(...) keywords that constrain a value (titles and descriptions are prose, not constraints).
+_DEFAULT = re.compile(r"\s*\(default [^()]*\)$")  # a default the description repeats
 _CONSTRAINTS = ("ge", "gt", "le", "lt", "multiple_of", "min_length", "max_length", "pattern")
 
 
@@ -59,13 +62,13 @@ class Struct:
 
 def _close(text: str, start: int) -> tuple[int, list[int]]:
     """Index of the bracket closing the one opened just before ``start``, and its top-level commas."""
-    depth, i, commas = 1, start, []
+    depth, i = 1, start
+    commas: list[int] = []
     while i < len(text):
         ch = text[i]
-        if ch in "'\"":
-            i = text.index(ch, i + 1) if ch in text[i + 1 :] else len(text)
-            while text[i - 1] == "\\" and i < len(text):  # an escaped quote inside the literal
-                i = text.index(ch, i + 1)
+        if ch in "'\"":  # a string literal (an enum value) may hold brackets and commas
+            literal = _STRING.match(text, i)
+            i = literal.end() - 1 if literal else len(text)
         elif ch in "[(":
             depth += 1
         elif ch in "])":
@@ -80,7 +83,8 @@ def _close(text: str, start: int) -> tuple[int, list[int]]:
 
 def split_annotation(text: str) -> tuple[str, list[str]]:
     """``Annotated[int, Meta(ge=1)] | UnsetType`` -> ``("int", ["ge=1"])``: the type without its metadata
-    (and without ``UnsetType``), and the value constraints that metadata states."""
+    (and without ``UnsetType``), and the value constraints that metadata states, each prefixed with the type
+    it constrains when that is only part of the whole (``str: min_length=1``)."""
     out: list[str] = []
     found: list[str] = []
     i = 0
@@ -91,11 +95,14 @@ def split_annotation(text: str) -> tuple[str, list[str]]:
         cut = commas[0] if commas else end
         inner, more = split_annotation(text[start:cut])
         out.append(inner)
-        found += more + _meta(text[cut + 1 : end])
+        meta = ", ".join(_meta(text[cut + 1 : end]))
+        found += [f"{inner}: {c}" if ": " not in c else c for c in more]
+        if meta:
+            found.append(f"{inner}: {meta}")
         i = end + 1
     out.append(text[i:])
     plain = "".join(out).replace(" | UnsetType", "").replace("UnsetType | ", "")
-    return plain, found
+    return plain, [c.removeprefix(f"{plain}: ") for c in found]
 
 
 def _meta(text: str) -> list[str]:
@@ -105,16 +112,20 @@ def _meta(text: str) -> list[str]:
     start = at + len("Meta(")
     end, commas = _close(text, start)
     bounds = [start - 1, *commas, end]
-    parts = [text[a + 1 : b].strip() for a, b in zip(bounds, bounds[1:])]
+    parts = [text[a + 1 : b].strip() for a, b in pairwise(bounds)]
     return [p for p in parts if p.split("=", 1)[0].strip() in _CONSTRAINTS]
 
 
-def _param(name: str, annotation: str, required: bool, default: str | None, description: str, aliases: dict[str, str]) -> Param:
+def _param(
+    name: str, annotation: str, required: bool, default: str | None, description: str, aliases: dict[str, str]
+) -> Param:
     plain, found = split_annotation(annotation)
     for alias in _IDENT.findall(plain):  # a named alias keeps its constraints in its own annotation
         if alias in aliases:
-            found += split_annotation(aliases[alias])[1]
-    return Param(name, plain, required, default, ", ".join(dict.fromkeys(found)), description)
+            found += [c if ": " in c else f"{alias}: {c}" for c in split_annotation(aliases[alias])[1]]
+    if default in ("UNSET", "msgspec.UNSET"):
+        default = None
+    return Param(name, plain, required, default, "; ".join(dict.fromkeys(found)), _DEFAULT.sub("", description))
 
 
 def _call(m: MethodPlan) -> str:
@@ -130,15 +141,23 @@ def _call(m: MethodPlan) -> str:
     return f"{m.name}({', '.join([*lead, '**params'])})"
 
 
-def _model(plan: ModelPlan, shared: dict[str, StructPlan]) -> dict[str, Any]:
-    structs = {**shared, **{s.name: s for s in plan.structs}}
+def _model(plan: ModelPlan, shared: dict[str, dict[str, StructPlan]]) -> dict[str, Any]:
+    structs = {name: shared[module][name] for module, names in plan.shared for name in names if name in shared[module]}
+    structs |= {s.name: s for s in plan.structs}
     aliases = {a.name: a.annotation for a in plan.aliases}
     methods: list[Method] = []
     wanted: list[str] = []
     for m in plan.methods:
-        params = tuple(
-            _param(p.name, p.typed, p.wire in m.required, p.default, p.description, aliases) for p in m.params
-        )
+        request = structs.get(m.class_name or "")
+        by_name = {f.name: f for f in request.fields} if request is not None else {}
+        params: tuple[Param, ...] = ()
+        for p in m.params:  # the type a caller passes; constraints and default from the request's field
+            field = by_name.get(p.field)
+            param = _param(p.name, p.typed, p.wire in m.required, p.default, p.description, aliases)
+            if field is not None:
+                wire = _param(p.name, field.annotation, field.required, field.default, "", aliases)
+                param = replace(param, default=wire.default, constraint=wire.constraint)
+            params += (param,)
         returns = f"BatchJob[{m.returns}]" if m.kind == "requests" else m.returns
         methods.append(Method(m.name, _call(m), returns, params, m.streams, m.kind == "requests", m.description))
         wanted += _IDENT.findall(returns) + [n for p in params for n in _IDENT.findall(p.type)]
@@ -153,9 +172,9 @@ def _model(plan: ModelPlan, shared: dict[str, StructPlan]) -> dict[str, Any]:
         )
         seen[name] = Struct(name, fields)
         wanted += [n for f in fields for n in _IDENT.findall(f.type)]
-    used_aliases = {n: aliases[n] for s in seen.values() for f in s.fields for n in _IDENT.findall(f.type) if n in aliases}
-    for m in methods:
-        used_aliases |= {n: aliases[n] for n in _IDENT.findall(m.returns) if n in aliases}
+    named = [n for s in seen.values() for f in s.fields for n in _IDENT.findall(f.type)]
+    named += [n for method in methods for n in _IDENT.findall(method.returns)]
+    used_aliases = {n: aliases[n] for n in named if n in aliases}
     return {
         "id": plan.model_id,
         "task": plan.task,
@@ -166,6 +185,7 @@ def _model(plan: ModelPlan, shared: dict[str, StructPlan]) -> dict[str, Any]:
         "price": _price(plan.price),
         "methods": methods,
         "streams": [m.name + "_stream" for m in methods if m.streams],
+        "realtime": str(plan.source.properties.get("realtime", "")).lower() == "true",
         "batch": [m.name for m in methods if m.batch],
         "structs": sorted(seen.values(), key=lambda s: s.name),
         "aliases": {n: split_annotation(a)[0] for n, a in sorted(used_aliases.items())},
@@ -174,9 +194,10 @@ def _model(plan: ModelPlan, shared: dict[str, StructPlan]) -> dict[str, Any]:
 
 def _price(entries: Iterable[Any]) -> list[str]:
     rows: list[str] = []
-    for entry in entries:
-        if isinstance(entry, dict) and entry.get("price") is not None:
-            parts = (entry.get("price"), entry.get("currency"), entry.get("unit"))  # pyright: ignore[reportUnknownMemberType]
+    for raw in entries:
+        entry = cast("dict[str, object]", raw) if isinstance(raw, dict) else {}
+        if entry.get("price") is not None:
+            parts = (entry.get("price"), entry.get("currency"), entry.get("unit"))
             rows.append(" ".join(str(x) for x in parts if x not in (None, "")))
     return rows
 
@@ -202,13 +223,16 @@ def reference_pages(plans: Sequence[ModelPlan], shared: Sequence[SharedPlan]) ->
         autoescape=False,
     )
     env.filters["md"] = _md
-    shared_structs = {s.name: s for sp in shared for s in sp.structs}
+    shared_structs = {sp.module: {s.name: s for s in sp.structs} for sp in shared}
     models = [_model(p, shared_structs) for p in sorted(plans, key=lambda p: (p.task, p.model_id))]
     pages: dict[str, str] = {}
     for model in models:
         path = page_path(model["id"])
         up = "../" * path.count("/")
-        pages[path] = env.get_template("model.md.jinja").render(m=model, index=f"{up}index.md")
+        # The site keeps the reference in reference/ beside docs/: the realtime page is one level further up.
+        pages[path] = env.get_template("model.md.jinja").render(
+            m=model, index=f"{up}index.md", realtime=f"{up}../docs/realtime.md"
+        )
     pages["index.md"] = env.get_template("index.md.jinja").render(models=models, page_path=page_path)
     return pages
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,7 +52,7 @@ def shown_outputs(pages: list[Path] = PAGES) -> list[tuple[Block, str]]:
         text = page.read_text()
         name = page.relative_to(ROOT).as_posix()
         found = list(_FENCED.finditer(text))
-        for m, after in zip(found, found[1:]):
+        for m, after in pairwise(found):
             if m[1] == "python" and after[1] == "text" and not text[m.end() : after.start()].strip():
                 pairs.append((Block(name, _line(text, m.start()), "", m[2]), after[2]))
     return pairs

@@ -52,9 +52,8 @@ def _source(block: Block) -> str:
 
 def test_the_pages_have_python_blocks() -> None:
     assert len(BLOCKS) >= 10
-    pages = {b.page for b in BLOCKS}
-    assert "README.md" in pages
-    assert {p.relative_to(PAGES[0].parent).as_posix() for p in PAGES} >= {"README.md", "docs/library.md"}
+    assert {"README.md", "docs/library.md"} <= {b.page for b in BLOCKS}
+    assert len(PAGES) > 2
 
 
 def test_every_block_type_checks(tmp_path: Path) -> None:
@@ -69,4 +68,5 @@ def test_every_block_type_checks(tmp_path: Path) -> None:
     (tmp_path / "none.ini").write_text("[mypy]\n")
     result = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=600)
     if result.returncode != 0:
-        pytest.fail("blocks do not type-check (file <page>_L<line>.py is the block at that line):\n" + result.stdout[-6000:])
+        where = "file <page>_L<line>.py is the block at that line of the page"
+        pytest.fail(f"blocks do not type-check ({where}):\n" + result.stdout[-6000:])
