@@ -41,6 +41,7 @@ class Param:
     default: str | None
     constraint: str
     description: str
+    wire: str = ""  # a struct field's JSON key (shown when the Python name differs: ``words_`` for ``words``)
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class Method:
 class Struct:
     name: str
     fields: tuple[Param, ...]
+    view: str | None  # the task family's view it carries (``docs/families.md``)
 
 
 def _close(text: str, start: int) -> tuple[int, list[int]]:
@@ -162,16 +164,21 @@ def _model(plan: ModelPlan, shared: dict[str, dict[str, StructPlan]]) -> dict[st
         methods.append(Method(m.name, _call(m), returns, params, m.streams, m.kind == "requests", m.description))
         wanted += _IDENT.findall(returns) + [n for p in params for n in _IDENT.findall(p.type)]
     seen: dict[str, Struct] = {}
+    seen_aliases: set[str] = set()
     while wanted:  # every struct a method names, and the structs those name
         name = wanted.pop(0)
+        if name in aliases and name not in seen_aliases:  # a list or union alias: the structs it names
+            seen_aliases.add(name)
+            wanted += _IDENT.findall(aliases[name])
         struct = structs.get(name)
         if struct is None or name in seen:
             continue
         fields = tuple(
-            _param(f.name, f.annotation, f.required, f.default, f.description, aliases) for f in struct.fields
+            replace(_param(f.name, f.annotation, f.required, f.default, f.description, aliases), wire=f.wire)
+            for f in struct.fields
         )
-        seen[name] = Struct(name, fields)
-        wanted += [n for f in fields for n in _IDENT.findall(f.type)]
+        seen[name] = Struct(name, fields, struct.view)
+        wanted += [n for f in fields for n in _IDENT.findall(f.type)]  # a field's type: the structs it names
     named = [n for s in seen.values() for f in s.fields for n in _IDENT.findall(f.type)]
     named += [n for method in methods for n in _IDENT.findall(method.returns)]
     used_aliases = {n: aliases[n] for n in named if n in aliases}
@@ -229,9 +236,9 @@ def reference_pages(plans: Sequence[ModelPlan], shared: Sequence[SharedPlan]) ->
     for model in models:
         path = page_path(model["id"])
         up = "../" * path.count("/")
-        # The site keeps the reference in reference/ beside docs/: the realtime page is one level further up.
+        # The site keeps the reference in reference/ beside docs/: the topic pages are one level further up.
         pages[path] = env.get_template("model.md.jinja").render(
-            m=model, index=f"{up}index.md", realtime=f"{up}../docs/realtime.md"
+            m=model, index=f"{up}index.md", realtime=f"{up}../docs/realtime.md", families=f"{up}../docs/families.md"
         )
     pages["index.md"] = env.get_template("index.md.jinja").render(models=models, page_path=page_path)
     return pages
