@@ -45,7 +45,8 @@ def test_a_page_states_types_defaults_constraints_streams_batches_and_price(
     assert "- `truncate_inputs`: `bool`, default `False`." in page
     assert "| Batches | `batch()` (async queue) |" in page
     assert re.search(r"\| Price \| [0-9.]+ USD per M input tokens \|", page)
-    assert "### `EmbeddingOutput`\n\n- `shape`: `list[int]`, **required**." in page
+    assert "- `shape`: `list[int]`, **required**. Size of the result" in page
+    assert "### `EmbeddingOutput`\n\nWith its task's view, `EmbeddingView`" in page
     chat = catalog[1]["cf/meta/llama-3-8b-instruct.md"]
     assert "| Streaming | `generate_stream()`, `chat_stream()` |" in chat
 
