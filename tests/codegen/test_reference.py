@@ -73,3 +73,9 @@ def test_the_readme_is_short_and_opens_with_the_two_commands() -> None:
     commands = lines[lines.index("```sh") + 1 : lines.index("```", lines.index("```sh"))]
     assert [c.split("#")[0].strip() for c in commands] == ["make demo", "make test"]
     assert lines.index("```sh") <= 3
+
+
+def test_the_readme_links_every_topic_page() -> None:
+    readme = (ROOT / "README.md").read_text()
+    pages = [f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md")] + ["docs/networks.md", "docs/observability.md"]
+    assert [p for p in pages if f"]({p})" not in readme] == []
