@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 DEMO_VENV := .venv-demo
 DEMO_STAMP := $(DEMO_VENV)/.installed
 
-.PHONY: install generate check test demo bench sync lint typecheck clean
+.PHONY: install generate check test demo bench docs sync lint typecheck clean
 
 install: $(STAMP)
 
@@ -43,8 +43,20 @@ $(DEMO_STAMP): pyproject.toml
 bench: install
 	$(BIN)/python bench/run.py
 
+# The site: the pages at their repository paths (so relative links work in both places) and the per-model
+# reference printed from the plan, into build/docs; then mkdocs, strict, into site/. Pages other branches
+# are still writing get a one-line stand-in until they land.
+DOCS_SRC := build/docs
+docs: install
+	rm -rf $(DOCS_SRC) && mkdir -p $(DOCS_SRC)/docs $(DOCS_SRC)/bench
+	cp README.md CONTRIBUTING.md $(DOCS_SRC)/ && cp docs/*.md $(DOCS_SRC)/docs/ && cp bench/README.md $(DOCS_SRC)/bench/
+	for page in networks observability; do test -f docs/$$page.md || { echo "docs: docs/$$page.md is missing; a stand-in page is used"; \
+		printf '# %s\n\n(being written)\n' $$page > $(DOCS_SRC)/docs/$$page.md; }; done
+	$(BIN)/python -m codegen.reference --out $(DOCS_SRC)/reference
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict  # not --quiet: it hides the warnings strict counts
+
 sync: install
 	$(BIN)/python -m workers_ai._cli sync  # -m: the checkout (and so the generator) is importable
 
 clean:
-	rm -rf $(VENV) $(DEMO_VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(DEMO_VENV) .mypy_cache .pytest_cache .ruff_cache build/docs site

@@ -1,4 +1,4 @@
-"""The async client in a few lines (the README's "Async" snippet; type-checked by ``make check``).
+"""The async client in a few lines (the snippet of docs/async.md; type-checked by ``make check``).
 
 Runs against the local emulator, so it needs no account: ``python examples/async_quickstart.py``.
 """

@@ -1,16 +1,14 @@
-"""Every ```python block of README.md type-checks under mypy --strict as written.
+"""Every ```python block of README.md and docs/*.md type-checks under mypy --strict as written.
 
-README blocks continue the story of the ones before them: a block may use ``ai``, ``bge``, ``llama``,
-``texts`` or ``emu`` (an Emulator) as the README introduced them without repeating the setup. Those
-names (and only those, plus ``df``, the Spark DataFrame of the Spark recipe, which needs a JVM we
-don't install) are declared before a block that uses them without assigning them; everything else a
-block names must be its own.
+A page's blocks continue its story: a block may use ``ai``, ``bge``, ``llama``, ``texts`` or ``emu`` (an
+Emulator) as the page introduced them without repeating the setup. Those names (and only those, plus
+``df``, the Spark DataFrame of the Spark recipe, which needs a JVM we don't install) are declared before a
+block that uses them without assigning them; everything else a block names must be its own.
 """
 
 from __future__ import annotations
 
 import ast
-import re
 import subprocess
 import sys
 import textwrap
@@ -18,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-BLOCKS = re.findall(r"^( *)```python\n(.*?)^\1```", (ROOT / "README.md").read_text(), re.S | re.M)
+from tests._docs import PAGES, Block, python_blocks
 
-# What the README has introduced by the time a block leans on these names.
+BLOCKS = python_blocks()
+
+# What a page has introduced by the time a block leans on these names.
 CONTEXT = {
     "ai": 'ai = WorkersAI(account_id="a" * 32, api_token="tok")',
     "bge": 'bge = ai.model("@cf/baai/bge-m3")',
@@ -32,8 +31,8 @@ CONTEXT = {
 }
 
 
-def _source(indent: str, block: str) -> str:
-    code = textwrap.dedent(block) if indent else block
+def _source(block: Block) -> str:
+    code = textwrap.dedent(block.code) if block.indent else block.code
     tree = ast.parse(code)
     assigned = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     assigned |= {
@@ -46,20 +45,22 @@ def _source(indent: str, block: str) -> str:
     needed = [name for name in CONTEXT if name in used and name not in assigned]
     if "bge" in needed or "llama" in needed:
         needed = ["ai", *needed] if "ai" not in needed and "ai" not in assigned else needed
-    prelude = ["from typing import Any", "from workers_ai import WorkersAI"]
+    prelude = [f"# {block.page}, line {block.line}", "from typing import Any", "from workers_ai import WorkersAI"]
     prelude += [CONTEXT[name] for name in CONTEXT if name in needed]
     return "\n".join(prelude) + "\n\n" + code
 
 
-def test_the_readme_has_python_blocks() -> None:
+def test_the_pages_have_python_blocks() -> None:
     assert len(BLOCKS) >= 10
+    assert {"README.md", "docs/library.md"} <= {b.page for b in BLOCKS}
+    assert len(PAGES) > 2
 
 
-def test_every_readme_block_type_checks(tmp_path: Path) -> None:
+def test_every_block_type_checks(tmp_path: Path) -> None:
     files = []
-    for i, (indent, block) in enumerate(BLOCKS):
-        path = tmp_path / f"readme_block_{i:02d}.py"
-        path.write_text(_source(indent, block))
+    for block in BLOCKS:
+        path = tmp_path / f"{block.slug}.py"
+        path.write_text(_source(block))
         files.append(str(path))
     # pyarrow ships no type information; a user's mypy needs the same switch for it.
     cmd = [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", str(tmp_path / "cache")]
@@ -67,4 +68,5 @@ def test_every_readme_block_type_checks(tmp_path: Path) -> None:
     (tmp_path / "none.ini").write_text("[mypy]\n")
     result = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=600)
     if result.returncode != 0:
-        pytest.fail("README blocks do not type-check:\n" + result.stdout[-6000:])
+        where = "file <page>_L<line>.py is the block at that line of the page"
+        pytest.fail(f"blocks do not type-check ({where}):\n" + result.stdout[-6000:])
