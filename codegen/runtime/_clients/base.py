@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from .. import _registry
 from .._core.affinity import affinity_header
 from .._core.config import SessionConfig
+from .._core.redact import mask_url
 from ..errors import ConfigurationError
 
 __all__ = ["ClientBase"]
@@ -37,7 +38,7 @@ class ClientBase(SessionConfig):
 
     def __repr__(self) -> str:
         via = f", gateway={self.gateway.id!r}" if self.gateway else ""
-        return f"{type(self).__name__}(account_id={self.account_id!r}, base_url={self.base_url!r}{via})"
+        return f"{type(self).__name__}(account_id={self.account_id!r}, base_url={mask_url(self.base_url)!r}{via})"
 
     def models(self) -> list[str]:
         """Ids of the models this package was generated for."""
