@@ -16,7 +16,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Final
 
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
@@ -33,9 +33,9 @@ from workers_ai.testing import Emulator
 
 from ._drivers import KINDS, Driver
 
-LLAMA = "@cf/meta/llama-3.1-8b-instruct"
-BGE = "@cf/baai/bge-m3"
-HELLO = [{"role": "user", "content": "hello there"}]
+LLAMA: Final = "@cf/meta/llama-3.1-8b-instruct"
+BGE: Final = "@cf/baai/bge-m3"
+HELLO: Final[list[Any]] = [{"role": "user", "content": "hello there"}]
 GATEWAY_SECRET = "GW-SECRET-1"
 HEADERS = {"cf-aig-authorization": f"Bearer {GATEWAY_SECRET}", "x-team": "search"}
 
@@ -69,7 +69,7 @@ class Seen:
         for rm in data.resource_metrics if data is not None else []:
             for sm in rm.scope_metrics:
                 for m in sm.metrics:
-                    out.setdefault(m.name, []).extend((m.unit, p) for p in m.data.data_points)  # type: ignore[union-attr]
+                    out.setdefault(m.name, []).extend((m.unit, p) for p in m.data.data_points)
         return out
 
 

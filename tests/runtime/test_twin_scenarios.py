@@ -95,7 +95,7 @@ def _drop(data: Any) -> Any:
 
 # Span attributes and event attributes that differ from run to run (timings, ids, the server's ray id).
 _VOLATILE_ATTRS = {
-    "duration_ms",
+    "workers_ai.duration_ms",
     "workers_ai.cf_ray",
     "gen_ai.response.time_to_first_chunk",
     "gen_ai.response.id",

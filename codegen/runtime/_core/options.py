@@ -76,8 +76,8 @@ class ClientOptions(msgspec.Struct, frozen=True, kw_only=True):
     def __repr__(self) -> str:
         return f"ClientOptions({', '.join(f'{name}={value!r}' for name, value in self._shown())})"
 
-    def __rich_repr__(self) -> Iterator[tuple[str, Any]]:
-        yield from self._shown()
+    def __rich_repr__(self) -> list[tuple[str, Any]]:
+        return list(self._shown())
 
 
 if TYPE_CHECKING:

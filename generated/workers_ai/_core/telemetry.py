@@ -420,7 +420,8 @@ class Call:
         """One HTTP attempt, as a span event (retries are the events after the first)."""
         if not self.recording:
             return
-        attrs: dict[str, Any] = {"http.request.method": method, "workers_ai.attempt": number, "duration_ms": ms}
+        attrs: dict[str, Any] = {"http.request.method": method, "workers_ai.attempt": number}
+        attrs["workers_ai.duration_ms"] = ms
         if status is not None:
             attrs["http.response.status_code"] = status
         if failure is not None:
