@@ -403,35 +403,42 @@ def test_workers_ai_log_env_adds_a_stderr_handler(emu: Emulator, level: str) -> 
     assert emu.api_token not in got.stderr and GATEWAY_SECRET not in got.stderr
 
 
-def test_global_providers_from_outside(emu: Emulator) -> None:
-    code = (
-        textwrap.dedent("""
-    import json, sys
-    import workers_ai
-    assert not any(m.startswith("opentelemetry") for m in sys.modules), "imported at import workers_ai"
-    from opentelemetry import metrics, trace
-    from opentelemetry.sdk.metrics import MeterProvider
-    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-    exporter, reader = InMemorySpanExporter(), InMemoryMetricReader()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    trace.set_tracer_provider(provider)
-    metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
-    """)
-        + _CALL
-        + textwrap.dedent("""
-    spans = [(s.name, dict(s.attributes)) for s in exporter.get_finished_spans()]
-    names = [m.name for rm in reader.get_metrics_data().resource_metrics for sm in rm.scope_metrics for m in sm.metrics]
-    print(json.dumps({"spans": spans, "metrics": names}))
-    """)
-    )
+_SET_GLOBALS = """
+from opentelemetry import metrics, trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+exporter, reader = InMemorySpanExporter(), InMemoryMetricReader()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(exporter))
+trace.set_tracer_provider(provider)
+metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
+"""
+
+
+@pytest.mark.parametrize("when", ["before the first call", "after the first call"])
+def test_global_providers_from_outside(emu: Emulator, when: str) -> None:
+    """The global providers, set before the client's first call or later (the first call then records
+    nothing, the next ones do); ``import workers_ai`` imports no opentelemetry."""
+    imports = """
+import json, sys
+import workers_ai
+assert not any(m.startswith("opentelemetry") for m in sys.modules), "imported at import workers_ai"
+"""
+    report = """
+ai.model("@cf/baai/bge-m3").embed(text=["again"])
+spans = [(s.name, dict(s.attributes)) for s in exporter.get_finished_spans()]
+names = [m.name for rm in reader.get_metrics_data().resource_metrics for sm in rm.scope_metrics for m in sm.metrics]
+print(json.dumps({"spans": spans, "metrics": names}))
+"""
+    before = when.startswith("before")
+    code = imports + (_SET_GLOBALS if before else "") + _CALL + ("" if before else _SET_GLOBALS) + report
     got = _child(code, emu)
     assert got.returncode == 0, got.stderr
     out = json.loads(got.stdout)
-    assert [name for name, _ in out["spans"]] == [f"embeddings {BGE}"]
+    assert [name for name, _ in out["spans"]] == [f"embeddings {BGE}"] * (2 if before else 1)
     assert "gen_ai.client.operation.duration" in out["metrics"]
     assert GATEWAY_SECRET not in got.stdout and emu.api_token not in got.stdout
 

@@ -217,6 +217,23 @@ class Telemetry:
         self.client_kind = kind.CLIENT
         self.internal_kind = kind.INTERNAL
         self.content_on_span, self.content_as_event = _capture_mode()
+        # With the global providers: the API's proxies until the application sets real ones. While both
+        # are still those proxies nothing would be recorded, so calls skip telemetry (see `telemetry_of`).
+        self._globals: tuple[Any, Any, Any, Any] | None = None
+        if tracer_provider is None and meter_provider is None:
+            tp, mp = trace.get_tracer_provider(), metrics.get_meter_provider()
+            if isinstance(tp, trace.ProxyTracerProvider) and type(mp).__name__ == "_ProxyMeterProvider":
+                self._globals = (trace.get_tracer_provider, tp, metrics.get_meter_provider, mp)
+
+    def unconfigured(self) -> bool:
+        """Whether no provider is set yet (the globals are still the API's no-op proxies)."""
+        g = self._globals
+        if g is None:
+            return False
+        if g[0]() is g[1] and g[2]() is g[3]:
+            return True
+        self._globals = None  # set once, never unset
+        return False
 
     def start(
         self,
@@ -263,15 +280,16 @@ def _version() -> str:
 
 def telemetry_of(cfg: Any) -> Telemetry | None:
     """The client's :class:`Telemetry`, made on first use; None when it is off or the API is missing."""
-    tel = cfg.__dict__.get("_telemetry", False)
-    if tel is not False:
-        return tel  # type: ignore[no-any-return]
+    got: Any = cfg.__dict__.get("_telemetry", False)
+    if got is not False:
+        tel: Telemetry | None = got
+        return None if tel is None or tel.unconfigured() else tel
     opts = cfg.options
     made: Telemetry | None = None
     if opts.telemetry and _api():
         made = Telemetry(opts.tracer_provider, opts.meter_provider)
     cfg._telemetry = made
-    return made
+    return None if made is None or made.unconfigured() else made
 
 
 _REQUEST_PARAMS = (
