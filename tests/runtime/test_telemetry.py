@@ -421,13 +421,15 @@ metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
 @pytest.mark.parametrize("when", ["before the first call", "after the first call"])
 def test_global_providers_from_outside(emu: Emulator, when: str) -> None:
     """The global providers, set before the client's first call or later (the first call then records
-    nothing, the next ones do); ``import workers_ai`` imports no opentelemetry."""
+    nothing, calls from a second later do); ``import workers_ai`` imports no opentelemetry."""
     imports = """
 import json, sys
 import workers_ai
 assert not any(m.startswith("opentelemetry") for m in sys.modules), "imported at import workers_ai"
 """
     report = """
+import time
+time.sleep(1.1)  # the providers are looked up at most once a second while none is set
 ai.model("@cf/baai/bge-m3").embed(text=["again"])
 spans = [(s.name, dict(s.attributes)) for s in exporter.get_finished_spans()]
 names = [m.name for rm in reader.get_metrics_data().resource_metrics for sm in rm.scope_metrics for m in sm.metrics]

@@ -220,16 +220,23 @@ class Telemetry:
         # With the global providers: the API's proxies until the application sets real ones. While both
         # are still those proxies nothing would be recorded, so calls skip telemetry (see `telemetry_of`).
         self._globals: tuple[Any, Any, Any, Any] | None = None
+        self._checked = 0.0
         if tracer_provider is None and meter_provider is None:
             tp, mp = trace.get_tracer_provider(), metrics.get_meter_provider()
             if isinstance(tp, trace.ProxyTracerProvider) and type(mp).__name__ == "_ProxyMeterProvider":
                 self._globals = (trace.get_tracer_provider, tp, metrics.get_meter_provider, mp)
 
     def unconfigured(self) -> bool:
-        """Whether no provider is set yet (the globals are still the API's no-op proxies)."""
+        """Whether no provider is set yet (the globals are still the API's no-op proxies). Looked up at
+        most once a second (the API's getters read the environment): a provider set later is used from
+        the calls that start a second after."""
         g = self._globals
         if g is None:
             return False
+        now = time.monotonic()
+        if now - self._checked < 1.0:
+            return True
+        self._checked = now
         if g[0]() is g[1] and g[2]() is g[3]:
             return True
         self._globals = None  # set once, never unset
