@@ -54,7 +54,9 @@ def _set_sdk() -> Any:
 def main() -> None:
     if sys.argv[1] == "import":
         sys.meta_path.insert(0, _Refuse(sys.argv[2] == "noapi"))
-        import workers_ai  # noqa: F401
+        import importlib
+
+        importlib.import_module("workers_ai")
 
         print(json.dumps({"otel_loaded": any(m.startswith("opentelemetry") for m in sys.modules)}))
         return

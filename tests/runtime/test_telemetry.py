@@ -64,12 +64,19 @@ class Seen:
         return {"tracer_provider": self.tracer_provider, "meter_provider": self.meter_provider, **more}
 
     def metrics(self) -> dict[str, list[Any]]:
+        """Each metric's data points as (unit, point), by name."""
         out: dict[str, list[Any]] = {}
-        data = self.reader.get_metrics_data()
-        for rm in data.resource_metrics if data is not None else []:
-            for sm in rm.scope_metrics:
-                for m in sm.metrics:
-                    out.setdefault(m.name, []).extend((m.unit, p) for p in m.data.data_points)
+        data: Any = self.reader.get_metrics_data()
+        resources: list[Any] = list(data.resource_metrics) if data is not None else []
+        for rm in resources:
+            scopes: list[Any] = list(rm.scope_metrics)
+            for sm in scopes:
+                found: list[Any] = list(sm.metrics)
+                for m in found:
+                    points: list[Any] = list(m.data.data_points)
+                    name: str = m.name
+                    unit: str = m.unit
+                    out.setdefault(name, []).extend((unit, p) for p in points)
         return out
 
 

@@ -12,7 +12,7 @@ shows it; treat pickled clients like the token itself.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .redact import is_secret_name, mask_url
 
@@ -103,7 +103,8 @@ def _hidden(name: str, value: Any) -> Any:
     if name == "api_token" and isinstance(value, str):
         return Secret(value)
     if name == "headers" and isinstance(value, Mapping):
-        return {k: Secret(v) if is_secret_name(k) and isinstance(v, str) else v for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
+        headers = cast("Mapping[str, Any]", value)
+        return {k: Secret(v) if is_secret_name(k) and isinstance(v, str) else v for k, v in headers.items()}
     if name == "proxy" and isinstance(value, str) and mask_url(value) != value:
         return Secret(value)
     return value
@@ -112,8 +113,10 @@ def _hidden(name: str, value: Any) -> Any:
 def _revealed(value: Any) -> Any:
     if isinstance(value, Secret):
         return value.reveal()
-    if isinstance(value, dict) and any(isinstance(v, Secret) for v in value.values()):  # pyright: ignore[reportUnknownVariableType]
-        return {k: v.reveal() if isinstance(v, Secret) else v for k, v in value.items()}  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, dict):
+        items = cast("dict[str, Any]", value)
+        if any(isinstance(v, Secret) for v in items.values()):
+            return {k: v.reveal() if isinstance(v, Secret) else v for k, v in items.items()}
     return value
 
 

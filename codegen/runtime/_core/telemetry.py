@@ -141,20 +141,20 @@ def attempt_done(
 
 # ---------------------------------------------------------------------------------------------- OpenTelemetry
 
-_API: Any = None  # (trace, metrics, context, Status, StatusCode, SpanKind) once imported; False when missing
+_api_modules: Any = None  # (trace, metrics, context, Status, StatusCode, SpanKind) once imported; False when missing
 
 
 def _api() -> Any:
-    global _API
-    if _API is None:
+    global _api_modules
+    if _api_modules is None:
         try:
             from opentelemetry import context, metrics, trace
             from opentelemetry.trace import SpanKind, Status, StatusCode
         except ImportError:
-            _API = False
+            _api_modules = False
         else:
-            _API = (trace, metrics, context, Status, StatusCode, SpanKind)
-    return _API
+            _api_modules = (trace, metrics, context, Status, StatusCode, SpanKind)
+    return _api_modules
 
 
 def _capture_mode() -> tuple[bool, bool]:
@@ -185,7 +185,7 @@ class Telemetry:
     """A client's tracer, meter and instruments (made on its first call; see :func:`telemetry_of`)."""
 
     def __init__(self, tracer_provider: Any, meter_provider: Any) -> None:
-        trace, metrics, context, status, code, kind = _API
+        trace, metrics, context, status, code, kind = _api_modules
         version = _version()
         if tracer_provider is None:
             self.tracer = trace.get_tracer("workers_ai", version, schema_url=SCHEMA_URL)
