@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from .._core.flow import Flow
-from .._core.telemetry import batch_log, telemetry_of, traced
+from .._core.telemetry import batch_log, telemetry_of
 from .jobs import AsyncBatchJob, AsyncBatchTarget, BatchJob, BatchJobBase, BatchTarget
 from .wire import MAX_BATCH_BYTES, BatchModel, check_batch_size, encode_batch, encode_requests, submitted_id
 
@@ -85,7 +85,7 @@ def submit_flow(
         request_id = yield from flow
     else:
         call = tel.start("batch_submit", handle.model_id, url, extra={"workers_ai.batch.size": size})
-        request_id = yield from traced(call, flow, lambda rid: {"workers_ai.batch.request_id": rid})
+        request_id = yield from tel.traced(call, flow, lambda rid: {"workers_ai.batch.request_id": rid})
     batch_log.info("batch %s for %s: queued (%d requests)", request_id, handle.model_id, size)
     return job_type(handle, request_id, submitted_at=submitted, size=size)
 

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from .gateway import Gateway
-from .redact import mask_headers, mask_url
 
 __all__ = [
     "DEFAULT_MAX_CONNECTIONS",
@@ -65,6 +64,8 @@ class ClientOptions(msgspec.Struct, frozen=True, kw_only=True):
 
     def _shown(self) -> Iterator[tuple[str, Any]]:
         """Each field as a person may see it: secret-named header values and a proxy's password masked."""
+        from .redact import mask_headers, mask_url  # here: only a repr needs it
+
         for name in self.__struct_fields__:
             value = getattr(self, name)
             if name == "headers" and value is not None:

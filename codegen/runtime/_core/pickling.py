@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from .redact import is_secret_name, mask_url
-
 if TYPE_CHECKING:
     from typing_extensions import Self
 
@@ -100,6 +98,8 @@ class Rebuildable:
 def _hidden(name: str, value: Any) -> Any:
     """A constructor argument as a pickle holds it: the token, secret-named header values and a proxy
     URL with a password wrapped in :class:`Secret`, so the pickle's repr (or a debugger's) never shows them."""
+    from .redact import is_secret_name, mask_url  # here: only pickling needs it
+
     if name == "api_token" and isinstance(value, str):
         return Secret(value)
     if name == "headers" and isinstance(value, Mapping):

@@ -14,17 +14,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, cast
 
 import msgspec
 
 from .._core.decode import split_error
 from .._core.flow import Flow
 from .._core.jsonview import as_list, as_object
-from .._core.telemetry import Telemetry, telemetry_of
+from .._core.telemetry import telemetry_of
 from .._core.toolcall import ToolCall, tool_calls
 from ..errors import ConfigurationError, InputValidationError, ToolLoopError
 from .tooldefs import ToolDef, ToolForm, tool_def
+
+if TYPE_CHECKING:
+    from .._core.otel import Telemetry
 
 __all__ = ["ToolRun", "arun_tools", "reply_text", "run_tools", "tool_messages"]
 

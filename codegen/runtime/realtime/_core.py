@@ -17,13 +17,14 @@ from urllib.parse import urlencode
 import msgspec
 
 from .._core.redact import is_secret_name
-from .._core.telemetry import Call, realtime_log, telemetry_of
+from .._core.telemetry import realtime_log, telemetry_of
 from .._core.urls import model_path, segment
 from ..errors import ConfigurationError, InputValidationError, RealtimeError, RealtimeTimeoutError
 from ._spec import RawEvent, RealtimeSpec, tag_of
 
 if TYPE_CHECKING:
     from .._core.config import SessionConfig
+    from .._core.otel import Call
 
 __all__ = ["Limits", "SessionCore"]
 

@@ -27,7 +27,7 @@ from .._core.error_replies import code_of, error_details
 from .._core.flow import Flow, Sleep
 from .._core.jsonview import as_list, as_object
 from .._core.retry import check_seconds
-from .._core.telemetry import batch_log, telemetry_of, traced
+from .._core.telemetry import batch_log, telemetry_of
 from .._core.usage import usage_from
 from ..errors import (
     APITimeoutError,
@@ -84,7 +84,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .._aio.session import AsyncSession
-    from .._core.telemetry import Call
+    from .._core.otel import Call
     from .._sync.session import Session
 
 T_co = TypeVar("T_co", covariant=True)
@@ -287,7 +287,7 @@ class BatchJobBase(Generic[OutT]):
         )
         self._call = call
         try:
-            return (yield from traced(call, flow, lambda r: {"workers_ai.batch.items": len(r.items)}))
+            return (yield from tel.traced(call, flow, lambda r: {"workers_ai.batch.items": len(r.items)}))
         finally:
             self._call = None
 

@@ -13,7 +13,6 @@ from typing import Any, ClassVar
 from .. import _registry
 from .._core.affinity import affinity_header
 from .._core.config import SessionConfig
-from .._core.redact import mask_url
 from ..errors import ConfigurationError
 
 __all__ = ["ClientBase"]
@@ -37,6 +36,8 @@ class ClientBase(SessionConfig):
         return {}
 
     def __repr__(self) -> str:
+        from .._core.redact import mask_url  # here: only a repr needs it
+
         via = f", gateway={self.gateway.id!r}" if self.gateway else ""
         return f"{type(self).__name__}(account_id={self.account_id!r}, base_url={mask_url(self.base_url)!r}{via})"
 

@@ -41,7 +41,6 @@ from .options import (
 )
 from .pickling import Rebuildable, with_options
 from .ratelimit import RateBudget, RateLimit
-from .redact import mask_url, scrub
 from .retry import call_bound, check_seconds
 from .telemetry import env_log_bodies
 from .urls import check_account_id, check_base_url, model_path, segment
@@ -310,12 +309,16 @@ class SessionConfig(Rebuildable):
     def _failure(self, exc: APIConnectionError, method: str, url: str, queued: bool) -> APIConnectionError:
         note = "; the batch may have been queued, so it was not re-sent" if queued and exc.request_sent else ""
         host = url.split("/")[2] if "://" in url else url
+        from .redact import scrub  # here: only failures need it
+
         why = scrub(str(exc))  # a proxy's user:password@ in the transport's message is masked
         if isinstance(exc, APITimeoutError) and exc.request_sent:
             return APITimeoutError(f"{method} {host}: no complete reply within {self.timeout:g}s ({why}){note}")
         return type(exc)(f"{method} {host}: {why}{note}", request_sent=exc.request_sent, retryable=exc.retryable)
 
     def _log_retry(self, attempt: int, delay: float, method: str, url: str, why: str) -> None:
+        from .redact import mask_url, scrub  # here: only retries need it
+
         # Logs name the URL and the reason only: never headers, so never the token.
         _log.info(
             "%s %s failed (%s); retry %d of %d in %.2fs",

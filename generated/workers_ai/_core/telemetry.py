@@ -1,4 +1,4 @@
-"""What a call leaves behind: log lines, OpenTelemetry spans and metrics, written once for both clients.
+"""What a call leaves behind: log lines always, OpenTelemetry spans and metrics when the API is there.
 
 The shared flows call this module (never the drivers), so ``WorkersAI`` and ``AsyncWorkersAI`` write
 the same log lines and the same spans (docs/observability.md):
@@ -8,10 +8,10 @@ the same log lines and the same spans (docs/observability.md):
   waits, batch states and realtime sessions are INFO; deprecations and ignored keys WARNING.
   ``WORKERS_AI_LOG=debug|info`` adds a stderr handler without code. Bodies are logged only with
   ``log_bodies=True`` (or ``WORKERS_AI_LOG_BODIES=1``), truncated.
-- **Spans and metrics** follow the OpenTelemetry GenAI semantic conventions (:data:`SEMCONV`). The
-  ``opentelemetry`` API is imported on a client's first call, never at ``import workers_ai``; without it
-  every hook here is a cheap no-op. The global providers are used unless the client was given its own;
-  ``telemetry=False`` turns spans and metrics off.
+- **Spans and metrics** (:mod:`.otel`, loaded with the ``opentelemetry`` API on a client's first call,
+  never at ``import workers_ai``): :func:`telemetry_of` gives a client's :class:`~.otel.Telemetry`, or
+  None when telemetry is off, the API is missing or no provider is configured; every caller then skips
+  it. This module stays small: it is on every client's import path.
 
 Never recorded: the token, header values, proxy passwords; message content only when
 ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` asks for it.
@@ -23,28 +23,22 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
-from contextvars import ContextVar
-from functools import lru_cache
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .redact import mask_url
-
 if TYPE_CHECKING:
-    from .flow import Flow, T
+    from contextvars import ContextVar
+
+    from .otel import Call, Telemetry
 
 __all__ = [
-    "PROVIDER",
-    "SEMCONV",
-    "Call",
-    "Telemetry",
     "attempt_done",
     "batch_log",
+    "env_log_bodies",
     "http_log",
     "log",
     "realtime_log",
     "telemetry_of",
-    "traced",
 ]
 
 log = logging.getLogger("workers_ai")
@@ -52,20 +46,11 @@ http_log = logging.getLogger("workers_ai.http")
 batch_log = logging.getLogger("workers_ai.batch")
 realtime_log = logging.getLogger("workers_ai.realtime")
 
-PROVIDER = "cloudflare.workers_ai"  # gen_ai.provider.name: the conventions list no value for Cloudflare
-SEMCONV = "1.37.0"  # the semantic conventions release whose GenAI text this follows
-SCHEMA_URL = f"https://opentelemetry.io/schemas/{SEMCONV}"
 BODY_LIMIT = 2048  # characters of a body in a DEBUG line (log_bodies=True)
 
-# The conventions' advice for the two client histograms (explicit bucket boundaries).
-DURATION_BUCKETS = (0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92)
-TOKEN_BUCKETS = tuple(float(4**i) for i in range(14))  # 1, 4, 16, ... 67108864
-
-# The call whose HTTP attempts the retry loop is running (set by :func:`traced` around a flow).
-CURRENT: ContextVar[Call | None] = ContextVar("workers_ai_call", default=None)
-
-
-# ---------------------------------------------------------------------------------------------- logs
+# The call whose HTTP attempts the retry loop is running: a ContextVar made by :mod:`.otel` when it loads
+# (None until then: no call can be current before a client has telemetry).
+CURRENT: ContextVar[Call | None] | None = None
 
 
 def _env_logging() -> None:
@@ -104,6 +89,8 @@ def _body_text(body: bytes | None) -> str:
 
 def _path(url: str) -> str:
     """What a log line shows of a URL: host and path (the model id), any password masked."""
+    from .redact import mask_url  # here: only DEBUG lines need it
+
     return mask_url(url.split("://", 1)[-1])
 
 
@@ -121,7 +108,8 @@ def attempt_done(
 ) -> None:
     """One HTTP attempt is over (called by the retry loop, so both clients write the same line): a DEBUG
     line on ``workers_ai.http`` and an event on the current call's span. Cheap when neither is on."""
-    call = CURRENT.get()
+    current = CURRENT
+    call = current.get() if current is not None else None
     if call is None and not http_log.isEnabledFor(logging.DEBUG):
         return
     ms = (time.monotonic() - started) * 1000.0
@@ -141,152 +129,25 @@ def attempt_done(
 
 # ---------------------------------------------------------------------------------------------- OpenTelemetry
 
-_api_modules: Any = None  # (trace, metrics, context, Status, StatusCode, SpanKind) once imported; False when missing
+
+_api_loaded: bool | None = None  # whether the opentelemetry API (and .otel) could be imported
 
 
-def _api() -> Any:
-    global _api_modules
-    if _api_modules is None:
+def _api() -> bool:
+    global _api_loaded
+    if _api_loaded is None:
         try:
-            from opentelemetry import context, metrics, trace
-            from opentelemetry.trace import SpanKind, Status, StatusCode
+            import opentelemetry.trace  # noqa: F401
         except ImportError:
-            _api_modules = False
+            _api_loaded = False
         else:
-            _api_modules = (trace, metrics, context, Status, StatusCode, SpanKind)
-    return _api_modules
-
-
-def _capture_mode() -> tuple[bool, bool]:
-    """(content on spans, content as span events) from ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``."""
-    mode = os.environ.get("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "").strip().lower()
-    if mode in ("true", "1", "span_only"):
-        return True, False
-    if mode == "span_and_event":
-        return True, True
-    if mode == "event_only":
-        return False, True
-    return False, False
-
-
-@lru_cache(maxsize=64)
-def host_port(url: str) -> tuple[str, int]:
-    """``server.address`` and ``server.port`` of a URL."""
-    scheme, _, rest = url.partition("://")
-    netloc = rest.split("/", 1)[0].split("?", 1)[0].rpartition("@")[2]
-    default = 443 if scheme == "https" or scheme == "wss" else 80
-    host, colon, port = netloc.rpartition(":")
-    if colon and port.isdigit() and (not host.startswith("[") or host.endswith("]")):
-        return host.strip("[]"), int(port)
-    return netloc.strip("[]"), default
-
-
-class Telemetry:
-    """A client's tracer, meter and instruments (made on its first call; see :func:`telemetry_of`)."""
-
-    def __init__(self, tracer_provider: Any, meter_provider: Any) -> None:
-        trace, metrics, context, status, code, kind = _api_modules
-        version = _version()
-        if tracer_provider is None:
-            self.tracer = trace.get_tracer("workers_ai", version, schema_url=SCHEMA_URL)
-        else:
-            self.tracer = tracer_provider.get_tracer("workers_ai", version, schema_url=SCHEMA_URL)
-        meter = (meter_provider or metrics.get_meter_provider()).get_meter("workers_ai", version, schema_url=SCHEMA_URL)
-        self.duration = meter.create_histogram(
-            "gen_ai.client.operation.duration",
-            unit="s",
-            description="GenAI operation duration",
-            explicit_bucket_boundaries_advisory=list(DURATION_BUCKETS),
-        )
-        self.tokens = meter.create_histogram(
-            "gen_ai.client.token.usage",
-            unit="{token}",
-            description="Number of input and output tokens used",
-            explicit_bucket_boundaries_advisory=list(TOKEN_BUCKETS),
-        )
-        self.first_chunk = meter.create_histogram(
-            "gen_ai.client.operation.time_to_first_chunk",
-            unit="s",
-            description="Time to receive the first chunk of a streamed reply",
-            explicit_bucket_boundaries_advisory=list(DURATION_BUCKETS),
-        )
-        self.context = context
-        self.set_in_context = trace.set_span_in_context
-        self.status = status
-        self.error_code = code.ERROR
-        self.client_kind = kind.CLIENT
-        self.internal_kind = kind.INTERNAL
-        self.content_on_span, self.content_as_event = _capture_mode()
-        # With the global providers: the API's proxies until the application sets real ones. While both
-        # are still those proxies nothing would be recorded, so calls skip telemetry (see `telemetry_of`).
-        self._globals: tuple[Any, Any, Any, Any] | None = None
-        self._checked = 0.0
-        if tracer_provider is None and meter_provider is None:
-            tp, mp = trace.get_tracer_provider(), metrics.get_meter_provider()
-            if isinstance(tp, trace.ProxyTracerProvider) and type(mp).__name__ == "_ProxyMeterProvider":
-                self._globals = (trace.get_tracer_provider, tp, metrics.get_meter_provider, mp)
-
-    def unconfigured(self) -> bool:
-        """Whether no provider is set yet (the globals are still the API's no-op proxies). Looked up at
-        most once a second (the API's getters read the environment): a provider set later is used from
-        the calls that start a second after."""
-        g = self._globals
-        if g is None:
-            return False
-        now = time.monotonic()
-        if now - self._checked < 1.0:
-            return True
-        self._checked = now
-        if g[0]() is g[1] and g[2]() is g[3]:
-            return True
-        self._globals = None  # set once, never unset
-        return False
-
-    def start(
-        self,
-        operation: str,
-        model: str,
-        url: str,
-        *,
-        request: Any = None,
-        extra: Mapping[str, Any] | None = None,
-        internal: bool = False,
-        name: str | None = None,
-    ) -> Call:
-        """Start a call's span (``{operation} {model}``, kind CLIENT) with the request's parameters."""
-        host, port = host_port(url)
-        attrs: dict[str, Any] = {
-            "gen_ai.operation.name": operation,
-            "gen_ai.provider.name": PROVIDER,
-            "gen_ai.request.model": model,
-            "server.address": host,
-            "server.port": port,
-        }
-        span = self.tracer.start_span(
-            name or f"{operation} {model}",
-            kind=self.internal_kind if internal else self.client_kind,
-            attributes=attrs,
-        )
-        call = Call(self, span, attrs, time.monotonic())
-        if call.recording:
-            if request is not None:
-                call.inputs = _request_attributes(span, request, self.content_on_span, self.content_as_event)
-            if extra:
-                span.set_attributes(dict(extra))
-        return call
-
-
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("workers-ai")
-    except Exception:
-        return "0"
+            _api_loaded = True
+    return _api_loaded
 
 
 def telemetry_of(cfg: Any) -> Telemetry | None:
-    """The client's :class:`Telemetry`, made on first use; None when it is off or the API is missing."""
+    """The client's :class:`~.otel.Telemetry`, made on first use; None when telemetry is off, the API is
+    missing, or neither a provider was passed nor a global one set yet (nothing would be recorded)."""
     got: Any = cfg.__dict__.get("_telemetry", False)
     if got is not False:
         tel: Telemetry | None = got
@@ -294,279 +155,8 @@ def telemetry_of(cfg: Any) -> Telemetry | None:
     opts = cfg.options
     made: Telemetry | None = None
     if opts.telemetry and _api():
+        from .otel import Telemetry
+
         made = Telemetry(opts.tracer_provider, opts.meter_provider)
     cfg._telemetry = made
     return None if made is None or made.unconfigured() else made
-
-
-_REQUEST_PARAMS = (
-    ("max_tokens", "gen_ai.request.max_tokens"),
-    ("temperature", "gen_ai.request.temperature"),
-    ("top_p", "gen_ai.request.top_p"),
-    ("top_k", "gen_ai.request.top_k"),
-    ("seed", "gen_ai.request.seed"),
-    ("frequency_penalty", "gen_ai.request.frequency_penalty"),
-    ("presence_penalty", "gen_ai.request.presence_penalty"),
-)
-
-
-def _get(obj: Any, key: str) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(key)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    return getattr(obj, key, None)
-
-
-def operation_of(task: str, request: Any) -> str:
-    """``gen_ai.operation.name`` of a call: ``chat`` for messages, ``text_completion`` for a prompt,
-    ``embeddings`` for embedding models, else ``generate_content``."""
-    if task == "Text Embeddings":
-        return "embeddings"
-    if request is not None:
-        if _get(request, "messages") is not None:
-            return "chat"
-        if task == "Text Generation" and _get(request, "prompt") is not None:
-            return "text_completion"
-    return "generate_content"
-
-
-def _request_attributes(span: Any, request: Any, on_span: bool, as_event: bool) -> str | None:
-    """Set the request parameters the conventions name; the input messages (JSON) when content is captured."""
-    for key, attr in _REQUEST_PARAMS:
-        value = _get(request, key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            span.set_attribute(attr, value)
-    stop = _get(request, "stop")
-    if isinstance(stop, str):
-        span.set_attribute("gen_ai.request.stop_sequences", [stop])
-    elif isinstance(stop, (list, tuple)) and all(isinstance(s, str) for s in stop):  # pyright: ignore[reportUnknownVariableType]
-        span.set_attribute("gen_ai.request.stop_sequences", list(stop))  # pyright: ignore[reportUnknownArgumentType]
-    if _get(request, "response_format") is not None:
-        span.set_attribute("gen_ai.output.type", "json")
-    if not (on_span or as_event):
-        return None
-    messages = input_messages(request)
-    if messages is not None and on_span:
-        span.set_attribute("gen_ai.input.messages", messages)
-    return messages
-
-
-def _json(value: Any) -> str:
-    import msgspec
-
-    return msgspec.json.encode(value, enc_hook=repr).decode()
-
-
-def input_messages(request: Any) -> str | None:
-    """``gen_ai.input.messages`` (JSON) of a request: its messages, or its prompt as one user message."""
-    import msgspec
-
-    messages = _get(request, "messages")
-    if messages is None:
-        prompt = _get(request, "prompt")
-        if prompt is None:
-            prompt = _get(request, "text")
-        if prompt is None:
-            return None
-        return _json([{"role": "user", "parts": [{"type": "text", "content": msgspec.to_builtins(prompt)}]}])
-    out: list[dict[str, Any]] = []
-    for m in messages:
-        role = _get(m, "role")
-        content = _get(m, "content")
-        out.append({"role": role, "parts": [{"type": "text", "content": msgspec.to_builtins(content, enc_hook=repr)}]})
-    return _json(out)
-
-
-def _reply_facts(result: Any) -> tuple[str | None, str | None, list[str], str | None]:
-    """(response id, response model, finish reasons, output text) of a decoded reply, where it has them."""
-    if result is None:
-        return None, None, [], None
-    rid = _get(result, "id")
-    model = _get(result, "model")
-    reasons: list[str] = []
-    text: str | None = None
-    choices = _get(result, "choices")
-    if isinstance(choices, (list, tuple)):
-        for choice in choices:  # pyright: ignore[reportUnknownVariableType]
-            reason = _get(choice, "finish_reason")
-            if isinstance(reason, str):
-                reasons.append(reason)
-            message = _get(choice, "message")
-            content = _get(message, "content") if message is not None else None
-            if isinstance(content, str) and text is None:
-                text = content
-    reason = _get(result, "finish_reason")
-    if isinstance(reason, str) and not reasons:
-        reasons.append(reason)
-    response = _get(result, "response")
-    if isinstance(response, str) and text is None:
-        text = response
-    return (
-        rid if isinstance(rid, str) else None,
-        model if isinstance(model, str) else None,
-        reasons,
-        text,
-    )
-
-
-class Call:
-    """One operation's span and metrics, from :meth:`Telemetry.start` to :meth:`end`."""
-
-    __slots__ = ("_first", "_token", "attrs", "inputs", "recording", "span", "started", "tel")
-
-    def __init__(self, tel: Telemetry, span: Any, attrs: dict[str, Any], started: float) -> None:
-        self.tel = tel
-        self.span = span
-        self.attrs = attrs
-        self.started = started
-        self.recording: bool = span.is_recording()
-        self._token: Any = None
-        self._first: float | None = None
-        self.inputs: str | None = None  # gen_ai.input.messages, kept for the content event
-
-    # -- while it runs
-
-    def enter(self) -> Any:
-        """Make the span current for nested instrumentation (the HTTP attempts, a tool's own spans) and
-        this call the one the retry loop reports attempts to; the token for :meth:`leave`."""
-        token = CURRENT.set(self)
-        if self.recording:
-            self._token = self.tel.context.attach(self.tel.set_in_context(self.span))
-        return token
-
-    def leave(self, token: Any) -> None:
-        if self._token is not None:
-            self.tel.context.detach(self._token)
-            self._token = None
-        CURRENT.reset(token)
-
-    def attempt(
-        self, method: str, status: int | None, failure: BaseException | None, ms: float, number: int, ray: str | None
-    ) -> None:
-        """One HTTP attempt, as a span event (retries are the events after the first)."""
-        if not self.recording:
-            return
-        attrs: dict[str, Any] = {"http.request.method": method, "workers_ai.attempt": number}
-        attrs["workers_ai.duration_ms"] = ms
-        if status is not None:
-            attrs["http.response.status_code"] = status
-        if failure is not None:
-            attrs["error.type"] = type(failure).__name__
-        if ray:
-            attrs["workers_ai.cf_ray"] = ray
-        self.span.add_event("workers_ai.http.attempt", attrs)
-        if number > 1:
-            self.span.set_attribute("workers_ai.attempts", number)
-
-    def first_chunk(self) -> None:
-        """A stream's first events arrived: ``gen_ai.response.time_to_first_chunk`` and its histogram."""
-        if self._first is not None:
-            return
-        self._first = now = time.monotonic()
-        seconds = now - self.started
-        if self.recording:
-            self.span.set_attribute("gen_ai.response.time_to_first_chunk", seconds)
-        self.tel.first_chunk.record(seconds, self._metric_attrs(None))
-
-    # -- the end
-
-    def end(
-        self,
-        result: Any = None,
-        *,
-        error: BaseException | None = None,
-        usage: Any = None,
-        text: str | None = None,
-        reasons: Sequence[str] = (),
-        extra: Mapping[str, Any] | None = None,
-    ) -> None:
-        """End the span and record the metrics: the reply's id/model/finish reasons and token usage, or the
-        error's type with status ERROR."""
-        tel = self.tel
-        span = self.span
-        elapsed = time.monotonic() - self.started
-        rid, rmodel, found, out_text = _reply_facts(result)
-        reasons = list(reasons) or found
-        text = text if text is not None else out_text
-        if usage is None and result is not None:
-            from .accounting import usage_of
-
-            usage = usage_of(result)
-        inp = out = None
-        if usage is not None:
-            inp = int(getattr(usage, "prompt_tokens", 0) or 0)
-            out = int(getattr(usage, "completion_tokens", 0) or 0)
-        error_type = _error_type(error) if error is not None else None
-        if self.recording:
-            if rid:
-                span.set_attribute("gen_ai.response.id", rid)
-            if rmodel:
-                span.set_attribute("gen_ai.response.model", rmodel)
-            if reasons:
-                span.set_attribute("gen_ai.response.finish_reasons", reasons)
-            if inp is not None:
-                span.set_attribute("gen_ai.usage.input_tokens", inp)
-                span.set_attribute("gen_ai.usage.output_tokens", out)
-            if extra:
-                span.set_attributes(dict(extra))
-            if text is not None and (tel.content_on_span or tel.content_as_event):
-                output = _json(
-                    [
-                        {
-                            "role": "assistant",
-                            "parts": [{"type": "text", "content": text}],
-                            "finish_reason": reasons[0] if reasons else "stop",
-                        }
-                    ]
-                )
-                if tel.content_on_span:
-                    span.set_attribute("gen_ai.output.messages", output)
-                if tel.content_as_event:
-                    event: dict[str, Any] = {"gen_ai.output.messages": output}
-                    if self.inputs is not None:
-                        event["gen_ai.input.messages"] = self.inputs
-                    span.add_event("gen_ai.client.inference.operation.details", event)
-            if error_type is not None:
-                span.set_attribute("error.type", error_type)
-                span.set_status(tel.status(tel.error_code, error_type))
-        span.end()
-        attrs = self._metric_attrs(rmodel)
-        if error_type is not None:
-            attrs["error.type"] = error_type
-        tel.duration.record(elapsed, attrs)
-        if inp is not None:
-            tel.tokens.record(inp, {**attrs, "gen_ai.token.type": "input"})
-            tel.tokens.record(out, {**attrs, "gen_ai.token.type": "output"})
-
-    def _metric_attrs(self, response_model: str | None) -> dict[str, Any]:
-        a = self.attrs
-        attrs = {
-            "gen_ai.operation.name": a["gen_ai.operation.name"],
-            "gen_ai.provider.name": PROVIDER,
-            "gen_ai.request.model": a["gen_ai.request.model"],
-            "server.address": a["server.address"],
-            "server.port": a["server.port"],
-        }
-        if response_model:
-            attrs["gen_ai.response.model"] = response_model
-        return attrs
-
-
-def _error_type(error: BaseException) -> str:
-    if isinstance(error, GeneratorExit):
-        return "cancelled"
-    return type(error).__name__
-
-
-def traced(call: Call, flow: Flow[T], facts: Callable[[T], Mapping[str, Any]] | None = None) -> Flow[T]:
-    """Run ``flow`` as ``call``: its attempts reported to the span, which ends with the result (and the
-    attributes ``facts`` reads from it) or the error."""
-    token = call.enter()
-    try:
-        result = yield from flow
-    except BaseException as exc:
-        call.leave(token)
-        call.end(error=exc)
-        raise
-    call.leave(token)
-    call.end(result, extra=facts(result) if facts is not None else None)
-    return result

@@ -18,7 +18,7 @@ from .._core.error_replies import error_from
 from .._core.flow import Flow
 from .._core.jsonview import as_list, as_object
 from .._core.pickling import handle_of
-from .._core.telemetry import log, operation_of, telemetry_of, traced
+from .._core.telemetry import log, telemetry_of
 from .._core.unknown import check_unknown_keys
 from .._core.usage import Usage
 from ..errors import InputValidationError, ModelDeprecatedError, ResponseDecodeError, StreamError
@@ -26,7 +26,7 @@ from ..families import family_result
 
 if TYPE_CHECKING:
     from .._batch.jobs import BatchJobBase
-    from .._core.telemetry import Call, Telemetry
+    from .._core.otel import Call, Telemetry
     from .._tools.structured import Parsed
     from .ops import Op
 
@@ -381,7 +381,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         tel = telemetry_of(self.client)
         if tel is None:
             return (yield from flow)
-        return (yield from traced(self._start_call(tel, request), flow))
+        return (yield from tel.traced(self._start_call(tel, request), flow))
 
     def _plain_call_flow(
         self, body: bytes, expect: type[T] | None, content_type: str, headers: Mapping[str, str] | None, query: str
@@ -391,7 +391,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
 
     def _start_call(self, tel: Telemetry, request: Any) -> Call:
         """The span of one call to this model (``chat``, ``embeddings``, ...: see :mod:`.._core.telemetry`)."""
-        return tel.start(operation_of(self.info.task, request), self.model_id, self._run_url(), request=request)
+        return tel.start(tel.operation_of(self.info.task, request), self.model_id, self._run_url(), request=request)
 
     def _request_flow(
         self, request: msgspec.Struct, expect: type[T] | None, headers: Mapping[str, str] | None
@@ -456,7 +456,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         if tel is None:
             return (yield from self._plain_parsed_flow(body, expect, response_format))
         call = self._start_call(tel, request)
-        return (yield from traced(call, self._plain_parsed_flow(body, expect, response_format)))
+        return (yield from tel.traced(call, self._plain_parsed_flow(body, expect, response_format)))
 
     def _plain_parsed_flow(self, body: bytes, expect: type[Any] | None, response_format: Any) -> Flow[Parsed[Any, Any]]:
         result = self._parsed((yield from self._post_flow(body)), expect, response_format)
