@@ -421,7 +421,7 @@ class Call:
         if error_type is not None:
             attrs["error.type"] = error_type
         tel.duration.record(elapsed, attrs)
-        if inp is not None:
+        if inp is not None and out is not None:
             tel.tokens.record(inp, {**attrs, "gen_ai.token.type": "input"})
             tel.tokens.record(out, {**attrs, "gen_ai.token.type": "output"})
 

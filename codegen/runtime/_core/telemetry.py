@@ -137,7 +137,9 @@ def _api() -> bool:
     global _api_loaded
     if _api_loaded is None:
         try:
-            import opentelemetry.trace  # noqa: F401
+            import importlib
+
+            importlib.import_module("opentelemetry.trace")
         except ImportError:
             _api_loaded = False
         else:

@@ -110,14 +110,15 @@ def _hidden(name: str, value: Any) -> Any:
     return value
 
 
-def _revealed(value: Any) -> Any:
+def _revealed(value: object) -> object:
     if isinstance(value, Secret):
         return value.reveal()
-    if isinstance(value, dict):
-        items = cast("dict[str, Any]", value)
-        if any(isinstance(v, Secret) for v in items.values()):
-            return {k: v.reveal() if isinstance(v, Secret) else v for k, v in items.items()}
-    return value
+    if not isinstance(value, dict):
+        return value
+    items = cast("dict[str, object]", value)
+    if any(isinstance(v, Secret) for v in items.values()):
+        return {k: v.reveal() if isinstance(v, Secret) else v for k, v in items.items()}
+    return items
 
 
 def rebuild(cls: type[_R], kwargs: Mapping[str, Any]) -> _R:
