@@ -26,8 +26,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 from workers_ai import AsyncWorkersAI, WorkersAI
-from workers_ai._core.redact import scrub
 from workers_ai._core.otel import DURATION_BUCKETS, PROVIDER, TOKEN_BUCKETS
+from workers_ai._core.redact import scrub
 from workers_ai.errors import InternalServerError
 from workers_ai.testing import Emulator
 
