@@ -18,6 +18,7 @@ import textwrap
 from collections.abc import Iterator
 from typing import Any, Final
 
+import msgspec
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
@@ -489,3 +490,38 @@ def test_async_streams_left_to_the_garbage_collector_end_their_span(emu: Emulato
     gc.collect()
     (span,) = seen.spans  # ended when the stream was collected, though never closed
     assert span.name == f"chat {LLAMA}"
+
+
+GPT: Final = "@cf/openai/gpt-oss-20b"
+LLAMA33: Final = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
+
+
+class Weather(msgspec.Struct):
+    city: str
+    temperature: float
+
+
+def test_reply_id_model_and_finish_reasons_and_json_mode(drv: Driver, seen: Seen) -> None:
+    drv.call(lambda ai: ai.model(GPT).chat(messages=HELLO, max_tokens=9), **seen.options())
+    drv.call(lambda ai: ai.model(LLAMA33).chat(messages=HELLO, response_format=Weather), **seen.options())
+    chat, json_mode = seen.spans
+    attrs = dict(chat.attributes or {})
+    assert str(attrs["gen_ai.response.id"]).startswith("chatcmpl-") and attrs["gen_ai.response.model"] == GPT
+    assert list(attrs["gen_ai.response.finish_reasons"]) in (["stop"], ["length"])  # type: ignore[arg-type]
+    assert "gen_ai.output.type" not in attrs and (json_mode.attributes or {})["gen_ai.output.type"] == "json"
+
+
+def test_unknown_keys_and_deprecations_are_warnings(
+    drv: Driver, emu: Emulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    from workers_ai.errors import ModelDeprecatedError
+
+    caplog.set_level(logging.WARNING, logger="workers_ai")
+    with pytest.warns(Warning, match="unknown input key"):
+        drv.call(lambda ai: ai.model(BGE).run({"text": ["a"], "bogus": 1}))
+    emu.inject("model_deprecated", times=1, model=BGE)
+    with pytest.raises(ModelDeprecatedError):
+        drv.call(lambda ai: ai.model(BGE).embed(text=["a"]))
+    lines = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "workers_ai"]
+    assert lines[0] == (logging.WARNING, f"{BGE}: unknown input key at $.bogus (sent as given; the API ignores it)")
+    assert lines[1][0] == logging.WARNING and lines[1][1].startswith(f"{BGE} is deprecated")

@@ -17,6 +17,7 @@ from contextvars import ContextVar
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from msgspec import UNSET
 from opentelemetry import context, metrics, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
@@ -199,19 +200,25 @@ _REQUEST_PARAMS = (
 
 
 def _get(obj: Any, key: str) -> Any:
+    """``obj[key]`` or ``obj.key``; None when missing or left unset (``msgspec.UNSET``)."""
     if isinstance(obj, Mapping):
-        return obj.get(key)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
-    return getattr(obj, key, None)
+        value: Any = obj.get(key)  # pyright: ignore[reportUnknownMemberType]
+    else:
+        value = getattr(obj, key, None)
+    return None if value is UNSET else value
 
 
 def operation_of(task: str, request: Any) -> str:
-    """``gen_ai.operation.name`` of a call: ``chat`` for messages, ``text_completion`` for a prompt,
+    """``gen_ai.operation.name`` of a call: ``chat`` for messages (or a Responses ``input``),
+    ``text_completion`` for a prompt,
     ``embeddings`` for embedding models, else ``generate_content``."""
     if task == "Text Embeddings":
         return "embeddings"
     if request is not None:
         if _get(request, "messages") is not None:
             return "chat"
+        if task == "Text Generation" and _get(request, "input") is not None:
+            return "chat"  # the Responses form: its input is a conversation (or one user turn)
         if task == "Text Generation" and _get(request, "prompt") is not None:
             return "text_completion"
     return "generate_content"
