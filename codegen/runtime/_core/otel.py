@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from msgspec import UNSET
 from opentelemetry import context, metrics, trace
@@ -201,8 +201,9 @@ _REQUEST_PARAMS = (
 
 def _get(obj: Any, key: str) -> Any:
     """``obj[key]`` or ``obj.key``; None when missing or left unset (``msgspec.UNSET``)."""
+    value: Any
     if isinstance(obj, Mapping):
-        value: Any = obj.get(key)  # pyright: ignore[reportUnknownMemberType]
+        value = cast("Mapping[str, Any]", obj).get(key)
     else:
         value = getattr(obj, key, None)
     return None if value is UNSET else value

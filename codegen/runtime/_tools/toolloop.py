@@ -237,8 +237,8 @@ def tool_flow(handle: ToolHandle, expect: Any, loop: _Loop) -> Flow[ToolRun[Any]
     """The loop, once: each round is one counted call (``ai.usage``) and the tools it asks for."""
     loop.telemetry = telemetry_of(handle.client)
     if loop.telemetry is not None:  # server.address/port of the tool spans: where the loop's calls go
-        url = getattr(handle, "_run_url", None)
-        loop.url = url() if callable(url) else handle.client.base_url
+        url: Any = getattr(handle, "_run_url", None)
+        loop.url = str(url() if callable(url) else handle.client.base_url)
     while True:
         payload = loop.payload()
         body = handle.encode_input(payload, check_keys=False)  # the loop's own turns: not the user's typos
