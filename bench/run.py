@@ -557,6 +557,67 @@ def bench_batch(texts: int) -> dict[str, Any]:
         return out
 
 
+OTEL_MODES = {
+    "noapi": "without `opentelemetry-api` (import refused)",
+    "api": "API installed, no SDK (no-op global providers)",
+    "sdk": "SDK + `SimpleSpanProcessor` into `InMemorySpanExporter`, `InMemoryMetricReader`",
+}
+
+
+def _spread(values: list[float]) -> list[float]:
+    """The 25th and 75th percentiles (the middle half of the samples)."""
+    ordered = sorted(values)
+    if not ordered:
+        return []
+    return [round(ordered[len(ordered) // 4], 3), round(ordered[(3 * len(ordered)) // 4], 3)]
+
+
+def bench_otel(passes: int, rounds: int, imports: int) -> dict[str, Any]:
+    """What telemetry costs (issue 29): client CPU per call with telemetry on vs ``telemetry=False`` in
+    the same process (bge-m3 ``rank`` over keep-alive loopback, turns taken per round), in a process
+    without ``opentelemetry-api``, with the API and no SDK, and with the SDK and in-memory exporters;
+    and ``import workers_ai`` (``-X importtime``) with and without the API importable."""
+    out: dict[str, Any] = {"passes": passes, "rounds": rounds}
+    with background([PY, str(BENCH / "_server.py")], "PORT ") as port:
+        for mode in OTEL_MODES:
+            cpu: dict[str, list[float]] = {"floor": [], "off": [], "on": []}
+            on_off: list[float] = []
+            meta: dict[str, Any] = {}
+            for _ in range(passes):
+                res = run_json([PY, str(BENCH / "_otel.py"), mode, port, str(rounds)])
+                meta = res.pop("meta")
+                for key in cpu:
+                    cpu[key] += res[key]["cpu"]
+                on_off += [a / b for a, b in zip(res["on"]["cpu"], res["off"]["cpu"], strict=True) if b > 0]
+            out[mode] = {
+                "cpu_us": {k: round(median(v) * 1e6, 1) for k, v in cpu.items()},
+                "on_vs_off": round(median(on_off), 3),
+                "on_vs_off_p25_p75": _spread(on_off),
+                "off_vs_floor": round(median(cpu["off"]) / median(cpu["floor"]), 3),
+                "samples": len(on_off),
+                **meta,
+            }
+            log(f"otel/{mode}: on/off {out[mode]['on_vs_off']} {out[mode]['on_vs_off_p25_p75']}")
+    times: dict[str, list[float]] = {"noapi": [], "api": []}
+    loaded = False
+    for _ in range(imports):
+        for mode in times:
+            got = run_json([PY, str(BENCH / "_otel.py"), "import", mode], cwd=BENCH)
+            times[mode].append(got["seconds"])
+            loaded = loaded or got["otel_loaded"]
+    ratios = [a / b for a, b in zip(times["noapi"], times["api"], strict=True) if b > 0]
+    out["import"] = {
+        "noapi_ms": round(median(times["noapi"]) * 1000, 2),
+        "api_ms": round(median(times["api"]) * 1000, 2),
+        "noapi_vs_api": round(median(ratios), 3),
+        "noapi_vs_api_p25_p75": _spread(ratios),
+        "repeats": imports,
+        "otel_loaded_at_cold_start": loaded,
+    }
+    log(f"otel/import: {out['import']}")
+    return out
+
+
 def catalog_copy(dest: Path) -> tuple[int, list[str]]:
     """Copy the catalog files that have both schema halves (the others are left out on purpose)."""
     dest.mkdir(parents=True, exist_ok=True)
@@ -760,6 +821,29 @@ def goals(results: dict[str, Any]) -> list[dict[str, Any]]:
                 "met": None if value is None else bool(ok(value)),
             }
         )
+
+    otel = results.get("otel", {})
+    add(
+        "Telemetry, no opentelemetry-api: CPU per call vs telemetry=False",
+        "<= 1.02x",
+        otel.get("noapi", {}).get("on_vs_off"),
+        lambda v: v <= 1.02,
+        "{:.3f}x",
+    )
+    add(
+        "Telemetry, API without SDK: CPU per call vs telemetry=False",
+        "<= 1.05x",
+        otel.get("api", {}).get("on_vs_off"),
+        lambda v: v <= 1.05,
+        "{:.3f}x",
+    )
+    add(
+        "Cold start without vs with opentelemetry-api importable",
+        "<= 1.02x",
+        otel.get("import", {}).get("noapi_vs_api"),
+        lambda v: v <= 1.02,
+        "{:.3f}x",
+    )
 
     cold = results.get("cold", {}).get("rows", {})
     add(
@@ -1282,6 +1366,38 @@ def render_markdown(results: dict[str, Any]) -> str:
             )
         w("")
 
+    otel = results.get("otel")
+    if otel:
+        w("## Telemetry cost")
+        w("")
+        if "error" in otel:
+            w(f"Not run: {otel['error']}")
+        else:
+            w(
+                "Client CPU per call (bge-m3 `rank`, loopback) with telemetry on (the default) vs "
+                "`telemetry=False` in the same process, turns taken per round (`bench/_otel.py`); "
+                "p25-p75 of the per-round ratios in brackets."
+            )
+            w("")
+            w("| Process | floor µs | off µs | on µs | on / off | off / floor |")
+            w("|---|---|---|---|---|---|")
+            for mode, label in OTEL_MODES.items():
+                row = otel[mode]
+                c = row["cpu_us"]
+                lo_hi = "-".join(f"{v:.3f}" for v in row["on_vs_off_p25_p75"])
+                w(
+                    f"| {label} | {c['floor']:.0f} | {c['off']:.0f} | {c['on']:.0f} | "
+                    f"{row['on_vs_off']:.3f} [{lo_hi}] | {row['off_vs_floor']:.2f} |"
+                )
+            imp = otel["import"]
+            w("")
+            w(
+                f"Cold start (`import workers_ai`, a client, a model handle; median of {imp['repeats']}): "
+                f"{imp['noapi_ms']} ms without the API importable, {imp['api_ms']} ms with it "
+                f"({imp['noapi_vs_api']}x); opentelemetry loaded at cold start: {imp['otel_loaded_at_cold_start']}."
+            )
+        w("")
+
     gen = results.get("generator")
     if gen:
         w("## Generator")
@@ -1392,6 +1508,7 @@ SECTIONS = [
     "async",
     "realtime",
     "emulator",
+    "otel",
     "generator",
     "size",
     "footprint",
@@ -1428,6 +1545,7 @@ def main(argv: list[str] | None = None) -> int:
             ("async", lambda: bench_async(1.0 if quick else 2.0, 1 if quick else 3)),
             ("realtime", lambda: bench_realtime(5.0 if quick else 10.0, 2 if quick else 5)),
             ("emulator", lambda: bench_emulator(1.0 if quick else 3.0)),
+            ("otel", lambda: bench_otel(1 if quick else 3, 5 if quick else 15, 5 if quick else 20)),
             ("generator", lambda: bench_generator(work)),
             ("size", bench_size),
             ("footprint", lambda: bench_footprint(envs, wheel_info)),

@@ -1,5 +1,6 @@
 """One scenario, both clients: the same calls on ``WorkersAI`` and ``AsyncWorkersAI`` against one emulator
-give the same results, the same errors, the same number of requests and the same ``ai.usage``, step by step.
+give the same results, the same errors, the same number of requests and the same ``ai.usage``, step by step,
+and leave the same OpenTelemetry spans and the same ``workers_ai`` log lines (timings and ids aside).
 
 Each step is written once as ``step(ai)``; the sync run calls it, the async run awaits what it returns
 (streams are collected inside ``async with``). A drift in any shared rule (retries, JSON mode, the tool
@@ -11,12 +12,16 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import inspect
+import logging
 import re
 from collections.abc import Callable
 from typing import Any
 
 import msgspec
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from workers_ai import errors
 from workers_ai.testing import Emulator
 
@@ -88,13 +93,76 @@ def _drop(data: Any) -> Any:
     return data
 
 
-def snapshot(ai: Any, emu: Emulator, before: int) -> dict[str, Any]:
-    return {"requests": len(emu.requests) - before, "usage": msgspec.to_builtins(ai.usage.total)}
+# Span attributes and event attributes that differ from run to run (timings, ids, the server's ray id).
+_VOLATILE_ATTRS = {
+    "workers_ai.duration_ms",
+    "workers_ai.cf_ray",
+    "gen_ai.response.time_to_first_chunk",
+    "gen_ai.response.id",
+    "workers_ai.batch.request_id",
+}
+_VOLATILE_LOG = [
+    (re.compile(r"in [0-9.]+ ?m?s\b"), "in T"),
+    (re.compile(r"cf-ray [^)\s]+"), "cf-ray X"),
+    (re.compile(r"batch [0-9a-f-]{8,} for"), "batch ID for"),
+    (re.compile(r"after [0-9.]+s"), "after T"),
+]
+
+
+class Telemetry(logging.Handler):
+    """The spans (in-memory exporter) and ``workers_ai`` log lines of one client's run."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.exporter = InMemorySpanExporter()
+        self.provider = TracerProvider()
+        self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        line = f"{record.levelname} {record.name}: {record.getMessage()}"
+        for pattern, fixed in _VOLATILE_LOG:
+            line = pattern.sub(fixed, line)
+        self.lines.append(line)
+
+    def __enter__(self) -> Telemetry:
+        log = logging.getLogger("workers_ai")
+        self._level = log.level
+        log.setLevel(logging.DEBUG)
+        log.addHandler(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        log = logging.getLogger("workers_ai")
+        log.removeHandler(self)
+        log.setLevel(self._level)
+
+    def take(self) -> dict[str, Any]:
+        spans = [
+            {
+                "name": sp.name,
+                "kind": sp.kind.name,
+                "status": sp.status.status_code.name,
+                "attributes": {k: v for k, v in (sp.attributes or {}).items() if k not in _VOLATILE_ATTRS},
+                "events": [
+                    (ev.name, {k: v for k, v in (ev.attributes or {}).items() if k not in _VOLATILE_ATTRS})
+                    for ev in sp.events
+                ],
+            }
+            for sp in self.exporter.get_finished_spans()
+        ]
+        self.exporter.clear()
+        lines, self.lines = self.lines, []
+        return {"spans": spans, "log": lines}
+
+
+def snapshot(ai: Any, emu: Emulator, before: int, seen: Telemetry) -> dict[str, Any]:
+    return {"requests": len(emu.requests) - before, "usage": msgspec.to_builtins(ai.usage.total), **seen.take()}
 
 
 def run_sync(emu: Emulator) -> list[tuple[str, Any, dict[str, Any]]]:
     rows: list[tuple[str, Any, dict[str, Any]]] = []
-    with emu.client(max_retries=2) as ai:
+    with Telemetry() as seen, emu.client(max_retries=2, tracer_provider=seen.provider) as ai:
         ai._sleep = lambda _s: None  # pyright: ignore[reportPrivateUsage]  # retries and polls without waiting
         for name, step in steps(emu):
             before = len(emu.requests)
@@ -106,18 +174,22 @@ def run_sync(emu: Emulator) -> list[tuple[str, Any, dict[str, Any]]]:
                     out = (plain(out), out.wait(poll_interval=0.0))
             except errors.WorkersAIError as exc:
                 out = exc
-            rows.append((name, plain(out), snapshot(ai, emu, before)))
+            rows.append((name, plain(out), snapshot(ai, emu, before, seen)))
     return rows
 
 
 def run_async(emu: Emulator) -> list[tuple[str, Any, dict[str, Any]]]:
     async def main() -> list[tuple[str, Any, dict[str, Any]]]:
+        with Telemetry() as seen:
+            return await steps_async(seen)
+
+    async def steps_async(seen: Telemetry) -> list[tuple[str, Any, dict[str, Any]]]:
         rows: list[tuple[str, Any, dict[str, Any]]] = []
 
         async def no_wait(_s: float) -> None:
             await asyncio.sleep(0)
 
-        async with emu.async_client(max_retries=2) as ai:
+        async with emu.async_client(max_retries=2, tracer_provider=seen.provider) as ai:
             ai._sleep_async = no_wait  # pyright: ignore[reportPrivateUsage]
             for name, step in steps(emu):
                 before = len(emu.requests)
@@ -132,7 +204,7 @@ def run_async(emu: Emulator) -> list[tuple[str, Any, dict[str, Any]]]:
                             out = (plain(out), await out.wait(poll_interval=0.0))
                 except errors.WorkersAIError as exc:
                     out = exc
-                rows.append((name, plain(out), snapshot(ai, emu, before)))
+                rows.append((name, plain(out), snapshot(ai, emu, before, seen)))
         return rows
 
     return asyncio.run(main())
@@ -163,6 +235,15 @@ def test_the_scenario_exercises_what_it_names(both: tuple[list[Any], list[Any]])
     assert rows["tool loop"][1]["usage"]["calls"] == rows["json mode"][1]["usage"]["calls"] + 2
     assert rows["universal route"][0]["model"] == "openai/gpt-4.1-mini"
     assert rows["to_markdown"][0][0]["data"].startswith("# Title")
+    # The spans and log lines the comparison covers are there: a retry shows as a second attempt event.
+    retried = rows["retried 503"][1]["spans"]
+    assert [sp["name"] for sp in retried] == [f"embeddings {BGE}"]
+    assert [ev[1]["http.response.status_code"] for ev in retried[0]["events"]] == [503, 200]
+    assert rows["500 after retries"][1]["spans"][0]["status"] == "ERROR"
+    assert [sp["name"] for sp in rows["batch"][1]["spans"]] == [f"batch_submit {BGE}", f"batch_wait {BGE}"]
+    tools = [sp["name"] for sp in rows["tool loop"][1]["spans"]]
+    assert tools == [f"chat {LLAMA}", "execute_tool get_weather", f"chat {LLAMA}"]
+    assert any(line.startswith("DEBUG workers_ai.http: POST ") for line in rows["chat"][1]["log"])
 
 
 def test_the_rate_budget_paces_both_clients_alike() -> None:

@@ -55,6 +55,7 @@ class AsyncEventStream(StreamParser):
         try:
             if not getattr(self, "closed", True):
                 self.closed = True
+                self._report_end()  # as the sync stream's close(): usage counted, the span ended
                 self._resp.close()
         except Exception:
             pass
@@ -132,7 +133,12 @@ class AsyncEventStream(StreamParser):
         except StopIteration:
             return
         except ResponseTooLargeError as exc:
-            raise self._too_large(exc) from None
+            failure = self._too_large(exc)
+            self._failed(failure)
+            raise failure from None
+        except Exception as exc:
+            self._failed(exc)  # told to the call's span when the stream closes
+            raise
         finally:
             parser.close()
             await self.aclose()

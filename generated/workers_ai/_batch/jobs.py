@@ -27,6 +27,7 @@ from .._core.error_replies import code_of, error_details
 from .._core.flow import Flow, Sleep
 from .._core.jsonview import as_list, as_object
 from .._core.retry import check_seconds
+from .._core.telemetry import batch_log, telemetry_of
 from .._core.usage import usage_from
 from ..errors import (
     APITimeoutError,
@@ -83,6 +84,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .._aio.session import AsyncSession
+    from .._core.otel import Call
     from .._sync.session import Session
 
 T_co = TypeVar("T_co", covariant=True)
@@ -163,6 +165,7 @@ class BatchJobBase(Generic[OutT]):
         self.last_status: BatchStatus | None = None
         self._result: BatchResult[OutT] | None = None
         self._clock: Callable[[], float] = time.monotonic
+        self._call: Call | None = None  # the batch_wait span while wait() runs (state changes become events)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r}, request_id={self.request_id!r})"
@@ -175,6 +178,7 @@ class BatchJobBase(Generic[OutT]):
     def read_status(self, reply: Reply) -> BatchStatus:
         """Read a status reply (see ``status``): the state, and the results once the job is done."""
         data = result_object(self.handle.client, reply, self.model, "batch status")
+        before = self.last_status.state if self.last_status is not None else "queued"
         if "responses" in data:
             counted = self._result is not None
             self._result = self._decode_result(data)
@@ -190,6 +194,11 @@ class BatchJobBase(Generic[OutT]):
         model = data.get("model")
         st = BatchStatus(state, self.request_id, model if isinstance(model, str) else self.model, data)
         self.last_status = st
+        if state != before:
+            batch_log.info("batch %s for %s: %s -> %s", self.request_id, self.model, before, state)
+            call = self._call
+            if call is not None and call.recording:
+                call.span.add_event("workers_ai.batch.status", {"workers_ai.batch.state": state})
         return st
 
     def _poll_timed_out(self, timeout: float) -> BatchTimeoutError:
@@ -266,9 +275,30 @@ class BatchJobBase(Generic[OutT]):
         on_progress: Callable[[BatchStatus, float], None] | None,
     ) -> Flow[BatchResult[OutT]]:
         """Poll until the job is done (see ``BatchJob.wait``)."""
-        schedule = PollSchedule(timeout, poll_interval, max_interval, self._clock)
         if self._result is not None:
             return self._result
+        flow = self._wait_flow(timeout, poll_interval, max_interval, on_progress)
+        client = self.handle.client
+        tel = telemetry_of(client)
+        if tel is None:
+            return (yield from flow)
+        call = tel.start(
+            "batch_wait", self.model, client.run_url(self.model), extra={"workers_ai.batch.request_id": self.request_id}
+        )
+        self._call = call
+        try:
+            return (yield from tel.traced(call, flow, lambda r: {"workers_ai.batch.items": len(r.items)}))
+        finally:
+            self._call = None
+
+    def _wait_flow(
+        self,
+        timeout: float,
+        poll_interval: float,
+        max_interval: float,
+        on_progress: Callable[[BatchStatus, float], None] | None,
+    ) -> Flow[BatchResult[OutT]]:
+        schedule = PollSchedule(timeout, poll_interval, max_interval, self._clock)
         # Polls are bounded in real time too (the schedule's clock may be a test's): none outlives the call.
         deadline = time.monotonic() + timeout
         warned: set[str] = set()

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from .._core.flow import Flow
+from .._core.telemetry import batch_log, telemetry_of
 from .jobs import AsyncBatchJob, AsyncBatchTarget, BatchJob, BatchJobBase, BatchTarget
 from .wire import MAX_BATCH_BYTES, BatchModel, check_batch_size, encode_batch, encode_requests, submitted_id
 
@@ -78,6 +79,18 @@ def submit_flow(
     client = handle.client
     submitted = time.time()
     url = client.run_url(handle.model_id) + "?queueRequest=true"
-    reply = yield from client.request_flow("POST", url, body, headers=headers, queued=True, model_id=handle.model_id)
-    request_id = submitted_id(handle.model_id, client, reply)
+    flow = _submitted_id_flow(handle, url, body, headers)
+    tel = telemetry_of(client)
+    if tel is None:
+        request_id = yield from flow
+    else:
+        call = tel.start("batch_submit", handle.model_id, url, extra={"workers_ai.batch.size": size})
+        request_id = yield from tel.traced(call, flow, lambda rid: {"workers_ai.batch.request_id": rid})
+    batch_log.info("batch %s for %s: queued (%d requests)", request_id, handle.model_id, size)
     return job_type(handle, request_id, submitted_at=submitted, size=size)
+
+
+def _submitted_id_flow(handle: BatchModel, url: str, body: bytes, headers: Mapping[str, str] | None) -> Flow[str]:
+    client = handle.client
+    reply = yield from client.request_flow("POST", url, body, headers=headers, queued=True, model_id=handle.model_id)
+    return submitted_id(handle.model_id, client, reply)

@@ -36,8 +36,10 @@ class ClientBase(SessionConfig):
         return {}
 
     def __repr__(self) -> str:
+        from .._core.redact import mask_url  # here: only a repr needs it
+
         via = f", gateway={self.gateway.id!r}" if self.gateway else ""
-        return f"{type(self).__name__}(account_id={self.account_id!r}, base_url={self.base_url!r}{via})"
+        return f"{type(self).__name__}(account_id={self.account_id!r}, base_url={mask_url(self.base_url)!r}{via})"
 
     def models(self) -> list[str]:
         """Ids of the models this package was generated for."""

@@ -42,6 +42,7 @@ from .options import (
 from .pickling import Rebuildable, with_options
 from .ratelimit import RateBudget, RateLimit
 from .retry import call_bound, check_seconds
+from .telemetry import env_log_bodies
 from .urls import check_account_id, check_base_url, model_path, segment
 
 __all__ = [
@@ -55,7 +56,7 @@ __all__ = [
 
 DEFAULT_BASE_URL = "https://api.cloudflare.com/client/v4"
 _USER_AGENT = "workers-ai-python/0.1"
-_log = logging.getLogger("workers_ai")
+_log = logging.getLogger("workers_ai")  # the tree: workers_ai.http, .batch, .realtime (see .telemetry)
 
 
 class ResponseInfo(msgspec.Struct, frozen=True):
@@ -187,6 +188,7 @@ class SessionConfig(Rebuildable):
         if session_affinity is not None:
             self._base_headers.update(affinity_header(session_affinity))
         self.usage = UsageMeter()
+        self.log_bodies = bool(log_bodies) or env_log_bodies()  # DEBUG body lines (truncated), opt-in only
         self._account = segment(account_id)
         self._local: Any = threading.local()  # the async session keeps `last` per task instead (its transport hook)
         self._transport = self._new_transport(transport, max_connections, compress)
@@ -307,13 +309,26 @@ class SessionConfig(Rebuildable):
     def _failure(self, exc: APIConnectionError, method: str, url: str, queued: bool) -> APIConnectionError:
         note = "; the batch may have been queued, so it was not re-sent" if queued and exc.request_sent else ""
         host = url.split("/")[2] if "://" in url else url
+        from .redact import scrub  # here: only failures need it
+
+        why = scrub(str(exc))  # a proxy's user:password@ in the transport's message is masked
         if isinstance(exc, APITimeoutError) and exc.request_sent:
-            return APITimeoutError(f"{method} {host}: no complete reply within {self.timeout:g}s ({exc}){note}")
-        return type(exc)(f"{method} {host}: {exc}{note}", request_sent=exc.request_sent, retryable=exc.retryable)
+            return APITimeoutError(f"{method} {host}: no complete reply within {self.timeout:g}s ({why}){note}")
+        return type(exc)(f"{method} {host}: {why}{note}", request_sent=exc.request_sent, retryable=exc.retryable)
 
     def _log_retry(self, attempt: int, delay: float, method: str, url: str, why: str) -> None:
+        from .redact import mask_url, scrub  # here: only retries need it
+
         # Logs name the URL and the reason only: never headers, so never the token.
-        _log.info("%s %s failed (%s); retry %d of %d in %.2fs", method, url, why, attempt + 1, self.max_retries, delay)
+        _log.info(
+            "%s %s failed (%s); retry %d of %d in %.2fs",
+            method,
+            mask_url(url),
+            scrub(why),
+            attempt + 1,
+            self.max_retries,
+            delay,
+        )
 
     # ------------------------------------------------------------------ flows (run by the session's driver)
 

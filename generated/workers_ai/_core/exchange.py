@@ -16,6 +16,7 @@ from .error_replies import error_from, is_quota
 from .flow import Flow, Send, Sleep
 from .ratelimit import Pace, RateBudget, throttled
 from .retry import MAX_RETRY_AFTER, delay_after_failure, delay_after_status, retry_after
+from .telemetry import attempt_done
 
 __all__ = ["ExchangeConfig", "budget_wait", "exchange", "retry_slot"]
 
@@ -65,7 +66,8 @@ def exchange(
             if ahead > 0:
                 yield Sleep(ahead)
         booked = False
-        until = time.monotonic() + cfg.timeout
+        started = time.monotonic()
+        until = started + cfg.timeout
         if deadline is not None:
             until = min(until, deadline)
         try:
@@ -73,6 +75,7 @@ def exchange(
                 method, url, build_headers, body, until, cfg.max_response_bytes, stream, header_args
             )
         except APIConnectionError as exc:
+            attempt_done(cfg, method, url, None, exc, started, attempt, None, body, None)
             wait = delay_after_failure(
                 attempt, cfg.max_retries, request_sent=exc.request_sent, retryable=exc.retryable, queued=queued
             )
@@ -84,6 +87,7 @@ def exchange(
                 attempt += 1
                 continue
             raise cfg._failure(exc, method, url, queued) from None  # pyright: ignore[reportPrivateUsage]
+        attempt_done(cfg, method, url, resp.status, None, started, attempt, resp.headers, body, data)
         if resp.status < 300:
             if pace is not None:
                 pace.succeeded()

@@ -7,7 +7,7 @@ configured copy with ``client.with_options(**changes)`` (see :mod:`.pickling`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -61,6 +61,24 @@ class ClientOptions(msgspec.Struct, frozen=True, kw_only=True):
     tracer_provider: Any = None
     meter_provider: Any = None
     log_bodies: bool = False
+
+    def _shown(self) -> Iterator[tuple[str, Any]]:
+        """Each field as a person may see it: secret-named header values and a proxy's password masked."""
+        from .redact import mask_headers, mask_url  # here: only a repr needs it
+
+        for name in self.__struct_fields__:
+            value = getattr(self, name)
+            if name == "headers" and value is not None:
+                value = mask_headers(value)
+            elif name == "proxy" and isinstance(value, str):
+                value = mask_url(value)
+            yield name, value
+
+    def __repr__(self) -> str:
+        return f"ClientOptions({', '.join(f'{name}={value!r}' for name, value in self._shown())})"
+
+    def __rich_repr__(self) -> list[tuple[str, Any]]:
+        return list(self._shown())
 
 
 if TYPE_CHECKING:

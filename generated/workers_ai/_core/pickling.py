@@ -12,7 +12,7 @@ shows it; treat pickled clients like the token itself.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -84,15 +84,46 @@ class Rebuildable:
         if isinstance(extra, Mapping):  # a constructor taking **kwargs
             kwargs.update(extra)  # pyright: ignore[reportUnknownArgumentType]
         kwargs.update(self._pickle_overrides())
-        return {k: Secret(v) if k == "api_token" and isinstance(v, str) else v for k, v in kwargs.items()}
+        return {k: _hidden(k, v) for k, v in kwargs.items()}
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (rebuild, (type(self), self._constructor_kwargs()))
+        kwargs = self._constructor_kwargs()
+        # Providers hold locks and exporters: a copy in another process reports to that process's globals.
+        for name in ("tracer_provider", "meter_provider"):
+            if kwargs.get(name) is not None:
+                kwargs[name] = None
+        return (rebuild, (type(self), kwargs))
+
+
+def _hidden(name: str, value: Any) -> Any:
+    """A constructor argument as a pickle holds it: the token, secret-named header values and a proxy
+    URL with a password wrapped in :class:`Secret`, so the pickle's repr (or a debugger's) never shows them."""
+    from .redact import is_secret_name, mask_url  # here: only pickling needs it
+
+    if name == "api_token" and isinstance(value, str):
+        return Secret(value)
+    if name == "headers" and isinstance(value, Mapping):
+        headers = cast("Mapping[str, Any]", value)
+        return {k: Secret(v) if is_secret_name(k) and isinstance(v, str) else v for k, v in headers.items()}
+    if name == "proxy" and isinstance(value, str) and mask_url(value) != value:
+        return Secret(value)
+    return value
+
+
+def _revealed(value: object) -> object:
+    if isinstance(value, Secret):
+        return value.reveal()
+    if not isinstance(value, dict):
+        return value
+    items = cast("dict[str, object]", value)
+    if any(isinstance(v, Secret) for v in items.values()):
+        return {k: v.reveal() if isinstance(v, Secret) else v for k, v in items.items()}
+    return items
 
 
 def rebuild(cls: type[_R], kwargs: Mapping[str, Any]) -> _R:
     """Call ``cls`` with ``kwargs`` (secrets revealed): what an unpickled client is."""
-    return cls(**{k: v.reveal() if isinstance(v, Secret) else v for k, v in kwargs.items()})
+    return cls(**{k: _revealed(v) for k, v in kwargs.items()})
 
 
 def with_options(client: _R, **overrides: Any) -> _R:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-__all__ = ["MASK", "is_secret_name", "mask_headers", "mask_url"]
+__all__ = ["MASK", "is_secret_name", "mask_headers", "mask_url", "scrub"]
 
 MASK = "***"
 _SECRET_WORDS = ("authorization", "token", "key", "secret", "password", "passwd", "cookie", "signature", "credential")
@@ -41,3 +41,14 @@ def mask_url(url: str) -> str:
     user, colon, _ = userinfo.partition(":")
     masked = f"{user}:{MASK}" if colon else user
     return f"{scheme}{sep}{masked}@{host}{slash}{path}"
+
+
+def scrub(text: str) -> str:
+    """``text`` (an error message, a log argument) with every ``//user:password@`` password and every
+    ``Bearer <credential>`` replaced by ``***``; text without either is returned as it is."""
+    if "@" not in text and "earer " not in text:
+        return text
+    import re
+
+    text = re.sub(r"(//[^/\s:@]*):[^/\s@]*@", rf"\1:{MASK}@", text)
+    return re.sub(r"(?i)(bearer\s+)[^\s'\",;]+", rf"\1{MASK}", text)

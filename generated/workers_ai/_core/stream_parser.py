@@ -7,7 +7,7 @@ import collections
 import itertools
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -30,6 +30,9 @@ from .stream_events import (
     tool_call_deltas,
 )
 from .usage import Usage
+
+if TYPE_CHECKING:
+    from .otel import Call
 
 __all__ = ["DRAIN_LIMIT", "DRAIN_SECONDS", "WANT_BODY", "WANT_BYTES", "StreamParser"]
 
@@ -54,7 +57,10 @@ class StreamParser:
         max_response_bytes: int = 256 * 1024 * 1024,
         on_messages: Callable[[list[Any]], None] | None = None,
         on_end: Callable[[Usage | None], None] | None = None,
+        call: Call | None = None,
     ) -> None:
+        self._call = call  # the call's span (telemetry on): ended with the stream, told its first chunk
+        self._failure: BaseException | None = None
         self._on_end = on_end  # told the last usage seen when the stream is closed (``ai.usage``)
         self._resp = response
         self.model_id = model_id
@@ -87,7 +93,9 @@ class StreamParser:
         end) or ``WANT_BODY`` (send the whole body), and lists of events for the reader to hand out."""
         kind = media_type(self.headers, default="")
         if kind == "application/json" or kind.endswith("+json"):
-            yield [self._json_event((yield WANT_BODY))]
+            event = self._json_event((yield WANT_BODY))
+            self._first_events()
+            yield [event]
             return
         if kind and kind != "text/event-stream":
             raise StreamError(
@@ -102,6 +110,7 @@ class StreamParser:
         pieces: list[bytes] = []
         held = 0
         whole = True
+        first = True
         while not self.closed:
             chunk = yield WANT_BYTES
             if not chunk:
@@ -131,6 +140,9 @@ class StreamParser:
                 if events is None:
                     events, failure = self._slow(data[: end + 2], decoder)
             if events:
+                if first:
+                    first = False
+                    self._first_events()
                 yield events
             if failure is not None:
                 raise failure
@@ -152,10 +164,32 @@ class StreamParser:
         )
 
     def _report_end(self) -> None:
-        """On close: tell ``on_end`` the last usage read (the usage event is the last or next to last one)."""
+        """On close: tell ``on_end`` the last usage read (the usage event is the last or next to last one)
+        and end the call's span (ended normally, closed early, or failed)."""
+        seen = [ev.usage for ev in self._current if ev.usage is not None]
         if self._on_end is not None:
-            seen = [ev.usage for ev in self._current if ev.usage is not None]
             self._on_end(seen[-1] if seen else None)
+        call = self._call
+        if call is not None:
+            self._call = None
+            reasons = [ev.finish_reason for ev in self._current if ev.finish_reason]
+            call.end(
+                error=self._failure,
+                usage=seen[-1] if seen else None,
+                reasons=reasons,
+                text=None,
+                extra={"workers_ai.stream.completed": self.done, "workers_ai.stream.bytes": self.bytes_read},
+            )
+
+    def _failed(self, exc: BaseException) -> None:
+        """The stream stopped on ``exc`` (recorded on its span when it closes)."""
+        if self._failure is None and not isinstance(exc, GeneratorExit):
+            self._failure = exc
+
+    def _first_events(self) -> None:
+        call = self._call
+        if call is not None:
+            call.first_chunk()
 
     def _read_failure(self, exc: APIConnectionError, idle_end: float) -> APIConnectionError | None:
         """The error to raise for a failed read (None when the stream was closed meanwhile)."""

@@ -10,6 +10,7 @@ unknown keys) is the one reported against.
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -17,6 +18,8 @@ from typing import Any
 import msgspec
 
 from ..errors import InputValidationError, UnknownInputWarning
+
+log = logging.getLogger("workers_ai")
 
 __all__ = ["check_unknown_keys", "unknown_keys"]
 
@@ -54,6 +57,7 @@ def check_unknown_keys(model_id: str, value: Any, kind: type[Any], *, strict: bo
     if strict:
         raise InputValidationError(model_id, paths[0], "unknown key: the model's input schema has no such field")
     for path in paths:
+        log.warning("%s: unknown input key at %s (sent as given; the API ignores it)", model_id, path)
         warnings.warn(
             f"{model_id}: unknown input key at {path}: the model's input schema has no such field (sent as"
             " given; the API ignores it). Pass strict_inputs=True to the client to refuse it instead",

@@ -130,11 +130,11 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         from .._aio.stream import AsyncEventStream, AsyncStreamRequest
 
         session = self.client
-        url = self._run_url()  # a bad model id is refused now, before anything is awaited
+        self._run_url()  # a bad model id is refused now, before anything is awaited
 
         async def open_stream() -> AsyncEventStream:
-            resp = await session.open_stream(url, body, headers=headers, model_id=self.model_id)
-            return AsyncEventStream(resp, **self._stream_options(resp))
+            resp, call = await session.drive(self._stream_open_flow(body, headers))
+            return AsyncEventStream(resp, **self._stream_options(resp, call))
 
         return AsyncStreamRequest(open_stream)
 

@@ -18,6 +18,7 @@ from .._core.error_replies import error_from
 from .._core.flow import Flow
 from .._core.jsonview import as_list, as_object
 from .._core.pickling import handle_of
+from .._core.telemetry import log, telemetry_of
 from .._core.unknown import check_unknown_keys
 from .._core.usage import Usage
 from ..errors import InputValidationError, ModelDeprecatedError, ResponseDecodeError, StreamError
@@ -25,6 +26,7 @@ from ..families import family_result
 
 if TYPE_CHECKING:
     from .._batch.jobs import BatchJobBase
+    from .._core.otel import Call, Telemetry
     from .._tools.structured import Parsed
     from .ops import Op
 
@@ -197,7 +199,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             raise InputValidationError(self.model_id, "$.requests", "a batch needs a `requests` list")
         return requests
 
-    def _stream_options(self, resp: Any) -> dict[str, Any]:
+    def _stream_options(self, resp: Any, call: Call | None = None) -> dict[str, Any]:
         """The keyword arguments of a stream over ``resp`` (the sync and async streams take the same)."""
         session = self.client
         session.remember(resp.status, resp.headers, [])
@@ -213,6 +215,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             "max_response_bytes": session.max_response_bytes,
             "on_messages": remember,
             "on_end": self._count_stream,
+            "call": call,
         }
 
     def _stream_request_body(self, request: msgspec.Struct) -> bytes:
@@ -285,6 +288,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         planned = as_object(self.info.properties) or {}
         when = planned.get("planned_deprecation_date")
         exc.catalog_end = when if isinstance(when, str) else None
+        log.warning("%s is deprecated (%s)%s", self.model_id, exc, f"; end of service {when}" if when else "")
 
     def _run_url(self) -> str:
         if self._url is None:
@@ -370,10 +374,24 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         content_type: str = _JSON,
         headers: Mapping[str, str] | None = None,
         query: str = "",
+        request: Any = None,
     ) -> Flow[T]:
         """One call: sent, decoded into ``expect`` (or the output union) and counted in ``ai.usage``."""
+        flow = self._plain_call_flow(body, expect, content_type, headers, query)
+        tel = telemetry_of(self.client)
+        if tel is None:
+            return (yield from flow)
+        return (yield from tel.traced(self._start_call(tel, request), flow))
+
+    def _plain_call_flow(
+        self, body: bytes, expect: type[T] | None, content_type: str, headers: Mapping[str, str] | None, query: str
+    ) -> Flow[T]:
         reply = yield from self._post_flow(body, content_type, headers, query)
         return self._counted(self._decode(reply, expect))
+
+    def _start_call(self, tel: Telemetry, request: Any) -> Call:
+        """The span of one call to this model (``chat``, ``embeddings``, ...: see :mod:`.._core.telemetry`)."""
+        return tel.start(tel.operation_of(self.info.task, request), self.model_id, self._run_url(), request=request)
 
     def _request_flow(
         self, request: msgspec.Struct, expect: type[T] | None, headers: Mapping[str, str] | None
@@ -387,14 +405,14 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             from .rest_bodies import form_body
 
             form, form_type = form_body(request)
-            return (yield from self._call_flow(form, expect, form_type, headers))
+            return (yield from self._call_flow(form, expect, form_type, headers, request=request))
         if info.raw_body is not None:
             from .rest_bodies import raw_body
 
             raw = raw_body(request, info.raw_body)
             if raw is not None:
-                return (yield from self._call_flow(raw[0], expect, raw[1], headers, raw[2]))
-        return (yield from self._call_flow(body, expect, headers=headers))
+                return (yield from self._call_flow(raw[0], expect, raw[1], headers, raw[2], request=request))
+        return (yield from self._call_flow(body, expect, headers=headers, request=request))
 
     def _op_flow(self, op: Op[Any], params: Mapping[str, Any], first: Any, response_format: Any) -> Flow[Any]:
         """A generated method's call (see :mod:`.ops`): its arguments built into the request (a bad one is
@@ -402,7 +420,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         call; base64 media JSON handed back as bytes where the method says so."""
         if response_format is not None:
             request = op.build({**params, "response_format": response_format}, self.model_id, first)
-            return (yield from self._parsed_flow(self.validate(request), op.expect, response_format))
+            return (yield from self._parsed_flow(self.validate(request), op.expect, response_format, request))
         request = op.build(params, self.model_id, first)
         result = yield from self._request_flow(request, op.expect, None)
         if not op.media_bytes:
@@ -430,16 +448,65 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             "options": options,
         }
 
-    def _parsed_flow(self, body: bytes, expect: type[Any] | None, response_format: Any) -> Flow[Parsed[Any, Any]]:
+    def _parsed_flow(
+        self, body: bytes, expect: type[Any] | None, response_format: Any, request: Any = None
+    ) -> Flow[Parsed[Any, Any]]:
         """A JSON-mode call (see :meth:`_parsed`), counted in ``ai.usage``."""
+        tel = telemetry_of(self.client)
+        if tel is None:
+            return (yield from self._plain_parsed_flow(body, expect, response_format))
+        call = self._start_call(tel, request)
+        return (yield from tel.traced(call, self._plain_parsed_flow(body, expect, response_format)))
+
+    def _plain_parsed_flow(self, body: bytes, expect: type[Any] | None, response_format: Any) -> Flow[Parsed[Any, Any]]:
         result = self._parsed((yield from self._post_flow(body)), expect, response_format)
         self._counted(result.output)
         return result
 
-    def _decoded_flow(self, body: bytes, expect: type[T] | None) -> Flow[tuple[T, Any]]:
+    def _decoded_flow(self, body: bytes, expect: type[T] | None, request: Any = None) -> Flow[tuple[T, Any]]:
         """``(output decoded into expect, result as sent)``, counted in ``ai.usage`` (a tool-loop round)."""
+        tel = telemetry_of(self.client)
+        if tel is None:
+            return (yield from self._plain_decoded_flow(body, expect))
+        call = self._start_call(tel, request)
+        token = call.enter()
+        try:
+            output, raw = yield from self._plain_decoded_flow(body, expect)
+        except BaseException as exc:
+            call.leave(token)
+            call.end(error=exc)
+            raise
+        call.leave(token)
+        call.end(raw)
+        return output, raw
+
+    def _plain_decoded_flow(self, body: bytes, expect: type[T] | None) -> Flow[tuple[T, Any]]:
         output, raw = self._decoded_pair((yield from self._post_flow(body)), expect)
         return self._counted(output), raw
+
+    def _stream_open_flow(self, body: bytes, headers: Mapping[str, str] | None) -> Flow[tuple[Any, Call | None]]:
+        """POST a stream request until a 2xx reply (its body unread); with telemetry on, the call whose
+        span the stream ends (see :class:`.._core.stream_parser.StreamParser`)."""
+        tel = telemetry_of(self.client)
+        flow = self.client.stream_flow(self._run_url(), body, headers, self.model_id)
+        if tel is None:
+            return (yield from flow), None
+        import msgspec.json as mj
+
+        try:
+            request: Any = mj.decode(body)
+        except msgspec.DecodeError:
+            request = None
+        call = self._start_call(tel, request)
+        token = call.enter()
+        try:
+            resp = yield from flow
+        except BaseException as exc:
+            call.leave(token)
+            call.end(error=exc)
+            raise
+        call.leave(token)
+        return resp, call
 
     def _submit_flow(self, requests: Sequence[Any], headers: Mapping[str, str] | None) -> Flow[Any]:
         from .._batch.jobs import MAX_BATCH_BYTES, AsyncBatchJob, BatchJob, encode_requests

@@ -137,9 +137,8 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
     def _open_stream(self, body: bytes, headers: Mapping[str, str] | None) -> EventStream:
         from .._sync.stream import EventStream
 
-        session = self.client
-        resp = session.open_stream(self._run_url(), body, headers=headers, model_id=self.model_id)
-        return EventStream(resp, **self._stream_options(resp))
+        resp, call = self.client.drive(self._stream_open_flow(body, headers))
+        return EventStream(resp, **self._stream_options(resp, call))
 
     def _invoke(self, op: Op[T], params: Mapping[str, Any], first: Any = NOTHING, response_format: Any = None) -> T:
         """A generated method's call (the rules: :meth:`HandleBase._op_flow`)."""

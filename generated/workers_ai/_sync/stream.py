@@ -141,7 +141,12 @@ class EventStream(StreamParser):
         except StopIteration:
             return
         except ResponseTooLargeError as exc:
-            raise self._too_large(exc) from None
+            failure = self._too_large(exc)
+            self._failed(failure)
+            raise failure from None
+        except Exception as exc:
+            self._failed(exc)  # told to the call's span when the stream closes
+            raise
         finally:
             parser.close()
             self.close()

@@ -14,16 +14,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, cast
 
 import msgspec
 
 from .._core.decode import split_error
 from .._core.flow import Flow
 from .._core.jsonview import as_list, as_object
+from .._core.telemetry import telemetry_of
 from .._core.toolcall import ToolCall, tool_calls
 from ..errors import ConfigurationError, InputValidationError, ToolLoopError
 from .tooldefs import ToolDef, ToolForm, tool_def
+
+if TYPE_CHECKING:
+    from .._core.otel import Telemetry
 
 __all__ = ["ToolRun", "arun_tools", "reply_text", "run_tools", "tool_messages"]
 
@@ -159,6 +163,38 @@ class _Loop:
         self.specs = [d.request(form) for d in self.defs.values()]
         self.calls: list[ToolCall] = []
         self.rounds = 0
+        self.telemetry: Telemetry | None = None  # set by the flow: an execute_tool span per tool run
+        self.url = ""
+
+    def _run(self, call: ToolCall, index: int) -> str:
+        """Run one tool call; with telemetry on, as an ``execute_tool`` span (current while the tool runs)."""
+        tel = self.telemetry
+        if tel is None:
+            return _run_one(call, index, self.defs, self.model_id, self.on_tool_error)
+        attrs: dict[str, Any] = {"gen_ai.tool.name": call.name, "gen_ai.tool.type": "function"}
+        if call.id:
+            attrs["gen_ai.tool.call.id"] = call.id
+        span = tel.start(
+            "execute_tool", self.model_id, self.url, extra=attrs, internal=True, name=f"execute_tool {call.name}"
+        )
+        if span.recording and tel.content_on_span:
+            span.span.set_attribute("gen_ai.tool.call.arguments", _result_text(call.arguments))
+        token = span.enter()
+        try:
+            text = _run_one(call, index, self.defs, self.model_id, self.on_tool_error)
+        except BaseException as exc:
+            span.leave(token)
+            span.end(error=exc)
+            raise
+        span.leave(token)
+        failed: dict[str, Any] = {}
+        if text.startswith("error: "):  # reported to the model instead of raised
+            kind = text[7:].split(":", 1)[0]
+            failed["error.type"] = kind if kind.isidentifier() else "tool_error"
+        if span.recording and tel.content_on_span:
+            failed["gen_ai.tool.call.result"] = text
+        span.end(extra=failed)
+        return text
 
     def payload(self) -> dict[str, Any]:
         return {**self.extra, "messages": self.convo, "tools": self.specs}
@@ -176,7 +212,7 @@ class _Loop:
                 calls=calls,
                 messages=self.convo,
             )
-        results = [_run_one(c, i, self.defs, self.model_id, self.on_tool_error) for i, c in enumerate(calls)]
+        results = [self._run(c, i) for i, c in enumerate(calls)]
         self.convo.extend(tool_messages(calls, results))
         self.calls.extend(calls)
         self.rounds += 1
@@ -194,14 +230,19 @@ class ToolHandle(Protocol):
 
     def encode_input(self, payload: Any, *, check_keys: bool = True) -> bytes: ...
 
-    def _decoded_flow(self, body: bytes, expect: Any) -> Flow[tuple[Any, Any]]: ...
+    def _decoded_flow(self, body: bytes, expect: Any, request: Any = None) -> Flow[tuple[Any, Any]]: ...
 
 
 def tool_flow(handle: ToolHandle, expect: Any, loop: _Loop) -> Flow[ToolRun[Any]]:
     """The loop, once: each round is one counted call (``ai.usage``) and the tools it asks for."""
+    loop.telemetry = telemetry_of(handle.client)
+    if loop.telemetry is not None:  # server.address/port of the tool spans: where the loop's calls go
+        url: Any = getattr(handle, "_run_url", None)
+        loop.url = str(url() if callable(url) else handle.client.base_url)
     while True:
-        body = handle.encode_input(loop.payload(), check_keys=False)  # the loop's own turns: not the user's typos
-        output, raw = yield from handle._decoded_flow(body, expect)  # pyright: ignore[reportPrivateUsage]
+        payload = loop.payload()
+        body = handle.encode_input(payload, check_keys=False)  # the loop's own turns: not the user's typos
+        output, raw = yield from handle._decoded_flow(body, expect, payload)  # pyright: ignore[reportPrivateUsage]
         done = loop.step(output, raw)
         if done is not None:
             return done

@@ -83,10 +83,13 @@ class AsyncSession(Generic[E]):
 
         options = connect_options(self.core)
         options["write_limit"] = self.core.limits.write_limit
+        self.core.opening()
         try:
             self._ws = await connect(self.core.url, **options)
         except Exception as exc:
-            raise handshake_error(self.core, exc) from None
+            error = handshake_error(self.core, exc)
+            self.core.finished(error)
+            raise error from None
         self._tasks.append(asyncio.ensure_future(self._reader(self._ws)))
         if self.core.spec.keepalive_seconds is not None:
             self._tasks.append(asyncio.ensure_future(self._keepalive()))
@@ -258,6 +261,7 @@ class AsyncSession(Generic[E]):
                 pass
         self._tasks.clear()
         self._done.set()
+        self.core.finished(self._error)
 
 
 class AsyncListenSession(AsyncSession[E]):

@@ -16,19 +16,21 @@ from urllib.parse import urlencode
 
 import msgspec
 
+from .._core.redact import is_secret_name
+from .._core.telemetry import realtime_log, telemetry_of
 from .._core.urls import model_path, segment
 from ..errors import ConfigurationError, InputValidationError, RealtimeError, RealtimeTimeoutError
 from ._spec import RawEvent, RealtimeSpec, tag_of
 
 if TYPE_CHECKING:
     from .._core.config import SessionConfig
+    from .._core.otel import Call
 
 __all__ = ["Limits", "SessionCore"]
 
 _ENCODE = msgspec.json.Encoder()
 # Close codes that end a session cleanly (1000 normal, 1005 "no status" after a normal close).
 _CLEAN = frozenset({1000, 1005})
-_SECRET_HEADERS = frozenset({"authorization", "cf-aig-authorization"})
 # Sent, but the server answers only when asked (Speak text is spoken on Flush): no deadline of its own.
 _UNPROMPTED = frozenset({"Speak"})
 
@@ -83,6 +85,10 @@ class SessionCore:
         self.audio_bytes = 0
         self.close_sent = False
         self.ended = False
+        self._telemetry = telemetry_of(client)
+        self._call: Call | None = None
+        self._failure: BaseException | None = None
+        self._opened = 0.0
 
     def __repr__(self) -> str:
         return f"<SessionCore {self.model_id} {self.url}>"  # the URL never holds the token
@@ -96,7 +102,7 @@ class SessionCore:
 
     @staticmethod
     def redact(name: str, value: str) -> str:
-        return "[redacted]" if name.lower() in _SECRET_HEADERS else value
+        return "[redacted]" if is_secret_name(name) else value
 
     # ------------------------------------------------------------------ what the user sends
 
@@ -208,7 +214,36 @@ class SessionCore:
     def timed_out(self, what: str) -> RealtimeTimeoutError:
         pending = self.unanswered()
         told = f"; sent and not answered: {', '.join(pending)}" if pending else ""
-        return RealtimeTimeoutError(f"{self.model_id}: {what}{told}", model_id=self.model_id, unanswered=pending)
+        error = RealtimeTimeoutError(f"{self.model_id}: {what}{told}", model_id=self.model_id, unanswered=pending)
+        self._failure = self._failure or error
+        return error
+
+    # ------------------------------------------------------------------ what a session leaves behind
+
+    def opening(self) -> None:
+        """The driver is about to connect: an INFO line, and the session's span (one per session)."""
+        self._opened = time.monotonic()
+        realtime_log.info("realtime %s: opening", self.model_id)
+        tel = self._telemetry
+        if tel is not None and self._call is None:
+            self._call = tel.start(
+                "generate_content", self.model_id, self.url, extra={"workers_ai.realtime.session": True}
+            )
+
+    def finished(self, error: BaseException | None = None) -> None:
+        """The session is over (closed, dropped or refused): an INFO line and the span's end. Idempotent."""
+        if self._opened == 0.0:
+            return
+        failure = error or self._failure
+        seconds = time.monotonic() - self._opened
+        self._opened = 0.0
+        how = f"failed ({type(failure).__name__})" if failure is not None else "closed"
+        realtime_log.info(
+            "realtime %s: %s after %.1fs, %d audio bytes sent", self.model_id, how, seconds, self.audio_bytes
+        )
+        call, self._call = self._call, None
+        if call is not None:
+            call.end(error=failure, extra={"workers_ai.realtime.audio_bytes_sent": self.audio_bytes})
 
     def closed(self, code: int | None, reason: str) -> RealtimeError | None:
         """How the connection ended: None when cleanly, else the error to raise."""
@@ -221,7 +256,9 @@ class SessionCore:
             how += f" (a frame over max_frame_bytes={self.max_frame_bytes})"
         told = f"; sent and not answered: {', '.join(pending)}" if pending else "; nothing was awaiting an answer"
         text = f"{self.model_id}: the server {how}" + (f": {reason}" if reason else "") + told
-        return RealtimeError(text, model_id=self.model_id, close_code=code, close_reason=reason, unanswered=pending)
+        error = RealtimeError(text, model_id=self.model_id, close_code=code, close_reason=reason, unanswered=pending)
+        self._failure = self._failure or error
+        return error
 
     def _check_open(self, what: str) -> None:
         if self.close_sent or self.ended:

@@ -79,12 +79,15 @@ class SyncSession(Generic[E]):
             return
         from websockets.sync.client import connect
 
+        self.core.opening()
         try:
             # Entered as a context manager (websockets >= 17 warns otherwise); left in _shutdown.
             opener: Any = connect  # a function in websockets 15-16, a context-manager class in 17
             self._ws = self._stack.enter_context(opener(self.core.url, **connect_options(self.core)))
         except Exception as exc:
-            raise handshake_error(self.core, exc) from None
+            error = handshake_error(self.core, exc)
+            self.core.finished(error)
+            raise error from None
         if self.core.spec.keepalive_seconds is not None:
             self._ticker = threading.Thread(target=self._keepalive, name="workers-ai-keepalive", daemon=True)
             self._ticker.start()
@@ -234,6 +237,7 @@ class SyncSession(Generic[E]):
         self._done.set()
         if self._ws is not None:
             self._stack.close()
+        self.core.finished(self._error)
         if self._ticker is not None and self._ticker is not threading.current_thread():
             self._ticker.join(1.0)
 

@@ -1,0 +1,164 @@
+"""What a call leaves behind: log lines always, OpenTelemetry spans and metrics when the API is there.
+
+The shared flows call this module (never the drivers), so ``WorkersAI`` and ``AsyncWorkersAI`` write
+the same log lines and the same spans (docs/observability.md):
+
+- **Logs** go to the ``workers_ai`` logger tree: ``workers_ai.http`` has one DEBUG line per HTTP attempt
+  (from :func:`attempt_done`, called by the retry loop :func:`.exchange.exchange`); retries, rate-budget
+  waits, batch states and realtime sessions are INFO; deprecations and ignored keys WARNING.
+  ``WORKERS_AI_LOG=debug|info`` adds a stderr handler without code. Bodies are logged only with
+  ``log_bodies=True`` (or ``WORKERS_AI_LOG_BODIES=1``), truncated.
+- **Spans and metrics** (:mod:`.otel`, loaded with the ``opentelemetry`` API on a client's first call,
+  never at ``import workers_ai``): :func:`telemetry_of` gives a client's :class:`~.otel.Telemetry`, or
+  None when telemetry is off, the API is missing or no provider is configured; every caller then skips
+  it. This module stays small: it is on every client's import path.
+
+Never recorded: the token, header values, proxy passwords; message content only when
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` asks for it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from contextvars import ContextVar
+
+    from .otel import Call, Telemetry
+
+__all__ = [
+    "attempt_done",
+    "batch_log",
+    "env_log_bodies",
+    "http_log",
+    "log",
+    "realtime_log",
+    "telemetry_of",
+]
+
+log = logging.getLogger("workers_ai")
+http_log = logging.getLogger("workers_ai.http")
+batch_log = logging.getLogger("workers_ai.batch")
+realtime_log = logging.getLogger("workers_ai.realtime")
+
+BODY_LIMIT = 2048  # characters of a body in a DEBUG line (log_bodies=True)
+
+# The call whose HTTP attempts the retry loop is running: a ContextVar made by :mod:`.otel` when it loads
+# (None until then: no call can be current before a client has telemetry).
+CURRENT: ContextVar[Call | None] | None = None
+
+
+def _env_logging() -> None:
+    """``WORKERS_AI_LOG=debug|info|warning``: a stderr handler on the ``workers_ai`` logger, no code needed."""
+    level = os.environ.get("WORKERS_AI_LOG", "").strip().upper()
+    if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+        return
+    if any(getattr(h, "_workers_ai_env", False) for h in log.handlers):
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler._workers_ai_env = True  # type: ignore[attr-defined]
+    log.addHandler(handler)
+    log.setLevel(level)
+
+
+_env_logging()
+
+
+def env_log_bodies() -> bool:
+    """``WORKERS_AI_LOG_BODIES=1``: the ``log_bodies=True`` opt-in without code."""
+    return os.environ.get("WORKERS_AI_LOG_BODIES", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _body_text(body: bytes | None) -> str:
+    if not body:
+        return "(empty)"
+    try:
+        text = body[: BODY_LIMIT * 4].decode("utf-8")
+    except UnicodeDecodeError:
+        return f"({len(body)} bytes, binary)"
+    if len(text) > BODY_LIMIT or len(body) > BODY_LIMIT * 4:
+        return f"{text[:BODY_LIMIT]}... ({len(body)} bytes, truncated)"
+    return text
+
+
+def _path(url: str) -> str:
+    """What a log line shows of a URL: host and path (the model id), any password masked."""
+    from .redact import mask_url  # here: only DEBUG lines need it
+
+    return mask_url(url.split("://", 1)[-1])
+
+
+def attempt_done(
+    cfg: Any,
+    method: str,
+    url: str,
+    status: int | None,
+    failure: BaseException | None,
+    started: float,
+    attempt: int,
+    headers: Mapping[str, str] | None,
+    body: bytes | None,
+    data: bytes | None,
+) -> None:
+    """One HTTP attempt is over (called by the retry loop, so both clients write the same line): a DEBUG
+    line on ``workers_ai.http`` and an event on the current call's span. Cheap when neither is on."""
+    current = CURRENT
+    call = current.get() if current is not None else None
+    if call is None and not http_log.isEnabledFor(logging.DEBUG):
+        return
+    ms = (time.monotonic() - started) * 1000.0
+    ray = headers.get("cf-ray") if headers is not None else None
+    outcome = str(status) if status is not None else f"failed ({type(failure).__name__})"
+    if http_log.isEnabledFor(logging.DEBUG):
+        http_log.debug(
+            "%s %s -> %s in %.1f ms (attempt %d, cf-ray %s)", method, _path(url), outcome, ms, attempt + 1, ray
+        )
+        if getattr(cfg, "log_bodies", False):
+            http_log.debug("request body: %s", _body_text(body))
+            if data is not None:
+                http_log.debug("response body: %s", _body_text(data))
+    if call is not None:
+        call.attempt(method, status, failure, ms, attempt + 1, ray)
+
+
+# ---------------------------------------------------------------------------------------------- OpenTelemetry
+
+
+_api_loaded: bool | None = None  # whether the opentelemetry API (and .otel) could be imported
+
+
+def _api() -> bool:
+    global _api_loaded
+    if _api_loaded is None:
+        try:
+            import importlib
+
+            importlib.import_module("opentelemetry.trace")
+        except ImportError:
+            _api_loaded = False
+        else:
+            _api_loaded = True
+    return _api_loaded
+
+
+def telemetry_of(cfg: Any) -> Telemetry | None:
+    """The client's :class:`~.otel.Telemetry`, made on first use; None when telemetry is off, the API is
+    missing, or neither a provider was passed nor a global one set yet (nothing would be recorded)."""
+    got: Any = cfg.__dict__.get("_telemetry", False)
+    if got is not False:
+        tel: Telemetry | None = got
+        return None if tel is None or tel.unconfigured() else tel
+    opts = cfg.options
+    made: Telemetry | None = None
+    if opts.telemetry and _api():
+        from .otel import Telemetry
+
+        made = Telemetry(opts.tracer_provider, opts.meter_provider)
+    cfg._telemetry = made
+    return None if made is None or made.unconfigured() else made
