@@ -84,7 +84,8 @@ class Rebuildable:
         if isinstance(extra, Mapping):  # a constructor taking **kwargs
             kwargs.update(extra)  # pyright: ignore[reportUnknownArgumentType]
         kwargs.update(self._pickle_overrides())
-        return {k: Secret(v) if k == "api_token" and isinstance(v, str) else v for k, v in kwargs.items()}
+        # The token, and a proxy URL (it may carry a password), never show in a repr of these arguments.
+        return {k: Secret(v) if k in ("api_token", "proxy") and isinstance(v, str) else v for k, v in kwargs.items()}
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (rebuild, (type(self), self._constructor_kwargs()))
