@@ -138,6 +138,7 @@ class Proxy:
         self.seen: list[bytes] = []  # every byte the proxy read in clear (heads, forwarded bodies)
         self.tunnels: list[str] = []  # CONNECT targets it opened
         self.refused = 0  # 407 answers
+        self.live: list[socket.socket] = []  # open tunnels' client sockets (cut_all drops them)
 
         class Handler(socketserver.StreamRequestHandler):
             rbufsize = 0  # unbuffered: nothing the client sends after the head is read ahead here
@@ -156,6 +157,14 @@ class Proxy:
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+    def cut_all(self) -> None:
+        """Drop every open tunnel, as a proxy that restarts mid-reply does."""
+        for conn in self.live:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def __enter__(self) -> Proxy:
         return self
@@ -203,6 +212,7 @@ class Proxy:
                 return
             upstream.settimeout(None)
             self.tunnels.append(target)
+            self.live.append(conn)
             conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
             _splice(conn, upstream, self.cut_after)
             return

@@ -383,7 +383,7 @@ def test_the_cli_goes_through_the_environment(emu: Emulator, proxy: Proxy, pki: 
     }
     code = "import sys; from workers_ai._cli.main import main; sys.exit(main())"
     proc = subprocess.run(
-        [sys.executable, "-c", code, "run", LLAMA, "--prompt", "hello"],
+        [sys.executable, "-c", code, "run", LLAMA, "prompt=hello"],
         capture_output=True,
         env=env,
         timeout=120,
