@@ -19,7 +19,7 @@ import math
 import os
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import urllib3
@@ -200,9 +200,10 @@ class Urllib3Transport:
         self.max_connections = max_connections
         self.decompress = decompress
         self._connect_timeout = connect_timeout
-        self._network = network
         # Only a client that can use a proxy looks up a route per call; every other keeps one pool.
-        self._routed = network is not None and network.proxied
+        self._route: Callable[[str], ProxyURL | None] | None = (
+            network.proxy_for if network is not None and network.proxied else None
+        )
         self._context = network.ssl_context() if network is not None else None
         if network is not None:
             for proxy in network.proxies:
@@ -293,8 +294,9 @@ class Urllib3Transport:
         limit = Deadline(deadline)
         pool = self._pool
         via = None
-        if self._routed:
-            via = self._network.proxy_for(url)  # type: ignore[union-attr]  # set whenever routed
+        route = self._route
+        if route is not None:
+            via = route(url)
             if via is not None:
                 pool = self._proxy_pool(via)
         token = CURRENT_DEADLINE.set(limit)

@@ -16,7 +16,7 @@ import importlib
 import os
 import sys
 import time
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .._core.network import Network, ProxyURL, proxy_failure, tls_failure
@@ -198,8 +198,9 @@ class AiohttpTransport:
                     )
         # aiohttp's own reading of the environment stays off (trust_env=False): the proxy of each
         # request is ours (one rule with the sync client: the loopback rule, NO_PROXY's CIDR ranges).
-        self._network = network
-        self._routed = network is not None and network.proxied
+        self._route: Callable[[str], ProxyURL | None] | None = (
+            network.proxy_for if network is not None and network.proxied else None
+        )
         self._context = network.ssl_context() if network is not None else None
         self._proxy_args: dict[str, dict[str, Any]] = {}  # proxy URL -> aiohttp's proxy keyword arguments
         self.max_connections = max_connections
@@ -251,8 +252,9 @@ class AiohttpTransport:
                 self._urls.clear()
             self._urls[url] = target
         via = None
-        if self._routed:
-            via = self._network.proxy_for(url)  # type: ignore[union-attr]  # set whenever routed
+        route = self._route
+        if route is not None:
+            via = route(url)
         try:
             if via is None:
                 request = session.request(method, target, data=body, headers=headers, allow_redirects=False)

@@ -81,7 +81,8 @@ def handshake_error(core: SessionCore, exc: BaseException) -> WorkersAIError:
         return proxy_failure(proxy, proxy.scrub(reason) if proxy is not None else reason)
     if isinstance(exc, ssl.SSLError):
         return tls_failure(core.url, f"{type(exc).__name__}: {exc}", proxy)
-    if isinstance(exc, OSError) and proxy is not None:  # the only socket we open is to the proxy
+    if isinstance(exc, OSError) and not isinstance(exc, TimeoutError) and proxy is not None:
+        # the only socket opened is the one to the proxy: its failure is the proxy's
         return proxy_failure(proxy, proxy.scrub(f"{type(exc).__name__}: {exc}"))
     if isinstance(exc, InvalidStatus):
         response = exc.response
@@ -89,7 +90,9 @@ def handshake_error(core: SessionCore, exc: BaseException) -> WorkersAIError:
         return error_from(response.status_code, headers, bytes(response.body or b""), model_id=core.model_id)
     if isinstance(exc, TimeoutError):
         return APITimeoutError(
-            f"{core.model_id}: no WebSocket handshake with {host} within {core.open_timeout:g}s", request_sent=False
+            f"{core.model_id}: no WebSocket handshake with {host}"
+            f"{'' if proxy is None else ' through the proxy ' + proxy.shown} within {core.open_timeout:g}s",
+            request_sent=False,
         )
     if isinstance(exc, OSError):
         return APIConnectionError(f"{core.model_id}: cannot connect to {host}: {exc}", request_sent=False)
