@@ -201,7 +201,7 @@ class AiohttpTransport:
         self._route: Callable[[str], ProxyURL | None] | None = (
             network.proxy_for if network is not None and network.proxied else None
         )
-        self._context = network.ssl_context() if network is not None else None
+        self._network = network
         self._proxy_args: dict[str, dict[str, Any]] = {}  # proxy URL -> aiohttp's proxy keyword arguments
         self.max_connections = max_connections
         self.decompress = decompress
@@ -220,7 +220,10 @@ class AiohttpTransport:
         self._park_inherited()
         aiohttp = _aiohttp()  # a clear error when the extra is not installed
         self._aiohttp, self._url_type = aiohttp, importlib.import_module("yarl").URL
-        extra: dict[str, Any] = {} if self._context is None else {"ssl": self._context}
+        # aiohttp's default context was made when aiohttp was imported: ours follows the environment
+        # as it was when the client was made (SSL_CERT_FILE, or none of it with trust_env=False).
+        context = self._network.env_context() if self._network is not None else None
+        extra: dict[str, Any] = {} if context is None else {"ssl": context}
         connector = aiohttp.TCPConnector(limit=self.max_connections, limit_per_host=0, ttl_dns_cache=300, **extra)
         session = aiohttp.ClientSession(
             connector=connector,

@@ -20,8 +20,8 @@ The rules (docs/networks.md):
   optionally with ``:port``.
 - ``verify=``: a CA bundle file or a directory of hashed certificates (it replaces the system store,
   as in requests and httpx), or a ready ``ssl.SSLContext``. Without it and with ``trust_env``,
-  ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` when they name something that exists. There is no way to turn
-  verification off.
+  ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` as OpenSSL reads them; with ``trust_env=False`` they are kept
+  out. There is no way to turn verification off.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Network", "NoProxy", "ProxyURL", "is_loopback", "parse_proxy", "proxy_failure", "tls_failure"]
 
+_ENV_CONTEXTS: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
 _SCHEMES = ("http", "https", "socks4", "socks4a", "socks5", "socks5h")
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
@@ -221,7 +222,18 @@ def _env(environ: Mapping[str, str], name: str) -> str | None:
 class Network:
     """A client's resolved proxy and CA settings (made once, when the client is made)."""
 
-    __slots__ = ("_context", "_routes", "ca", "env_proxies", "explicit", "no_proxy", "proxied", "trust_env", "verify")
+    __slots__ = (
+        "_context",
+        "_routes",
+        "ca",
+        "env_ca",
+        "env_proxies",
+        "explicit",
+        "no_proxy",
+        "proxied",
+        "trust_env",
+        "verify",
+    )
 
     def __init__(
         self,
@@ -252,8 +264,31 @@ class Network:
         # Whether any connection can go through a proxy: when not, transports never ask proxy_for.
         self.proxied = self.explicit is not None or bool(self.env_proxies)
         self.ca = _ca_locations(verify, trust_env, env)
+        # The environment's CA variables as they were when the client was made (see env_context).
+        self.env_ca = (env.get("SSL_CERT_FILE"), env.get("SSL_CERT_DIR")) if trust_env and verify is None else None
         self._context: ssl.SSLContext | None = verify if _is_context(verify) else None
         self._routes: dict[str, ProxyURL | None] = {}
+
+    def env_context(self) -> ssl.SSLContext | None:
+        """:meth:`ssl_context`, or for a library whose default context was made when it was imported
+        (aiohttp's), a context that follows ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` as they were when
+        this client was made. Built once per process for each pair of locations."""
+        context = self.ssl_context()
+        if context is not None or self.env_ca is None or self.env_ca == (None, None):
+            return context
+        cached = _ENV_CONTEXTS.get(self.env_ca)
+        if cached is None:
+            import ssl
+
+            paths = ssl.get_default_verify_paths()
+            cafile = self.env_ca[0] or paths.openssl_cafile  # as OpenSSL: each variable replaces its default
+            capath = self.env_ca[1] or paths.openssl_capath
+            cached = ssl.create_default_context(
+                cafile=cafile if os.path.isfile(cafile) else None,
+                capath=capath if os.path.isdir(capath) else None,
+            ) if os.path.isfile(cafile) or os.path.isdir(capath) else ssl.create_default_context()
+            _ENV_CONTEXTS[self.env_ca] = cached
+        return cached
 
     @property
     def verify_is_context(self) -> bool:
@@ -323,12 +358,10 @@ def _ca_locations(verify: Any, trust_env: bool, env: Mapping[str, str]) -> tuple
             "turned off; pass the CA that signs the server's certificate (verify='/path/to/ca.pem')"
         )
     if verify is None:
-        cafile = env.get("SSL_CERT_FILE") if trust_env else None
-        capath = env.get("SSL_CERT_DIR") if trust_env else None
-        cafile = cafile if cafile and os.path.isfile(cafile) else None
-        capath = capath if capath and os.path.isdir(capath) else None
-        if cafile or capath:
-            return cafile, capath
+        # With trust_env, the library's default context is right: OpenSSL itself reads SSL_CERT_FILE
+        # and SSL_CERT_DIR when it loads the system store (urllib3, aiohttp and websockets all load
+        # it), and lazily, on the first TLS connection. Loading a bundle here instead would cost
+        # every client tens of milliseconds at construction, TLS or not.
         if not trust_env and (env.get("SSL_CERT_FILE") or env.get("SSL_CERT_DIR")):
             # OpenSSL reads these variables itself when it loads the system store: with
             # trust_env=False, load the store's compiled-in locations instead.
