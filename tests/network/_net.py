@@ -97,7 +97,7 @@ class TLSFront:
         self.received = 0  # bytes the front decrypted from clients
 
         class Handler(socketserver.BaseRequestHandler):
-            def handle(inner) -> None:  # noqa: N805
+            def handle(inner) -> None:
                 try:
                     tls = self.context.wrap_socket(inner.request, server_side=True)
                 except (OSError, ssl.SSLError):
@@ -143,7 +143,7 @@ class Proxy:
         class Handler(socketserver.StreamRequestHandler):
             rbufsize = 0  # unbuffered: nothing the client sends after the head is read ahead here
 
-            def handle(inner) -> None:  # noqa: N805
+            def handle(inner) -> None:
                 self._handle(inner.request, inner.rfile)
 
         self._server = _Server(Handler, self)
@@ -199,7 +199,7 @@ class Proxy:
             if headers.get("proxy-authorization") != want:
                 self.refused += 1
                 conn.sendall(
-                    b"HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm=\"test\"\r\n"
+                    b'HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="test"\r\n'
                     b"Content-Length: 0\r\nConnection: close\r\n\r\n"
                 )
                 return

@@ -35,9 +35,9 @@ def test_a_tunnel_cut_mid_stream_names_the_proxy(pki: PKI) -> None:
                 ai = WorkersAI(account_id={slow.account_id!r}, api_token={slow.api_token!r}, base_url={BASE!r},
                                proxy={proxy.url!r}, verify={str(pki.ca_file)!r}, max_retries=0)
                 seen = []
+                prompt = [{{"role": "user", "content": "hello " * 50}}]
                 def read():
-                    for event in ai.model({LLAMA!r}).chat_stream(messages=[{{"role": "user", "content": "hello " * 50}}],
-                                                                max_tokens=200):
+                    for event in ai.model({LLAMA!r}).chat_stream(messages=prompt, max_tokens=200):
                         seen.append(event)
                 result = outcome(read)
                 result["events"] = len(seen)
@@ -63,11 +63,12 @@ def test_a_proxy_that_never_answers_ends_at_the_deadline(pki: PKI) -> None:
             kw = dict(account_id=ACCOUNT, api_token=TOKEN, base_url={BASE!r}, proxy="http://127.0.0.1:{port}",
                       verify={str(pki.ca_file)!r}, max_retries=0, timeout=1.0)
             t0 = time.monotonic()
-            result = outcome(lambda: WorkersAI(**kw).model({LLAMA!r}).chat(messages=[{{"role": "user", "content": "x"}}]))
+            prompt = [{{"role": "user", "content": "x"}}]
+            result = outcome(lambda: WorkersAI(**kw).model({LLAMA!r}).chat(messages=prompt))
             result["seconds"] = time.monotonic() - t0
             async def main():
                 async with AsyncWorkersAI(**kw) as ai:
-                    return await ai.model({LLAMA!r}).chat(messages=[{{"role": "user", "content": "x"}}])
+                    return await ai.model({LLAMA!r}).chat(messages=prompt)
             t0 = time.monotonic()
             result["async"] = outcome(lambda: asyncio.run(main()))
             result["async_seconds"] = time.monotonic() - t0

@@ -147,7 +147,9 @@ async def _embed_async(ai: AsyncWorkersAI) -> Any:
         return await ai.model(BGE).embed(text=["a"])
 
 
-@pytest.mark.parametrize("no_proxy", ["example.invalid", ".example.invalid", f"{HOST}:443", "*", "other.org, api.example.invalid"])
+@pytest.mark.parametrize(
+    "no_proxy", ["example.invalid", ".example.invalid", f"{HOST}:443", "*", "other.org, api.example.invalid"]
+)
 @pytest.mark.parametrize("use_async", [False, True])
 def test_no_proxy_sends_matching_hosts_directly(
     emu: Emulator, proxy: Proxy, pki: PKI, monkeypatch: pytest.MonkeyPatch, no_proxy: str, use_async: bool

@@ -52,9 +52,7 @@ def test_async_session_through_an_explicit_proxy_with_credentials(emu: Emulator,
         assert emu.api_token.encode() not in authed.clear_text
 
 
-def test_session_loopback_is_never_sent_to_an_environment_proxy(
-    emu: Emulator, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_session_loopback_is_never_sent_to_an_environment_proxy(emu: Emulator, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{dead_port()}")
     monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{dead_port()}")
     with emu.client().model(NOVA).listen(encoding="linear16", sample_rate=16000) as s:
@@ -71,8 +69,10 @@ def test_session_errors_name_the_proxy_or_the_untrusted_host(
     assert "proxy http://dave:***@127.0.0.1" in str(caught.value) and "pw9" not in str(caught.value)
     with Proxy({f"{HOST}:443": ("127.0.0.1", front.port)}, auth="dave:right") as authed:
         with pytest.raises(APIConnectionError, match="407") as caught:
-            with _sync(emu, proxy=authed.url_with("dave", "bad"), verify=pki.ca_file).model(NOVA).listen(
-                encoding="linear16", sample_rate=16000
+            with (
+                _sync(emu, proxy=authed.url_with("dave", "bad"), verify=pki.ca_file)
+                .model(NOVA)
+                .listen(encoding="linear16", sample_rate=16000)
             ):
                 pass
         assert "proxy http://dave:***@" in str(caught.value)

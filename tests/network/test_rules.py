@@ -18,9 +18,20 @@ def route(env: dict[str, str], url: str, **kw: object) -> str | None:
 
 @pytest.mark.parametrize(
     ("host", "loop"),
-    [("localhost", True), ("LOCALHOST.", True), ("api.localhost", True), ("127.0.0.1", True), ("127.8.9.10", True),
-     ("[::1]", True), ("::1", True), ("128.0.0.1", False), ("localhost.example.com", False), ("10.0.0.1", False),
-     ("[::2]", False), ("example.com", False)],
+    [
+        ("localhost", True),
+        ("LOCALHOST.", True),
+        ("api.localhost", True),
+        ("127.0.0.1", True),
+        ("127.8.9.10", True),
+        ("[::1]", True),
+        ("::1", True),
+        ("128.0.0.1", False),
+        ("localhost.example.com", False),
+        ("10.0.0.1", False),
+        ("[::2]", False),
+        ("example.com", False),
+    ],
 )
 def test_loopback_hosts(host: str, loop: bool) -> None:
     assert is_loopback(host) is loop

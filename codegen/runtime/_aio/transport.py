@@ -280,7 +280,9 @@ class AiohttpTransport:
                 raise proxy_failure(via, _reason(exc, via)) from None
             raise APIConnectionError(f"could not connect: {_reason(exc)}", request_sent=False) from None
         except aiohttp.ConnectionTimeoutError as exc:
-            raise APITimeoutError(f"could not connect{_through(via)}: {_reason(exc, via)}", request_sent=False) from None
+            raise APITimeoutError(
+                f"could not connect{_through(via)}: {_reason(exc, via)}", request_sent=False
+            ) from None
         except (aiohttp.ClientError, OSError) as exc:
             raise APIConnectionError(f"connection failed{_through(via)}: {_reason(exc, via)}") from None
         except ValueError:

@@ -232,7 +232,7 @@ class Urllib3Transport:
             from urllib3.contrib.socks import SOCKSProxyManager
 
             # socks5h and socks4a: the proxy resolves the target's name (the target may not resolve here).
-            pool = SOCKSProxyManager(
+            socks: urllib3.PoolManager = SOCKSProxyManager(
                 proxy.url,
                 username=proxy.username,
                 password=proxy.password,
@@ -241,7 +241,8 @@ class Urllib3Transport:
                 retries=False,
                 **extra,
             )
-            pool.pool_classes_by_scheme = socks_pools()
+            socks.pool_classes_by_scheme = socks_pools()
+            pool = socks
         else:
             auth = proxy.basic_auth()
             if self._context is not None:
@@ -320,7 +321,9 @@ class Urllib3Transport:
                 raise proxy_failure(via, _reason(exc, via)) from None
             raise APIConnectionError(f"could not connect: {_reason(exc)}", request_sent=False) from None
         except ConnectTimeoutError as exc:
-            raise APITimeoutError(f"could not connect{_through(via)}: {_reason(exc, via)}", request_sent=False) from None
+            raise APITimeoutError(
+                f"could not connect{_through(via)}: {_reason(exc, via)}", request_sent=False
+            ) from None
         except SSLError as exc:
             raise tls_failure(url, _reason(exc, via), via) from None
         except (ReadTimeoutError, TimeoutError) as exc:

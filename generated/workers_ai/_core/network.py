@@ -283,10 +283,14 @@ class Network:
             paths = ssl.get_default_verify_paths()
             cafile = self.env_ca[0] or paths.openssl_cafile  # as OpenSSL: each variable replaces its default
             capath = self.env_ca[1] or paths.openssl_capath
-            cached = ssl.create_default_context(
-                cafile=cafile if os.path.isfile(cafile) else None,
-                capath=capath if os.path.isdir(capath) else None,
-            ) if os.path.isfile(cafile) or os.path.isdir(capath) else ssl.create_default_context()
+            cached = (
+                ssl.create_default_context(
+                    cafile=cafile if os.path.isfile(cafile) else None,
+                    capath=capath if os.path.isdir(capath) else None,
+                )
+                if os.path.isfile(cafile) or os.path.isdir(capath)
+                else ssl.create_default_context()
+            )
             _ENV_CONTEXTS[self.env_ca] = cached
         return cached
 
@@ -342,7 +346,6 @@ class Network:
             except (OSError, ssl.SSLError) as exc:
                 raise ConfigurationError(f"cannot load the CA certificates {cafile or capath!r}: {exc}") from None
         return self._context
-
 
 
 def _is_context(verify: object) -> bool:

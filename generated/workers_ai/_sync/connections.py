@@ -149,7 +149,7 @@ def _upload_deadline(conn: HTTPConnection, data: Any) -> None:
 class _Bounded:
     """What every connection of ours adds to urllib3's: deadline-bound replies and joined writes."""
 
-    response_class = _BoundedHTTPResponse
+    response_class: type[http.client.HTTPResponse] = _BoundedHTTPResponse
     _held_head: bytes | None = None
 
     def putrequest(self, *args: Any, **kwargs: Any) -> None:
@@ -200,8 +200,7 @@ def socks_pools() -> dict[str, type[HTTPConnectionPool] | type[HTTPSConnectionPo
                 from urllib3.contrib import socks
         except ImportError:
             raise ConfigurationError(
-                "a socks:// proxy needs PySocks for WorkersAI: pip install 'urllib3[socks]' "
-                "(or use an http:// proxy)"
+                "a socks:// proxy needs PySocks for WorkersAI: pip install 'urllib3[socks]' (or use an http:// proxy)"
             ) from None
 
         class _SOCKSConnection(_Bounded, socks.SOCKSConnection):

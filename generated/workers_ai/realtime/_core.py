@@ -21,8 +21,8 @@ from ..errors import ConfigurationError, InputValidationError, RealtimeError, Re
 from ._spec import RawEvent, RealtimeSpec, tag_of
 
 if TYPE_CHECKING:
-    from .._core.network import Network
     from .._core.config import SessionConfig
+    from .._core.network import Network
 
 __all__ = ["Limits", "SessionCore"]
 
