@@ -395,3 +395,22 @@ def test_the_cli_goes_through_the_environment(emu: Emulator, proxy: Proxy, pki: 
     assert proc.stdout.strip()
     assert proxy.tunnels == [f"{HOST}:443"]
     assert emu.api_token.encode() not in proxy.clear_text
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_an_https_proxy_is_checked_against_the_same_cas(
+    emu: Emulator, proxy: Proxy, pki: PKI, use_async: bool
+) -> None:
+    """TLS to the proxy, then TLS to the API inside the tunnel (TLS in TLS)."""
+    tls_proxy = TLSFront(("127.0.0.1", proxy.port), pki.chain, pki.key)  # the proxy behind TLS for 127.0.0.1
+    try:
+        url = f"https://127.0.0.1:{tls_proxy.port}"
+        if use_async:
+            assert asyncio.run(_embed_async(async_client(emu, proxy=url, verify=pki.ca_file))) is not None
+        else:
+            with sync_client(emu, proxy=url, verify=pki.ca_file) as ai:
+                assert ai.model(BGE).embed(text=["a"]) is not None
+        assert proxy.tunnels == [f"{HOST}:443"]
+        assert emu.api_token.encode() not in proxy.clear_text
+    finally:
+        tls_proxy.close()

@@ -79,3 +79,18 @@ def test_session_errors_name_the_proxy_or_the_untrusted_host(
     with pytest.raises(APIConnectionError, match=f"certificate of {HOST} is not trusted"):
         with _sync(emu, proxy=proxy.url).model(NOVA).listen(encoding="linear16", sample_rate=16000):
             pass
+
+
+def test_async_session_through_an_https_proxy(emu: Emulator, proxy: Proxy, pki: PKI) -> None:
+    tls_proxy = TLSFront(("127.0.0.1", proxy.port), pki.chain, pki.key)
+    try:
+
+        async def main() -> str:
+            ai = _async(emu, proxy=f"https://127.0.0.1:{tls_proxy.port}", verify=pki.ca_file)
+            async with ai.model(NOVA).listen(encoding="linear16", sample_rate=16000) as s:
+                return (await s.transcribe(SECOND)).text
+
+        assert asyncio.run(main())
+        assert proxy.tunnels == [f"{HOST}:443"]
+    finally:
+        tls_proxy.close()

@@ -69,7 +69,10 @@ class DeadlineSocket:
 
     def makefile(self, mode: str = "rb") -> io.BufferedReader:
         # What socket.makefile("rb") builds, over this object so reads come through recv_into above.
-        self._sock._io_refs += 1  # type: ignore[attr-defined]  # released by SocketIO.close()
+        # Released by SocketIO.close(). Through an https:// proxy the socket is urllib3's SSLTransport
+        # (TLS in TLS), which counts these references on the socket it wraps.
+        owner = self._sock if hasattr(self._sock, "_io_refs") else getattr(self._sock, "socket", self._sock)
+        owner._io_refs += 1  # type: ignore[attr-defined]
         return io.BufferedReader(cast("io.RawIOBase", socket.SocketIO(cast("socket.socket", self), "rb")))
 
     def _decref_socketios(self) -> None:
