@@ -398,9 +398,7 @@ def test_the_cli_goes_through_the_environment(emu: Emulator, proxy: Proxy, pki: 
 
 
 @pytest.mark.parametrize("use_async", [False, True])
-def test_an_https_proxy_is_checked_against_the_same_cas(
-    emu: Emulator, proxy: Proxy, pki: PKI, use_async: bool
-) -> None:
+def test_an_https_proxy_is_checked_against_the_same_cas(emu: Emulator, proxy: Proxy, pki: PKI, use_async: bool) -> None:
     """TLS to the proxy, then TLS to the API inside the tunnel (TLS in TLS)."""
     tls_proxy = TLSFront(("127.0.0.1", proxy.port), pki.chain, pki.key)  # the proxy behind TLS for 127.0.0.1
     try:
