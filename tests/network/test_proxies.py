@@ -41,8 +41,23 @@ def async_client(emu: Emulator, **options: Any) -> AsyncWorkersAI:
     return AsyncWorkersAI(account_id=emu.account_id, api_token=emu.api_token, **options)
 
 
+LORA = "@cf/mistral/mistral-7b-instruct-v0.2-lora"
+
+
+def adapter_files() -> tuple[Path, Path]:
+    """A tiny LoRA adapter (the emulator checks the config's fields, not the weights)."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp())
+    weights, config = folder / "adapter_model.safetensors", folder / "adapter_config.json"
+    weights.write_bytes(bytes(range(256)) * 4)
+    config.write_text('{"r": 8, "lora_alpha": 16, "peft_type": "LORA", "model_type": "mistral"}')
+    return weights, config
+
+
 def every_route_sync(ai: WorkersAI) -> dict[str, Any]:
-    """One call of each kind: a call, a stream, a batch submitted and polled, an upload, the universal route."""
+    """One call of each kind: a call, a stream, a batch submitted and polled, uploads (to_markdown, a
+    fine-tune's assets), the universal route and an account listing."""
     ai._sleep = lambda _s: None  # pyright: ignore[reportPrivateUsage]  # batch polls without waiting
     out: dict[str, Any] = {}
     out["chat"] = ai.model(LLAMA).chat(messages=HELLO)
@@ -51,6 +66,9 @@ def every_route_sync(ai: WorkersAI) -> dict[str, Any]:
     out["batch"] = job.wait(poll_interval=0.0)
     out["upload"] = ai.to_markdown([("a.html", b"<h1>Title</h1><p>text</p>")])
     out["universal"] = ai.run("openai/gpt-4.1-mini", {"messages": HELLO})
+    weights, config = adapter_files()
+    tune = ai.finetunes.create(LORA, "proxied-sync")
+    ai.finetunes.upload(tune, adapter_model=weights, adapter_config=config)
     out["finetunes"] = ai.finetunes.list()
     return out
 
@@ -68,6 +86,9 @@ async def every_route_async(ai: AsyncWorkersAI) -> dict[str, Any]:
     out["batch"] = await job.wait(poll_interval=0.0)
     out["upload"] = await ai.to_markdown([("a.html", b"<h1>Title</h1><p>text</p>")])
     out["universal"] = await ai.run("openai/gpt-4.1-mini", {"messages": HELLO})
+    weights, config = adapter_files()
+    tune = await ai.finetunes.create(LORA, "proxied-async")
+    await ai.finetunes.upload(tune, adapter_model=weights, adapter_config=config)
     out["finetunes"] = await ai.finetunes.list()
     return out
 
@@ -76,6 +97,7 @@ def check_routes(out: dict[str, Any], proxy: Proxy, emu: Emulator) -> None:
     assert out["chat"] is not None and isinstance(out["stream"], str) and out["stream"]
     assert len(out["batch"]) == 2
     assert out["upload"][0].data.startswith("# Title")
+    assert out["finetunes"]
     # Every connection was a tunnel to the API host; the proxy never saw the token.
     assert proxy.tunnels and set(proxy.tunnels) == {f"{HOST}:443"}
     assert emu.api_token.encode() not in proxy.clear_text
