@@ -20,7 +20,7 @@ import os
 import time
 import weakref
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import urllib3
 from urllib3.exceptions import (
@@ -232,14 +232,17 @@ class Urllib3Transport:
             from urllib3.contrib.socks import SOCKSProxyManager
 
             # socks5h and socks4a: the proxy resolves the target's name (the target may not resolve here).
-            socks: urllib3.PoolManager = SOCKSProxyManager(
-                proxy.url,
-                username=proxy.username,
-                password=proxy.password,
-                maxsize=self.max_connections,
-                block=False,
-                retries=False,
-                **extra,
+            socks = cast(  # as a PoolManager: its pools are ours (socks_pools), not its own classes
+                "urllib3.PoolManager",
+                SOCKSProxyManager(
+                    proxy.url,
+                    username=proxy.username,
+                    password=proxy.password,
+                    maxsize=self.max_connections,
+                    block=False,
+                    retries=False,
+                    **extra,
+                ),
             )
             socks.pool_classes_by_scheme = socks_pools()
             pool = socks
