@@ -247,3 +247,72 @@ def dead_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+class Socks5:
+    """A SOCKS5 proxy on 127.0.0.1 (RFC 1928, CONNECT only; RFC 1929 user/password when ``auth`` is set)
+    that alone knows where ``hosts`` are. Records the names clients asked for (``targets``) and what
+    ``socks5h`` means: the client sent the name, not an address it resolved itself."""
+
+    def __init__(self, hosts: dict[str, tuple[str, int]], *, auth: tuple[str, str] | None = None) -> None:
+        self.hosts = dict(hosts)
+        self.auth = auth
+        self.targets: list[str] = []
+        self.logins: list[tuple[str, str]] = []
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(inner) -> None:
+                self._handle(inner.request)
+
+        self._server = _Server(Handler, self)
+        self.port: int = self._server.server_address[1]
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _handle(self, conn: socket.socket) -> None:
+        def take(n: int) -> bytes:
+            data = b""
+            while len(data) < n:
+                part = conn.recv(n - len(data))
+                if not part:
+                    raise ConnectionError("client went away")
+                data += part
+            return data
+
+        try:
+            _version, count = take(2)
+            methods = take(count)
+            want = 2 if self.auth is not None else 0
+            if want not in methods:
+                conn.sendall(b"\x05\xff")
+                return
+            conn.sendall(bytes([5, want]))
+            if want == 2:
+                _v, ulen = take(2)
+                user = take(ulen).decode()
+                (plen,) = take(1)
+                password = take(plen).decode()
+                self.logins.append((user, password))
+                ok = (user, password) == self.auth
+                conn.sendall(b"\x01\x00" if ok else b"\x01\x01")
+                if not ok:
+                    return
+            _v, _cmd, _rsv, kind = take(4)
+            if kind == 1:
+                host = socket.inet_ntoa(take(4))
+            elif kind == 3:
+                (length,) = take(1)
+                host = take(length).decode()
+            else:
+                host = socket.inet_ntop(socket.AF_INET6, take(16))
+            port = int.from_bytes(take(2), "big")
+            self.targets.append(f"{host}:{port}")
+            upstream = socket.create_connection(self.hosts.get(f"{host}:{port}", (host, port)), timeout=10)
+            upstream.settimeout(None)
+            conn.sendall(b"\x05\x00\x00\x01\x00\x00\x00\x00\x00\x00")
+        except (ConnectionError, OSError):
+            return
+        _splice(conn, upstream)

@@ -21,7 +21,7 @@ from workers_ai import AsyncWorkersAI, WorkersAI
 from workers_ai.errors import APIConnectionError, ConfigurationError
 from workers_ai.testing import Emulator
 
-from tests.network._net import HOST, Proxy, TLSFront, dead_port
+from tests.network._net import HOST, Proxy, Socks5, TLSFront, dead_port
 from tests.network.conftest import BASE, PKI
 
 LLAMA = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
@@ -357,15 +357,41 @@ def test_verification_cannot_be_turned_off(emu: Emulator, tmp_path: Path) -> Non
         sync_client(emu, verify=tmp_path / "junk.pem")
 
 
-def test_socks_support_where_the_library_has_it(emu: Emulator) -> None:
+def test_socks_where_the_library_has_it(emu: Emulator, front: TLSFront, pki: PKI) -> None:
+    """socks5h through PySocks (sync): the proxy resolves the name only it knows, with a login;
+    aiohttp has no SOCKS, so the async client refuses it at construction."""
     with pytest.raises(ConfigurationError, match="aiohttp has no SOCKS support"):
         async_client(emu, proxy="socks5h://127.0.0.1:1080")
+    pytest.importorskip("socks", reason="PySocks (the dev extra installs it)")
+    socks = Socks5({f"{HOST}:443": ("127.0.0.1", front.port)}, auth=("frank", "s0cks"))
     try:
-        import socks  # noqa: F401  # PySocks
-    except ImportError:
-        with pytest.raises(ConfigurationError, match=r"pip install 'urllib3\[socks\]'"):
-            sync_client(emu, proxy="socks5h://127.0.0.1:1080")
-    else:
+        with sync_client(emu, proxy=f"socks5h://frank:s0cks@127.0.0.1:{socks.port}", verify=pki.ca_file) as ai:
+            assert ai.model(BGE).embed(text=["a"]) is not None
+        assert socks.targets == [f"{HOST}:443"] and socks.logins == [("frank", "s0cks")]
+        with pytest.raises(APIConnectionError, match=r"proxy socks5h://frank:\*\*\*@127") as caught:
+            sync_client(emu, proxy=f"socks5h://frank:nope@127.0.0.1:{socks.port}", verify=pki.ca_file).model(BGE).embed(
+                text=["a"]
+            )
+        assert "nope" not in str(caught.value)
+    finally:
+        socks.close()
+
+
+def test_socks_without_pysocks_says_what_to_install(emu: Emulator, monkeypatch: pytest.MonkeyPatch) -> None:
+    import builtins
+
+    from workers_ai._sync import connections
+
+    real_import = builtins.__import__
+
+    def no_pysocks(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name in ("socks", "urllib3.contrib.socks") or (name == "urllib3.contrib" and "socks" in (args[2] or ())):
+            raise ImportError("no PySocks")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(connections, "_SOCKS_POOLS", {})
+    monkeypatch.setattr(builtins, "__import__", no_pysocks)
+    with pytest.raises(ConfigurationError, match=r"pip install 'urllib3\[socks\]'"):
         sync_client(emu, proxy="socks5h://127.0.0.1:1080")
 
 
