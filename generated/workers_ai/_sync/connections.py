@@ -71,8 +71,8 @@ class DeadlineSocket:
         # What socket.makefile("rb") builds, over this object so reads come through recv_into above.
         # Released by SocketIO.close(). Through an https:// proxy the socket is urllib3's SSLTransport
         # (TLS in TLS), which counts these references on the socket it wraps.
-        owner = self._sock if hasattr(self._sock, "_io_refs") else getattr(self._sock, "socket", self._sock)
-        owner._io_refs += 1  # type: ignore[attr-defined]
+        owner: Any = self._sock if hasattr(self._sock, "_io_refs") else getattr(self._sock, "socket", self._sock)
+        owner._io_refs += 1
         return io.BufferedReader(cast("io.RawIOBase", socket.SocketIO(cast("socket.socket", self), "rb")))
 
     def _decref_socketios(self) -> None:
@@ -160,7 +160,7 @@ class _Bounded:
         super().putrequest(*args, **kwargs)  # type: ignore[misc]
 
     def send(self, data: Any) -> None:
-        conn = cast("HTTPConnection", self)
+        conn: Any = self  # an HTTPConnection (this class is only mixed into those); no cast() call per write
         _upload_deadline(conn, data)
         _joined_send(conn, data, super().send)  # type: ignore[misc]
 
