@@ -54,7 +54,7 @@ class AsyncSession(SessionConfig):
 
         self._local: Any = _TaskLocal()
         self._sleep_async: Callable[[float], Awaitable[None]] = asyncio.sleep
-        return transport or AiohttpTransport(max_connections=max_connections, decompress=compress)
+        return transport or AiohttpTransport(max_connections=max_connections, decompress=compress, network=self.network)
 
     async def aclose(self) -> None:
         """Close pooled connections."""

@@ -16,9 +16,10 @@ import importlib
 import os
 import sys
 import time
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from .._core.network import Network, ProxyURL, proxy_failure, tls_failure
 from .._core.options import DEFAULT_MAX_CONNECTIONS
 from ..errors import APIConnectionError, APITimeoutError, ConfigurationError, ResponseTooLargeError
 
@@ -88,19 +89,26 @@ def _aiohttp() -> Any:
         raise ConfigurationError("AsyncWorkersAI needs aiohttp: pip install 'workers-ai[async]'") from None
 
 
-def _reason(exc: BaseException) -> str:
+def _reason(exc: BaseException, via: ProxyURL | None = None) -> str:
     text = " ".join(str(exc).split())
+    if via is not None:
+        text = via.scrub(text)
     return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
+
+
+def _through(via: ProxyURL | None) -> str:
+    return "" if via is None else f" through the proxy {via.shown}"
 
 
 class AiohttpResponse:
     """:class:`AsyncResponse` over an aiohttp response whose body has not been read."""
 
-    __slots__ = ("_deadline", "_resp", "headers", "status")
+    __slots__ = ("_deadline", "_resp", "_via", "headers", "status")
 
-    def __init__(self, resp: Any, deadline: float) -> None:
+    def __init__(self, resp: Any, deadline: float, via: ProxyURL | None = None) -> None:
         self._resp = resp
         self._deadline = deadline
+        self._via = via  # the proxy the reply comes through: a broken-off reply names it
         self.status = resp.status
         self.headers: Mapping[str, str] = resp.headers
 
@@ -135,7 +143,9 @@ class AiohttpResponse:
             raise APITimeoutError("the reply body did not arrive in time") from None
         except (OSError, _aiohttp().ClientError) as exc:
             self.close()
-            raise APIConnectionError(f"connection failed while reading the reply: {_reason(exc)}") from None
+            raise APIConnectionError(
+                f"connection failed while reading the reply{_through(self._via)}: {_reason(exc, self._via)}"
+            ) from None
         except BaseException:  # cancelled: the connection is half-read, never pool it
             self.close()
             raise
@@ -148,7 +158,7 @@ class AiohttpResponse:
             raise APITimeoutError("nothing arrived in time") from None
         except (OSError, _aiohttp().ClientError) as exc:
             self.close()
-            raise APIConnectionError(f"the reply broke off ({_reason(exc)})") from None
+            raise APIConnectionError(f"the reply broke off{_through(self._via)} ({_reason(exc, self._via)})") from None
         except BaseException:
             self.close()
             raise
@@ -172,8 +182,27 @@ class AiohttpTransport:
     """
 
     def __init__(
-        self, *, max_connections: int = DEFAULT_MAX_CONNECTIONS, connect_timeout: float = 10.0, decompress: bool = False
+        self,
+        *,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        connect_timeout: float = 10.0,
+        decompress: bool = False,
+        network: Network | None = None,
     ) -> None:
+        if network is not None:
+            for proxy in network.proxies:
+                if proxy.is_socks:
+                    raise ConfigurationError(
+                        f"AsyncWorkersAI cannot use the SOCKS proxy {proxy.shown}: aiohttp has no SOCKS support; "
+                        "use an http:// proxy, or WorkersAI with pip install 'urllib3[socks]'"
+                    )
+        # aiohttp's own reading of the environment stays off (trust_env=False): the proxy of each
+        # request is ours (one rule with the sync client: the loopback rule, NO_PROXY's CIDR ranges).
+        self._route: Callable[[str], ProxyURL | None] | None = (
+            network.proxy_for if network is not None and network.proxied else None
+        )
+        self._network = network
+        self._proxy_args: dict[str, dict[str, Any]] = {}  # proxy URL -> aiohttp's proxy keyword arguments
         self.max_connections = max_connections
         self.decompress = decompress
         self._connect_timeout = connect_timeout
@@ -191,7 +220,11 @@ class AiohttpTransport:
         self._park_inherited()
         aiohttp = _aiohttp()  # a clear error when the extra is not installed
         self._aiohttp, self._url_type = aiohttp, importlib.import_module("yarl").URL
-        connector = aiohttp.TCPConnector(limit=self.max_connections, limit_per_host=0, ttl_dns_cache=300)
+        # aiohttp's default context was made when aiohttp was imported: ours follows the environment
+        # as it was when the client was made (SSL_CERT_FILE, or none of it with trust_env=False).
+        context = self._network.env_context() if self._network is not None else None
+        extra: dict[str, Any] = {} if context is None else {"ssl": context}
+        connector = aiohttp.TCPConnector(limit=self.max_connections, limit_per_host=0, ttl_dns_cache=300, **extra)
         session = aiohttp.ClientSession(
             connector=connector,
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=self._connect_timeout),
@@ -221,23 +254,52 @@ class AiohttpTransport:
             if len(self._urls) > 1024:
                 self._urls.clear()
             self._urls[url] = target
+        via = None
+        route = self._route
+        if route is not None:
+            via = route(url)
         try:
-            resp = await bounded(
-                session.request(method, target, data=body, headers=headers, allow_redirects=False), deadline
-            )
+            if via is None:
+                request = session.request(method, target, data=body, headers=headers, allow_redirects=False)
+            else:
+                request = session.request(
+                    method, target, data=body, headers=headers, allow_redirects=False, **self._proxy_kwargs(via)
+                )
+            resp = await bounded(request, deadline)
         except TimeoutError:
-            raise APITimeoutError("no reply in time") from None
+            raise APITimeoutError(f"no reply in time{_through(via)}") from None
+        except aiohttp.ClientHttpProxyError as exc:  # the proxy answered the CONNECT with an error status
+            reason = via.scrub(f"Tunnel connection failed: {exc.status} {exc.message}") if via else str(exc)
+            raise proxy_failure(via, reason) from None
+        except aiohttp.ClientProxyConnectionError as exc:
+            raise proxy_failure(via, _reason(exc, via)) from None
         except aiohttp.ClientSSLError as exc:
-            raise APIConnectionError(f"TLS failed: {_reason(exc)}", request_sent=False, retryable=False) from None
+            raise tls_failure(url, _reason(exc, via), via) from None
         except aiohttp.ClientConnectorError as exc:
+            if via is not None:
+                raise proxy_failure(via, _reason(exc, via)) from None
             raise APIConnectionError(f"could not connect: {_reason(exc)}", request_sent=False) from None
         except aiohttp.ConnectionTimeoutError as exc:
-            raise APITimeoutError(f"could not connect: {_reason(exc)}", request_sent=False) from None
+            raise APITimeoutError(
+                f"could not connect{_through(via)}: {_reason(exc, via)}", request_sent=False
+            ) from None
         except (aiohttp.ClientError, OSError) as exc:
-            raise APIConnectionError(f"connection failed: {_reason(exc)}") from None
+            raise APIConnectionError(f"connection failed{_through(via)}: {_reason(exc, via)}") from None
         except ValueError:
             raise ConfigurationError("a request header value is not valid HTTP (check extra headers)") from None
-        return AiohttpResponse(resp, deadline)
+        return AiohttpResponse(resp, deadline, via)
+
+    def _proxy_kwargs(self, via: ProxyURL) -> dict[str, Any]:
+        args = self._proxy_args.get(via.url)
+        if args is None:
+            # The credentials go only into Proxy-Authorization (on CONNECT for https targets); the
+            # URL aiohttp gets has none, so none of its messages can show them.
+            args = {"proxy": self._url_type(via.bare)}
+            auth = via.basic_auth()
+            if auth is not None:
+                args["proxy_headers"] = {"Proxy-Authorization": auth}
+            self._proxy_args[via.url] = args
+        return args
 
     def _park_inherited(self) -> None:
         """A forked child keeps its parent's session referenced forever instead of dropping it: its

@@ -33,6 +33,7 @@ from .envelope import checked
 from .exchange import exchange
 from .flow import Flow
 from .gateway import Gateway
+from .network import Network
 from .options import (
     DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_EVENT_BYTES,
@@ -191,6 +192,13 @@ class SessionConfig(Rebuildable):
         self.log_bodies = bool(log_bodies) or env_log_bodies()  # DEBUG body lines (truncated), opt-in only
         self._account = segment(account_id)
         self._local: Any = threading.local()  # the async session keeps `last` per task instead (its transport hook)
+        self.network = Network(proxy, trust_env, verify)
+        if transport is not None and (proxy is not None or verify is not None):
+            raise ConfigurationError(
+                "proxy= and verify= configure the built-in transport; a custom transport= makes its own connections"
+            )
+        if transport is None:
+            self.network.ssl_context()  # a CA bundle that does not load fails here, not on the first call
         self._transport = self._new_transport(transport, max_connections, compress)
         self._sleep: Callable[[float], None] = time.sleep
         if isinstance(rate_limit, RateBudget):
@@ -248,6 +256,15 @@ class SessionConfig(Rebuildable):
     def _pickle_overrides(self) -> dict[str, Any]:
         # What the constructor resolved from the environment travels too (the worker may not have it).
         return {"account_id": self.account_id, "api_token": self.__token, "base_url": self.base_url}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if self.network.verify_is_context:
+            # An ssl.SSLContext cannot be pickled, and the CA files it loaded cannot be read back from it.
+            raise TypeError(
+                f"a {type(self).__name__} made with verify=ssl.SSLContext cannot be pickled (a context does not "
+                "pickle and its CA files cannot be recovered): pass verify='/path/to/ca.pem', which travels as a path"
+            )
+        return super().__reduce__()
 
     @property
     def call_bound(self) -> float:

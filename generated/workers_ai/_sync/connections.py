@@ -20,7 +20,7 @@ from typing import Any, cast
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-__all__ = ["CURRENT_DEADLINE", "POOLS", "Deadline"]
+__all__ = ["CURRENT_DEADLINE", "POOLS", "Deadline", "socks_pools"]
 
 
 class Deadline:
@@ -69,7 +69,10 @@ class DeadlineSocket:
 
     def makefile(self, mode: str = "rb") -> io.BufferedReader:
         # What socket.makefile("rb") builds, over this object so reads come through recv_into above.
-        self._sock._io_refs += 1  # type: ignore[attr-defined]  # released by SocketIO.close()
+        # Released by SocketIO.close(). Through an https:// proxy the socket is urllib3's SSLTransport
+        # (TLS in TLS), which counts these references on the socket it wraps.
+        owner: Any = self._sock if hasattr(self._sock, "_io_refs") else getattr(self._sock, "socket", self._sock)
+        owner._io_refs += 1
         return io.BufferedReader(cast("io.RawIOBase", socket.SocketIO(cast("socket.socket", self), "rb")))
 
     def _decref_socketios(self) -> None:
@@ -146,30 +149,28 @@ def _upload_deadline(conn: HTTPConnection, data: Any) -> None:
         sock.settimeout(max(0.001, deadline.at - time.monotonic()))
 
 
-class _HTTPConnection(HTTPConnection):
-    response_class = _BoundedHTTPResponse
+class _Bounded:
+    """What every connection of ours adds to urllib3's: deadline-bound replies and joined writes."""
+
+    response_class: type[http.client.HTTPResponse] = _BoundedHTTPResponse
     _held_head: bytes | None = None
 
     def putrequest(self, *args: Any, **kwargs: Any) -> None:
         self._held_head = None
-        super().putrequest(*args, **kwargs)
+        super().putrequest(*args, **kwargs)  # type: ignore[misc]
 
     def send(self, data: Any) -> None:
-        _upload_deadline(self, data)
-        _joined_send(self, data, super().send)
+        conn: Any = self  # an HTTPConnection (this class is only mixed into those); no cast() call per write
+        _upload_deadline(conn, data)
+        _joined_send(conn, data, super().send)  # type: ignore[misc]
 
 
-class _HTTPSConnection(HTTPSConnection):
-    response_class = _BoundedHTTPResponse
-    _held_head: bytes | None = None
+class _HTTPConnection(_Bounded, HTTPConnection):
+    pass
 
-    def putrequest(self, *args: Any, **kwargs: Any) -> None:
-        self._held_head = None
-        super().putrequest(*args, **kwargs)
 
-    def send(self, data: Any) -> None:
-        _upload_deadline(self, data)
-        _joined_send(self, data, super().send)
+class _HTTPSConnection(_Bounded, HTTPSConnection):
+    pass
 
 
 class _HTTPPool(HTTPConnectionPool):
@@ -181,3 +182,41 @@ class _HTTPSPool(HTTPSConnectionPool):
 
 
 POOLS: dict[str, type[HTTPConnectionPool] | type[HTTPSConnectionPool]] = {"http": _HTTPPool, "https": _HTTPSPool}
+
+
+_SOCKS_POOLS: dict[str, type[HTTPConnectionPool] | type[HTTPSConnectionPool]] = {}
+
+
+def socks_pools() -> dict[str, type[HTTPConnectionPool] | type[HTTPSConnectionPool]]:
+    """Pools for a SOCKS proxy (urllib3's, with our connections' deadlines); imported on first use.
+
+    urllib3 speaks SOCKS through PySocks: without it, a ``ConfigurationError`` says what to install.
+    """
+    if not _SOCKS_POOLS:
+        import warnings
+
+        from ..errors import ConfigurationError
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # urllib3 warns that SOCKS support is "contrib"
+                from urllib3.contrib import socks
+        except ImportError:
+            raise ConfigurationError(
+                "a socks:// proxy needs PySocks for WorkersAI: pip install 'urllib3[socks]' (or use an http:// proxy)"
+            ) from None
+
+        class _SOCKSConnection(_Bounded, socks.SOCKSConnection):
+            pass
+
+        class _SOCKSHTTPSConnection(_Bounded, socks.SOCKSHTTPSConnection):
+            pass
+
+        class _SOCKSPool(socks.SOCKSHTTPConnectionPool):
+            ConnectionCls = _SOCKSConnection  # pyright: ignore[reportAssignmentType]
+
+        class _SOCKSHTTPSPool(socks.SOCKSHTTPSConnectionPool):
+            ConnectionCls = _SOCKSHTTPSConnection  # pyright: ignore[reportAssignmentType]
+
+        _SOCKS_POOLS.update(http=_SOCKSPool, https=_SOCKSHTTPSPool)
+    return _SOCKS_POOLS.copy()

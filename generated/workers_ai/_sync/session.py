@@ -41,7 +41,7 @@ class Session(SessionConfig):
     _transport: Transport
 
     def _new_transport(self, transport: Any, max_connections: int, compress: bool) -> Transport:
-        return transport or Urllib3Transport(max_connections=max_connections, decompress=compress)
+        return transport or Urllib3Transport(max_connections=max_connections, decompress=compress, network=self.network)
 
     def close(self) -> None:
         """Close pooled connections."""

@@ -19,8 +19,8 @@ import math
 import os
 import time
 import weakref
-from collections.abc import Mapping
-from typing import Protocol
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, cast
 
 import urllib3
 from urllib3.exceptions import (
@@ -28,13 +28,15 @@ from urllib3.exceptions import (
     HTTPError,
     NewConnectionError,
     ProtocolError,
+    ProxyError,
     ReadTimeoutError,
     SSLError,
 )
 
+from .._core.network import Network, ProxyURL, proxy_failure, tls_failure
 from .._core.options import DEFAULT_MAX_CONNECTIONS
 from ..errors import APIConnectionError, APITimeoutError, ConfigurationError, ResponseTooLargeError
-from .connections import CURRENT_DEADLINE, POOLS, Deadline
+from .connections import CURRENT_DEADLINE, POOLS, Deadline, socks_pools
 
 __all__ = ["DEFAULT_MAX_CONNECTIONS", "Response", "Transport", "Urllib3Response", "Urllib3Transport"]
 
@@ -96,12 +98,15 @@ class Transport(Protocol):
 class Urllib3Response:
     """:class:`Response` over a urllib3 response opened with ``preload_content=False``."""
 
-    __slots__ = ("_deadline", "_decode", "_resp", "headers", "status")
+    __slots__ = ("_deadline", "_decode", "_resp", "_via", "headers", "status")
 
-    def __init__(self, resp: urllib3.BaseHTTPResponse, deadline: Deadline, decode: bool) -> None:
+    def __init__(
+        self, resp: urllib3.BaseHTTPResponse, deadline: Deadline, decode: bool, via: ProxyURL | None = None
+    ) -> None:
         self._resp = resp
         self._deadline = deadline
         self._decode = decode
+        self._via = via  # the proxy the reply comes through: a broken-off reply names it
         self.status = resp.status
         self.headers: Mapping[str, str] = resp.headers
 
@@ -138,7 +143,9 @@ class Urllib3Response:
             raise APITimeoutError(f"the reply body did not arrive in time ({_reason(exc)})") from None
         except (ProtocolError, HTTPError, OSError) as exc:
             self.close()
-            raise APIConnectionError(f"connection failed while reading the reply: {_reason(exc)}") from None
+            raise APIConnectionError(
+                f"connection failed while reading the reply{_through(self._via)}: {_reason(exc, self._via)}"
+            ) from None
 
     def read_chunk(self, deadline: float) -> bytes:
         self._deadline.at = deadline
@@ -149,7 +156,7 @@ class Urllib3Response:
             raise APITimeoutError("nothing arrived in time") from None
         except (ProtocolError, HTTPError, OSError) as exc:
             self.close()
-            raise APIConnectionError(f"the reply broke off ({_reason(exc)})") from None
+            raise APIConnectionError(f"the reply broke off{_through(self._via)} ({_reason(exc, self._via)})") from None
 
     def release(self) -> None:
         self._resp.release_conn()
@@ -188,18 +195,73 @@ class Urllib3Transport:
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
         connect_timeout: float = 10.0,
         decompress: bool = False,
+        network: Network | None = None,
     ) -> None:
         self.max_connections = max_connections
         self.decompress = decompress
         self._connect_timeout = connect_timeout
+        # Only a client that can use a proxy looks up a route per call; every other keeps one pool.
+        self._route: Callable[[str], ProxyURL | None] | None = (
+            network.proxy_for if network is not None and network.proxied else None
+        )
+        self._context = network.ssl_context() if network is not None else None
+        if network is not None:
+            for proxy in network.proxies:
+                if proxy.is_socks:
+                    socks_pools()  # PySocks missing: a ConfigurationError now, not on the first call
         self._pid = os.getpid()
         self._pool = self._new_pool()
+        self._proxied: dict[str, urllib3.PoolManager] = {}  # proxy URL -> its manager
         self._timeouts: dict[float, urllib3.Timeout] = {}
         _TRANSPORTS.add(self)
 
     def _new_pool(self) -> urllib3.PoolManager:
-        pool = urllib3.PoolManager(maxsize=self.max_connections, block=False, retries=False)
+        extra: dict[str, Any] = {} if self._context is None else {"ssl_context": self._context}
+        pool = urllib3.PoolManager(maxsize=self.max_connections, block=False, retries=False, **extra)
         pool.pool_classes_by_scheme = POOLS.copy()
+        return pool
+
+    def _proxy_pool(self, proxy: ProxyURL) -> urllib3.PoolManager:
+        pool = self._proxied.get(proxy.url)
+        if pool is not None:
+            return pool
+        extra: dict[str, Any] = {}
+        if self._context is not None:
+            extra["ssl_context"] = self._context
+        if proxy.is_socks:
+            from urllib3.contrib.socks import SOCKSProxyManager
+
+            # socks5h and socks4a: the proxy resolves the target's name (the target may not resolve here).
+            socks = cast(  # as a PoolManager: its pools are ours (socks_pools), not its own classes
+                "urllib3.PoolManager",
+                SOCKSProxyManager(
+                    proxy.url,
+                    username=proxy.username,
+                    password=proxy.password,
+                    maxsize=self.max_connections,
+                    block=False,
+                    retries=False,
+                    **extra,
+                ),
+            )
+            socks.pool_classes_by_scheme = socks_pools()
+            pool = socks
+        else:
+            auth = proxy.basic_auth()
+            if self._context is not None:
+                extra["proxy_ssl_context"] = self._context  # an https:// proxy is checked against the same CAs
+            # The credentials go only into Proxy-Authorization (on CONNECT for https targets); the URL
+            # handed to urllib3 has none, so none of its messages can show them.
+            pool = urllib3.ProxyManager(
+                proxy.bare,
+                proxy_headers={"Proxy-Authorization": auth} if auth else None,
+                maxsize=self.max_connections,
+                block=False,
+                retries=False,
+                **extra,
+            )
+            pool.pool_classes_by_scheme = POOLS.copy()
+        self._proxied[proxy.url] = pool
         return pool
 
     def _forget_pool(self) -> None:
@@ -207,6 +269,7 @@ class Urllib3Transport:
         # connection could disturb the parent's session) and start afresh.
         self._pid = os.getpid()
         self._pool = self._new_pool()
+        self._proxied = {}
 
     def send(
         self,
@@ -233,10 +296,17 @@ class Urllib3Transport:
             if key > 0:
                 limits = self._timeouts[key] = urllib3.Timeout(connect=min(self._connect_timeout, key), read=key)
         limit = Deadline(deadline)
+        pool = self._pool
+        via = None
+        route = self._route
+        if route is not None:
+            via = route(url)
+            if via is not None:
+                pool = self._proxy_pool(via)
         token = CURRENT_DEADLINE.set(limit)
         try:
             # urlopen rather than request(): the body is already bytes and the headers a fresh dict.
-            resp = self._pool.urlopen(
+            resp = pool.urlopen(
                 method,
                 url,
                 body=body,
@@ -247,25 +317,36 @@ class Urllib3Transport:
                 redirect=False,
                 retries=False,
             )
+        except ProxyError as exc:
+            raise proxy_failure(via, _reason(exc, via)) from None
         except NewConnectionError as exc:
+            if via is not None:  # the connection to the proxy failed: name it, not the target
+                raise proxy_failure(via, _reason(exc, via)) from None
             raise APIConnectionError(f"could not connect: {_reason(exc)}", request_sent=False) from None
         except ConnectTimeoutError as exc:
-            raise APITimeoutError(f"could not connect: {_reason(exc)}", request_sent=False) from None
+            raise APITimeoutError(
+                f"could not connect{_through(via)}: {_reason(exc, via)}", request_sent=False
+            ) from None
         except SSLError as exc:
-            raise APIConnectionError(f"TLS failed: {_reason(exc)}", request_sent=False, retryable=False) from None
+            raise tls_failure(url, _reason(exc, via), via) from None
         except (ReadTimeoutError, TimeoutError) as exc:
-            raise APITimeoutError(f"no reply in time ({_reason(exc)})") from None
+            raise APITimeoutError(f"no reply in time{_through(via)} ({_reason(exc, via)})") from None
         except (ProtocolError, HTTPError, OSError) as exc:
-            raise APIConnectionError(f"connection failed: {_reason(exc)}") from None
+            reason = _reason(exc, via)
+            if via is not None and "Tunnel connection failed" in reason:  # the proxy refused the CONNECT
+                raise proxy_failure(via, reason) from None
+            raise APIConnectionError(f"connection failed{_through(via)}: {reason}") from None
         except ValueError:
             # http.client rejects header values with control characters and quotes the value: keep it out.
             raise ConfigurationError("a request header value is not valid HTTP (check extra headers)") from None
         finally:
             CURRENT_DEADLINE.reset(token)
-        return Urllib3Response(resp, limit, self.decompress)
+        return Urllib3Response(resp, limit, self.decompress, via)
 
     def close(self) -> None:
         self._pool.clear()
+        for pool in self._proxied.values():
+            pool.clear()
 
 
 def _too_large(status: int, headers: Mapping[str, str], what: str) -> ResponseTooLargeError:
@@ -276,8 +357,14 @@ def _too_large(status: int, headers: Mapping[str, str], what: str) -> ResponseTo
     )
 
 
-def _reason(exc: BaseException) -> str:
+def _reason(exc: BaseException, via: ProxyURL | None = None) -> str:
     """urllib3's reason for a failure (it names host and cause, never request headers)."""
     reason = getattr(exc, "reason", None) or exc
     text = " ".join(str(reason).split())
+    if via is not None:
+        text = via.scrub(text)
     return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
+
+
+def _through(via: ProxyURL | None) -> str:
+    return "" if via is None else f" through the proxy {via.shown}"

@@ -24,6 +24,7 @@ from ._spec import RawEvent, RealtimeSpec, tag_of
 
 if TYPE_CHECKING:
     from .._core.config import SessionConfig
+    from .._core.network import Network
     from .._core.otel import Call
 
 __all__ = ["Limits", "SessionCore"]
@@ -78,6 +79,11 @@ class SessionCore:
         self.answer_timeout = self.limits.answer_timeout or client.stream_idle_timeout
         self.url = _ws_url(client, self.model_id, spec.query(self.options))
         self._headers = client.handshake_headers()
+        # The same proxy and CA rule as the client's REST calls (websockets' own reading of the
+        # environment is not used: it has no loopback rule).
+        network: Network | None = getattr(client, "network", None)
+        self.proxy = network.proxy_for(self.url) if network is not None else None
+        self.ssl_context = network.ssl_context() if network is not None else None
         self._clock = clock
         self._last_sent = clock()
         self._since = self._last_sent

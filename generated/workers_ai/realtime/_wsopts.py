@@ -6,12 +6,15 @@ Imports ``websockets`` only inside functions: this module is loaded when a sessi
 
 from __future__ import annotations
 
+import importlib.util
 import logging
+import ssl
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from .._core.error_replies import error_from
-from ..errors import APIConnectionError, APITimeoutError, WorkersAIError
+from .._core.network import proxy_failure, tls_failure
+from ..errors import APIConnectionError, APITimeoutError, ConfigurationError, WorkersAIError
 from ._core import SessionCore
 
 __all__ = ["close_of", "connect_options", "handshake_error"]
@@ -34,7 +37,21 @@ class _Redacting(logging.LoggerAdapter):  # type: ignore[type-arg]
 def connect_options(core: SessionCore) -> dict[str, Any]:
     """Keyword arguments of ``websockets`` ``connect`` (sync and asyncio take the same ones)."""
     limits = core.limits
+    network: dict[str, Any] = {"proxy": None}  # never websockets' own reading of the environment
+    proxy = core.proxy
+    if proxy is not None:
+        if proxy.is_socks and importlib.util.find_spec("python_socks") is None:
+            raise ConfigurationError(
+                f"a realtime session through the SOCKS proxy {proxy.shown} needs python-socks: "
+                "pip install 'python-socks[asyncio]'"
+            )
+        network["proxy"] = proxy.url  # websockets sends its user:password as Proxy-Authorization
+        if proxy.scheme == "https" and core.ssl_context is not None:
+            network["proxy_ssl"] = core.ssl_context
+    if core.ssl_context is not None and core.url.startswith("wss:"):
+        network["ssl"] = core.ssl_context
     return {
+        **network,
         "additional_headers": core.headers,
         "user_agent_header": None,  # ours is in the headers
         "compression": None,  # audio does not deflate; and it keeps frames within max_frame_bytes
@@ -50,16 +67,32 @@ def connect_options(core: SessionCore) -> dict[str, Any]:
 
 def handshake_error(core: SessionCore, exc: BaseException) -> WorkersAIError:
     """A failed opening handshake as the error a REST call would raise for the same answer."""
-    from websockets.exceptions import InvalidStatus
+    from websockets.exceptions import InvalidProxy, InvalidProxyStatus, InvalidStatus, ProxyError
 
     host = core.url.split("/")[2]
+    proxy = core.proxy
+    if isinstance(exc, ConfigurationError):
+        return exc
+    if isinstance(exc, (ProxyError, InvalidProxy)):
+        if isinstance(exc, InvalidProxyStatus):
+            reason = f"Tunnel connection failed: {exc.response.status_code} {exc.response.reason_phrase}"
+        else:
+            reason = f"{type(exc).__name__}: {exc}"
+        return proxy_failure(proxy, proxy.scrub(reason) if proxy is not None else reason)
+    if isinstance(exc, ssl.SSLError):
+        return tls_failure(core.url, f"{type(exc).__name__}: {exc}", proxy)
+    if isinstance(exc, OSError) and not isinstance(exc, TimeoutError) and proxy is not None:
+        # the only socket opened is the one to the proxy: its failure is the proxy's
+        return proxy_failure(proxy, proxy.scrub(f"{type(exc).__name__}: {exc}"))
     if isinstance(exc, InvalidStatus):
         response = exc.response
         headers: Mapping[str, str] = {k.lower(): v for k, v in response.headers.raw_items()}
         return error_from(response.status_code, headers, bytes(response.body or b""), model_id=core.model_id)
     if isinstance(exc, TimeoutError):
         return APITimeoutError(
-            f"{core.model_id}: no WebSocket handshake with {host} within {core.open_timeout:g}s", request_sent=False
+            f"{core.model_id}: no WebSocket handshake with {host}"
+            f"{'' if proxy is None else ' through the proxy ' + proxy.shown} within {core.open_timeout:g}s",
+            request_sent=False,
         )
     if isinstance(exc, OSError):
         return APIConnectionError(f"{core.model_id}: cannot connect to {host}: {exc}", request_sent=False)
