@@ -14,7 +14,6 @@ structs several models of one task share (``models/_shared/<task>.py``).
 from __future__ import annotations
 
 import hashlib
-import json
 import keyword
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .arguments import family_argument
-from .load import ModelSource, as_arr, as_obj
+from .load import ModelSource
 from .naming import (
     RESERVED_METHODS,
     RESERVED_NAMES,
@@ -33,6 +32,9 @@ from .naming import (
     snake,
     title_words,
 )
+from .plan_base import PlanError, merge_imports, struct_document
+from .realtime import RealtimePlan, plan_realtime
+from .schema_walk import as_list, as_map
 from .shape import canonical, reshape
 from .structs import AliasPlan, FieldPlan, NamingError, StructPlan, build_types, names_in, with_none
 from .variants import (
@@ -91,7 +93,7 @@ ALWAYS_RETURNED: dict[str, tuple[str, ...]] = {
 
 def output_rule(task: str, branch: dict[str, Any]) -> tuple[str, ...]:
     """The keys ``ALWAYS_RETURNED`` makes required for one output alternative (an async reply: its id)."""
-    if sorted(as_obj(branch.get("properties")) or {}) == ["request_id"]:
+    if sorted(as_map(branch.get("properties")) or {}) == ["request_id"]:
         return ("request_id",)
     return ALWAYS_RETURNED.get(task.lower(), ())
 
@@ -111,7 +113,7 @@ def always_returned(node: dict[str, Any], paths: tuple[str, ...]) -> dict[str, A
             head, _, rest = p.partition("[].")
             nested.setdefault(head, []).append(rest)
     out = dict(node)
-    props = as_obj(out.get("properties"))
+    props = as_map(out.get("properties"))
     if props is not None:
         if "required" not in out:
             always = [k for k in own if k in props]
@@ -119,12 +121,12 @@ def always_returned(node: dict[str, Any], paths: tuple[str, ...]) -> dict[str, A
                 out["required"] = always
         new_props = dict(props)
         for key, tails in nested.items():
-            sub = as_obj(props.get(key))
-            items = as_obj(sub.get("items")) if sub is not None else None
+            sub = as_map(props.get(key))
+            items = as_map(sub.get("items")) if sub is not None else None
             if sub is not None and items is not None:
                 new_props[key] = {**sub, "items": always_returned(items, tuple(tails))}
         out["properties"] = new_props
-    items = as_obj(out.get("items"))
+    items = as_map(out.get("items"))
     if items is not None and "" in nested:
         out["items"] = always_returned(items, tuple(nested[""]))
     return out
@@ -132,15 +134,6 @@ def always_returned(node: dict[str, Any], paths: tuple[str, ...]) -> dict[str, A
 
 # Names the method body binds or calls: a parameter with one of them would shadow it.
 _BODY_NAMES = frozenset({"self", "cls", "data", "headers", "cast"})
-
-
-class PlanError(Exception):
-    """A schema the plan cannot turn into a module (reported as exit 2 naming the file)."""
-
-    def __init__(self, file: str, message: str) -> None:
-        super().__init__(message)
-        self.file = file
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -266,6 +259,7 @@ class ModelPlan:
     exported: tuple[str, ...]
     fingerprint: str
     struct_doc: str  # what datamodel-code-generator prints the structs from (shared ones imported)
+    realtime: RealtimePlan | None = None  # its ``*_live`` module, when its file has an ``x-realtime`` section
 
     @property
     def alias_key(self) -> str:
@@ -385,7 +379,8 @@ class SharedPlan:
 def fingerprint() -> str:
     """Hash of the generator itself (its code and templates): part of each module's header."""
     h = hashlib.sha256()
-    pipeline = [_HERE / f"{name}.py" for name in ("load", "naming", "shape", "variants", "structs", "plan", "render")]
+    steps = ("load", "naming", "shape", "variants", "structs", "plan_base", "realtime", "plan", "render")
+    pipeline = [_HERE / f"{name}.py" for name in steps]
     for path in sorted([*pipeline, *(_HERE / "templates").glob("*.jinja")]):
         h.update(path.name.encode())
         h.update(path.read_bytes())
@@ -402,16 +397,21 @@ def plan_models(
     ordered = sorted(sources, key=lambda s: (s.model_id, s.rel))
     modules = assign_modules(ordered, warnings)
     gen = fingerprint()
-    drafts = [_plan_one(src, modules[id(src)], warnings, gen) for src in ordered]
+    drafts = [_plan_one(src, modules[id(src)], warnings, gen, package) for src in ordered]
+    taken = {p.module for p in drafts}
+    for p in drafts:
+        if p.realtime is not None and p.realtime.module in taken:
+            raise PlanError(p.source.file, f"{p.realtime.module} would be written twice (a model has that module name)")
     return _share(drafts, package)
 
 
 # ----------------------------------------------------------------------------- one model
 
 
-def _plan_one(src: ModelSource, module: str, warnings: list[str], gen: str) -> ModelPlan:
+def _plan_one(src: ModelSource, module: str, warnings: list[str], gen: str, package: str) -> ModelPlan:
     try:
-        return _plan_model(src, module, warnings, gen)
+        plan = _plan_model(src, module, warnings, gen)
+        return replace(plan, realtime=plan_realtime(src, module + "_live", plan.handle, package))
     except NamingError as exc:
         raise PlanError(src.file, str(exc)) from None
 
@@ -424,7 +424,7 @@ def raw_body_field(inp: dict[str, Any]) -> str | None:
     (``"x-raw-body": "audio"`` at the input's root, naming a ``format: binary`` property; set by an
     override, since the published schemas describe the Workers binding's form instead)."""
     name = inp.get(RAW_BODY_KEY)
-    prop = as_obj((as_obj(inp.get("properties")) or {}).get(name)) if isinstance(name, str) else None
+    prop = as_map((as_map(inp.get("properties")) or {}).get(name)) if isinstance(name, str) else None
     if prop is None or prop.get("format") != "binary":
         return None
     return str(name)
@@ -475,7 +475,7 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
             kind = "stream" if ct == STREAM_TYPE else "binary"
             outputs.append(OutputDraft(i, None, kind, ct if ct != JSON_TYPES else "application/octet-stream", None))
             continue
-        keys = sorted(as_obj(branch.get("properties")) or {})
+        keys = sorted(as_map(branch.get("properties")) or {})
         is_async = keys == ["request_id"]
         base = "AsyncResponse" if is_async else (clean_title(title, mid) if title else "")
         if not base or base == "Model":
@@ -494,7 +494,7 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
     inputs: list[InputDraft] = []
     taken_methods: set[str] = set()
     openai_output = any(
-        "choices" in (as_obj(inline_ref(b, defs, set()).get("properties")) or {}) for b in branches(output_root)
+        "choices" in (as_map(inline_ref(b, defs, set()).get("properties")) or {}) for b in branches(output_root)
     )
     input_root = inline_ref(src.input, defs, inlined)
     input_branches = [inline_ref(b, defs, inlined) for b in branches(input_root)]
@@ -503,8 +503,8 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
     for i, branch in enumerate(input_branches):
         title = str(branch.get("title") or "")
         desc = str(branch.get("description") or input_root.get("description") or "")
-        props = as_obj(branch.get("properties")) or {}
-        required = [r for r in as_arr(branch.get("required")) or [] if isinstance(r, str)]
+        props = as_map(branch.get("properties")) or {}
+        required = [r for r in as_list(branch.get("required")) or [] if isinstance(r, str)]
         keys = sorted(props)
         class_name: str | None
         if is_binary(branch):
@@ -551,7 +551,7 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
     pair(inputs, outputs)
     variant_names = [v.class_name for v in inputs if v.class_name] + [o.class_name for o in outputs if o.class_name]
     doc = reshape(defs, variant_names, warnings, src.file)
-    shaped: dict[str, Any] = as_obj(doc["$defs"]) or {}
+    shaped: dict[str, Any] = as_map(doc["$defs"]) or {}
     rules = dispatch_rules(outputs, shaped)
     input_names = [v.class_name for v in inputs if v.class_name]
     types = build_types(shaped, list(dict.fromkeys(variant_names)), input_names, used_names, src.task)
@@ -591,7 +591,7 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
     out_members, in_members = tuple(json_members), tuple(in_list)
     input_types = tuple((m.class_name, m.required) for m in methods if m.class_name and m.kind in ("object", "request"))
     batch_input = next((m.class_name for m in methods if m.kind == "requests" and m.class_name), None)
-    price = tuple(as_arr(src.properties.get("price")) or [])
+    price = tuple(as_list(src.properties.get("price")) or [])
     digest = hashlib.sha256(f"{src.digest}\0{gen}\0{module}\0{src.label}".encode()).hexdigest()[:24]
     plan = ModelPlan(
         source=src,
@@ -739,7 +739,7 @@ def websocket_only(src: ModelSource) -> bool:
     """The model is served only over WebSocket (its ``x-realtime`` section says ``"rest": false``): its
     published REST schema describes the session's options and events, so its handle gets no REST
     methods, only the session method ``codegen.realtime`` adds."""
-    section = as_obj(src.catalog.get("x-realtime"))
+    section = as_map(src.catalog.get("x-realtime"))
     return section is not None and section.get("rest") is False
 
 
@@ -1049,71 +1049,6 @@ def _finish_shared(
     exported = [n for s in structs for n in (s.name, *([s.twin] if s.twin else []))]
     doc = struct_document(structs, {n: mod for mod, names in outside.items() for n in names}, package)
     return SharedPlan(module, task, structs, tuple(merge_imports(need)), tuple(exported), doc)
-
-
-def struct_document(structs: tuple[StructPlan, ...], shared: dict[str, str], package: str) -> str:
-    """The JSON schema datamodel-code-generator prints a module's structs from (empty: no structs).
-
-    Every struct is a ``$defs`` entry whose title is its final name; a struct another module holds
-    (``shared``: name -> module) is a ``customTypePath`` to it, so it is imported, not redeclared.
-    """
-    if not structs:
-        return ""
-
-    def swap(node: Any) -> Any:
-        obj, arr = as_obj(node), as_arr(node)
-        if arr is not None:
-            return [swap(v) for v in arr]
-        if obj is None:
-            return node
-        ref = obj.get("$ref")
-        if isinstance(ref, str) and ref.removeprefix("#/$defs/") in shared:
-            name = ref.removeprefix("#/$defs/")
-            rest = {k: v for k, v in obj.items() if k != "$ref"}
-            return {"customTypePath": f"{package}.{shared[name]}.{name}", **rest}
-        return {k: (v if k in ("enum", "const", "default", "required") else swap(v)) for k, v in obj.items()}
-
-    defs = {s.name: swap(json.loads(s.schema)) for s in structs}
-    # The root is a struct nothing else refers to, written in place (a root `$ref` would also get an alias).
-    used = {d for s in structs for d in s.deps}
-    root = next((s.name for s in structs if s.name not in used), None)
-    if root is None:
-        return json.dumps({"$defs": defs, "$ref": f"#/$defs/{structs[0].name}"}, ensure_ascii=False)
-    body = defs.pop(root)
-    return json.dumps({**body, "$defs": defs}, ensure_ascii=False)
-
-
-def merge_imports(merged: dict[str, set[str]]) -> list[str]:
-    """Import lines in isort order: ``from __future__`` is the template's; stdlib, msgspec, relative."""
-    merged = {k: set(v) for k, v in merged.items()}
-    plain = sorted(merged.pop("", set()))
-    std = sorted((m, n) for m, n in merged.items() if not m.startswith(".") and m != "msgspec")
-    third = sorted((m, n) for m, n in merged.items() if m == "msgspec")
-    local = sorted(((m, n) for m, n in merged.items() if m.startswith(".")), key=lambda x: (-x[0].count("."), x[0]))
-    blocks: list[list[str]] = []
-    blocks.append([_from_line(m, n) for m, n in std])
-    blocks.append([f"import {name}" for name in plain] + [_from_line(m, n) for m, n in third])
-    blocks.append([_from_line(m, n) for m, n in local])
-    lines: list[str] = []
-    for block in blocks:
-        if not block:
-            continue
-        if lines:
-            lines.append("")
-        lines.extend(block)
-    return lines
-
-
-def _from_line(module: str, names: set[str]) -> str:
-    ordered = sorted(names, key=_import_key)
-    line = f"from {module} import {', '.join(ordered)}"
-    if len(line) <= 100:
-        return line
-    return f"from {module} import (\n" + "".join(f"    {n},\n" for n in ordered) + ")"
-
-
-def _import_key(name: str) -> tuple[bool, str]:
-    return (not name.isupper(), name)
 
 
 _SCALARS = frozenset({"int", "float", "bool", "str"})
