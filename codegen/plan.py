@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import keyword
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -849,12 +850,15 @@ def _item_of(annotation: str) -> str:
 def _share(plans: list[ModelPlan], package: str) -> tuple[list[ModelPlan], list[SharedPlan]]:
     """Move structs that two or more models of one task declare identically into shared modules.
 
-    Identity is the struct's whole text and that of every struct it uses (``StructPlan.key``). The
-    shapes most models declare go to ``models/_shared/<task>.py``; another shape of a name already
-    taken goes to the next module (``<task>_2.py``, ...), so that models sharing a whole schema (several
-    OpenAI-compatible chat models) share all of it. A struct is shared only when everything it uses is
-    shared in the same module (each shared module stands alone). Model modules import the shared names
-    and re-export them, so ``from <model module> import Message`` works whether it is shared or not.
+    Identity is the struct's whole text and that of every struct it uses (``StructPlan.key``). Shapes go
+    to ``models/_shared/<task>.py`` in content order (name, then key); a shape whose name is already taken
+    there goes to the next module where it is free, and a module opened for it is named after it and its
+    key (``text_generation_messages_input_kdoahm``), never by a counter, so that models sharing a whole
+    schema (several OpenAI-compatible chat models) share all of it. Placement never looks at how many
+    models declare a shape: a new model that only repeats shared shapes (or only has shapes of its own)
+    moves nothing, and its neighbours' modules stay byte for byte. A struct is shared only when everything
+    it uses is shared. Model modules import the shared names and re-export them, so
+    ``from <model module> import Message`` works whether it is shared or not.
     """
     by_task: dict[str, list[ModelPlan]] = {}
     for p in plans:
@@ -871,10 +875,13 @@ def _share(plans: list[ModelPlan], package: str) -> tuple[list[ModelPlan], list[
                 counts[(st.name, st.key)] = counts.get((st.name, st.key), 0) + 1
                 specimen.setdefault((st.name, st.key), st)
                 dep_keys[(st.name, st.key)] = {(d, own.get(d, "")) for d in st.deps if d != st.name}
-        where = _slots({k for k, n in counts.items() if n >= 2}, counts, dep_keys)
-        modules = [
-            f"models._shared.{task}" + (f"_{i + 1}" if i else "") for i in range(max(where.values(), default=-1) + 1)
+        where, openers = _slots({k for k, n in counts.items() if n >= 2}, dep_keys)
+        modules = [f"models._shared.{task}"] + [
+            f"models._shared.{task}_{snake(re.sub(r'(?<=[a-z0-9])(?=[A-Z])', '_', name))}_{_letters(key)}"
+            for name, key in openers[1:]
         ]
+        if len(set(modules)) != len(modules):
+            raise PlanError("", f"two shared {task} modules would have one name: {sorted(modules)}")
         used: dict[int, dict[str, StructPlan]] = {}
         for p in group:
             mine: dict[int, list[StructPlan]] = {}
@@ -906,17 +913,19 @@ def _share(plans: list[ModelPlan], package: str) -> tuple[list[ModelPlan], list[
 
 
 def _slots(
-    candidates: set[tuple[str, str]],
-    counts: dict[tuple[str, str], int],
-    dep_keys: dict[tuple[str, str], set[tuple[str, str]]],
-) -> dict[tuple[str, str], int]:
-    """Which shared module each shareable ``(name, key)`` goes to: the first where its name is free, at or
-    after the modules of the structs it uses (imported from there, so those names must be free too); the
-    most common shapes are placed first."""
+    candidates: set[tuple[str, str]], dep_keys: dict[tuple[str, str], set[tuple[str, str]]]
+) -> tuple[dict[tuple[str, str], int], list[tuple[str, str]]]:
+    """Which shared module each shareable ``(name, key)`` goes to, and the shape that opened each module.
+
+    In content order, each goes to the first module where its name is free, at or after the modules of
+    the structs it uses (imported from there, so those names must be free too). Nothing here depends on
+    how many models declare a shape, so a model that adds no new shared shape moves nothing.
+    """
     where: dict[tuple[str, str], int] = {}
+    openers: list[tuple[str, str]] = []
     declared: list[set[str]] = []
     imported: list[dict[str, str]] = []
-    pending = sorted(candidates, key=lambda k: (-counts[k], k))
+    pending = sorted(candidates)
     progress = True
     while pending and progress:
         progress = False
@@ -928,8 +937,6 @@ def _slots(
                 continue
             if not all(d in where for d in deps):
                 continue  # placed once its dependencies are (a cycle is never placed: it stays local)
-            if any(o[0] == k[0] and counts[o] > counts[k] for o in pending):
-                continue  # a more common shape of this name is placed first
             pending.remove(k)
             progress = True
             # Shared modules import only from modules placed before them, so never in a circle.
@@ -937,6 +944,7 @@ def _slots(
                 if slot == len(declared):
                     declared.append(set())
                     imported.append({})
+                    openers.append(k)
                 outside = [d for d in deps if where[d] != slot]
                 if k[0] in declared[slot] or k[0] in imported[slot]:
                     continue
@@ -946,7 +954,13 @@ def _slots(
                 imported[slot].update(outside)
                 where[k] = slot
                 break
-    return where
+    return where, openers
+
+
+def _letters(key: str) -> str:
+    """Six letters from a struct's content key (hex digits 0-f as a-p): a module name part that reads as
+    no number, so it is never taken for a counter."""
+    return "".join(chr(ord("a") + int(c, 16)) for c in key[:6])
 
 
 def _names_in(texts: Iterable[str]) -> set[str]:
