@@ -21,9 +21,11 @@ twin (``Message`` -> ``MessageDict``) so that methods accept plain dict literals
 
 from __future__ import annotations
 
+import ast
 import json
 import keyword
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
@@ -158,6 +160,61 @@ def _union(members: list[str]) -> str:
     if "None" in flat:
         flat = [p for p in flat if p != "None"] + ["None"]
     return " | ".join(flat)
+
+
+def plain_of(annotation: str) -> str:
+    """``annotation`` without its constraints (``Annotated[X, Meta(...)]`` -> ``X``), as a binary helper takes it."""
+    return _union([ast.unparse(_strip(m)) for m in _members(annotation)])
+
+
+def loose_of(annotation: str, twins: AbstractSet[str]) -> str:
+    """What a caller may pass where a struct holds ``annotation``: ``list`` -> ``Sequence``, ``dict`` ->
+    ``Mapping``, a struct with a TypedDict twin -> either, constraints dropped (checked on the way out)."""
+    return _union([_loose(m, twins) for m in _members(annotation)])
+
+
+def _members(annotation: str) -> list[ast.expr]:
+    node = ast.parse(annotation, mode="eval").body
+    out: list[ast.expr] = []
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.BitOr):
+            todo += [n.right, n.left]
+        else:
+            out.append(n)
+    return out
+
+
+def _strip(node: ast.expr) -> ast.expr:
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+        args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if node.value.id == "Annotated":
+            return _strip(args[0])
+        inner = [_strip(a) for a in args]
+        return ast.Subscript(node.value, ast.Tuple(inner) if len(inner) > 1 else inner[0])
+    if isinstance(node, ast.BinOp):
+        return ast.BinOp(_strip(node.left), node.op, _strip(node.right))
+    return node
+
+
+def _loose(node: ast.expr, twins: AbstractSet[str]) -> str:
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+        args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+
+        def inner(arg: ast.expr) -> str:
+            return _union([_loose(m, twins) for m in _members(ast.unparse(arg))])
+
+        if node.value.id == "Annotated":
+            return inner(args[0])
+        if node.value.id == "list":
+            return f"Sequence[{inner(args[0])}]"
+        if node.value.id == "dict":
+            return f"Mapping[{ast.unparse(args[0])}, {inner(args[1])}]"
+        return ast.unparse(_strip(node))
+    if isinstance(node, ast.Name) and node.id in twins:
+        return f"{node.id} | {node.id}Dict"
+    return ast.unparse(node)
 
 
 def default_code(value: Any) -> str:
@@ -327,14 +384,15 @@ class _Builder:
             return self.key_name.get(canonical(node))
         return None
 
-    def ann(self, raw: Any, mode: str) -> str:
-        """``mode``: "struct" (with Meta), "plain" (without), "loose" (what a caller may pass)."""
+    def ann(self, raw: Any) -> str:
+        """The type of a schema node, with its constraints: the one decision the struct, its TypedDict
+        twin and the method arguments all print (the last two through :func:`plain_of` and :func:`loose_of`)."""
         node = as_map(raw)
         if not node:
             return "Any"
         name = self.struct_for(node)
         if name is not None:
-            return f"{name} | {name}Dict" if mode == "loose" and name in self.twins else name
+            return name
         ref = node.get("$ref")
         if isinstance(ref, str):
             target = ref[len(DEF_PREFIX) :] if ref.startswith(DEF_PREFIX) else ""
@@ -342,12 +400,12 @@ class _Builder:
                 return "Any"
             self.busy.add(target)
             try:
-                return self.ann(self.defs[target], mode)
+                return self.ann(self.defs[target])
             finally:
                 self.busy.discard(target)
         members = [m for m in (as_map(x) for c in ("anyOf", "oneOf") for x in as_list(node.get(c)) or []) if m]
         if members:
-            return _union([self.ann(m, mode) for m in members])
+            return _union([self.ann(m) for m in members])
         if "enum" in node:
             values = [
                 v for v in as_list(node.get("enum")) or [] if isinstance(v, (str, int)) and not isinstance(v, bool)
@@ -362,9 +420,9 @@ class _Builder:
                 kinds = ["array"]
             else:
                 return "Any"
-        return _union([self._typed(node, k, mode) for k in kinds])
+        return _union([self._typed(node, k) for k in kinds])
 
-    def _typed(self, node: dict[str, Any], kind: str, mode: str) -> str:
+    def _typed(self, node: dict[str, Any], kind: str) -> str:
         meta = ""
         if kind == "string":
             base = "bytes" if node.get("format") == "binary" else "str"
@@ -377,16 +435,15 @@ class _Builder:
         elif kind == "null":
             return "None"
         elif kind == "array":
-            item = self.ann(node.get("items"), mode)
-            base = f"Sequence[{item}]" if mode == "loose" else f"list[{item}]"
+            base = f"list[{self.ann(node.get('items'))}]"
             meta = _meta(node, "array")
         elif kind == "object":
             extra = node.get("additionalProperties")
-            value = self.ann(extra, mode) if as_map(extra) else "Any"
-            base = f"Mapping[str, {value}]" if mode == "loose" else f"dict[str, {value}]"
+            value = self.ann(extra) if as_map(extra) else "Any"
+            base = f"dict[str, {value}]"
         else:
             return "Any"
-        if meta and mode == "struct":
+        if meta:
             return f"Annotated[{base}, {meta}]"
         return base
 
@@ -448,9 +505,9 @@ class _Builder:
                 FieldPlan(
                     name=pynames[wire],
                     wire=wire,
-                    annotation=self.ann(sub, "struct"),
-                    plain=self.ann(sub, "plain"),
-                    loose=self.ann(sub, "loose"),
+                    annotation=(annotation := self.ann(sub)),
+                    plain=plain_of(annotation),
+                    loose=loose_of(annotation, self.twins),
                     required=wire in required,
                     default=default_code(value) if has_default and value is not None else None,
                     factory=has_default and isinstance(value, (list, dict)),
@@ -689,7 +746,7 @@ def build_types(
             loose_roots[v] = f"{v} | {v}Dict" if v in b.twins else v
         else:
             roots[v] = "alias"
-            ann = b.ann(defs.get(v), "struct")
+            ann = b.ann(defs.get(v))
             listed = re.fullmatch(r"list\[(\w+)\]", ann)
             view = list_view_for(task)
             if listed and view and v not in input_variants and _fits_list_view(view, listed.group(1), structs):
