@@ -14,30 +14,18 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 from urllib.parse import unquote
 
 from jsonschema import Draft7Validator
 from jsonschema.exceptions import SchemaError
 
 from .overrides import OverrideError, apply_overrides
+from .schema_walk import as_list, as_map
 
-__all__ = ["LoadResult", "ModelSource", "Problem", "as_arr", "as_obj", "load_schemas"]
+__all__ = ["LoadResult", "ModelSource", "Problem", "load_schemas"]
 
 _SCHEMA_TYPES = {"object", "array", "string", "number", "integer", "boolean", "null"}
-
-
-def as_obj(value: object) -> dict[str, Any] | None:
-    """``value`` as a JSON object (typed for strict checkers), or None when it is something else."""
-    return cast("dict[str, Any]", value) if isinstance(value, dict) else None
-
-
-def as_arr(value: object) -> list[Any] | None:
-    """``value`` as a JSON array, or None when it is something else."""
-    if isinstance(value, list):
-        items: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
-        return items
-    return None
 
 
 @dataclass(frozen=True)
@@ -123,7 +111,7 @@ def _load_file(path: Path, rel: str, display: str, result: LoadResult) -> ModelS
     except RecursionError:
         result.problems.append(Problem(display, "", "not usable: the JSON is nested too deeply"))
         return None
-    doc = as_obj(parsed)
+    doc = as_map(parsed)
     if doc is None:
         result.problems.append(Problem(display, "", "expected a JSON object"))
         return None
@@ -136,7 +124,7 @@ def _load_file(path: Path, rel: str, display: str, result: LoadResult) -> ModelS
         result.problems.append(Problem(display, deep, f"schemas nested more than {_MAX_SCHEMA_DEPTH} levels deep"))
         return None
     if _has_surrogates(doc):
-        doc = as_obj(_replace_surrogates(doc)) or {}
+        doc = as_map(_replace_surrogates(doc)) or {}
         result.warnings.append(f"{display}: lone UTF-16 surrogates in strings were replaced with U+FFFD")
 
     try:
@@ -157,7 +145,7 @@ def _load_file(path: Path, rel: str, display: str, result: LoadResult) -> ModelS
         return None
     if "schema" in doc:
         base = "/schema"
-        schema = as_obj(doc["schema"]) or {}
+        schema = as_map(doc["schema"]) or {}
         if not schema:
             problems.append(Problem(display, base, "`schema` must be an object with `input` and `output`"))
     elif "input" in doc or "output" in doc:
@@ -176,12 +164,12 @@ def _load_file(path: Path, rel: str, display: str, result: LoadResult) -> ModelS
 
     halves: dict[str, dict[str, Any]] = {}
     for key in ("input", "output"):
-        part = as_obj(schema.get(key))
+        part = as_map(schema.get(key))
         if schema and part is None:
             problems.append(Problem(display, f"{base}/{key}", f"missing `{key}` schema (expected a JSON object)"))
             continue
         if part is not None:
-            if not part and not as_obj(schema.get("output" if key == "input" else "input")):
+            if not part and not as_map(schema.get("output" if key == "input" else "input")):
                 problems.append(Problem(display, f"{base}/{key}", f"`{key}` schema is empty"))
                 continue
             if not part:
@@ -203,14 +191,14 @@ def _load_file(path: Path, rel: str, display: str, result: LoadResult) -> ModelS
         return None
 
     raw_task = doc.get("task")
-    task = as_obj(raw_task) or {}
+    task = as_map(raw_task) or {}
     task_name = str(task.get("name") or "") if task else (raw_task if isinstance(raw_task, str) else "")
     task_desc = str(task.get("description") or "")
     raw_description = doc.get("description")
     description = raw_description if isinstance(raw_description, str) else ""
     props: dict[str, Any] = {}
-    for item in as_arr(doc.get("properties")) or []:
-        entry = as_obj(item)
+    for item in as_list(doc.get("properties")) or []:
+        entry = as_map(item)
         if entry is not None and isinstance(entry.get("property_id"), str):
             props[str(entry["property_id"])] = entry.get("value")
     catalog: dict[str, Any] = {
@@ -220,7 +208,7 @@ def _load_file(path: Path, rel: str, display: str, result: LoadResult) -> ModelS
         "properties": [{"property_id": k, "value": v} for k, v in props.items()],
         "schema": {"input": halves["input"], "output": halves["output"]},
     }
-    realtime = as_obj(doc.get("x-realtime"))
+    realtime = as_map(doc.get("x-realtime"))
     if realtime is not None:  # our WebSocket section (codegen.realtime); the emulator reads it too
         catalog["x-realtime"] = copy.deepcopy(realtime)
     return ModelSource(
@@ -262,7 +250,7 @@ def _no_constant(name: str) -> Any:
 def _too_deep(node: Any, pointer: str, depth: int) -> str | None:
     if depth > _MAX_DEPTH:
         return pointer
-    obj, arr = as_obj(node), as_arr(node)
+    obj, arr = as_map(node), as_list(node)
     pairs = list(obj.items()) if obj is not None else [(str(i), v) for i, v in enumerate(arr or [])]
     for key, value in pairs:
         if isinstance(value, (dict, list)):
@@ -274,7 +262,7 @@ def _too_deep(node: Any, pointer: str, depth: int) -> str | None:
 
 def _schema_too_deep(doc: dict[str, Any]) -> str | None:
     """The pointer of the first schema nested more than ``_MAX_SCHEMA_DEPTH`` subschemas deep."""
-    schema = as_obj(doc.get("schema")) if "schema" in doc else doc
+    schema = as_map(doc.get("schema")) if "schema" in doc else doc
     for key in ("input", "output"):
         base = f"/schema/{key}" if "schema" in doc else f"/{key}"
         for _node, where, depth in _walk_depth((schema or {}).get(key), base, 0):
@@ -286,7 +274,7 @@ def _schema_too_deep(doc: dict[str, Any]) -> str | None:
 def _has_surrogates(node: Any) -> bool:
     if isinstance(node, str):
         return any("\ud800" <= ch <= "\udfff" for ch in node)
-    obj, arr = as_obj(node), as_arr(node)
+    obj, arr = as_map(node), as_list(node)
     if obj is not None:
         return any(_has_surrogates(k) or _has_surrogates(v) for k, v in obj.items())
     return any(_has_surrogates(v) for v in arr or [])
@@ -295,7 +283,7 @@ def _has_surrogates(node: Any) -> bool:
 def _replace_surrogates(node: Any) -> Any:
     if isinstance(node, str):
         return node.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    obj, arr = as_obj(node), as_arr(node)
+    obj, arr = as_map(node), as_list(node)
     if obj is not None:
         return {_replace_surrogates(k): _replace_surrogates(v) for k, v in obj.items()}
     if arr is not None:
@@ -311,24 +299,24 @@ def _walk(node: Any, pointer: str) -> Iterator[tuple[dict[str, Any], str]]:
 
 def _walk_depth(node: Any, pointer: str, depth: int) -> Iterator[tuple[dict[str, Any], str, int]]:
     """``_walk`` with how many subschemas deep each schema sits."""
-    obj = as_obj(node)
+    obj = as_map(node)
     if obj is None:
         return
     yield obj, pointer, depth
     for key, value in obj.items():
         child = f"{pointer}/{_escape(key)}"
         if key in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas"):
-            for name, sub in (as_obj(value) or {}).items():
+            for name, sub in (as_map(value) or {}).items():
                 yield from _walk_depth(sub, f"{child}/{_escape(name)}", depth + 1)
         elif key in ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames"):
-            subs = as_arr(value)
+            subs = as_list(value)
             if subs is not None:
                 for i, sub in enumerate(subs):
                     yield from _walk_depth(sub, f"{child}/{i}", depth + 1)
             else:
                 yield from _walk_depth(value, child, depth + 1)
         elif key in ("oneOf", "anyOf", "allOf", "prefixItems"):
-            for i, sub in enumerate(as_arr(value) or []):
+            for i, sub in enumerate(as_list(value) or []):
                 yield from _walk_depth(sub, f"{child}/{i}", depth + 1)
 
 
@@ -339,23 +327,23 @@ def _escape(key: str) -> str:
 def _repair(schema: dict[str, Any], pointer: str, display: str, warnings: list[str]) -> None:
     """Fix publishing slips that have one obvious meaning, and say so (one warning each)."""
     for node, where in list(_walk(schema, pointer)):
-        props = as_obj(node.get("properties"))
-        names = as_arr(props.get("required")) if props is not None else None
+        props = as_map(node.get("properties"))
+        names = as_list(props.get("required")) if props is not None else None
         if props is not None and names is not None and all(isinstance(n, str) for n in names):
             del props["required"]
-            own = [n for n in as_arr(node.get("required")) or [] if isinstance(n, str)]
+            own = [n for n in as_list(node.get("required")) or [] if isinstance(n, str)]
             node["required"] = [*own, *[n for n in names if n not in own]]
             warnings.append(
                 f"{display}: {where}/properties/required: a `required` list sits inside `properties`; "
                 f"read it as the object's required keys {names}"
             )
         for name, raw in (props or {}).items():
-            sub = as_obj(raw)
+            sub = as_map(raw)
             flag = sub.get("required") if sub is not None else None
             if sub is not None and isinstance(flag, bool):
                 # Draft 3 style: `"required": true` on the property itself.
                 del sub["required"]
-                own = [n for n in as_arr(node.get("required")) or [] if isinstance(n, str)]
+                own = [n for n in as_list(node.get("required")) or [] if isinstance(n, str)]
                 if flag and name not in own:
                     node["required"] = [*own, name]
                 warnings.append(
@@ -386,7 +374,7 @@ def _check_schema(schema: dict[str, Any], pointer: str, display: str) -> list[Pr
     problems: list[Problem] = []
     for node, where in _walk(schema, pointer):
         kind: Any = node.get("type")
-        listed = as_arr(kind)
+        listed = as_list(kind)
         kinds: list[Any] = listed if listed is not None else ([kind] if kind is not None else [])
         if listed is not None and not listed:
             problems.append(Problem(display, f"{where}/type", "`type` is an empty list"))
@@ -402,7 +390,7 @@ def _check_schema(schema: dict[str, Any], pointer: str, display: str) -> list[Pr
                     Problem(display, f"{where}/$ref", f"remote $ref {ref!r} refused: generation never uses the network")
                 )
         raw_props = node.get("properties")
-        props = as_obj(raw_props)
+        props = as_map(raw_props)
         if raw_props is not None and props is None:
             problems.append(Problem(display, f"{where}/properties", "`properties` must be an object"))
         for name, sub in (props or {}).items():
@@ -439,7 +427,7 @@ def _localise_refs(schema: dict[str, Any], half: str, definitions: dict[str, Any
     root = schema
     local_defs: dict[str, Any] = {}
     for key in ("$defs", "definitions"):
-        for name, sub in (as_obj(root.get(key)) or {}).items():
+        for name, sub in (as_map(root.get(key)) or {}).items():
             local_defs[f"#/{key}/{_escape(name)}"] = sub
     names: dict[str, str] = {}
     taken = set(definitions)
@@ -456,7 +444,7 @@ def _localise_refs(schema: dict[str, Any], half: str, definitions: dict[str, Any
         node: Any = root
         for raw in ref[2:].split("/") if ref.startswith("#/") else []:
             part = raw.replace("~1", "/").replace("~0", "~")
-            obj, arr = as_obj(node), as_arr(node)
+            obj, arr = as_map(node), as_list(node)
             if obj is not None and part in obj:
                 node = obj[part]
             elif arr is not None and part.isdigit() and int(part) < len(arr):
@@ -466,10 +454,10 @@ def _localise_refs(schema: dict[str, Any], half: str, definitions: dict[str, Any
         return node
 
     def rewrite(node: Any, where: str, inlining: tuple[str, ...]) -> Any:
-        arr = as_arr(node)
+        arr = as_list(node)
         if arr is not None:
             return [rewrite(v, f"{where}/{i}", inlining) for i, v in enumerate(arr)]
-        obj = as_obj(node)
+        obj = as_map(node)
         if obj is None:
             return node
         ref = obj.get("$ref")
@@ -492,7 +480,7 @@ def _localise_refs(schema: dict[str, Any], half: str, definitions: dict[str, Any
             if ref in inlining:
                 raise _RefError(f"{where}/$ref", f"recursive $ref {ref!r} outside $defs is not supported")
             inlined = rewrite(target, f"{pointer}{ref[1:]}", (*inlining, ref))
-            inlined_obj = as_obj(inlined)
+            inlined_obj = as_map(inlined)
             if inlined_obj is not None:
                 return {**inlined_obj, **rewrite(siblings, where, inlining)}
             return inlined
@@ -500,7 +488,7 @@ def _localise_refs(schema: dict[str, Any], half: str, definitions: dict[str, Any
         for key, value in obj.items():
             if key in ("$defs", "definitions") and obj is root:
                 continue
-            mapping = as_obj(value)
+            mapping = as_map(value)
             if key in ("properties", "patternProperties") and mapping is not None:
                 out[key] = {n: rewrite(v, f"{where}/{key}/{_escape(n)}", inlining) for n, v in mapping.items()}
             elif key in ("enum", "const", "default", "examples", "required"):
@@ -509,7 +497,7 @@ def _localise_refs(schema: dict[str, Any], half: str, definitions: dict[str, Any
                 out[key] = rewrite(value, f"{where}/{_escape(key)}", inlining)
         return out
 
-    result = as_obj(rewrite(root, pointer, ()))
+    result = as_map(rewrite(root, pointer, ()))
     # Definitions nobody referenced are still part of the published contract; keep them typed too.
     for ref, name in names.items():
         if name not in definitions:

@@ -14,15 +14,15 @@ structs several models of one task share (``models/_shared/<task>.py``).
 from __future__ import annotations
 
 import hashlib
-import json
 import keyword
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from .arguments import family_argument
-from .load import ModelSource, as_arr, as_obj
+from .load import ModelSource
 from .naming import (
     RESERVED_METHODS,
     RESERVED_NAMES,
@@ -33,6 +33,9 @@ from .naming import (
     snake,
     title_words,
 )
+from .plan_base import PlanError, merge_imports, struct_document
+from .realtime import RealtimePlan, plan_realtime
+from .schema_walk import as_list, as_map
 from .shape import canonical, reshape
 from .structs import AliasPlan, FieldPlan, NamingError, StructPlan, build_types, names_in, with_none
 from .variants import (
@@ -91,7 +94,7 @@ ALWAYS_RETURNED: dict[str, tuple[str, ...]] = {
 
 def output_rule(task: str, branch: dict[str, Any]) -> tuple[str, ...]:
     """The keys ``ALWAYS_RETURNED`` makes required for one output alternative (an async reply: its id)."""
-    if sorted(as_obj(branch.get("properties")) or {}) == ["request_id"]:
+    if sorted(as_map(branch.get("properties")) or {}) == ["request_id"]:
         return ("request_id",)
     return ALWAYS_RETURNED.get(task.lower(), ())
 
@@ -111,7 +114,7 @@ def always_returned(node: dict[str, Any], paths: tuple[str, ...]) -> dict[str, A
             head, _, rest = p.partition("[].")
             nested.setdefault(head, []).append(rest)
     out = dict(node)
-    props = as_obj(out.get("properties"))
+    props = as_map(out.get("properties"))
     if props is not None:
         if "required" not in out:
             always = [k for k in own if k in props]
@@ -119,12 +122,12 @@ def always_returned(node: dict[str, Any], paths: tuple[str, ...]) -> dict[str, A
                 out["required"] = always
         new_props = dict(props)
         for key, tails in nested.items():
-            sub = as_obj(props.get(key))
-            items = as_obj(sub.get("items")) if sub is not None else None
+            sub = as_map(props.get(key))
+            items = as_map(sub.get("items")) if sub is not None else None
             if sub is not None and items is not None:
                 new_props[key] = {**sub, "items": always_returned(items, tuple(tails))}
         out["properties"] = new_props
-    items = as_obj(out.get("items"))
+    items = as_map(out.get("items"))
     if items is not None and "" in nested:
         out["items"] = always_returned(items, tuple(nested[""]))
     return out
@@ -132,15 +135,6 @@ def always_returned(node: dict[str, Any], paths: tuple[str, ...]) -> dict[str, A
 
 # Names the method body binds or calls: a parameter with one of them would shadow it.
 _BODY_NAMES = frozenset({"self", "cls", "data", "headers", "cast"})
-
-
-class PlanError(Exception):
-    """A schema the plan cannot turn into a module (reported as exit 2 naming the file)."""
-
-    def __init__(self, file: str, message: str) -> None:
-        super().__init__(message)
-        self.file = file
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -266,6 +260,7 @@ class ModelPlan:
     exported: tuple[str, ...]
     fingerprint: str
     struct_doc: str  # what datamodel-code-generator prints the structs from (shared ones imported)
+    realtime: RealtimePlan | None = None  # its ``*_live`` module, when its file has an ``x-realtime`` section
 
     @property
     def alias_key(self) -> str:
@@ -385,7 +380,8 @@ class SharedPlan:
 def fingerprint() -> str:
     """Hash of the generator itself (its code and templates): part of each module's header."""
     h = hashlib.sha256()
-    pipeline = [_HERE / f"{name}.py" for name in ("load", "naming", "shape", "variants", "structs", "plan", "render")]
+    steps = ("load", "naming", "shape", "variants", "structs", "plan_base", "realtime", "plan", "render")
+    pipeline = [_HERE / f"{name}.py" for name in steps]
     for path in sorted([*pipeline, *(_HERE / "templates").glob("*.jinja")]):
         h.update(path.name.encode())
         h.update(path.read_bytes())
@@ -402,16 +398,21 @@ def plan_models(
     ordered = sorted(sources, key=lambda s: (s.model_id, s.rel))
     modules = assign_modules(ordered, warnings)
     gen = fingerprint()
-    drafts = [_plan_one(src, modules[id(src)], warnings, gen) for src in ordered]
+    drafts = [_plan_one(src, modules[id(src)], warnings, gen, package) for src in ordered]
+    taken = {p.module for p in drafts}
+    for p in drafts:
+        if p.realtime is not None and p.realtime.module in taken:
+            raise PlanError(p.source.file, f"{p.realtime.module} would be written twice (a model has that module name)")
     return _share(drafts, package)
 
 
 # ----------------------------------------------------------------------------- one model
 
 
-def _plan_one(src: ModelSource, module: str, warnings: list[str], gen: str) -> ModelPlan:
+def _plan_one(src: ModelSource, module: str, warnings: list[str], gen: str, package: str) -> ModelPlan:
     try:
-        return _plan_model(src, module, warnings, gen)
+        plan = _plan_model(src, module, warnings, gen)
+        return replace(plan, realtime=plan_realtime(src, module + "_live", plan.handle, package))
     except NamingError as exc:
         raise PlanError(src.file, str(exc)) from None
 
@@ -424,7 +425,7 @@ def raw_body_field(inp: dict[str, Any]) -> str | None:
     (``"x-raw-body": "audio"`` at the input's root, naming a ``format: binary`` property; set by an
     override, since the published schemas describe the Workers binding's form instead)."""
     name = inp.get(RAW_BODY_KEY)
-    prop = as_obj((as_obj(inp.get("properties")) or {}).get(name)) if isinstance(name, str) else None
+    prop = as_map((as_map(inp.get("properties")) or {}).get(name)) if isinstance(name, str) else None
     if prop is None or prop.get("format") != "binary":
         return None
     return str(name)
@@ -475,7 +476,7 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
             kind = "stream" if ct == STREAM_TYPE else "binary"
             outputs.append(OutputDraft(i, None, kind, ct if ct != JSON_TYPES else "application/octet-stream", None))
             continue
-        keys = sorted(as_obj(branch.get("properties")) or {})
+        keys = sorted(as_map(branch.get("properties")) or {})
         is_async = keys == ["request_id"]
         base = "AsyncResponse" if is_async else (clean_title(title, mid) if title else "")
         if not base or base == "Model":
@@ -494,7 +495,7 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
     inputs: list[InputDraft] = []
     taken_methods: set[str] = set()
     openai_output = any(
-        "choices" in (as_obj(inline_ref(b, defs, set()).get("properties")) or {}) for b in branches(output_root)
+        "choices" in (as_map(inline_ref(b, defs, set()).get("properties")) or {}) for b in branches(output_root)
     )
     input_root = inline_ref(src.input, defs, inlined)
     input_branches = [inline_ref(b, defs, inlined) for b in branches(input_root)]
@@ -503,8 +504,8 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
     for i, branch in enumerate(input_branches):
         title = str(branch.get("title") or "")
         desc = str(branch.get("description") or input_root.get("description") or "")
-        props = as_obj(branch.get("properties")) or {}
-        required = [r for r in as_arr(branch.get("required")) or [] if isinstance(r, str)]
+        props = as_map(branch.get("properties")) or {}
+        required = [r for r in as_list(branch.get("required")) or [] if isinstance(r, str)]
         keys = sorted(props)
         class_name: str | None
         if is_binary(branch):
@@ -551,7 +552,7 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
     pair(inputs, outputs)
     variant_names = [v.class_name for v in inputs if v.class_name] + [o.class_name for o in outputs if o.class_name]
     doc = reshape(defs, variant_names, warnings, src.file)
-    shaped: dict[str, Any] = as_obj(doc["$defs"]) or {}
+    shaped: dict[str, Any] = as_map(doc["$defs"]) or {}
     rules = dispatch_rules(outputs, shaped)
     input_names = [v.class_name for v in inputs if v.class_name]
     types = build_types(shaped, list(dict.fromkeys(variant_names)), input_names, used_names, src.task)
@@ -591,7 +592,7 @@ def _plan_model(src: ModelSource, module: str, warnings: list[str], gen: str) ->
     out_members, in_members = tuple(json_members), tuple(in_list)
     input_types = tuple((m.class_name, m.required) for m in methods if m.class_name and m.kind in ("object", "request"))
     batch_input = next((m.class_name for m in methods if m.kind == "requests" and m.class_name), None)
-    price = tuple(as_arr(src.properties.get("price")) or [])
+    price = tuple(as_list(src.properties.get("price")) or [])
     digest = hashlib.sha256(f"{src.digest}\0{gen}\0{module}\0{src.label}".encode()).hexdigest()[:24]
     plan = ModelPlan(
         source=src,
@@ -739,7 +740,7 @@ def websocket_only(src: ModelSource) -> bool:
     """The model is served only over WebSocket (its ``x-realtime`` section says ``"rest": false``): its
     published REST schema describes the session's options and events, so its handle gets no REST
     methods, only the session method ``codegen.realtime`` adds."""
-    section = as_obj(src.catalog.get("x-realtime"))
+    section = as_map(src.catalog.get("x-realtime"))
     return section is not None and section.get("rest") is False
 
 
@@ -849,12 +850,15 @@ def _item_of(annotation: str) -> str:
 def _share(plans: list[ModelPlan], package: str) -> tuple[list[ModelPlan], list[SharedPlan]]:
     """Move structs that two or more models of one task declare identically into shared modules.
 
-    Identity is the struct's whole text and that of every struct it uses (``StructPlan.key``). The
-    shapes most models declare go to ``models/_shared/<task>.py``; another shape of a name already
-    taken goes to the next module (``<task>_2.py``, ...), so that models sharing a whole schema (several
-    OpenAI-compatible chat models) share all of it. A struct is shared only when everything it uses is
-    shared in the same module (each shared module stands alone). Model modules import the shared names
-    and re-export them, so ``from <model module> import Message`` works whether it is shared or not.
+    Identity is the struct's whole text and that of every struct it uses (``StructPlan.key``). Shapes go
+    to ``models/_shared/<task>.py`` in content order (name, then key); a shape whose name is already taken
+    there goes to the next module where it is free, and a module opened for it is named after it and its
+    key (``text_generation_messages_input_kdoahm``), never by a counter, so that models sharing a whole
+    schema (several OpenAI-compatible chat models) share all of it. Placement never looks at how many
+    models declare a shape: a new model that only repeats shared shapes (or only has shapes of its own)
+    moves nothing, and its neighbours' modules stay byte for byte. A struct is shared only when everything
+    it uses is shared. Model modules import the shared names and re-export them, so
+    ``from <model module> import Message`` works whether it is shared or not.
     """
     by_task: dict[str, list[ModelPlan]] = {}
     for p in plans:
@@ -871,10 +875,13 @@ def _share(plans: list[ModelPlan], package: str) -> tuple[list[ModelPlan], list[
                 counts[(st.name, st.key)] = counts.get((st.name, st.key), 0) + 1
                 specimen.setdefault((st.name, st.key), st)
                 dep_keys[(st.name, st.key)] = {(d, own.get(d, "")) for d in st.deps if d != st.name}
-        where = _slots({k for k, n in counts.items() if n >= 2}, counts, dep_keys)
-        modules = [
-            f"models._shared.{task}" + (f"_{i + 1}" if i else "") for i in range(max(where.values(), default=-1) + 1)
+        where, openers = _slots({k for k, n in counts.items() if n >= 2}, dep_keys)
+        modules = [f"models._shared.{task}"] + [
+            f"models._shared.{task}_{snake(re.sub(r'(?<=[a-z0-9])(?=[A-Z])', '_', name))}_{_letters(key)}"
+            for name, key in openers[1:]
         ]
+        if len(set(modules)) != len(modules):
+            raise PlanError("", f"two shared {task} modules would have one name: {sorted(modules)}")
         used: dict[int, dict[str, StructPlan]] = {}
         for p in group:
             mine: dict[int, list[StructPlan]] = {}
@@ -906,17 +913,19 @@ def _share(plans: list[ModelPlan], package: str) -> tuple[list[ModelPlan], list[
 
 
 def _slots(
-    candidates: set[tuple[str, str]],
-    counts: dict[tuple[str, str], int],
-    dep_keys: dict[tuple[str, str], set[tuple[str, str]]],
-) -> dict[tuple[str, str], int]:
-    """Which shared module each shareable ``(name, key)`` goes to: the first where its name is free, at or
-    after the modules of the structs it uses (imported from there, so those names must be free too); the
-    most common shapes are placed first."""
+    candidates: set[tuple[str, str]], dep_keys: dict[tuple[str, str], set[tuple[str, str]]]
+) -> tuple[dict[tuple[str, str], int], list[tuple[str, str]]]:
+    """Which shared module each shareable ``(name, key)`` goes to, and the shape that opened each module.
+
+    In content order, each goes to the first module where its name is free, at or after the modules of
+    the structs it uses (imported from there, so those names must be free too). Nothing here depends on
+    how many models declare a shape, so a model that adds no new shared shape moves nothing.
+    """
     where: dict[tuple[str, str], int] = {}
+    openers: list[tuple[str, str]] = []
     declared: list[set[str]] = []
     imported: list[dict[str, str]] = []
-    pending = sorted(candidates, key=lambda k: (-counts[k], k))
+    pending = sorted(candidates)
     progress = True
     while pending and progress:
         progress = False
@@ -928,8 +937,6 @@ def _slots(
                 continue
             if not all(d in where for d in deps):
                 continue  # placed once its dependencies are (a cycle is never placed: it stays local)
-            if any(o[0] == k[0] and counts[o] > counts[k] for o in pending):
-                continue  # a more common shape of this name is placed first
             pending.remove(k)
             progress = True
             # Shared modules import only from modules placed before them, so never in a circle.
@@ -937,6 +944,7 @@ def _slots(
                 if slot == len(declared):
                     declared.append(set())
                     imported.append({})
+                    openers.append(k)
                 outside = [d for d in deps if where[d] != slot]
                 if k[0] in declared[slot] or k[0] in imported[slot]:
                     continue
@@ -946,7 +954,13 @@ def _slots(
                 imported[slot].update(outside)
                 where[k] = slot
                 break
-    return where
+    return where, openers
+
+
+def _letters(key: str) -> str:
+    """Six letters from a struct's content key (hex digits 0-f as a-p): a module name part that reads as
+    no number, so it is never taken for a counter."""
+    return "".join(chr(ord("a") + int(c, 16)) for c in key[:6])
 
 
 def _names_in(texts: Iterable[str]) -> set[str]:
@@ -1049,71 +1063,6 @@ def _finish_shared(
     exported = [n for s in structs for n in (s.name, *([s.twin] if s.twin else []))]
     doc = struct_document(structs, {n: mod for mod, names in outside.items() for n in names}, package)
     return SharedPlan(module, task, structs, tuple(merge_imports(need)), tuple(exported), doc)
-
-
-def struct_document(structs: tuple[StructPlan, ...], shared: dict[str, str], package: str) -> str:
-    """The JSON schema datamodel-code-generator prints a module's structs from (empty: no structs).
-
-    Every struct is a ``$defs`` entry whose title is its final name; a struct another module holds
-    (``shared``: name -> module) is a ``customTypePath`` to it, so it is imported, not redeclared.
-    """
-    if not structs:
-        return ""
-
-    def swap(node: Any) -> Any:
-        obj, arr = as_obj(node), as_arr(node)
-        if arr is not None:
-            return [swap(v) for v in arr]
-        if obj is None:
-            return node
-        ref = obj.get("$ref")
-        if isinstance(ref, str) and ref.removeprefix("#/$defs/") in shared:
-            name = ref.removeprefix("#/$defs/")
-            rest = {k: v for k, v in obj.items() if k != "$ref"}
-            return {"customTypePath": f"{package}.{shared[name]}.{name}", **rest}
-        return {k: (v if k in ("enum", "const", "default", "required") else swap(v)) for k, v in obj.items()}
-
-    defs = {s.name: swap(json.loads(s.schema)) for s in structs}
-    # The root is a struct nothing else refers to, written in place (a root `$ref` would also get an alias).
-    used = {d for s in structs for d in s.deps}
-    root = next((s.name for s in structs if s.name not in used), None)
-    if root is None:
-        return json.dumps({"$defs": defs, "$ref": f"#/$defs/{structs[0].name}"}, ensure_ascii=False)
-    body = defs.pop(root)
-    return json.dumps({**body, "$defs": defs}, ensure_ascii=False)
-
-
-def merge_imports(merged: dict[str, set[str]]) -> list[str]:
-    """Import lines in isort order: ``from __future__`` is the template's; stdlib, msgspec, relative."""
-    merged = {k: set(v) for k, v in merged.items()}
-    plain = sorted(merged.pop("", set()))
-    std = sorted((m, n) for m, n in merged.items() if not m.startswith(".") and m != "msgspec")
-    third = sorted((m, n) for m, n in merged.items() if m == "msgspec")
-    local = sorted(((m, n) for m, n in merged.items() if m.startswith(".")), key=lambda x: (-x[0].count("."), x[0]))
-    blocks: list[list[str]] = []
-    blocks.append([_from_line(m, n) for m, n in std])
-    blocks.append([f"import {name}" for name in plain] + [_from_line(m, n) for m, n in third])
-    blocks.append([_from_line(m, n) for m, n in local])
-    lines: list[str] = []
-    for block in blocks:
-        if not block:
-            continue
-        if lines:
-            lines.append("")
-        lines.extend(block)
-    return lines
-
-
-def _from_line(module: str, names: set[str]) -> str:
-    ordered = sorted(names, key=_import_key)
-    line = f"from {module} import {', '.join(ordered)}"
-    if len(line) <= 100:
-        return line
-    return f"from {module} import (\n" + "".join(f"    {n},\n" for n in ordered) + ")"
-
-
-def _import_key(name: str) -> tuple[bool, str]:
-    return (not name.isupper(), name)
 
 
 _SCALARS = frozenset({"int", "float", "bool", "str"})

@@ -19,7 +19,8 @@ A realtime model's schema file (catalog property ``realtime: "true"``) may carry
 options are an input struct (UNSET defaults, a TypedDict twin the handle method takes as keyword
 arguments), events are output structs. Each event becomes a tagged subclass (``tag_field="type"``) of
 its wire struct, with read-only ``shortcuts`` (``Results.transcript`` = ``channel.alternatives[0].transcript``).
-Nothing here touches the REST plan: ``render`` asks :func:`plan_realtime` for each model and prints the result.
+Nothing here touches the REST plan: ``plan`` asks :func:`plan_realtime` for each model and keeps the result
+in ``ModelPlan.realtime``; ``render`` prints it.
 """
 
 from __future__ import annotations
@@ -28,8 +29,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .load import ModelSource, as_arr, as_obj
-from .plan import PlanError, merge_imports, struct_document
+from .load import ModelSource
+from .plan_base import PlanError, merge_imports, struct_document
+from .schema_walk import as_list, as_map
 from .shape import reshape
 from .structs import StructPlan, build_types, default_code, names_in
 
@@ -85,7 +87,7 @@ def _fail(src: ModelSource, message: str) -> PlanError:
 
 def plan_realtime(src: ModelSource, module: str, handle: str, package: str) -> RealtimePlan | None:
     """The live module of ``src``, or None when its file has no ``x-realtime`` section."""
-    section = as_obj(src.catalog.get(SECTION))
+    section = as_map(src.catalog.get(SECTION))
     if section is None:
         return None
     kind = section.get("kind")
@@ -94,19 +96,19 @@ def plan_realtime(src: ModelSource, module: str, handle: str, package: str) -> R
     method = section.get("method")
     if not isinstance(method, str) or not method.isidentifier():
         raise _fail(src, "method must be a Python identifier")
-    options = as_obj(section.get("options"))
-    events = as_obj(section.get("events"))
+    options = as_map(section.get("options"))
+    events = as_map(section.get("events"))
     if options is None or options.get("type") != "object" or not isinstance(options.get("title"), str):
         raise _fail(src, "options must be an object schema with a title")
     if not events:
         raise _fail(src, "events must name at least one event")
     facts: list[tuple[str, str]] = []
-    for i, raw in enumerate(as_arr(section.get("facts")) or []):
-        fact = as_obj(raw) or {}
+    for i, raw in enumerate(as_list(section.get("facts")) or []):
+        fact = as_map(raw) or {}
         if not isinstance(fact.get("fact"), str) or not str(fact.get("source", "")).startswith("https://"):
             raise _fail(src, f"facts/{i} needs a 'fact' sentence and an https 'source'")
         facts.append((str(fact["fact"]), str(fact["source"])))
-    send = as_obj(section.get("send")) or {}
+    send = as_map(section.get("send")) or {}
     for key in _SEND_KEYS[str(kind)]:
         if key not in send:
             raise _fail(src, f"send/{key} is missing (null when the model has no such message)")
@@ -115,12 +117,12 @@ def plan_realtime(src: ModelSource, module: str, handle: str, package: str) -> R
     defs: dict[str, Any] = {opt_name: {k: v for k, v in options.items() if k != "title"}}
     drafts: list[tuple[str, str, str, dict[str, Any]]] = []
     for tag, raw in events.items():
-        event = as_obj(raw) or {}
-        schema = as_obj(event.get("schema"))
+        event = as_map(raw) or {}
+        schema = as_map(event.get("schema"))
         if (
             schema is None
             or not isinstance(schema.get("title"), str)
-            or "type" in (as_obj(schema.get("properties")) or {})
+            or "type" in (as_map(schema.get("properties")) or {})
         ):
             raise _fail(src, f"events/{tag}: needs a titled object schema without a 'type' property (the tag)")
         cls = str(event.get("class") or tag)
@@ -128,11 +130,11 @@ def plan_realtime(src: ModelSource, module: str, handle: str, package: str) -> R
             raise _fail(src, f"events/{tag}: the tag and class must be identifiers")
         wire = str(schema["title"])
         defs[wire] = {k: v for k, v in schema.items() if k != "title"}
-        drafts.append((tag, cls, wire, as_obj(event.get("shortcuts")) or {}))
+        drafts.append((tag, cls, wire, as_map(event.get("shortcuts")) or {}))
     variants = [opt_name, *(d[2] for d in drafts)]
     warnings: list[str] = []
     doc = reshape(defs, variants, warnings, src.file)
-    shaped = as_obj(doc["$defs"]) or {}
+    shaped = as_map(doc["$defs"]) or {}
     reserved = {handle, *(d[1] for d in drafts), "RawEvent", "Any", "Literal", "TypeAlias"}
     types = build_types(shaped, variants, [opt_name], reserved)
     by_name = {s.name: s for s in types.structs}
@@ -171,12 +173,12 @@ def plan_realtime(src: ModelSource, module: str, handle: str, package: str) -> R
 
 def _final(src: ModelSource, section: dict[str, Any], events: dict[str, Any]) -> dict[str, Any] | None:
     """``final``: ``{"event": tag, "when": {field: value}, "text": "/json/pointer"}`` (speech-to-text only)."""
-    final = as_obj(section.get("final"))
+    final = as_map(section.get("final"))
     if final is None:
         return None
     if (
         final.get("event") not in events
-        or as_obj(final.get("when")) is None
+        or as_map(final.get("when")) is None
         or not str(final.get("text", "")).startswith("/")
     ):
         raise _fail(src, "final needs an event tag, a 'when' object and a 'text' JSON pointer")
@@ -186,7 +188,7 @@ def _final(src: ModelSource, section: dict[str, Any], events: dict[str, Any]) ->
 
 def _shortcut(src: ModelSource, structs: dict[str, StructPlan], root: str, name: str, raw: Any) -> ShortcutPlan:
     """``path`` (a JSON pointer through required fields and list indexes) as a typed Python chain."""
-    spec = as_obj(raw) or {}
+    spec = as_map(raw) or {}
     path = spec.get("path")
     if not name.isidentifier() or not isinstance(path, str) or not path.startswith("/"):
         raise _fail(src, f"shortcut {name!r} needs an identifier name and a JSON pointer 'path'")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import gzip
 import json
 import math
@@ -27,11 +28,11 @@ from typing import Any, cast
 
 import jinja2
 
-from .load import as_obj
 from .naming import client_aliases
-from .plan import ModelPlan, PlanError, SharedPlan
-from .realtime import RealtimePlan, plan_realtime
+from .plan import ModelPlan, SharedPlan
+from .realtime import RealtimePlan
 from .runtime_source import runtime_files
+from .schema_walk import as_map
 from .struct_cache import reusable_code, sha, stamp, with_key
 from .structs import StructPlan
 from .tidy import format_modules, tidy_module
@@ -93,7 +94,7 @@ def price_text(entries: Iterable[Any]) -> str:
     """``[{unit, price, currency}]`` from the catalog as words: ``0.051 USD per M input tokens; ...``."""
     parts: list[str] = []
     for raw in entries:
-        entry = as_obj(raw) or {}
+        entry = as_map(raw) or {}
         amount, currency, unit = entry.get("price"), entry.get("currency"), entry.get("unit")
         if amount is None:
             continue
@@ -169,13 +170,27 @@ def _aliases(structs: Iterable[StructPlan]) -> dict[str, str]:
 
 
 def _check(code: str, structs: tuple[StructPlan, ...], where: str) -> None:
-    """Compare the struct code with the plan (read-only): classes, field names, wire names, required-ness."""
+    """Compare the struct code with the plan (read-only): classes, each class's bases, and every field's
+    Python name, wire name, required-ness and whole annotation (:attr:`FieldPlan.declared`). The printer
+    names some annotation parts itself (``TextInputTextList: TypeAlias = Annotated[...]``, titled by the
+    plan): those names are read as what they stand for, and the ``title`` they carry in ``Meta`` is not a type."""
     tree = ast.parse(code)
-    found: dict[str, list[tuple[str, str, bool]]] = {}
+    aliases = {
+        n.target.id: n.value
+        for n in tree.body
+        if isinstance(n, ast.AnnAssign)
+        and isinstance(n.target, ast.Name)
+        and ast.unparse(n.annotation) == "TypeAlias"
+        and n.value is not None
+    }
+    planned = {a for s in structs for a in s.alias_names}
+    if not set(aliases) <= planned:
+        raise PlanMismatch(f"{where}: type aliases the plan did not name: {sorted(set(aliases) - planned)[:5]}")
+    found: dict[str, tuple[str, list[tuple[str, str, bool, str]]]] = {}
     for node in tree.body:
         if not isinstance(node, ast.ClassDef):
             continue
-        fields: list[tuple[str, str, bool]] = []
+        fields: list[tuple[str, str, bool, str]] = []
         for st in node.body:
             if not (isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name)):
                 continue
@@ -186,24 +201,41 @@ def _check(code: str, structs: tuple[StructPlan, ...], where: str) -> None:
                     if kw.arg == "name" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
                         wire = kw.value.value
                 required = not any(kw.arg in ("default", "default_factory") for kw in value.keywords)
-            fields.append((st.target.id, wire, required))
-        found[node.name] = fields
-    aliases = {
-        n.target.id
-        for n in tree.body
-        if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name) and ast.unparse(n.annotation) == "TypeAlias"
+            fields.append((st.target.id, wire, required, _type_text(st.annotation, aliases)))
+        found[node.name] = (", ".join(ast.unparse(b) for b in node.bases), fields)
+    wanted = {
+        s.name: (
+            ", ".join([*([s.view] if s.view else []), "Struct"]),
+            [(f.name, f.wire, f.required, _type_text(ast.parse(f.declared, mode="eval").body, {})) for f in s.fields],
+        )
+        for s in structs
     }
-    planned = {a for s in structs for a in s.alias_names}
-    if not aliases <= planned:
-        raise PlanMismatch(f"{where}: type aliases the plan did not name: {sorted(aliases - planned)[:5]}")
-    wanted = {s.name: [(f.name, f.wire, f.required) for f in s.fields] for s in structs}
     if set(found) != set(wanted):
         extra, missing = sorted(set(found) - set(wanted)), sorted(set(wanted) - set(found))
         raise PlanMismatch(f"{where}: struct classes differ from the plan (extra {extra}, missing {missing})")
-    for name, fields in wanted.items():
-        if sorted(found[name]) != sorted(fields):
-            diff = sorted(set(found[name]) ^ set(fields))[:4]
+    for name, (bases, fields) in wanted.items():
+        if found[name][0] != bases:
+            raise PlanMismatch(f"{where}: {name} has bases {found[name][0]}, the plan says {bases}")
+        if sorted(found[name][1]) != sorted(fields):
+            diff = sorted(set(found[name][1]) ^ set(fields))[:4]
             raise PlanMismatch(f"{where}: fields of {name} differ from the plan: {diff}")
+
+
+def _type_text(node: ast.expr, aliases: Mapping[str, ast.expr]) -> str:
+    """An annotation as text with the printer's alias names replaced by what they stand for and ``Meta``'s
+    ``title`` left out (wording, not type)."""
+
+    class _Expand(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            target = aliases.get(node.id)
+            return self.visit(copy.deepcopy(target)) if target is not None else node
+
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            self.generic_visit(node)
+            node.keywords = [kw for kw in node.keywords if kw.arg != "title"]
+            return node
+
+    return ast.unparse(_Expand().visit(copy.deepcopy(node)))
 
 
 def _generator_key() -> str:
@@ -232,35 +264,14 @@ def struct_code(
     checked against the plan.
     """
     aliases = _aliases(structs)
-    views = {s.name: s.view for s in structs if s.view}
-    views_key = json.dumps(views, sort_keys=True)
-    key = sha(f"{generator}\0{doc}\0{json.dumps(aliases, sort_keys=True)}\0{views_key}")[:24]
+    key = sha(f"{generator}\0{doc}\0{json.dumps(aliases, sort_keys=True)}")[:24]
     names = {s.name for s in structs} | {a for s in structs for a in s.alias_names}
     code = reusable_code(old, key, names)
     if code is None:
         code = structs_api.code(doc, aliases) if doc else "from __future__ import annotations"
         code = code if code.endswith("\n") else code + "\n"  # verbatim, ending its last line
-        code = _with_views(code, views, where)
     _check(code, structs, where)
     return code, key
-
-
-def _with_views(code: str, views: Mapping[str, str], where: str) -> str:
-    """The struct code with each struct's family view (``codegen.views``) as an extra first base."""
-    if not views:
-        return code
-    for name, view in sorted(views.items()):
-        head = rf"^class {re.escape(name)}\(Struct, "
-        code, count = re.subn(head, f"class {name}({view}, Struct, ", code, flags=re.M)
-        if count != 1:
-            raise PlanMismatch(f"{where}: struct {name} not found once to give it its view {view}")
-    # Relative, as the template's imports are, so a vendored copy under another name keeps working.
-    line = f"from {'.' * (where.count('/') + 1)}families import {', '.join(sorted(set(views.values())))}\n"
-    at = code.find("\nfrom msgspec import ")
-    if at < 0:
-        raise PlanMismatch(f"{where}: no msgspec import to put the view import after")
-    end = code.index("\n", at + 1) + 1
-    return code[:end] + line + code[end:]
 
 
 class RenderError(Exception):
@@ -350,23 +361,15 @@ def _bound_names(node: ast.stmt) -> set[str]:
 def _live_module(
     env: jinja2.Environment,
     api: _Structs,
-    plan: ModelPlan,
-    package: str,
+    live: RealtimePlan,
     index: int,
     old: Mapping[str, str],
     generator: str,
     files: dict[str, str],
-) -> RealtimePlan | None:
-    """Render the ``*_live`` module of a model whose schema has an ``x-realtime`` section (see :mod:`.realtime`)."""
-    try:
-        live = plan_realtime(plan.source, plan.module + "_live", plan.handle, package)
-    except PlanError as exc:
-        raise RenderError(index, exc.message) from None
-    if live is None:
-        return None
+    package: str,
+) -> None:
+    """Print the ``*_live`` module the plan made for a model's ``x-realtime`` section (see :mod:`.realtime`)."""
     rel = live.module.replace(".", "/") + ".py"
-    if rel in files:
-        raise RenderError(index, f"{rel} would be written twice (another model has that module name)")
     structs, key = struct_code(api, live.struct_doc, live.structs, rel, old.get(rel), generator)
     text = env.get_template("live.py.jinja").render(plan=live, struct_code=structs)
     missing = undefined_names(text, rel)
@@ -374,7 +377,6 @@ def _live_module(
         raise RenderError(index, f"the generated {rel} would fail on import: {', '.join(missing[:5])} not defined")
     header = with_key(f"# generated by codegen from {comment_text(live.label)} (x-realtime)", key)
     files[rel] = tidy_module(text, rel, package, header)
-    return live
 
 
 def render_package(
@@ -409,8 +411,9 @@ def render_package(
         except Exception as exc:  # a struct generator failure names the schema (bad input, exit 2)
             message = f"the struct generator failed on this schema ({type(exc).__name__}: {str(exc)[:300]})"
             raise RenderError(i, message) from None
-        live = _live_module(env, api, plan, package, i, old, generator, printed)
+        live = plan.realtime
         if live is not None:
+            _live_module(env, api, live, i, old, generator, printed, package)
             live_methods[plan.model_id] = (live.method,)
         try:
             text = env.get_template("model.py.jinja").render(

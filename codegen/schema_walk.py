@@ -1,7 +1,8 @@
 """Walking JSON Schemas by meaning: which keys hold subschemas, which hold data, and JSON pointers.
 
-Shared by the schema tools (``normalise``, ``prose``, ``schema_diff``); kept apart from ``load`` so the
-tools never depend on the generator's loading step.
+The generator's one set of JSON-narrowing helpers (``as_map``, ``as_list``): every step (``load``, ``plan``,
+``render``) and the schema tools (``normalise``, ``prose``, ``schema_diff``) use these, so no step reaches
+back into another for them. It imports nothing of the generator.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import math
 import re
 from typing import Any
 
-from .load import as_arr, as_obj
+from .schema_walk import as_list, as_map
 
 __all__ = ["DEF_PREFIX", "canonical", "reshape", "strs", "value_type"]
 
@@ -60,11 +60,11 @@ def reshape(
 
 def _members(node: dict[str, Any], key: str) -> list[dict[str, Any]]:
     """The schema objects of a combinator list (anything else in the list is skipped)."""
-    return [m for m in (as_obj(x) for x in as_arr(node.get(key)) or []) if m is not None]
+    return [m for m in (as_map(x) for x in as_list(node.get(key)) or []) if m is not None]
 
 
 def strs(value: Any) -> list[str]:
-    return [v for v in as_arr(value) or [] if isinstance(v, str)]
+    return [v for v in as_list(value) or [] if isinstance(v, str)]
 
 
 class _Shaper:
@@ -102,7 +102,7 @@ class _Shaper:
     # -- one schema node
 
     def shape(self, raw: Any, top: bool = False) -> dict[str, Any]:
-        node = as_obj(raw)
+        node = as_map(raw)
         if node is None:
             return {}  # `true`, `false` and junk: anything goes
         if not top:
@@ -119,21 +119,21 @@ class _Shaper:
 
     def _clean(self, node: dict[str, Any]) -> dict[str, Any]:
         node = self._merge_all_of(node)
-        pattern_props = as_obj(node.get("patternProperties"))
+        pattern_props = as_map(node.get("patternProperties"))
         if pattern_props and "additionalProperties" not in node and not node.get("properties"):
-            values = [v for v in (as_obj(x) for x in pattern_props.values()) if v is not None]
+            values = [v for v in (as_map(x) for x in pattern_props.values()) if v is not None]
             if values:
                 node = {**node, "additionalProperties": values[0] if len(values) == 1 else {"anyOf": values}}
-        seq = as_arr(node.get("items"))
+        seq = as_list(node.get("items"))
         if seq is None and "items" not in node:
-            seq = as_arr(node.get("prefixItems"))
+            seq = as_list(node.get("prefixItems"))
         if seq is not None:
             node = {**node, "items": {"anyOf": seq} if seq else {}}
         out: dict[str, Any] = {}
         for key, value in node.items():
             if key == "properties":
                 props: dict[str, Any] = {}
-                for name, sub in (as_obj(value) or {}).items():
+                for name, sub in (as_map(value) or {}).items():
                     if _BAD_FIELD.search(name):
                         self.dropped.add(name)
                     else:
@@ -144,21 +144,21 @@ class _Shaper:
             elif key == "additionalProperties":
                 if isinstance(value, bool):
                     out[key] = value
-                elif as_obj(value) is not None:
+                elif as_map(value) is not None:
                     out[key] = self.shape(value)
-            elif key in _COMBINATORS and as_arr(value) is not None:
-                out[key] = [self.shape(m) for m in as_arr(value) or []]
+            elif key in _COMBINATORS and as_list(value) is not None:
+                out[key] = [self.shape(m) for m in as_list(value) or []]
             elif key == "$ref":
                 if isinstance(value, str) and value.startswith(DEF_PREFIX) and value[len(DEF_PREFIX) :] in self.raw:
                     out[key] = value
             elif key == "required":
                 out[key] = list(dict.fromkeys(r for r in strs(value) if not _BAD_FIELD.search(r)))
             elif key == "enum":
-                if as_arr(value) is not None:
+                if as_list(value) is not None:
                     out[key] = value
             elif key in ("const", "default"):
                 out[key] = value
-            elif key == "type" and (isinstance(value, str) or as_arr(value) is not None):
+            elif key == "type" and (isinstance(value, str) or as_list(value) is not None):
                 out[key] = value
             elif key == "description" and isinstance(value, str):
                 out[key] = value
@@ -170,11 +170,11 @@ class _Shaper:
                 out[key] = value
             elif key in _COUNT_KEYS and isinstance(value, int) and not isinstance(value, bool) and value >= 0:
                 out[key] = value
-        props_out = as_obj(out.get("properties"))
+        props_out = as_map(out.get("properties"))
         if props_out is not None:
             # A required field must always be sent; with a default, `omit_defaults` would leave it out.
             for name in strs(out.get("required")):
-                sub = as_obj(props_out.get(name))
+                sub = as_map(props_out.get(name))
                 if sub is not None and "default" in sub:
                     props_out[name] = {k: v for k, v in sub.items() if k != "default"}
         if "$ref" in out:
@@ -183,7 +183,7 @@ class _Shaper:
         return out
 
     def _merge_all_of(self, node: dict[str, Any]) -> dict[str, Any]:
-        if as_arr(node.get("allOf")) is None:
+        if as_list(node.get("allOf")) is None:
             return node
         rest = {k: v for k, v in node.items() if k != "allOf"}
         parts = _members(node, "allOf")
@@ -194,7 +194,7 @@ class _Shaper:
             ref = part.get("$ref")
             if isinstance(ref, str):
                 name = ref[len(DEF_PREFIX) :] if ref.startswith(DEF_PREFIX) else ""
-                base = as_obj(self.raw.get(name))
+                base = as_map(self.raw.get(name))
                 if name in self.busy or base is None:
                     continue  # a recursive or unknown base adds no keywords we could inline
                 self.busy.add(name)
@@ -213,16 +213,16 @@ class _Shaper:
         if "type" not in node and "properties" not in node:
             return node
         for comb in _COMBINATORS:
-            if as_arr(node.get(comb)) is None:
+            if as_list(node.get(comb)) is None:
                 continue
             members = _members(node, comb)
-            if len(members) != len(as_arr(node.get(comb)) or []) or not all(_constraint_only(m) for m in members):
+            if len(members) != len(as_list(node.get(comb)) or []) or not all(_constraint_only(m) for m in members):
                 continue
             node = {k: v for k, v in node.items() if k != comb}
             if node.get("type") == "object" or "properties" in node:
-                props = dict(as_obj(node.get("properties")) or {})
+                props = dict(as_map(node.get("properties")) or {})
                 for m in members:
-                    for name, sub in (as_obj(m.get("properties")) or {}).items():
+                    for name, sub in (as_map(m.get("properties")) or {}).items():
                         if name not in props:
                             props[name] = sub
                         elif canonical(props[name]) != canonical(sub):
@@ -234,7 +234,7 @@ class _Shaper:
     def _enum(self, node: dict[str, Any]) -> dict[str, Any]:
         if "const" in node:
             node = {**{k: v for k, v in node.items() if k != "const"}, "enum": [node["const"]]}
-        values = as_arr(node.get("enum"))
+        values = as_list(node.get("enum"))
         if values is None:
             return node
         kinds = _type_set(node.get("type"))
@@ -280,7 +280,7 @@ class _Shaper:
             if t in _BY_TYPE:
                 return _fit_bounds({k: v for k, v in node.items() if k not in _TYPED_KEYS or k in _BY_TYPE[t]}, t)
             return node
-        listed = as_arr(t)
+        listed = as_list(t)
         if listed is None:
             return node
         types = list(dict.fromkeys(x for x in listed if isinstance(x, str) and x in _BY_TYPE))
@@ -303,7 +303,7 @@ class _Shaper:
     # -- unions
 
     def _union(self, node: dict[str, Any]) -> dict[str, Any]:
-        if not any(as_arr(node.get(c)) is not None for c in _COMBINATORS):
+        if not any(as_list(node.get(c)) is not None for c in _COMBINATORS):
             return node
         members: list[dict[str, Any]] = []
         for comb in _COMBINATORS:
@@ -342,7 +342,7 @@ class _Shaper:
 
     def _flatten(self, node: dict[str, Any], into: list[dict[str, Any]], depth: int) -> None:
         pure = all(k in _ANNOTATIONS or k in _COMBINATORS for k in node)
-        if pure and any(as_arr(node.get(c)) is not None for c in _COMBINATORS) and depth < _MAX_FLATTEN:
+        if pure and any(as_list(node.get(c)) is not None for c in _COMBINATORS) and depth < _MAX_FLATTEN:
             for comb in _COMBINATORS:
                 for m in _members(node, comb):
                     self._flatten(m, into, depth + 1)
@@ -353,7 +353,7 @@ class _Shaper:
                 if all(k in _ANNOTATIONS or k in _COMBINATORS for k in target):
                     self._flatten(target, into, depth + 1)
                     return
-        listed = as_arr(node.get("type"))
+        listed = as_list(node.get("type"))
         if listed is not None and len(listed) > 1:
             for x in listed:
                 if isinstance(x, str) and x in _BY_TYPE:
@@ -370,7 +370,7 @@ class _Shaper:
                 return "obj"  # a recursive reference: always a struct
             node = target
         t: Any = node.get("type")
-        listed = as_arr(t)
+        listed = as_list(t)
         if listed is not None:
             t = next((x for x in listed if x != "null"), "null")
         if "enum" in node:
@@ -396,7 +396,7 @@ class _Shaper:
             else:
                 nodes.append(m)
         if kind in ("strlit", "intlit"):
-            values = [v for n in nodes for v in as_arr(n.get("enum")) or []]
+            values = [v for n in nodes for v in as_list(n.get("enum")) or []]
             unique = list({json.dumps(v): v for v in values}.values())
             return {"type": "string" if kind == "strlit" else "integer", "enum": unique}
         if kind in ("str", "integer", "number", "boolean", "null"):
@@ -404,11 +404,11 @@ class _Shaper:
         if kind == "union":
             return {}
         if kind == "arr":
-            items = [as_obj(n.get("items")) for n in nodes]
+            items = [as_map(n.get("items")) for n in nodes]
             if any(not i for i in items):
                 return {"type": "array"}
             return {"type": "array", "items": self.shape({"anyOf": items})}
-        props_of = [as_obj(n.get("properties")) for n in nodes]
+        props_of = [as_map(n.get("properties")) for n in nodes]
         if all(props_of):
             props: dict[str, list[Any]] = {}
             for n_props in props_of:
@@ -425,7 +425,7 @@ class _Shaper:
                 out["required"] = required
             return out
         if not any(props_of):
-            values = [as_obj(n.get("additionalProperties")) for n in nodes]
+            values = [as_map(n.get("additionalProperties")) for n in nodes]
             if all(values):
                 return {"type": "object", "additionalProperties": self.shape({"anyOf": values})}
         return {"type": "object"}
@@ -437,7 +437,7 @@ class _Shaper:
             del node["default"]
 
     def _fits(self, value: Any, raw: Any, depth: int) -> bool:
-        node = as_obj(raw)
+        node = as_map(raw)
         if node is None or depth > 16:
             return True
         if "$ref" in node:
@@ -446,7 +446,7 @@ class _Shaper:
         members = [m for c in _COMBINATORS for m in _members(node, c)]
         if members:
             return any(self._fits(value, m, depth + 1) for m in members)
-        allowed = as_arr(node.get("enum"))
+        allowed = as_list(node.get("enum"))
         if allowed is not None and value not in allowed:
             return False
         if node.get("format") == "binary":
@@ -455,9 +455,9 @@ class _Shaper:
         jt = value_type(value)
         if kinds and jt not in kinds and not (jt == "integer" and "number" in kinds):
             return False
-        if as_obj(value) is not None:
+        if as_map(value) is not None:
             return not node.get("properties")  # a struct field cannot default to a plain dict
-        items = as_arr(value)
+        items = as_list(value)
         if items is not None:
             return all(not isinstance(v, (dict, list)) and self._fits(v, node.get("items"), depth + 1) for v in items)
         return True
@@ -499,7 +499,7 @@ def _finite(value: Any) -> bool:
     """No NaN or infinity anywhere in ``value`` (``1e400`` in JSON reads as infinity)."""
     if isinstance(value, float):
         return math.isfinite(value)
-    obj, arr = as_obj(value), as_arr(value)
+    obj, arr = as_map(value), as_list(value)
     if obj is not None:
         return all(_finite(v) for v in obj.values())
     return all(_finite(v) for v in arr or [])
@@ -508,7 +508,7 @@ def _finite(value: Any) -> bool:
 def _merge_keywords(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     """Both sets of keywords at once (allOf): properties and required lists add up, else ``a`` wins."""
     out = {**b, **a}
-    a_props, b_props = as_obj(a.get("properties")), as_obj(b.get("properties"))
+    a_props, b_props = as_map(a.get("properties")), as_map(b.get("properties"))
     if a_props is not None or b_props is not None:
         out["properties"] = {**(b_props or {}), **(a_props or {})}
     req = [*strs(a.get("required")), *strs(b.get("required"))]
@@ -561,17 +561,17 @@ def canonical(node: Any) -> str:
     """Structure-only JSON of a schema: wording (title, description) and ``contentType`` left out."""
 
     def strip(n: Any) -> Any:
-        arr = as_arr(n)
+        arr = as_list(n)
         if arr is not None:
             return [strip(v) for v in arr]
-        obj = as_obj(n)
+        obj = as_map(n)
         if obj is None:
             return n
         out: dict[str, Any] = {}
         for k, v in obj.items():
             if k in ("title", "description", "contentType"):
                 continue
-            mapping = as_obj(v)
+            mapping = as_map(v)
             if k in ("properties", "patternProperties") and mapping is not None:
                 out[k] = {name: strip(sub) for name, sub in mapping.items()}
             elif k in ("enum", "const", "default", "examples", "required"):

@@ -21,14 +21,16 @@ twin (``Message`` -> ``MessageDict``) so that methods accept plain dict literals
 
 from __future__ import annotations
 
+import ast
 import json
 import keyword
 import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
 
-from .load import as_arr, as_obj
 from .naming import pascal, singular
+from .schema_walk import as_list, as_map
 from .shape import DEF_PREFIX, canonical, strs
 from .views import VIEW_PROPERTIES, list_view_for, view_for
 
@@ -57,6 +59,14 @@ class FieldPlan:
     factory: bool  # that default is a list/dict
     description: str
     none_default: bool  # optional and absent means None (outputs); otherwise absent means UNSET (inputs)
+
+    @property
+    def declared(self) -> str:
+        """The struct attribute's whole annotation, as the struct printer must write it (``render`` checks):
+        an optional output field may be None, an optional input field UNSET (left out of the request)."""
+        if self.required:
+            return self.annotation
+        return with_none(self.annotation) if self.none_default else f"{self.annotation} | UnsetType"
 
 
 @dataclass(frozen=True)
@@ -152,13 +162,68 @@ def _union(members: list[str]) -> str:
     return " | ".join(flat)
 
 
+def plain_of(annotation: str) -> str:
+    """``annotation`` without its constraints (``Annotated[X, Meta(...)]`` -> ``X``), as a binary helper takes it."""
+    return _union([ast.unparse(_strip(m)) for m in _members(annotation)])
+
+
+def loose_of(annotation: str, twins: AbstractSet[str]) -> str:
+    """What a caller may pass where a struct holds ``annotation``: ``list`` -> ``Sequence``, ``dict`` ->
+    ``Mapping``, a struct with a TypedDict twin -> either, constraints dropped (checked on the way out)."""
+    return _union([_loose(m, twins) for m in _members(annotation)])
+
+
+def _members(annotation: str) -> list[ast.expr]:
+    node = ast.parse(annotation, mode="eval").body
+    out: list[ast.expr] = []
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.BitOr):
+            todo += [n.right, n.left]
+        else:
+            out.append(n)
+    return out
+
+
+def _strip(node: ast.expr) -> ast.expr:
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+        args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if node.value.id == "Annotated":
+            return _strip(args[0])
+        inner = [_strip(a) for a in args]
+        return ast.Subscript(node.value, ast.Tuple(inner) if len(inner) > 1 else inner[0])
+    if isinstance(node, ast.BinOp):
+        return ast.BinOp(_strip(node.left), node.op, _strip(node.right))
+    return node
+
+
+def _loose(node: ast.expr, twins: AbstractSet[str]) -> str:
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+        args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+
+        def inner(arg: ast.expr) -> str:
+            return _union([_loose(m, twins) for m in _members(ast.unparse(arg))])
+
+        if node.value.id == "Annotated":
+            return inner(args[0])
+        if node.value.id == "list":
+            return f"Sequence[{inner(args[0])}]"
+        if node.value.id == "dict":
+            return f"Mapping[{ast.unparse(args[0])}, {inner(args[1])}]"
+        return ast.unparse(_strip(node))
+    if isinstance(node, ast.Name) and node.id in twins:
+        return f"{node.id} | {node.id}Dict"
+    return ast.unparse(node)
+
+
 def default_code(value: Any) -> str:
     """A Python expression for a JSON default (lists as lists, never tuples)."""
     if isinstance(value, str):
         return repr(value)
     if value is None or isinstance(value, (bool, int, float)):
         return repr(value)
-    arr, obj = as_arr(value), as_obj(value)
+    arr, obj = as_list(value), as_map(value)
     if arr is not None:
         return "[" + ", ".join(default_code(v) for v in arr) + "]"
     if obj is not None:
@@ -167,11 +232,13 @@ def default_code(value: Any) -> str:
 
 
 def _is_struct_node(node: dict[str, Any]) -> bool:
-    props = as_obj(node.get("properties"))
+    props = as_map(node.get("properties"))
     return bool(props) and "$ref" not in node
 
 
-def _meta(node: dict[str, Any], kind: str) -> str:
+def _meta(node: dict[str, Any], kind: str, floats: bool = False) -> str:
+    """``Meta(...)`` as the struct printer writes it: keywords in alphabetical order, a ``number``'s bounds
+    as floats (``ge=0.0``), so the plan's annotation is the printed one, character for character."""
     keys = {
         "string": (("minLength", "min_length"), ("maxLength", "max_length"), ("pattern", "pattern")),
         "number": (
@@ -183,7 +250,12 @@ def _meta(node: dict[str, Any], kind: str) -> str:
         ),
         "array": (("minItems", "min_length"), ("maxItems", "max_length")),
     }[kind]
-    args = [f"{arg}={node[key]!r}" for key, arg in keys if key in node]
+
+    def value(raw: Any) -> str:
+        number = isinstance(raw, (int, float)) and not isinstance(raw, bool)
+        return repr(float(raw)) if floats and number else repr(raw)
+
+    args = sorted(f"{arg}={value(node[key])}" for key, arg in keys if key in node)
     return f"Meta({', '.join(args)})" if args else ""
 
 
@@ -208,12 +280,12 @@ class _Builder:
         order: list[str] = []
         fixed = set(self.variants)
         for name in self.variants:
-            node = as_obj(self.defs.get(name)) or {}
+            node = as_map(self.defs.get(name)) or {}
             if _is_struct_node(node):
                 self.def_struct[name] = name
                 self.nodes[name] = node
         for name, raw in self.defs.items():
-            node = as_obj(raw) or {}
+            node = as_map(raw) or {}
             direction = "Input" if name.startswith("input_") or name in self.inputs else "Output"
             if name in self.variants:
                 stem = re.sub(r"(Input|Output)$", "", name) or name
@@ -259,14 +331,14 @@ class _Builder:
             if key.startswith("def:"):
                 def_name = key[4:]
                 self.def_struct[def_name] = name
-                self.nodes[name] = as_obj(self.defs[def_name]) or {}
+                self.nodes[name] = as_map(self.defs[def_name]) or {}
             else:
                 self.key_name[key] = name
                 self.nodes.setdefault(name, self._first[key])
 
     def _with_own_key(self, key: str, others: list[str], base: str, name: str) -> str:
-        mine = as_obj(self._node_of(key).get("properties")) or {}
-        theirs = [set(as_obj(self._node_of(o).get("properties")) or {}) for o in others]
+        mine = as_map(self._node_of(key).get("properties")) or {}
+        theirs = [set(as_map(self._node_of(o).get("properties")) or {}) for o in others]
         own = [p for p in mine if all(p not in t for t in theirs)]
         if not own:
             raise NamingError(f"two different object shapes would both be named {name!r} (same path, same keys)")
@@ -274,7 +346,7 @@ class _Builder:
 
     def _node_of(self, key: str) -> dict[str, Any]:
         if key.startswith("def:"):
-            return as_obj(self.defs.get(key[4:])) or {}
+            return as_map(self.defs.get(key[4:])) or {}
         return self._first[key]
 
     def _walk(
@@ -286,19 +358,19 @@ class _Builder:
                 claims[key] = segs
                 order.append(key)
                 self._first[key] = node
-        for prop, sub in (as_obj(node.get("properties")) or {}).items():
-            child = as_obj(sub)
+        for prop, sub in (as_map(node.get("properties")) or {}).items():
+            child = as_map(sub)
             if child is not None:
                 self._walk(child, [*segs, pascal(prop)], claims, order)
-        items = as_obj(node.get("items"))
+        items = as_map(node.get("items"))
         if items is not None:
             self._walk(items, [*segs[:-1], singular(segs[-1])], claims, order)
-        extra = as_obj(node.get("additionalProperties"))
+        extra = as_map(node.get("additionalProperties"))
         if extra is not None:
             self._walk(extra, [*segs[:-1], singular(segs[-1])], claims, order)
         for comb in ("anyOf", "oneOf"):
-            for member in as_arr(node.get(comb)) or []:
-                m = as_obj(member)
+            for member in as_list(node.get(comb)) or []:
+                m = as_map(member)
                 if m is not None:
                     self._walk(m, segs, claims, order)
 
@@ -312,14 +384,15 @@ class _Builder:
             return self.key_name.get(canonical(node))
         return None
 
-    def ann(self, raw: Any, mode: str) -> str:
-        """``mode``: "struct" (with Meta), "plain" (without), "loose" (what a caller may pass)."""
-        node = as_obj(raw)
+    def ann(self, raw: Any) -> str:
+        """The type of a schema node, with its constraints: the one decision the struct, its TypedDict
+        twin and the method arguments all print (the last two through :func:`plain_of` and :func:`loose_of`)."""
+        node = as_map(raw)
         if not node:
             return "Any"
         name = self.struct_for(node)
         if name is not None:
-            return f"{name} | {name}Dict" if mode == "loose" and name in self.twins else name
+            return name
         ref = node.get("$ref")
         if isinstance(ref, str):
             target = ref[len(DEF_PREFIX) :] if ref.startswith(DEF_PREFIX) else ""
@@ -327,19 +400,19 @@ class _Builder:
                 return "Any"
             self.busy.add(target)
             try:
-                return self.ann(self.defs[target], mode)
+                return self.ann(self.defs[target])
             finally:
                 self.busy.discard(target)
-        members = [m for m in (as_obj(x) for c in ("anyOf", "oneOf") for x in as_arr(node.get(c)) or []) if m]
+        members = [m for m in (as_map(x) for c in ("anyOf", "oneOf") for x in as_list(node.get(c)) or []) if m]
         if members:
-            return _union([self.ann(m, mode) for m in members])
+            return _union([self.ann(m) for m in members])
         if "enum" in node:
             values = [
-                v for v in as_arr(node.get("enum")) or [] if isinstance(v, (str, int)) and not isinstance(v, bool)
+                v for v in as_list(node.get("enum")) or [] if isinstance(v, (str, int)) and not isinstance(v, bool)
             ]
             if values:
                 return f"Literal[{', '.join(repr(v) for v in values)}]"
-        kinds = [k for k in (as_arr(node.get("type")) or [node.get("type")]) if isinstance(k, str)]
+        kinds = [k for k in (as_list(node.get("type")) or [node.get("type")]) if isinstance(k, str)]
         if not kinds:
             if "properties" in node or "additionalProperties" in node:
                 kinds = ["object"]
@@ -347,31 +420,30 @@ class _Builder:
                 kinds = ["array"]
             else:
                 return "Any"
-        return _union([self._typed(node, k, mode) for k in kinds])
+        return _union([self._typed(node, k) for k in kinds])
 
-    def _typed(self, node: dict[str, Any], kind: str, mode: str) -> str:
+    def _typed(self, node: dict[str, Any], kind: str) -> str:
         meta = ""
         if kind == "string":
             base = "bytes" if node.get("format") == "binary" else "str"
             meta = _meta(node, "string") if base == "str" else ""
         elif kind in ("integer", "number"):
             base = "int" if kind == "integer" else "float"
-            meta = _meta(node, "number")
+            meta = _meta(node, "number", floats=kind == "number")
         elif kind == "boolean":
             base = "bool"
         elif kind == "null":
             return "None"
         elif kind == "array":
-            item = self.ann(node.get("items"), mode)
-            base = f"Sequence[{item}]" if mode == "loose" else f"list[{item}]"
+            base = f"list[{self.ann(node.get('items'))}]"
             meta = _meta(node, "array")
         elif kind == "object":
             extra = node.get("additionalProperties")
-            value = self.ann(extra, mode) if as_obj(extra) else "Any"
-            base = f"Mapping[str, {value}]" if mode == "loose" else f"dict[str, {value}]"
+            value = self.ann(extra) if as_map(extra) else "Any"
+            base = f"dict[str, {value}]"
         else:
             return "Any"
-        if meta and mode == "struct":
+        if meta:
             return f"Annotated[{base}, {meta}]"
         return base
 
@@ -383,7 +455,7 @@ class _Builder:
         todo = [self.def_struct[r] for r in roots if r in self.def_struct]
         for r in roots:
             if r not in self.def_struct:
-                todo.extend(self.deps_of(as_obj(self.defs.get(r)) or {}))
+                todo.extend(self.deps_of(as_map(self.defs.get(r)) or {}))
         while todo:
             name = todo.pop()
             if name in seen:
@@ -396,7 +468,7 @@ class _Builder:
         found: list[str] = []
 
         def visit(raw: Any, top: bool, guard: frozenset[str]) -> None:
-            n = as_obj(raw)
+            n = as_map(raw)
             if n is None:
                 return
             name = None if top else self.struct_for(n)
@@ -409,23 +481,23 @@ class _Builder:
                 if target in self.defs and target not in guard:
                     visit(self.defs[target], False, guard | {target})
                 return
-            for sub in (as_obj(n.get("properties")) or {}).values():
+            for sub in (as_map(n.get("properties")) or {}).values():
                 visit(sub, False, guard)
             for key in ("items", "additionalProperties"):
                 visit(n.get(key), False, guard)
             for c in ("anyOf", "oneOf"):
-                for m in as_arr(n.get(c)) or []:
+                for m in as_list(n.get(c)) or []:
                     visit(m, False, guard)
 
         visit(node, True, frozenset())
         return found
 
     def fields(self, node: dict[str, Any], none_default: bool, pynames: dict[str, str]) -> tuple[FieldPlan, ...]:
-        props = as_obj(node.get("properties")) or {}
+        props = as_map(node.get("properties")) or {}
         required = set(strs(node.get("required")))
         out: list[FieldPlan] = []
         for wire, raw in props.items():
-            sub = as_obj(raw) or {}
+            sub = as_map(raw) or {}
             has_default = "default" in sub and wire not in required
             value = sub.get("default") if has_default else None
             desc = sub.get("description")
@@ -433,9 +505,9 @@ class _Builder:
                 FieldPlan(
                     name=pynames[wire],
                     wire=wire,
-                    annotation=self.ann(sub, "struct"),
-                    plain=self.ann(sub, "plain"),
-                    loose=self.ann(sub, "loose"),
+                    annotation=(annotation := self.ann(sub)),
+                    plain=plain_of(annotation),
+                    loose=loose_of(annotation, self.twins),
                     required=wire in required,
                     default=default_code(value) if has_default and value is not None else None,
                     factory=has_default and isinstance(value, (list, dict)),
@@ -452,7 +524,7 @@ class _Builder:
         their final names, references to other definitions are inlined, wording is left out, and every
         node it would turn into a named alias (a constrained union member or array item) gets a title
         from ``path`` (``EmbeddingInputTextList``), so no alias is ever named by a counter."""
-        node = as_obj(raw)
+        node = as_map(raw)
         if not node:
             return {}
         name = self.struct_for(node)
@@ -467,9 +539,9 @@ class _Builder:
         return self._dcg_body(node, path, guard)
 
     def _dcg_body(self, node: dict[str, Any], path: str, guard: frozenset[str]) -> dict[str, Any]:
-        members = [m for c in ("anyOf", "oneOf") for m in as_arr(node.get(c)) or []]
-        nulls = [m for m in members if as_obj(m) == {"type": "null"}]
-        scalar = [as_obj(m) or {} for m in members if as_obj(m) != {"type": "null"}]
+        members = [m for c in ("anyOf", "oneOf") for m in as_list(node.get(c)) or []]
+        nulls = [m for m in members if as_map(m) == {"type": "null"}]
+        scalar = [as_map(m) or {} for m in members if as_map(m) != {"type": "null"}]
         if nulls and len(scalar) == 1 and isinstance(scalar[0].get("type"), str) and scalar[0]["type"] != "object":
             # `anyOf: [X, null]` as `type: [x, "null"]`: written inline (`Annotated[X, Meta(...)] | None`).
             only = {**scalar[0], "type": [scalar[0]["type"], "null"]}
@@ -479,14 +551,14 @@ class _Builder:
         for key, value in node.items():
             if key in ("title", "description", "$ref"):
                 continue
-            if key == "items" and as_obj(value) is not None:
+            if key == "items" and as_map(value) is not None:
                 out[key] = self._titled(self.dcg_node(value, f"{path}Item", guard), f"{path}Item")
-            elif key == "additionalProperties" and as_obj(value) is not None:
+            elif key == "additionalProperties" and as_map(value) is not None:
                 out[key] = self._titled(self.dcg_node(value, f"{path}Value", guard), f"{path}Value")
             elif key in ("anyOf", "oneOf"):
                 out[key] = [
                     self._titled(self.dcg_node(m, f"{path}{_kind(m)}", guard), f"{path}{_kind(m)}")
-                    for m in as_arr(value) or []
+                    for m in as_list(value) or []
                 ]
             else:
                 out[key] = value
@@ -503,14 +575,14 @@ class _Builder:
     def dcg_struct(self, name: str, none_default: bool) -> dict[str, Any]:
         """The definition of one struct; for outputs every optional property is ``nullable`` (absent -> None)."""
         node = self.nodes[name]
-        props_in = as_obj(node.get("properties")) or {}
+        props_in = as_map(node.get("properties")) or {}
         body = self._dcg_body({k: v for k, v in node.items() if k != "properties"}, name, frozenset())
         body["properties"] = {k: self.dcg_node(v, f"{name}{pascal(k)}") for k, v in props_in.items()}
         body["title"] = name
         body.setdefault("type", "object")
         if none_default:
             required = set(strs(node.get("required")))
-            props = as_obj(body.get("properties")) or {}
+            props = as_map(body.get("properties")) or {}
             body["properties"] = {k: (v if k in required else _nullable(v)) for k, v in props.items()}
         return body
 
@@ -522,7 +594,7 @@ _CONSTRAINTS = frozenset(
 
 
 def _kind(raw: Any) -> str:
-    node = as_obj(raw) or {}
+    node = as_map(raw) or {}
     t = node.get("type")
     return {"string": "String", "array": "List", "integer": "Integer", "number": "Number", "boolean": "Boolean"}.get(
         t if isinstance(t, str) else "", "Value"
@@ -532,7 +604,7 @@ def _kind(raw: Any) -> str:
 def _nullable(node: dict[str, Any]) -> dict[str, Any]:
     """``node`` with null taken out of its own types and ``nullable: true`` instead (rendered ``T | None = None``)."""
     out = dict(node)
-    kinds = as_arr(out.get("type"))
+    kinds = as_list(out.get("type"))
     if kinds is not None and "null" in kinds:
         rest = [k for k in kinds if k != "null"]
         if rest:
@@ -540,9 +612,9 @@ def _nullable(node: dict[str, Any]) -> dict[str, Any]:
         else:
             del out["type"]
     for comb in ("anyOf", "oneOf"):
-        members = as_arr(out.get(comb))
-        if members is not None and any(as_obj(m) == {"type": "null"} for m in members):
-            rest_members = [m for m in members if as_obj(m) != {"type": "null"}]
+        members = as_list(out.get(comb))
+        if members is not None and any(as_map(m) == {"type": "null"} for m in members):
+            rest_members = [m for m in members if as_map(m) != {"type": "null"}]
             if len(rest_members) == 1 and isinstance(rest_members[0], dict):
                 del out[comb]
                 only: dict[str, Any] = rest_members[0]  # pyright: ignore[reportUnknownVariableType]
@@ -640,7 +712,7 @@ def build_types(
     b.twins = b.reachable(input_variants)
     output_side = b.reachable([v for v in variants if v not in input_variants])
     order = list(dict.fromkeys([*(b.def_struct[v] for v in variants if v in b.def_struct), *b.nodes]))
-    wires = list(dict.fromkeys(w for n in order for w in as_obj(b.nodes[n].get("properties")) or {}))
+    wires = list(dict.fromkeys(w for n in order for w in as_map(b.nodes[n].get("properties")) or {}))
     pynames = _python_names(wires, set(_ANNOTATION_NAMES) | set(order) | reserved)
     structs: dict[str, StructPlan] = {}
     for name in order:
@@ -674,7 +746,7 @@ def build_types(
             loose_roots[v] = f"{v} | {v}Dict" if v in b.twins else v
         else:
             roots[v] = "alias"
-            ann = b.ann(defs.get(v), "struct")
+            ann = b.ann(defs.get(v))
             listed = re.fullmatch(r"list\[(\w+)\]", ann)
             view = list_view_for(task)
             if listed and view and v not in input_variants and _fits_list_view(view, listed.group(1), structs):

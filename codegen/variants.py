@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .load import as_arr, as_obj
 from .naming import KEY_VERBS, RESERVED_METHODS, TASK_VERBS, snake
+from .schema_walk import as_list, as_map
 from .shape import DEF_PREFIX
 
 __all__ = [
@@ -77,14 +77,14 @@ def inline_ref(schema: dict[str, Any], defs: dict[str, Any], inlined: set[str]) 
     while True:
         ref = schema.get("$ref")
         rest = {k: v for k, v in schema.items() if k != "$ref"}
-        parts = as_arr(schema.get("allOf"))
-        if ref is None and parts is not None and len(parts) == 1 and list(as_obj(parts[0]) or {}) == ["$ref"]:
-            ref = (as_obj(parts[0]) or {}).get("$ref")  # how `load` keeps a `$ref` that has sibling keywords
+        parts = as_list(schema.get("allOf"))
+        if ref is None and parts is not None and len(parts) == 1 and list(as_map(parts[0]) or {}) == ["$ref"]:
+            ref = (as_map(parts[0]) or {}).get("$ref")  # how `load` keeps a `$ref` that has sibling keywords
             rest = {k: v for k, v in schema.items() if k != "allOf"}
         if not isinstance(ref, str) or not ref.startswith(DEF_PREFIX):
             return schema
         name = ref[len(DEF_PREFIX) :]
-        target = as_obj(defs.get(name))
+        target = as_map(defs.get(name))
         if target is None or name in seen:
             return schema
         seen.add(name)
@@ -95,15 +95,15 @@ def inline_ref(schema: dict[str, Any], defs: dict[str, Any], inlined: set[str]) 
 def _tool_shapes(node: Any, defs: dict[str, Any], depth: int = 0) -> set[str]:
     """Which request forms a ``tools`` item schema admits: "flat" (``name`` at the top) and/or "openai"
     (a ``function`` object)."""
-    obj = as_obj(node)
+    obj = as_map(node)
     if obj is None or depth > 8:
         return set()
     obj = inline_ref(obj, defs, set())
     found: set[str] = set()
     for key in ("anyOf", "oneOf", "allOf"):
-        for alt in as_arr(obj.get(key)) or []:
+        for alt in as_list(obj.get(key)) or []:
             found |= _tool_shapes(alt, defs, depth + 1)
-    props = as_obj(obj.get("properties")) or {}
+    props = as_map(obj.get("properties")) or {}
     if "function" in props:
         found.add("openai")
     if "name" in props:
@@ -114,7 +114,7 @@ def _tool_shapes(node: Any, defs: dict[str, Any], depth: int = 0) -> set[str]:
 def tool_form(tools: Any, defs: dict[str, Any], openai_output: bool) -> str | None:
     """How this input's ``tools`` are sent: the model's native form when its schema admits both (OpenAI's
     for models answering in OpenAI's shape, else the classic flat one); None without ``tools``."""
-    schema = as_obj(tools)
+    schema = as_map(tools)
     if schema is None:
         return None
     schema = inline_ref(schema, defs, set())
@@ -141,23 +141,23 @@ def variant_schemas(schema: dict[str, Any]) -> list[dict[str, Any]]:
 def branches(schema: dict[str, Any]) -> list[dict[str, Any]]:
     """Split a root schema into its alternatives, merging the root's shared keywords into each."""
     for comb in ("oneOf", "anyOf"):
-        alts = as_arr(schema.get(comb))
+        alts = as_list(schema.get(comb))
         if alts:
             shared = {k: v for k, v in schema.items() if k not in (comb, "title", "description")}
             out: list[dict[str, Any]] = []
             for raw in alts:
-                alt = as_obj(raw)
+                alt = as_map(raw)
                 if alt is None:
                     continue
                 merged = _merge_shared(shared, alt)
-                if any(as_arr(merged.get(c)) is not None for c in ("oneOf", "anyOf")) and not merged.get("properties"):
+                if any(as_list(merged.get(c)) is not None for c in ("oneOf", "anyOf")) and not merged.get("properties"):
                     out.extend(branches(merged))
                 else:
                     out.append(merged)
             return out
-    parts = as_arr(schema.get("allOf"))
+    parts = as_list(schema.get("allOf"))
     if parts is not None:
-        plain = [as_obj(p) for p in parts]
+        plain = [as_map(p) for p in parts]
         if all(p is not None and "$ref" not in p for p in plain):
             combined: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
             for part in plain:
@@ -168,10 +168,10 @@ def branches(schema: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _merge_shared(shared: dict[str, Any], alt: dict[str, Any]) -> dict[str, Any]:
     merged = {**shared, **alt}
-    shared_props, alt_props = as_obj(shared.get("properties")), as_obj(alt.get("properties"))
+    shared_props, alt_props = as_map(shared.get("properties")), as_map(alt.get("properties"))
     if shared_props is not None and alt_props is not None:
         merged["properties"] = {**shared_props, **alt_props}
-    shared_req, alt_req = as_arr(shared.get("required")), as_arr(alt.get("required"))
+    shared_req, alt_req = as_list(shared.get("required")), as_list(alt.get("required"))
     if shared_req is not None and alt_req is not None:
         merged["required"] = list(dict.fromkeys([*shared_req, *alt_req]))
     if "properties" not in merged and shared_props is not None:
@@ -235,13 +235,13 @@ _B64_HINTS = re.compile(r"base64|base-64", re.I)
 
 def binary_kind(raw: Any) -> str | None:
     """How a property carries binary data, if it does (raw bytes are accepted for all three)."""
-    schema = as_obj(raw)
+    schema = as_map(raw)
     if schema is None:
         return None
     if is_binary(schema):
         return "bytes"
     text = " ".join(str(schema.get(k) or "") for k in ("description", "title"))
-    items = as_obj(schema.get("items"))
+    items = as_map(schema.get("items"))
     if schema.get("type") == "array" and items is not None:
         item_text = " ".join(str(items.get(k) or "") for k in ("description", "title"))
         if items.get("type") in ("integer", "number") and (
@@ -301,7 +301,7 @@ def dispatch_rules(outputs: list[OutputDraft], defs: dict[str, Any]) -> list[tup
     json_vars = [o for o in outputs if o.kind == "json" and o.class_name]
     shapes: dict[str, dict[str, str]] = {}
     for o in json_vars:
-        props = as_obj((as_obj(defs.get(o.class_name or "")) or {}).get("properties")) or {}
+        props = as_map((as_map(defs.get(o.class_name or "")) or {}).get("properties")) or {}
         shapes[o.class_name or ""] = {k: _shape(v, defs) for k, v in props.items()}
     rules: list[tuple[Any, ...]] = []
     for o in json_vars:
@@ -324,12 +324,12 @@ def dispatch_rules(outputs: list[OutputDraft], defs: dict[str, Any]) -> list[tup
 
 
 def _enum_values(body: Any, key: str, defs: dict[str, Any]) -> list[Any] | None:
-    props = as_obj((as_obj(body) or {}).get("properties")) or {}
-    sub = as_obj(props.get(key))
+    props = as_map((as_map(body) or {}).get("properties")) or {}
+    sub = as_map(props.get(key))
     ref = sub.get("$ref") if sub is not None else None
     if isinstance(ref, str):
-        sub = as_obj(defs.get(ref.rsplit("/", 1)[-1]))
-    values = as_arr(sub.get("enum")) if sub is not None else None
+        sub = as_map(defs.get(ref.rsplit("/", 1)[-1]))
+    values = as_list(sub.get("enum")) if sub is not None else None
     if values is None:
         return None
     return [v for v in values if isinstance(v, (str, int)) and not isinstance(v, bool)]
@@ -342,8 +342,8 @@ def _tags(o: OutputDraft, others: list[OutputDraft], defs: dict[str, Any]) -> tu
     keys and shapes match, the value tells them apart. The runtime treats a match as strong evidence,
     and a value nobody declares as no evidence (so new values the API adds still decode).
     """
-    body = as_obj(defs.get(o.class_name or "")) or {}
-    props = as_obj(body.get("properties")) or {}
+    body = as_map(defs.get(o.class_name or "")) or {}
+    props = as_map(body.get("properties")) or {}
     out: list[tuple[str, tuple[Any, ...]]] = []
     for key in sorted(props):
         mine = _enum_values(body, key, defs)
@@ -361,17 +361,17 @@ def _tags(o: OutputDraft, others: list[OutputDraft], defs: dict[str, Any]) -> tu
 
 def _shape(raw: Any, defs: dict[str, Any]) -> str:
     """A coarse JSON shape: 'string', 'number', 'object', 'array<object>', 'array<array>', ..."""
-    schema = as_obj(raw)
+    schema = as_map(raw)
     ref = schema.get("$ref") if schema is not None else None
     if isinstance(ref, str):
-        schema = as_obj(defs.get(ref.rsplit("/", 1)[-1], {}))
+        schema = as_map(defs.get(ref.rsplit("/", 1)[-1], {}))
     if schema is None:
         return "any"
     t = schema.get("type")
     if t == "integer":
         t = "number"
     if t == "array":
-        items = as_obj(schema.get("items"))
+        items = as_map(schema.get("items"))
         inner = _shape(items, defs) if items is not None else "any"
         return f"array<{inner.split('<')[0]}>"
     if isinstance(t, str):
