@@ -20,11 +20,9 @@ from ..errors import RealtimeError
 from ._audio import AudioSource, Pacer, Transcript, audio_chunks, chunk_size, collect
 from ._core import Limits, SessionCore
 from ._spec import RealtimeSpec, tag_of
-from ._wsopts import close_of, connect_options, handshake_error
+from ._wsopts import AsyncConnection, close_of, connect_options, handshake_error, websockets
 
 if TYPE_CHECKING:
-    from websockets.asyncio.client import ClientConnection
-
     from .._core.config import SessionConfig
 
 __all__ = ["AsyncListenSession", "AsyncSession", "AsyncSpeakSession"]
@@ -52,7 +50,7 @@ class AsyncSession(Generic[E]):
     ) -> None:
         self.core = SessionCore(client, spec, options, model_id=model_id, limits=limits)
         self.model_id = self.core.model_id
-        self._ws: ClientConnection | None = None
+        self._ws: AsyncConnection | None = None
         self._queue: asyncio.Queue[Any] = asyncio.Queue(self.core.limits.max_queue)
         self._backlog: deque[Any] = deque()
         self._done = asyncio.Event()  # the connection is over (the reader saw the end)
@@ -79,18 +77,18 @@ class AsyncSession(Generic[E]):
     async def open(self) -> None:
         if self._ws is not None:
             return
-        from websockets.asyncio.client import connect
-
+        connect = websockets("asyncio.client").connect
         options = connect_options(self.core)
         options["write_limit"] = self.core.limits.write_limit
         self.core.opening()
         try:
-            self._ws = await connect(self.core.url, **options)
+            ws: AsyncConnection = await connect(self.core.url, **options)
         except Exception as exc:
             error = handshake_error(self.core, exc)
             self.core.finished(error)
             raise error from None
-        self._tasks.append(asyncio.ensure_future(self._reader(self._ws)))
+        self._ws = ws
+        self._tasks.append(asyncio.ensure_future(self._reader(ws)))
         if self.core.spec.keepalive_seconds is not None:
             self._tasks.append(asyncio.ensure_future(self._keepalive()))
 
@@ -195,7 +193,7 @@ class AsyncSession(Generic[E]):
                 return self._finished()
             return item
 
-    async def _reader(self, ws: ClientConnection) -> None:
+    async def _reader(self, ws: AsyncConnection) -> None:
         code: int | None
         try:
             async for data in ws:
@@ -242,7 +240,7 @@ class AsyncSession(Generic[E]):
             except asyncio.TimeoutError:
                 pass
 
-    def _connected(self) -> ClientConnection:
+    def _connected(self) -> AsyncConnection:
         if self._ws is None:
             raise RealtimeError(
                 f"{self.model_id}: the session is not open (use it with `async with`)", model_id=self.model_id

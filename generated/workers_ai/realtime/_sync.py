@@ -21,11 +21,9 @@ from ..errors import RealtimeError
 from ._audio import AudioSource, Pacer, Transcript, audio_chunks, chunk_size, collect
 from ._core import Limits, SessionCore
 from ._spec import RealtimeSpec, tag_of
-from ._wsopts import close_of, connect_options, handshake_error
+from ._wsopts import SyncConnection, close_of, connect_options, handshake_error, websockets
 
 if TYPE_CHECKING:
-    from websockets.sync.client import ClientConnection
-
     from .._core.config import SessionConfig
 
 __all__ = ["ListenSession", "SpeakSession", "SyncSession"]
@@ -49,7 +47,7 @@ class SyncSession(Generic[E]):
     ) -> None:
         self.core = SessionCore(client, spec, options, model_id=model_id, limits=limits)
         self.model_id = self.core.model_id
-        self._ws: ClientConnection | None = None
+        self._ws: SyncConnection | None = None
         self._backlog: deque[Any] = deque()
         self._send_lock = threading.Lock()
         self._read_lock = threading.Lock()
@@ -77,13 +75,12 @@ class SyncSession(Generic[E]):
         """Connect (done by ``with``). A refused handshake raises the REST error of its answer."""
         if self._ws is not None:
             return
-        from websockets.sync.client import connect
-
+        # a function in websockets 15-16, a context-manager class in 17
+        connect = websockets("sync.client").connect
         self.core.opening()
         try:
             # Entered as a context manager (websockets >= 17 warns otherwise); left in _shutdown.
-            opener: Any = connect  # a function in websockets 15-16, a context-manager class in 17
-            self._ws = self._stack.enter_context(opener(self.core.url, **connect_options(self.core)))
+            self._ws = self._stack.enter_context(connect(self.core.url, **connect_options(self.core)))
         except Exception as exc:
             error = handshake_error(self.core, exc)
             self.core.finished(error)
@@ -226,7 +223,7 @@ class SyncSession(Generic[E]):
             if wait is None or self._done.wait(max(wait, 0.05)):
                 return
 
-    def _connected(self) -> ClientConnection:
+    def _connected(self) -> SyncConnection:
         if self._ws is None:
             raise RealtimeError(
                 f"{self.model_id}: the session is not open (use it with `with`)", model_id=self.model_id

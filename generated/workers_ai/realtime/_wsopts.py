@@ -1,25 +1,71 @@
 """What both drivers hand to ``websockets`` and take back from it: connect options, a logger that never
 shows the token, failed handshakes as our REST errors, and how a closed connection ended.
 
-Imports ``websockets`` only inside functions: this module is loaded when a session starts.
+``websockets`` is imported by name at run time only (:func:`websockets`), never by an import statement:
+a type checker follows imports even inside functions and under ``TYPE_CHECKING``, and would otherwise read
+websockets' 31 modules for every user of the package. The drivers type the connections they hold with the
+two protocols here (the few members they use).
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import logging
 import ssl
-from collections.abc import Mapping, MutableMapping
-from typing import Any
+from collections.abc import AsyncIterator, Iterator, Mapping, MutableMapping
+from typing import Any, Protocol
 
 from .._core.error_replies import error_from
 from .._core.network import proxy_failure, tls_failure
 from ..errors import APIConnectionError, APITimeoutError, ConfigurationError, WorkersAIError
 from ._core import SessionCore
 
-__all__ = ["close_of", "connect_options", "handshake_error"]
+__all__ = ["AsyncConnection", "SyncConnection", "close_of", "connect_options", "handshake_error", "websockets"]
 
 _log = logging.getLogger("workers_ai.realtime")
+
+
+def websockets(module: str) -> Any:
+    """``websockets.<module>`` (``sync.client``, ``asyncio.client``, ``exceptions``), loaded by name."""
+    return importlib.import_module(f"websockets.{module}")
+
+
+class SyncConnection(Protocol):
+    """What the blocking driver uses of ``websockets.sync.client.ClientConnection``."""
+
+    def recv(self, timeout: float | None = None) -> str | bytes: ...
+
+    def send(self, message: str | bytes) -> None: ...
+
+
+class AsyncConnection(Protocol):
+    """What the asyncio driver uses of ``websockets.asyncio.client.ClientConnection``."""
+
+    @property
+    def close_code(self) -> int | None: ...
+
+    @property
+    def close_reason(self) -> str | None: ...
+
+    def __aiter__(self) -> AsyncIterator[str | bytes]: ...
+
+    async def send(self, message: str | bytes) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+class _Headers(Protocol):
+    def raw_items(self) -> Iterator[tuple[str, str]]: ...
+
+
+class _Response(Protocol):
+    """The HTTP answer of a refused handshake or proxy (``websockets.http11.Response``)."""
+
+    status_code: int
+    reason_phrase: str
+    headers: _Headers
+    body: bytes | None
 
 
 class _Redacting(logging.LoggerAdapter):  # type: ignore[type-arg]
@@ -67,15 +113,15 @@ def connect_options(core: SessionCore) -> dict[str, Any]:
 
 def handshake_error(core: SessionCore, exc: BaseException) -> WorkersAIError:
     """A failed opening handshake as the error a REST call would raise for the same answer."""
-    from websockets.exceptions import InvalidProxy, InvalidProxyStatus, InvalidStatus, ProxyError
-
+    errors = websockets("exceptions")
     host = core.url.split("/")[2]
     proxy = core.proxy
     if isinstance(exc, ConfigurationError):
         return exc
-    if isinstance(exc, (ProxyError, InvalidProxy)):
-        if isinstance(exc, InvalidProxyStatus):
-            reason = f"Tunnel connection failed: {exc.response.status_code} {exc.response.reason_phrase}"
+    if isinstance(exc, (errors.ProxyError, errors.InvalidProxy)):
+        if isinstance(exc, errors.InvalidProxyStatus):
+            answer = _response_of(exc)
+            reason = f"Tunnel connection failed: {answer.status_code} {answer.reason_phrase}"
         else:
             reason = f"{type(exc).__name__}: {exc}"
         return proxy_failure(proxy, proxy.scrub(reason) if proxy is not None else reason)
@@ -84,8 +130,8 @@ def handshake_error(core: SessionCore, exc: BaseException) -> WorkersAIError:
     if isinstance(exc, OSError) and not isinstance(exc, TimeoutError) and proxy is not None:
         # the only socket opened is the one to the proxy: its failure is the proxy's
         return proxy_failure(proxy, proxy.scrub(f"{type(exc).__name__}: {exc}"))
-    if isinstance(exc, InvalidStatus):
-        response = exc.response
+    if isinstance(exc, errors.InvalidStatus):
+        response = _response_of(exc)
         headers: Mapping[str, str] = {k.lower(): v for k, v in response.headers.raw_items()}
         return error_from(response.status_code, headers, bytes(response.body or b""), model_id=core.model_id)
     if isinstance(exc, TimeoutError):
@@ -99,12 +145,17 @@ def handshake_error(core: SessionCore, exc: BaseException) -> WorkersAIError:
     return APIConnectionError(f"{core.model_id}: the WebSocket handshake with {host} failed: {exc}", retryable=False)
 
 
+def _response_of(exc: BaseException) -> _Response:
+    """``exc.response`` of an ``InvalidStatus`` or ``InvalidProxyStatus`` (their classes are loaded by name)."""
+    failed: Any = exc
+    response: _Response = failed.response
+    return response
+
+
 def close_of(exc: BaseException) -> tuple[int | None, str]:
     """The close code and reason of a ``ConnectionClosed`` (the server's, else the one we sent on a
     failure); for any other exception, no code and what it says."""
-    from websockets.exceptions import ConnectionClosed
-
-    if not isinstance(exc, ConnectionClosed):
+    if not isinstance(exc, websockets("exceptions").ConnectionClosed):
         return None, f"{type(exc).__name__}: {exc}"
     rcvd = getattr(exc, "rcvd", None)
     if rcvd is not None:
