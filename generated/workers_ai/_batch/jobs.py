@@ -84,7 +84,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .._aio.session import AsyncSession
-    from .._core.otel import Call
+    from .._core.telemetry import Call
     from .._sync.session import Session
 
 T_co = TypeVar("T_co", covariant=True)

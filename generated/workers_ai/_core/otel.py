@@ -47,7 +47,7 @@ TOKEN_BUCKETS = tuple(float(4**i) for i in range(14))  # 1, 4, 16, ... 67108864
 
 # The call whose HTTP attempts the retry loop is running (set by :meth:`Call.enter`), read by
 # :func:`.telemetry.attempt_done`.
-CURRENT: ContextVar[Call | None] = ContextVar("workers_ai_call", default=None)
+CURRENT: ContextVar[telemetry.Call | None] = ContextVar("workers_ai_call", default=None)
 telemetry.CURRENT = CURRENT
 
 
@@ -141,7 +141,7 @@ class Telemetry:
         return operation_of(task, request)
 
     @staticmethod
-    def traced(call: Call, flow: Flow[T], facts: Callable[[T], Mapping[str, Any]] | None = None) -> Flow[T]:
+    def traced(call: telemetry.Call, flow: Flow[T], facts: Callable[[T], Mapping[str, Any]] | None = None) -> Flow[T]:
         """Run ``flow`` as ``call`` (see :func:`traced`)."""
         return traced(call, flow, facts)
 
@@ -453,7 +453,7 @@ def _error_type(error: BaseException) -> str:
     return type(error).__name__
 
 
-def traced(call: Call, flow: Flow[T], facts: Callable[[T], Mapping[str, Any]] | None = None) -> Flow[T]:
+def traced(call: telemetry.Call, flow: Flow[T], facts: Callable[[T], Mapping[str, Any]] | None = None) -> Flow[T]:
     """Run ``flow`` as ``call``: its attempts reported to the span, which ends with the result (and the
     attributes ``facts`` reads from it) or the error."""
     token = call.enter()
@@ -466,3 +466,8 @@ def traced(call: Call, flow: Flow[T], facts: Callable[[T], Mapping[str, Any]] | 
     call.leave(token)
     call.end(result, extra=facts(result) if facts is not None else None)
     return result
+
+
+if TYPE_CHECKING:  # the type checkers hold these classes to the protocols the rest of the package uses
+    _telemetry_class: type[telemetry.Telemetry] = Telemetry
+    _call_class: type[telemetry.Call] = Call

@@ -32,7 +32,7 @@ from .stream_events import (
 from .usage import Usage
 
 if TYPE_CHECKING:
-    from .otel import Call
+    from .telemetry import Call
 
 __all__ = ["DRAIN_LIMIT", "DRAIN_SECONDS", "WANT_BODY", "WANT_BYTES", "StreamParser"]
 

@@ -23,13 +23,15 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from contextvars import ContextVar
 
-    from .otel import Call, Telemetry
+    from .flow import Flow
+
+T = TypeVar("T")
 
 __all__ = [
     "attempt_done",
@@ -40,6 +42,63 @@ __all__ = [
     "realtime_log",
     "telemetry_of",
 ]
+
+
+# What the package uses of :mod:`.otel`'s ``Call`` and ``Telemetry`` (which check themselves against these
+# two protocols). :mod:`.otel` is loaded by name (:func:`telemetry_of`) and never named in an import: a type
+# checker follows imports even under ``TYPE_CHECKING`` and would read the opentelemetry API (19 modules)
+# for every user of the package.
+class Call(Protocol):
+    """One operation's span and metrics (:class:`.otel.Call`)."""
+
+    span: Any
+    recording: bool
+
+    def enter(self) -> Any: ...
+
+    def leave(self, token: Any) -> None: ...
+
+    def attempt(
+        self, method: str, status: int | None, failure: BaseException | None, ms: float, number: int, ray: str | None
+    ) -> None: ...
+
+    def first_chunk(self) -> None: ...
+
+    def end(
+        self,
+        result: Any = None,
+        *,
+        error: BaseException | None = None,
+        usage: Any = None,
+        text: str | None = None,
+        reasons: Sequence[str] = (),
+        extra: Mapping[str, Any] | None = None,
+    ) -> None: ...
+
+
+class Telemetry(Protocol):
+    """A client's tracer, meter and instruments (:class:`.otel.Telemetry`)."""
+
+    content_on_span: bool
+
+    def unconfigured(self) -> bool: ...
+
+    def operation_of(self, task: str, request: Any) -> str: ...
+
+    def traced(self, call: Call, flow: Flow[T], facts: Callable[[T], Mapping[str, Any]] | None = None) -> Flow[T]: ...
+
+    def start(
+        self,
+        operation: str,
+        model: str,
+        url: str,
+        *,
+        request: Any = None,
+        extra: Mapping[str, Any] | None = None,
+        internal: bool = False,
+        name: str | None = None,
+    ) -> Call: ...
+
 
 log = logging.getLogger("workers_ai")
 http_log = logging.getLogger("workers_ai.http")
@@ -157,8 +216,9 @@ def telemetry_of(cfg: Any) -> Telemetry | None:
     opts = cfg.options
     made: Telemetry | None = None
     if opts.telemetry and _api():
-        from .otel import Telemetry
+        import importlib
 
-        made = Telemetry(opts.tracer_provider, opts.meter_provider)
+        otel: Any = importlib.import_module(f"{__package__}.otel")
+        made = otel.Telemetry(opts.tracer_provider, opts.meter_provider)
     cfg._telemetry = made
     return None if made is None or made.unconfigured() else made

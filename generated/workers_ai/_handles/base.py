@@ -26,7 +26,7 @@ from ..families import family_result
 
 if TYPE_CHECKING:
     from .._batch.jobs import BatchJobBase
-    from .._core.otel import Call, Telemetry
+    from .._core.telemetry import Call, Telemetry
     from .._tools.structured import Parsed
     from .ops import Op
 

@@ -27,7 +27,7 @@ from ..errors import ConfigurationError, InputValidationError, ToolLoopError
 from .tooldefs import ToolDef, ToolForm, tool_def
 
 if TYPE_CHECKING:
-    from .._core.otel import Telemetry
+    from .._core.telemetry import Telemetry
 
 __all__ = ["ToolRun", "arun_tools", "reply_text", "run_tools", "tool_messages"]
 

@@ -25,7 +25,7 @@ from ._spec import RawEvent, RealtimeSpec, tag_of
 if TYPE_CHECKING:
     from .._core.config import SessionConfig
     from .._core.network import Network
-    from .._core.otel import Call
+    from .._core.telemetry import Call
 
 __all__ = ["Limits", "SessionCore"]
 
