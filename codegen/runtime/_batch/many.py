@@ -1,0 +1,436 @@
+"""Any number of requests through the async batch API, once: split, submit, poll, retry failed items,
+deliver in input order, and (with a journal) survive a crash without paying twice.
+
+:func:`many_flow` is the one implementation: ``handle.batch_many`` (sync and async), ``embed_many``,
+``workers-ai batch`` and ``workers_ai.ray.map_model(queue=True)`` all run it. It is a flow (it yields the
+Send/Sleep commands of the submission and poll flows), so the sync and async clients each drive it.
+
+How it goes:
+
+- The requests come from a :class:`Source`: each one already validated and encoded once, with its key
+  (the ``external_reference`` it is sent with: the caller's, or its index) and a fingerprint of the whole
+  input (for the journal).
+- They are cut, in input order, into batches under ``max_bytes`` (10 MB) and ``batch_size`` requests. At
+  most ``max_in_flight`` batches are out at once (submitted and not yet delivered): a bounded window, so
+  memory holds at most that many batches' requests and results, whatever the number of requests.
+- Every batch is polled on its own growing interval. A finished batch's items are matched by ``id``, and
+  their ``external_reference`` is checked against the key sent. Items that failed for a reason worth
+  another try (capacity, timeout, internal error, no response in the finished batch, the batch failed as a
+  whole) are sent again, only they, at most ``item_retries`` times.
+- The items of the oldest batch go to ``sink`` in input order as soon as it is settled; the raw replies
+  are dropped as each batch is read.
+
+The journal (:mod:`.journal`) records each batch's requests before it is sent and its request id before
+any wait; a run given the journal of an earlier one polls the known ids and sends only the rest.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, NamedTuple, TypedDict
+
+import msgspec
+
+from .._core.flow import Flow, Sleep
+from ..errors import APITimeoutError, BatchTimeoutError, ConfigurationError, ErrorDetail, InputValidationError
+from .embed_plan import BatchProgress
+from .journal import Fingerprint, Journal, JournalBatch, ranges_of
+from .jobs import BatchItem, BatchJobBase, BatchModel
+from .submit import submit_flow
+from .wire import MAX_BATCH_BYTES, batch_item_types, request_data
+
+__all__ = [
+    "RETRYABLE_CODES",
+    "BatchManyOptions",
+    "ListSource",
+    "ManyOptions",
+    "Source",
+    "Unit",
+    "many_flow",
+    "prepare",
+]
+
+# Item errors another try may cure: capacity, rate limit, timeouts, internal errors, upstream unavailable.
+RETRYABLE_CODES = frozenset({3007, 3008, 3021, 3040, 3043, 7009})
+_NO_RESPONSE = "the finished batch has no response for this request"
+_OPEN = len(b'{"requests":[')
+_CLOSE = len(b"]}")
+
+
+class Unit(NamedTuple):
+    """One request: its input index, its key (sent as ``external_reference``) and its encoded JSON object."""
+
+    index: int
+    key: str
+    body: bytes
+
+
+class Source:
+    """The requests of a run, in input order. ``count`` and ``fingerprint`` are known before anything is
+    sent; iterating may happen more than once and gives the same units each time."""
+
+    count: int
+    fingerprint: str
+
+    def __iter__(self) -> Iterator[Unit]:
+        raise NotImplementedError
+
+
+class ListSource(Source):
+    """Requests held in memory (what ``batch_many`` gets): encoded once, here."""
+
+    def __init__(self, units: list[Unit], fingerprint: str) -> None:
+        self.units = units
+        self.count = len(units)
+        self.fingerprint = fingerprint
+
+    def __iter__(self) -> Iterator[Unit]:
+        return iter(self.units)
+
+
+def encode_unit(handle: BatchModel, item: Any, index: int, kinds: tuple[type[Any], ...], max_bytes: int) -> Unit:
+    """Validate and encode one request, keyed by its ``external_reference`` (the caller's) or its index."""
+    where = f"$.requests[{index}]"
+    data = request_data(handle, item, where, kinds)
+    ref = data.get("external_reference")
+    key = ref if isinstance(ref, str) else str(index)
+    data["external_reference"] = key
+    try:
+        body = msgspec.json.encode(data)
+    except (TypeError, UnicodeEncodeError) as exc:
+        raise InputValidationError(handle.model_id, where, f"not JSON-serialisable: {exc}") from None
+    if len(body) + _OPEN + _CLOSE >= max_bytes:
+        raise InputValidationError(
+            handle.model_id,
+            where,
+            f"this request alone is {len(body):,} bytes encoded; a batch must be under {max_bytes:,}",
+        )
+    return Unit(index, key, body)
+
+
+def prepare(handle: BatchModel, requests: Iterable[Any], max_bytes: int = MAX_BATCH_BYTES) -> ListSource:
+    """Every request validated and encoded (nothing is sent when one is bad: the error names it)."""
+    if isinstance(requests, (str, bytes, dict)):
+        raise InputValidationError(handle.model_id, "$.requests", "expected a list of requests")
+    if getattr(handle, "batch_input", None) is None:
+        raise ConfigurationError(f"{handle.model_id} has no async batch (`requests`) input variant")
+    kinds = batch_item_types(handle)
+    fp = Fingerprint(handle.model_id)
+    units: list[Unit] = []
+    for i, item in enumerate(requests):
+        unit = encode_unit(handle, item, i, kinds, max_bytes)
+        fp.add(unit.body)
+        units.append(unit)
+    return ListSource(units, fp.hexdigest())
+
+
+class ManyOptions(NamedTuple):
+    timeout: float = 3600.0
+    poll_interval: float = 1.0
+    max_interval: float = 15.0
+    max_bytes: int = MAX_BATCH_BYTES
+    batch_size: int = 1000
+    max_in_flight: int = 8
+    item_retries: int = 2
+
+
+class BatchManyOptions(TypedDict, total=False):
+    """The keyword arguments of ``batch_many``.
+
+    ``journal``: path of the run's journal (docs/bulk-queue.md); ``on_progress(BatchProgress)`` after every
+    round of polls; ``timeout`` (seconds, default 3600) for the whole run; ``poll_interval`` (first wait
+    between polls of a batch, growing 1.5 times up to ``max_interval``); ``batch_size`` (requests per batch,
+    default 1000); ``max_in_flight`` (batches out at once, default 8); ``item_retries`` (how many times an
+    item that failed for a passing reason is sent again, default 2); ``max_bytes`` (a batch body stays
+    under it; default 10 MB).
+    """
+
+    journal: str | None
+    on_progress: Callable[[BatchProgress], None] | None
+    timeout: float
+    poll_interval: float
+    max_interval: float
+    batch_size: int
+    max_in_flight: int
+    item_retries: int
+    max_bytes: int
+
+
+def options_of(given: BatchManyOptions) -> tuple[ManyOptions, str | None, Callable[[BatchProgress], None] | None]:
+    """The run's options from ``batch_many``'s keywords (unknown ones are a ``TypeError``, as in a call)."""
+    known = set(BatchManyOptions.__annotations__)
+    extra = set(given) - known
+    if extra:
+        raise TypeError(f"batch_many() got unexpected keyword arguments: {', '.join(sorted(extra))}")
+    fields = {k: v for k, v in given.items() if k in ManyOptions._fields}
+    journal = given.get("journal")
+    return ManyOptions(**fields), (None if journal is None else str(journal)), given.get("on_progress")
+
+
+class _Attempt:
+    """One batch sent (or known from the journal) for a slot: a first batch, or a retry of failed items."""
+
+    __slots__ = ("interval", "job", "next_poll", "number", "state", "units")
+
+    def __init__(self, number: int, units: list[Unit], job: BatchJobBase[Any] | None, now: float, interval: float):
+        self.number = number
+        self.units = units
+        self.job = job
+        self.state = "queued"
+        self.next_poll = now + interval
+        self.interval = interval
+
+
+class _Slot:
+    """A run of consecutive requests and the batches sent for them; settled when every request has a
+    final outcome."""
+
+    __slots__ = ("attempts", "first", "number", "results", "settled", "tries", "units")
+
+    def __init__(self, number: int, units: list[Unit]) -> None:
+        self.number = number
+        self.units = units
+        self.first = units[0].index
+        self.attempts: list[_Attempt] = []
+        self.results: dict[int, BatchItem[Any]] = {}
+        self.tries: dict[int, int] = {}
+        self.settled = False
+
+
+def _failure(index: int, key: str, message: str, code: int | None = None, raw: Any = None) -> BatchItem[Any]:
+    return BatchItem(index, False, None, key, [ErrorDetail(code, message)], raw)
+
+
+def _retryable(item: BatchItem[Any]) -> bool:
+    if item.success:
+        return False
+    return any(e.code in RETRYABLE_CODES or e.message == _NO_RESPONSE for e in item.errors)
+
+
+def many_flow(
+    handle: BatchModel,
+    job_type: Callable[..., BatchJobBase[Any]],
+    source: Source,
+    sink: Callable[[BatchItem[Any]], None],
+    *,
+    journal: str | None = None,
+    on_progress: Callable[[BatchProgress], None] | None = None,
+    options: ManyOptions = ManyOptions(),  # noqa: B008  (a NamedTuple: immutable)
+    clock: Callable[[], float] = time.monotonic,
+) -> Flow[int]:
+    """Run every request of ``source`` through the batch API; ``sink`` gets one item per request, in input
+    order (``id`` = input index). Returns the number of batches sent by this run (0 when the journal already
+    had them all). Raises ``BatchTimeoutError`` naming every unfinished request id at the deadline."""
+    opts = options
+    if opts.batch_size < 1 or opts.max_in_flight < 1 or opts.item_retries < 0:
+        raise ConfigurationError("batch_size and max_in_flight must be >= 1, item_retries >= 0")
+    model = handle.model_id
+    started = clock()
+    deadline = started + opts.timeout
+    real_deadline = time.monotonic() + opts.timeout
+    book = Journal(journal, model, source.count, source.fingerprint) if journal is not None else None
+    try:
+        return (yield from _run(handle, job_type, source, sink, book, on_progress, opts, clock, started, deadline, real_deadline))
+    finally:
+        if book is not None:
+            book.close()
+
+
+def _run(
+    handle: BatchModel,
+    job_type: Callable[..., BatchJobBase[Any]],
+    source: Source,
+    sink: Callable[[BatchItem[Any]], None],
+    book: Journal | None,
+    on_progress: Callable[[BatchProgress], None] | None,
+    opts: ManyOptions,
+    clock: Callable[[], float],
+    started: float,
+    deadline: float,
+    real_deadline: float,
+) -> Flow[int]:
+    model = handle.model_id
+    # What the journal knows: first batches (by first index) and retry batches (by parent), with request ids.
+    known: dict[int, JournalBatch] = {}
+    retries_of: dict[int, list[JournalBatch]] = {}
+    if book is not None:
+        for jb in sorted(book.batches.values(), key=lambda b: b.number):
+            if jb.request_id is None:
+                continue  # in flight when the writer stopped: its requests are sent again
+            if jb.parent is None:
+                known[jb.ranges[0][0]] = jb
+            else:
+                retries_of.setdefault(jb.parent, []).append(jb)
+    next_number = book.next_number if book is not None else 0
+    units = iter(source)
+    ahead: Unit | None = next(units, None)
+    slots: deque[_Slot] = deque()
+    delivered = 0
+    resolved = 0
+    sent = 0
+    attempts_total = 0
+    attempts_done = 0
+
+    def take_slot() -> tuple[_Slot, JournalBatch | None]:
+        """The next run of requests: a batch the journal knows, or a new one cut under the limits."""
+        nonlocal ahead
+        assert ahead is not None
+        jb = known.get(ahead.index)
+        if jb is not None:
+            want = sum(e - s for s, e in jb.ranges)
+            got: list[Unit] = []
+            while ahead is not None and len(got) < want:
+                got.append(ahead)
+                ahead = next(units, None)
+            return _Slot(jb.number, got), jb
+        got = []
+        size = _OPEN + _CLOSE
+        while ahead is not None and len(got) < opts.batch_size:
+            if got and (size + len(ahead.body) + 1 >= opts.max_bytes or ahead.index in known):
+                break
+            got.append(ahead)
+            size += len(ahead.body) + (1 if len(got) > 1 else 0)
+            ahead = next(units, None)
+        return _Slot(-1, got), None
+
+    def submit(slot: _Slot, batch: list[Unit], parent: int | None) -> Flow[None]:
+        nonlocal next_number, sent, attempts_total
+        number = next_number
+        next_number += 1
+        if parent is None:
+            slot.number = number
+        if book is not None:
+            book.intent(number, ranges_of(u.index for u in batch), parent)
+        body = b'{"requests":[' + b",".join(u.body for u in batch) + b"]}"
+        job = yield from submit_flow(handle, job_type, body, len(batch), None, opts.max_bytes)
+        if book is not None:
+            book.submitted(number, job.request_id)
+        sent += 1
+        attempts_total += 1
+        slot.attempts.append(_Attempt(number, batch, job, clock(), opts.poll_interval))
+
+    def absorb(slot: _Slot, attempt: _Attempt) -> None:
+        """A finished batch's items into the slot (the raw reply is let go here)."""
+        nonlocal resolved
+        job = attempt.job
+        assert job is not None
+        result = job.result
+        by_index = {u.index: u for u in attempt.units}
+        if result is None:  # the batch failed as a whole: each of its items gets another try
+            message = f"batch {job.request_id} failed as a whole"
+            raw = job.last_status.raw if job.last_status is not None else None
+            for u in attempt.units:
+                slot.results[u.index] = _failure(u.index, u.key, message, 3043, raw)
+        else:
+            for item in result.items:
+                u = attempt.units[item.id]
+                if item.external_reference is not None and item.external_reference != u.key:
+                    out = _failure(
+                        u.index,
+                        u.key,
+                        f"the reply's external_reference {item.external_reference!r} is not the one sent "
+                        f"({u.key!r}) for item {item.id} of batch {job.request_id}",
+                        raw=item.raw,
+                    )
+                elif item.success:
+                    out = BatchItem(u.index, True, item.result, u.key)
+                else:
+                    out = BatchItem(u.index, False, None, u.key, item.errors, item.raw)
+                slot.results[u.index] = out
+            del by_index
+        attempt.job = None  # the reply (and its raw items) goes now
+        attempt.state = "done"
+
+    def settle(slot: _Slot) -> list[Unit]:
+        """The requests of a slot to send again; marks it settled when there are none."""
+        again: list[Unit] = []
+        for u in slot.units:
+            item = slot.results.get(u.index)
+            if item is None:
+                slot.results[u.index] = item = _failure(u.index, u.key, _NO_RESPONSE)
+            if _retryable(item) and slot.tries.get(u.index, 0) < opts.item_retries:
+                again.append(u)
+        if not again:
+            slot.settled = True
+        return again
+
+    def unfinished_ids() -> list[str]:
+        return [a.job.request_id for s in slots for a in s.attempts if a.job is not None]
+
+    while True:
+        # Fill the window: known batches are polled, new ones are sent (journal first).
+        while ahead is not None and len(slots) < opts.max_in_flight:
+            slot, jb = take_slot()
+            slots.append(slot)
+            if jb is not None:
+                now = clock()
+                for known_batch in [jb, *retries_of.get(jb.number, [])]:
+                    wanted = set(known_batch.indexes())
+                    batch = [u for u in slot.units if u.index in wanted]
+                    if known_batch is not jb:
+                        for u in batch:
+                            slot.tries[u.index] = slot.tries.get(u.index, 0) + 1
+                    job = job_type(handle, known_batch.request_id, size=len(batch))
+                    slot.attempts.append(_Attempt(known_batch.number, batch, job, now, 0.0))
+                    attempts_total += 1
+            else:
+                yield from submit(slot, slot.units, None)
+        # Poll every batch whose time has come, in order.
+        for slot in list(slots):
+            for attempt in slot.attempts:
+                if attempt.job is None or attempt.next_poll > clock():
+                    continue
+                try:
+                    st = yield from attempt.job.status_flow(real_deadline)
+                except APITimeoutError:
+                    if time.monotonic() < real_deadline:
+                        raise
+                    raise _timeout(model, opts.timeout, unfinished_ids(), source.count - delivered) from None
+                attempt.state = st.state
+                if attempt.job.result is not None or st.state == "failed":
+                    absorb(slot, attempt)
+                    attempts_done += 1
+                else:
+                    attempt.interval = min(opts.max_interval, max(attempt.interval * 1.5, opts.poll_interval, 0.05))
+                    attempt.next_poll = clock() + attempt.interval
+            if not slot.settled and all(a.job is None for a in slot.attempts):
+                again = settle(slot)
+                if again:
+                    for u in again:
+                        slot.tries[u.index] = slot.tries.get(u.index, 0) + 1
+                    yield from submit(slot, again, slot.number)
+        # Deliver settled slots from the front, in input order.
+        while slots and slots[0].settled:
+            slot = slots.popleft()
+            for u in slot.units:
+                sink(slot.results[u.index])
+            delivered += len(slot.units)
+        resolved = delivered + sum(len(s.units) for s in slots if s.settled)
+        now = clock()
+        if on_progress is not None:
+            states = {a.job.request_id: a.state for s in slots for a in s.attempts if a.job is not None}
+            on_progress(BatchProgress(resolved, source.count, attempts_done, attempts_total, now - started, states))
+        if not slots and ahead is None:
+            if book is not None:
+                book.finish()
+            return sent
+        polls = [a.next_poll for s in slots for a in s.attempts if a.job is not None]
+        if not polls:
+            continue  # a slot settled or a retry went out: go round again
+        if now >= deadline:
+            raise _timeout(model, opts.timeout, unfinished_ids(), source.count - delivered)
+        wait = min(max(0.0, min(polls) - now), deadline - now)
+        if wait > 0:
+            yield Sleep(wait)
+
+
+def _timeout(model: str, timeout: float, ids: list[str], undelivered: int) -> BatchTimeoutError:
+    shown = ", ".join(ids)
+    return BatchTimeoutError(
+        f"{model}: {len(ids)} batches unfinished after {timeout:g}s: {shown} ({undelivered} requests without a "
+        "result); run again with the same journal to resume them, or poll each with batch_job(model, request_id)",
+        request_id=ids[0] if ids else "",
+        state="queued",
+    )
