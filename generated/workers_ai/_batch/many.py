@@ -29,7 +29,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, NamedTuple, TypedDict
+from typing import Any, NamedTuple, Protocol, TypedDict
 
 import msgspec
 
@@ -67,18 +67,20 @@ class Unit(NamedTuple):
     body: bytes
 
 
-class Source:
+class Source(Protocol):
     """The requests of a run, in input order. ``count`` and ``fingerprint`` are known before anything is
     sent; iterating may happen more than once and gives the same units each time."""
 
-    count: int
-    fingerprint: str
+    @property
+    def count(self) -> int: ...
 
-    def __iter__(self) -> Iterator[Unit]:
-        raise NotImplementedError
+    @property
+    def fingerprint(self) -> str: ...
+
+    def __iter__(self) -> Iterator[Unit]: ...
 
 
-class ListSource(Source):
+class ListSource:
     """Requests held in memory (what ``batch_many`` gets): encoded once, here."""
 
     def __init__(self, units: list[Unit], fingerprint: str) -> None:
@@ -90,10 +92,13 @@ class ListSource(Source):
         return iter(self.units)
 
 
-def encode_unit(handle: BatchModel, item: Any, index: int, kinds: tuple[type[Any], ...], max_bytes: int) -> Unit:
-    """Validate and encode one request, keyed by its ``external_reference`` (the caller's) or its index."""
-    where = f"$.requests[{index}]"
-    data = request_data(handle, item, where, kinds)
+def encode_unit(
+    handle: BatchModel, item: Any, index: int, kinds: tuple[type[Any], ...], max_bytes: int, where: str = ""
+) -> Unit:
+    """Validate and encode one request, keyed by its ``external_reference`` (the caller's) or its index.
+    ``kinds=()`` skips the check (a mapping already checked once encodes to the same bytes)."""
+    where = where or f"$.requests[{index}]"
+    data = request_data(handle, item, where, kinds) if kinds or not isinstance(item, dict) else dict(item)
     ref = data.get("external_reference")
     key = ref if isinstance(ref, str) else str(index)
     data["external_reference"] = key
@@ -317,7 +322,6 @@ def _run(
         job = attempt.job
         assert job is not None
         result = job.result
-        by_index = {u.index: u for u in attempt.units}
         if result is None:  # the batch failed as a whole: each of its items gets another try
             message = f"batch {job.request_id} failed as a whole"
             raw = job.last_status.raw if job.last_status is not None else None
@@ -339,8 +343,7 @@ def _run(
                 else:
                     out = BatchItem(u.index, False, None, u.key, item.errors, item.raw)
                 slot.results[u.index] = out
-            del by_index
-        attempt.job = None  # the reply (and its raw items) goes now
+            attempt.job = None  # the reply (and its raw items) goes now
         attempt.state = "done"
 
     def settle(slot: _Slot) -> list[Unit]:
