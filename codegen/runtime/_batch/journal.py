@@ -102,7 +102,10 @@ class Journal:
         self._fh: IO[bytes] | None = None
         header = {"t": "journal", "v": VERSION, "model": model_id, "count": count, "fingerprint": fingerprint}
         try:
-            data = open(self.path, "rb").read() if os.path.exists(self.path) else b""  # noqa: SIM115
+            data = b""
+            if os.path.exists(self.path):
+                with open(self.path, "rb") as src:
+                    data = src.read()
         except OSError as exc:
             raise JournalError(f"journal {self.path}: cannot read it: {exc.strerror or exc}") from None
         keep = len(data)
