@@ -34,7 +34,7 @@ from typing import Any, NamedTuple, Protocol, TypedDict
 import msgspec
 
 from .._core.flow import Flow, Sleep
-from ..errors import APITimeoutError, BatchTimeoutError, ConfigurationError, ErrorDetail, InputValidationError
+from ..errors import APITimeoutError, BatchError, BatchTimeoutError, ConfigurationError, ErrorDetail, InputValidationError
 from .embed_plan import BatchProgress
 from .journal import Fingerprint, Journal, JournalBatch, ranges_of
 from .jobs import BatchItem, BatchJobBase, BatchModel
@@ -60,11 +60,13 @@ _CLOSE = len(b"]}")
 
 
 class Unit(NamedTuple):
-    """One request: its input index, its key (sent as ``external_reference``) and its encoded JSON object."""
+    """One request: its input index, its key (sent as ``external_reference``; ``""``: none sent, nothing
+    checked) and its encoded JSON object."""
 
     index: int
     key: str
     body: bytes
+    weight: int = 1  # what progress counts it as (embed_many: the texts it holds)
 
 
 class Source(Protocol):
@@ -184,7 +186,7 @@ class _Attempt:
         self.units = units
         self.job = job
         self.state = "queued"
-        self.next_poll = now + interval
+        self.next_poll = now  # polled at once, then after `interval`, growing
         self.interval = interval
 
 
@@ -205,7 +207,7 @@ class _Slot:
 
 
 def _failure(index: int, key: str, message: str, code: int | None = None, raw: Any = None) -> BatchItem[Any]:
-    return BatchItem(index, False, None, key, [ErrorDetail(code, message)], raw)
+    return BatchItem(index, False, None, key or None, [ErrorDetail(code, message)], raw)
 
 
 def _retryable(item: BatchItem[Any]) -> bool:
@@ -224,10 +226,16 @@ def many_flow(
     on_progress: Callable[[BatchProgress], None] | None = None,
     options: ManyOptions = ManyOptions(),  # noqa: B008  (a NamedTuple: immutable)
     clock: Callable[[], float] = time.monotonic,
+    lean: bool = False,
+    total: int | None = None,
 ) -> Flow[int]:
     """Run every request of ``source`` through the batch API; ``sink`` gets one item per request, in input
     order (``id`` = input index). Returns the number of batches sent by this run (0 when the journal already
-    had them all). Raises ``BatchTimeoutError`` naming every unfinished request id at the deadline."""
+    had them all). Raises ``BatchTimeoutError`` naming every unfinished request id at the deadline.
+
+    ``lean``: status replies are read with :func:`.f32.read_lean` and each successful item's ``result`` is
+    its raw JSON (``msgspec.Raw``), for sinks that decode it themselves (``embed_many(as_numpy=True)``).
+    ``total``: what progress counts as all of it (default: the number of requests; see ``Unit.weight``)."""
     opts = options
     if opts.batch_size < 1 or opts.max_in_flight < 1 or opts.item_retries < 0:
         raise ConfigurationError("batch_size and max_in_flight must be >= 1, item_retries >= 0")
@@ -237,7 +245,12 @@ def many_flow(
     real_deadline = time.monotonic() + opts.timeout
     book = Journal(journal, model, source.count, source.fingerprint) if journal is not None else None
     try:
-        return (yield from _run(handle, job_type, source, sink, book, on_progress, opts, clock, started, deadline, real_deadline))
+        return (
+            yield from _run(
+                handle, job_type, source, sink, book, on_progress, opts, clock, (started, deadline, real_deadline),
+                lean, source.count if total is None else total,
+            )
+        )  # fmt: skip
     finally:
         if book is not None:
             book.close()
@@ -252,11 +265,17 @@ def _run(
     on_progress: Callable[[BatchProgress], None] | None,
     opts: ManyOptions,
     clock: Callable[[], float],
-    started: float,
-    deadline: float,
-    real_deadline: float,
+    times: tuple[float, float, float],
+    lean: bool,
+    total: int,
 ) -> Flow[int]:
     model = handle.model_id
+    started, deadline, real_deadline = times
+    skew = [0.0]  # time the driver's sleeps were asked for but the clock did not show (a test's sleep)
+
+    def now_() -> float:
+        return clock() + skew[0]
+
     # What the journal knows: first batches (by first index) and retry batches (by parent), with request ids.
     known: dict[int, JournalBatch] = {}
     retries_of: dict[int, list[JournalBatch]] = {}
@@ -273,7 +292,7 @@ def _run(
     ahead: Unit | None = next(units, None)
     slots: deque[_Slot] = deque()
     delivered = 0
-    resolved = 0
+    done_weight = 0
     sent = 0
     attempts_total = 0
     attempts_done = 0
@@ -309,28 +328,40 @@ def _run(
         if book is not None:
             book.intent(number, ranges_of(u.index for u in batch), parent)
         body = b'{"requests":[' + b",".join(u.body for u in batch) + b"]}"
-        job = yield from submit_flow(handle, job_type, body, len(batch), None, opts.max_bytes)
+        try:
+            job = yield from submit_flow(handle, job_type, body, len(batch), None, opts.max_bytes)
+        except Exception as exc:
+            queued = [a.job.request_id for s in slots for a in s.attempts if a.job is not None]
+            if not queued:
+                raise
+            raise BatchError(
+                f"{model}: submitting a batch of {len(batch)} requests failed ({exc}); batches already queued: "
+                f"{', '.join(queued)}" + ("; run again with the same journal to resume" if book is not None else ""),
+                request_id=queued[0],
+            ) from exc
         if book is not None:
             book.submitted(number, job.request_id)
         sent += 1
         attempts_total += 1
-        slot.attempts.append(_Attempt(number, batch, job, clock(), opts.poll_interval))
+        slot.attempts.append(_Attempt(number, batch, job, now_(), opts.poll_interval))
 
-    def absorb(slot: _Slot, attempt: _Attempt) -> None:
-        """A finished batch's items into the slot (the raw reply is let go here)."""
-        nonlocal resolved
+    def absorb(slot: _Slot, attempt: _Attempt, found: list[BatchItem[Any]] | None) -> None:
+        """A finished batch's items into the slot (the raw reply is let go here); None: it failed whole."""
         job = attempt.job
         assert job is not None
-        result = job.result
-        if result is None:  # the batch failed as a whole: each of its items gets another try
+        if found is None:  # the batch failed as a whole: each of its items gets another try
             message = f"batch {job.request_id} failed as a whole"
             raw = job.last_status.raw if job.last_status is not None else None
             for u in attempt.units:
                 slot.results[u.index] = _failure(u.index, u.key, message, 3043, raw)
         else:
-            for item in result.items:
+            seen: set[int] = set()
+            for item in found:
+                if not 0 <= item.id < len(attempt.units) or item.id in seen:
+                    continue
+                seen.add(item.id)
                 u = attempt.units[item.id]
-                if item.external_reference is not None and item.external_reference != u.key:
+                if u.key and item.external_reference is not None and item.external_reference != u.key:
                     out = _failure(
                         u.index,
                         u.key,
@@ -339,12 +370,32 @@ def _run(
                         raw=item.raw,
                     )
                 elif item.success:
-                    out = BatchItem(u.index, True, item.result, u.key)
+                    out = BatchItem(u.index, True, item.result, u.key or None)
                 else:
-                    out = BatchItem(u.index, False, None, u.key, item.errors, item.raw)
+                    out = BatchItem(u.index, False, None, u.key or None, item.errors, item.raw)
                 slot.results[u.index] = out
-            attempt.job = None  # the reply (and its raw items) goes now
+        attempt.job = None  # the reply (and its raw items) goes now
         attempt.state = "done"
+
+    def poll(attempt: _Attempt) -> Flow[list[BatchItem[Any]] | None]:
+        """One poll: the batch's items once it is done, None while pending or when it failed whole."""
+        job = attempt.job
+        assert job is not None
+        if lean:
+            from .f32 import read_lean
+
+            got = read_lean(job, (yield from job.poll_flow(real_deadline)))
+            attempt.state = got.state
+            if got.items is None:
+                return None
+            return [
+                BatchItem(i, raw is not None, raw, None, [] if raw is not None else [ErrorDetail(None, message)])
+                for i, raw, message in got.items
+            ]
+        st = yield from job.status_flow(real_deadline)
+        attempt.state = st.state
+        result = job.result
+        return None if result is None else result.items
 
     def settle(slot: _Slot) -> list[Unit]:
         """The requests of a slot to send again; marks it settled when there are none."""
@@ -368,7 +419,7 @@ def _run(
             slot, jb = take_slot()
             slots.append(slot)
             if jb is not None:
-                now = clock()
+                now = now_()
                 for known_batch in [jb, *retries_of.get(jb.number, [])]:
                     wanted = set(known_batch.indexes())
                     batch = [u for u in slot.units if u.index in wanted]
@@ -376,28 +427,30 @@ def _run(
                         for u in batch:
                             slot.tries[u.index] = slot.tries.get(u.index, 0) + 1
                     job = job_type(handle, known_batch.request_id, size=len(batch))
-                    slot.attempts.append(_Attempt(known_batch.number, batch, job, now, 0.0))
+                    slot.attempts.append(_Attempt(known_batch.number, batch, job, now, opts.poll_interval))
                     attempts_total += 1
             else:
                 yield from submit(slot, slot.units, None)
         # Poll every batch whose time has come, in order.
+        polled = False
+        t0 = now_()
         for slot in list(slots):
             for attempt in slot.attempts:
-                if attempt.job is None or attempt.next_poll > clock():
+                if attempt.job is None or attempt.next_poll > now_():
                     continue
+                polled = True
                 try:
-                    st = yield from attempt.job.status_flow(real_deadline)
+                    found = yield from poll(attempt)
                 except APITimeoutError:
                     if time.monotonic() < real_deadline:
                         raise
                     raise _timeout(model, opts.timeout, unfinished_ids(), source.count - delivered) from None
-                attempt.state = st.state
-                if attempt.job.result is not None or st.state == "failed":
-                    absorb(slot, attempt)
+                if found is not None or attempt.state == "failed":
+                    absorb(slot, attempt, found)
                     attempts_done += 1
                 else:
-                    attempt.interval = min(opts.max_interval, max(attempt.interval * 1.5, opts.poll_interval, 0.05))
-                    attempt.next_poll = clock() + attempt.interval
+                    attempt.next_poll = t0 + attempt.interval
+                    attempt.interval = min(opts.max_interval, max(attempt.interval * 1.5, 0.05))
             if not slot.settled and all(a.job is None for a in slot.attempts):
                 again = settle(slot)
                 if again:
@@ -409,12 +462,13 @@ def _run(
             slot = slots.popleft()
             for u in slot.units:
                 sink(slot.results[u.index])
+                done_weight += u.weight
             delivered += len(slot.units)
-        resolved = delivered + sum(len(s.units) for s in slots if s.settled)
-        now = clock()
-        if on_progress is not None:
+        resolved = done_weight + sum(u.weight for s in slots if s.settled for u in s.units)
+        now = now_()
+        if on_progress is not None and polled:
             states = {a.job.request_id: a.state for s in slots for a in s.attempts if a.job is not None}
-            on_progress(BatchProgress(resolved, source.count, attempts_done, attempts_total, now - started, states))
+            on_progress(BatchProgress(resolved, total, attempts_done, attempts_total, now - started, states))
         if not slots and ahead is None:
             if book is not None:
                 book.finish()
@@ -424,9 +478,12 @@ def _run(
             continue  # a slot settled or a retry went out: go round again
         if now >= deadline:
             raise _timeout(model, opts.timeout, unfinished_ids(), source.count - delivered)
-        wait = min(max(0.0, min(polls) - now), deadline - now)
+        wait = min(max(0.0, min(polls) - t0), deadline - now)
         if wait > 0:
             yield Sleep(wait)
+            behind = t0 + wait - now_()
+            if behind > 0:
+                skew[0] += behind
 
 
 def _timeout(model: str, timeout: float, ids: list[str], undelivered: int) -> BatchTimeoutError:
