@@ -270,7 +270,9 @@ class _Mapper:
         out: list[tuple[Any, str | None]] = []
         for item in items:
             if item.success:
-                out.append((self.parse(item.result) if self.parse is not None else _ENCODER.encode(item.result).decode(), None))
+                out.append(
+                    (self.parse(item.result) if self.parse is not None else _ENCODER.encode(item.result).decode(), None)
+                )
             elif self.on_error == "raise":
                 raise WorkersAIError(f"{self.handle.model_id}: row {item.id} of a batch failed: {item.error}")
             else:

@@ -202,7 +202,9 @@ def test_map_model_queue_mode_resumes_paying_only_for_what_never_reached_the_que
             run(1.0)
         queued = qemu.batch_items_received
         assert queued and set(queued.values()) == {1}
-        assert sorted(p.name.rsplit(".", 1)[1] for p in tmp_path.iterdir()) == ["journal"] * len(list(tmp_path.iterdir()))
+        assert sorted(p.name.rsplit(".", 1)[1] for p in tmp_path.iterdir()) == ["journal"] * len(
+            list(tmp_path.iterdir())
+        )
         # Once the queue moves, the same job: what was queued is polled, not sent again.
         qemu.batch_polls = (0, 0)
         rows = run(60.0)

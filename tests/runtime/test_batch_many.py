@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 import urllib3
-from workers_ai import WorkersAI
 from workers_ai._batch.embed_plan import BatchProgress
 from workers_ai._batch.journal import JournalError
 from workers_ai.errors import BatchItemError, BatchTimeoutError, ConfigurationError, InputValidationError
@@ -92,7 +91,7 @@ def test_a_failure_not_worth_retrying_is_reported_on_its_item(emu: Emulator) -> 
     emu.inject("batch_item_error", items=(2,), code=5006, message="AiError: Bad input: nope")
     items = emu.client().model(LLAMA).batch_many(_prompts(4), poll_interval=0.01)
     assert [i.success for i in items] == [True, True, False, True]
-    with pytest.raises(BatchItemError, match="batch request 2 failed: .*nope"):
+    with pytest.raises(BatchItemError, match=r"batch request 2 failed: .*nope"):
         _ = items[2].output
     assert emu.batch_items_received["2"] == 1
 
@@ -149,9 +148,7 @@ def test_a_batch_that_never_finishes_times_out_naming_its_request_ids(emu: Emula
     assert "same journal" in str(info.value)
     # The same call with the same journal, once the queue moves: nothing is sent again.
     emu.batch_polls = (0, 0)
-    items = emu.client().model(LLAMA).batch_many(
-        _prompts(10), batch_size=4, poll_interval=0.01, journal=str(journal)
-    )
+    items = emu.client().model(LLAMA).batch_many(_prompts(10), batch_size=4, poll_interval=0.01, journal=str(journal))
     assert all(i.success for i in items)
     assert set(emu.batch_items_received.values()) == {1}
 

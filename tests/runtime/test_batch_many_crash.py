@@ -27,22 +27,22 @@ LLAMA = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
 N = 50
 SIZE = 10  # requests per batch: 5 batches
 
-CHILD = """
+CHILD = f"""
 import asyncio, json, sys
 from workers_ai import AsyncWorkersAI, WorkersAI
 mode, journal, out = sys.argv[1:4]
-reqs = [{"prompt": f"question {i}"} for i in range(%d)]
-opts = dict(journal=journal, batch_size=%d, poll_interval=0.05, timeout=120)
+reqs = [{{"prompt": f"question {{i}}"}} for i in range({N})]
+opts = dict(journal=journal, batch_size={SIZE}, poll_interval=0.05, timeout=120)
 if mode == "sync":
-    items = WorkersAI().model("%s").batch_many(reqs, **opts)
+    items = WorkersAI().model("{LLAMA}").batch_many(reqs, **opts)
 else:
     async def main():
         async with AsyncWorkersAI() as ai:
-            return await ai.model("%s").batch_many(reqs, **opts)
+            return await ai.model("{LLAMA}").batch_many(reqs, **opts)
     items = asyncio.run(main())
 with open(out, "w") as fh:
     json.dump([[i.id, i.external_reference, i.output.response] for i in items], fh)
-""" % (N, SIZE, LLAMA, LLAMA)
+"""
 
 
 def _limits() -> None:
@@ -138,9 +138,7 @@ def test_killed_while_polling_the_rerun_sends_nothing_and_loses_nothing(
 
 
 @pytest.mark.parametrize("mode", ["sync", "async", "cli"])
-def test_killed_mid_submission_only_the_in_flight_batch_is_sent_again(
-    emu: Emulator, tmp_path: Path, mode: str
-) -> None:
+def test_killed_mid_submission_only_the_in_flight_batch_is_sent_again(emu: Emulator, tmp_path: Path, mode: str) -> None:
     # The third batch (requests 20..29) is taken by the emulator, whose reply then waits 60 s.
     emu.inject("slow", delay=60, match=lambda r: b'"external_reference":"20"' in r.body)
     proc = _start(emu, mode, tmp_path)

@@ -289,7 +289,9 @@ def request_data(handle: BatchModel, item: Any, where: str, kinds: Sequence[type
         if kinds:
             check_item(handle, data, kinds, where)
     else:
-        raise InputValidationError(handle.model_id, where, f"expected a request struct or mapping, got {type(item).__name__}")
+        raise InputValidationError(
+            handle.model_id, where, f"expected a request struct or mapping, got {type(item).__name__}"
+        )
     if ref is not None:
         data["external_reference"] = ref
     ext = data.get("external_reference")

@@ -28,8 +28,7 @@ __all__ = ["cmd_batch"]
 def _lines(path: str) -> Iterator[tuple[int, bytes]]:
     """``(line number, line)`` of every line, one at a time."""
     with open(path, "rb") as fh:
-        for n, line in enumerate(fh, start=1):
-            yield n, line
+        yield from enumerate(fh, start=1)
 
 
 class FileSource:
@@ -128,9 +127,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
         max_in_flight=args.max_in_flight,
     )
     try:
-        flow = many_flow(
-            handle, BatchJob[Any], source, sink, journal=args.journal, on_progress=bar, options=options
-        )
+        flow = many_flow(handle, BatchJob[Any], source, sink, journal=args.journal, on_progress=bar, options=options)
         sent: int = handle.client.drive(flow)
     except BaseException:
         out.discard()

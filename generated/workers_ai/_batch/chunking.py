@@ -108,9 +108,7 @@ def embed_flow(
         )
     extra = dict(options or {})
     extra.pop("text", None)
-    plan = plan_batches(
-        texts, per_request=per_request, extra=extra, max_bytes=max_bytes, model_id=handle.model_id
-    )
+    plan = plan_batches(texts, per_request=per_request, extra=extra, max_bytes=max_bytes, model_id=handle.model_id)
     if as_numpy:
         numpy()  # fail before anything is sent when numpy is missing
     checker = validator_for(cls)
@@ -141,7 +139,7 @@ def embed_flow(
     def sink(item: BatchItem[Any]) -> None:
         start, count = spans[item.id]
         if as_numpy:
-            block = decode_block(item.result, count) if item.success else None
+            block = decode_block(item.result, count) if item.success and item.result is not None else None
             if block is not None and array[0] is None:
                 np = numpy()
                 array[0] = np.full((len(texts), block.shape[1]), np.nan, dtype=np.float32)
@@ -181,7 +179,8 @@ def embed_flow(
             failures=failures,
         )
     if as_numpy:
-        return array[0] if array[0] is not None else numpy().empty((len(texts), 0), dtype=numpy().float32)
+        made: F32 = array[0] if array[0] is not None else numpy().empty((len(texts), 0), dtype=numpy().float32)
+        return made
     return cast("list[list[float]]", vectors)
 
 

@@ -4,7 +4,7 @@ append-only JSON Lines file, each record written and fsynced before the step it 
 Records, one per line::
 
     {"t": "journal", "v": 1, "model": M, "count": N, "fingerprint": F}   # first line: what the run is for
-    {"t": "intent", "b": 3, "r": [[0, 512]], "p": null}                 # batch 3 holds requests 0..511; about to be sent
+    {"t": "intent", "b": 3, "r": [[0, 512]], "p": null}     # batch 3 holds requests 0..511: about to be sent
     {"t": "submitted", "b": 3, "id": "<request_id>"}                     # the API queued it; poll this id
     {"t": "finished"}                                                    # every result was delivered
 
@@ -115,7 +115,7 @@ class Journal:
         if lines:
             self._read(lines, model_id, count, fingerprint)
         try:
-            fh = open(self.path, "r+b" if data else "wb")  # noqa: SIM115
+            fh = open(self.path, "r+b" if data else "wb")
         except OSError as exc:
             raise JournalError(f"journal {self.path}: cannot write it: {exc.strerror or exc}") from None
         fh.truncate(keep)

@@ -29,15 +29,22 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, NamedTuple, Protocol, TypedDict
+from typing import Any, NamedTuple, Protocol, TypedDict, cast
 
 import msgspec
 
 from .._core.flow import Flow, Sleep
-from ..errors import APITimeoutError, BatchError, BatchTimeoutError, ConfigurationError, ErrorDetail, InputValidationError
+from ..errors import (
+    APITimeoutError,
+    BatchError,
+    BatchTimeoutError,
+    ConfigurationError,
+    ErrorDetail,
+    InputValidationError,
+)
 from .embed_plan import BatchProgress
-from .journal import Fingerprint, Journal, JournalBatch, ranges_of
 from .jobs import BatchItem, BatchJobBase, BatchModel
+from .journal import Fingerprint, Journal, JournalBatch, ranges_of
 from .submit import submit_flow
 from .wire import MAX_BATCH_BYTES, batch_item_types, request_data
 
@@ -63,7 +70,7 @@ class Unit(NamedTuple):
     """One request: its input index, its key (sent as ``external_reference``; ``""``: none sent, nothing
     checked) and its encoded JSON object."""
 
-    index: int
+    pos: int
     key: str
     body: bytes
     weight: int = 1  # what progress counts it as (embed_many: the texts it holds)
@@ -173,7 +180,7 @@ def options_of(given: BatchManyOptions) -> tuple[ManyOptions, str | None, Callab
         raise TypeError(f"batch_many() got unexpected keyword arguments: {', '.join(sorted(extra))}")
     fields = {k: v for k, v in given.items() if k in ManyOptions._fields}
     journal = given.get("journal")
-    return ManyOptions(**fields), (None if journal is None else str(journal)), given.get("on_progress")
+    return ManyOptions(**cast("dict[str, Any]", fields)), (None if journal is None else str(journal)), given.get("on_progress")
 
 
 class _Attempt:
@@ -199,7 +206,7 @@ class _Slot:
     def __init__(self, number: int, units: list[Unit]) -> None:
         self.number = number
         self.units = units
-        self.first = units[0].index
+        self.first = units[0].pos
         self.attempts: list[_Attempt] = []
         self.results: dict[int, BatchItem[Any]] = {}
         self.tries: dict[int, int] = {}
@@ -301,7 +308,7 @@ def _run(
         """The next run of requests: a batch the journal knows, or a new one cut under the limits."""
         nonlocal ahead
         assert ahead is not None
-        jb = known.get(ahead.index)
+        jb = known.get(ahead.pos)
         if jb is not None:
             want = sum(e - s for s, e in jb.ranges)
             got: list[Unit] = []
@@ -312,7 +319,7 @@ def _run(
         got = []
         size = _OPEN + _CLOSE
         while ahead is not None and len(got) < opts.batch_size:
-            if got and (size + len(ahead.body) + 1 >= opts.max_bytes or ahead.index in known):
+            if got and (size + len(ahead.body) + 1 >= opts.max_bytes or ahead.pos in known):
                 break
             got.append(ahead)
             size += len(ahead.body) + (1 if len(got) > 1 else 0)
@@ -326,7 +333,7 @@ def _run(
         if parent is None:
             slot.number = number
         if book is not None:
-            book.intent(number, ranges_of(u.index for u in batch), parent)
+            book.intent(number, ranges_of(u.pos for u in batch), parent)
         body = b'{"requests":[' + b",".join(u.body for u in batch) + b"]}"
         try:
             job = yield from submit_flow(handle, job_type, body, len(batch), None, opts.max_bytes)
@@ -353,7 +360,7 @@ def _run(
             message = f"batch {job.request_id} failed as a whole"
             raw = job.last_status.raw if job.last_status is not None else None
             for u in attempt.units:
-                slot.results[u.index] = _failure(u.index, u.key, message, 3043, raw)
+                slot.results[u.pos] = _failure(u.pos, u.key, message, 3043, raw)
         else:
             seen: set[int] = set()
             for item in found:
@@ -363,17 +370,17 @@ def _run(
                 u = attempt.units[item.id]
                 if u.key and item.external_reference is not None and item.external_reference != u.key:
                     out = _failure(
-                        u.index,
+                        u.pos,
                         u.key,
                         f"the reply's external_reference {item.external_reference!r} is not the one sent "
                         f"({u.key!r}) for item {item.id} of batch {job.request_id}",
                         raw=item.raw,
                     )
                 elif item.success:
-                    out = BatchItem(u.index, True, item.result, u.key or None)
+                    out = BatchItem(u.pos, True, item.result, u.key or None)
                 else:
-                    out = BatchItem(u.index, False, None, u.key or None, item.errors, item.raw)
-                slot.results[u.index] = out
+                    out = BatchItem(u.pos, False, None, u.key or None, item.errors, item.raw)
+                slot.results[u.pos] = out
         attempt.job = None  # the reply (and its raw items) goes now
         attempt.state = "done"
 
@@ -401,10 +408,10 @@ def _run(
         """The requests of a slot to send again; marks it settled when there are none."""
         again: list[Unit] = []
         for u in slot.units:
-            item = slot.results.get(u.index)
+            item = slot.results.get(u.pos)
             if item is None:
-                slot.results[u.index] = item = _failure(u.index, u.key, _NO_RESPONSE)
-            if _retryable(item) and slot.tries.get(u.index, 0) < opts.item_retries:
+                slot.results[u.pos] = item = _failure(u.pos, u.key, _NO_RESPONSE)
+            if _retryable(item) and slot.tries.get(u.pos, 0) < opts.item_retries:
                 again.append(u)
         if not again:
             slot.settled = True
@@ -416,16 +423,16 @@ def _run(
     while True:
         # Fill the window: known batches are polled, new ones are sent (journal first).
         while ahead is not None and len(slots) < opts.max_in_flight:
-            slot, jb = take_slot()
+            slot, first = take_slot()
             slots.append(slot)
-            if jb is not None:
+            if first is not None:
                 now = now_()
-                for known_batch in [jb, *retries_of.get(jb.number, [])]:
+                for known_batch in [first, *retries_of.get(first.number, [])]:
                     wanted = set(known_batch.indexes())
-                    batch = [u for u in slot.units if u.index in wanted]
-                    if known_batch is not jb:
+                    batch = [u for u in slot.units if u.pos in wanted]
+                    if known_batch is not first:
                         for u in batch:
-                            slot.tries[u.index] = slot.tries.get(u.index, 0) + 1
+                            slot.tries[u.pos] = slot.tries.get(u.pos, 0) + 1
                     job = job_type(handle, known_batch.request_id, size=len(batch))
                     slot.attempts.append(_Attempt(known_batch.number, batch, job, now, opts.poll_interval))
                     attempts_total += 1
@@ -455,13 +462,13 @@ def _run(
                 again = settle(slot)
                 if again:
                     for u in again:
-                        slot.tries[u.index] = slot.tries.get(u.index, 0) + 1
+                        slot.tries[u.pos] = slot.tries.get(u.pos, 0) + 1
                     yield from submit(slot, again, slot.number)
         # Deliver settled slots from the front, in input order.
         while slots and slots[0].settled:
             slot = slots.popleft()
             for u in slot.units:
-                sink(slot.results[u.index])
+                sink(slot.results[u.pos])
                 done_weight += u.weight
             delivered += len(slot.units)
         resolved = done_weight + sum(u.weight for s in slots if s.settled for u in s.units)

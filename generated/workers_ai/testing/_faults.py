@@ -103,7 +103,11 @@ FAULTS: Mapping[str, _Spec] = {
     ),
     "stream_no_done": _Spec("stream", "the stream ends without data: [DONE]"),
     "batch_item_error": _Spec(
-        "batch", "batch item `item` (default 0), or each of `items` (e.g. items=1,4,9), fails", None, 3040, "Capacity exceeded"
+        "batch",
+        "batch item `item` (default 0), or each of `items` (e.g. items=1,4,9), fails",
+        None,
+        3040,
+        "Capacity exceeded",
     ),
     "batch_failed": _Spec("batch", "the whole batch ends with status 'failed'", None, None, "the batch failed"),
 }
