@@ -1114,7 +1114,8 @@ def render_markdown(results: dict[str, Any]) -> str:
             w("")
             w(
                 f"Journal CPU cost: {queue['journal_cpu_cost']:.3f}x (batch_many), "
-                f"{queue['cli_journal_cpu_cost']:.3f}x (CLI). CLI peak RSS at {small['n']:,} requests: {small['peak_rss_mb']:.0f} MB; at "
+                f"{queue['cli_journal_cpu_cost']:.3f}x (CLI). CLI peak RSS at {small['n']:,} requests: "
+                f"{small['peak_rss_mb']:.0f} MB; at "
                 f"{queue['requests']:,}: {queue['cli_peak_rss_n_vs_n_over_10']:.2f}x that."
             )
         w("")

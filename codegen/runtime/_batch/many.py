@@ -180,7 +180,11 @@ def options_of(given: BatchManyOptions) -> tuple[ManyOptions, str | None, Callab
         raise TypeError(f"batch_many() got unexpected keyword arguments: {', '.join(sorted(extra))}")
     fields = {k: v for k, v in given.items() if k in ManyOptions._fields}
     journal = given.get("journal")
-    return ManyOptions(**cast("dict[str, Any]", fields)), (None if journal is None else str(journal)), given.get("on_progress")
+    return (
+        ManyOptions(**cast("dict[str, Any]", fields)),
+        (None if journal is None else str(journal)),
+        given.get("on_progress"),
+    )
 
 
 class _Attempt:
