@@ -266,7 +266,7 @@ class _Mapper:
         """The rows through the batch queue, with a journal beside the checkpoint file (resumable)."""
         journal = None if file is None else file[: -len(".parquet")] + ".journal"
         options = {**self.queue_options, "journal": journal}
-        items: list[Any] = self.handle._batch_many(payloads, options)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]
+        items: list[Any] = self.handle._batch_many(payloads, options)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportPrivateUsage]
         out: list[tuple[Any, str | None]] = []
         for item in items:
             if item.success:

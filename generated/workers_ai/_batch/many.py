@@ -107,7 +107,11 @@ def encode_unit(
     """Validate and encode one request, keyed by its ``external_reference`` (the caller's) or its index.
     ``kinds=()`` skips the check (a mapping already checked once encodes to the same bytes)."""
     where = where or f"$.requests[{index}]"
-    data = request_data(handle, item, where, kinds) if kinds or not isinstance(item, dict) else dict(item)
+    data = (
+        request_data(handle, item, where, kinds)
+        if kinds or not isinstance(item, dict)
+        else dict(cast("dict[str, Any]", item))
+    )
     ref = data.get("external_reference")
     key = ref if isinstance(ref, str) else str(index)
     data["external_reference"] = key
@@ -180,7 +184,11 @@ def options_of(given: BatchManyOptions) -> tuple[ManyOptions, str | None, Callab
         raise TypeError(f"batch_many() got unexpected keyword arguments: {', '.join(sorted(extra))}")
     fields = {k: v for k, v in given.items() if k in ManyOptions._fields}
     journal = given.get("journal")
-    return ManyOptions(**cast("dict[str, Any]", fields)), (None if journal is None else str(journal)), given.get("on_progress")
+    return (
+        ManyOptions(**cast("dict[str, Any]", fields)),
+        (None if journal is None else str(journal)),
+        given.get("on_progress"),
+    )
 
 
 class _Attempt:
@@ -368,6 +376,7 @@ def _run(
                     continue
                 seen.add(item.id)
                 u = attempt.units[item.id]
+                out: BatchItem[Any]
                 if u.key and item.external_reference is not None and item.external_reference != u.key:
                     out = _failure(
                         u.pos,
