@@ -370,6 +370,8 @@ class ModelPlan:
                 names.append(f"{m.name}_stream")
             if m.runs_tools:
                 names.append("run_tools")
+            if m.kind == "requests":
+                names.append(f"{m.name}_many")
         return tuple(names)
 
 
