@@ -246,3 +246,17 @@ def test_the_sdk_sends_a_batch_of_just_under_10_mb_in_one_piece(emu: Emulator) -
     reqs[1] = {"prompt": reqs[1]["prompt"] + "b"}
     h.batch_many(reqs, poll_interval=0.01)
     assert len(_submissions(emu)) == 2
+
+
+def test_a_journal_in_use_by_another_run_is_refused(emu: Emulator, tmp_path: Path) -> None:
+    from workers_ai._batch.journal import Journal
+
+    journal = tmp_path / "j.jsonl"
+    holder = Journal(journal, LLAMA, 3, "f" * 64)  # another run holds it open (and locked)
+    try:
+        with pytest.raises(JournalError, match="in use by another run"):
+            emu.client().model(LLAMA).batch_many(_prompts(3), journal=str(journal))
+        assert emu.requests == []
+    finally:
+        holder.close()
+    emu.client().model(LLAMA).batch_many(_prompts(1), poll_interval=0.01, journal=str(tmp_path / "other"))

@@ -21,7 +21,8 @@ crash
 
 A journal written for another model or other requests (``fingerprint``: SHA-256 of the model id and every
 encoded request) is refused, naming the difference. A torn last line (a crash in the middle of a write)
-is dropped before appending.
+is dropped before appending. A journal is locked (``flock``) while a run has it open: a second run on the
+same file is refused instead of interleaving records.
 """
 
 from __future__ import annotations
@@ -102,24 +103,27 @@ class Journal:
         self._fh: IO[bytes] | None = None
         header = {"t": "journal", "v": VERSION, "model": model_id, "count": count, "fingerprint": fingerprint}
         try:
-            data = b""
-            if os.path.exists(self.path):
-                with open(self.path, "rb") as src:
-                    data = src.read()
+            fh = os.fdopen(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666), "r+b")
         except OSError as exc:
-            raise JournalError(f"journal {self.path}: cannot read it: {exc.strerror or exc}") from None
-        keep = len(data)
-        if data and not data.endswith(b"\n"):
-            keep = data.rfind(b"\n") + 1  # a torn last line: its write never completed
-        lines = data[:keep].splitlines()
-        if lines:
-            self._read(lines, model_id, count, fingerprint)
+            raise JournalError(f"journal {self.path}: cannot open it: {exc.strerror or exc}") from None
         try:
-            fh = open(self.path, "r+b" if data else "wb")
+            if not _lock(fh):
+                raise JournalError(f"journal {self.path} is in use by another run (a process holds its lock)")
+            data = fh.read()
+            keep = len(data)
+            if data and not data.endswith(b"\n"):
+                keep = data.rfind(b"\n") + 1  # a torn last line: its write never completed
+            lines = data[:keep].splitlines()
+            if lines:
+                self._read(lines, model_id, count, fingerprint)
+            fh.truncate(keep)
+            fh.seek(keep)
         except OSError as exc:
-            raise JournalError(f"journal {self.path}: cannot write it: {exc.strerror or exc}") from None
-        fh.truncate(keep)
-        fh.seek(keep)
+            fh.close()
+            raise JournalError(f"journal {self.path}: cannot read it: {exc.strerror or exc}") from None
+        except BaseException:
+            fh.close()
+            raise
         self._fh = fh
         if not lines:
             self._append(header)
@@ -193,6 +197,20 @@ class Journal:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+
+
+def _lock(fh: IO[bytes]) -> bool:
+    """Hold an exclusive lock on the open journal for as long as it is open (released when it is closed,
+    or when the process dies); False when another process holds it. Where ``fcntl`` is missing, no lock."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        return True
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
 
 
 def ranges_of(indexes: Iterable[int]) -> list[tuple[int, int]]:
