@@ -161,8 +161,17 @@ def embed_flow(
             failures[start + k] = message
 
     source = ListSource(units, "")
+    queued: list[str] = []
     yield from many_flow(
-        handle, job_type, source, sink, on_progress=on_progress, options=opts, lean=as_numpy, total=len(texts)
+        handle,
+        job_type,
+        source,
+        sink,
+        on_progress=on_progress,
+        options=opts,
+        lean=as_numpy,
+        total=len(texts),
+        on_queued=queued.append,
     )
     if failures:
         first = min(failures)
@@ -174,7 +183,7 @@ def embed_flow(
         raise BatchItemsError(
             f"{handle.model_id}: {len(failures)} of {len(texts)} texts got no vector "
             f"(first: text {first}: {failures[first]})",
-            request_id="",
+            request_id=queued[0] if queued else "",
             results=results,
             failures=failures,
         )

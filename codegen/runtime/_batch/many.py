@@ -243,6 +243,7 @@ def many_flow(
     clock: Callable[[], float] = time.monotonic,
     lean: bool = False,
     total: int | None = None,
+    on_queued: Callable[[str], None] | None = None,
 ) -> Flow[int]:
     """Run every request of ``source`` through the batch API; ``sink`` gets one item per request, in input
     order (``id`` = input index). Returns the number of batches sent by this run (0 when the journal already
@@ -250,7 +251,8 @@ def many_flow(
 
     ``lean``: status replies are read with :func:`.f32.read_lean` and each successful item's ``result`` is
     its raw JSON (``msgspec.Raw``), for sinks that decode it themselves (``embed_many(as_numpy=True)``).
-    ``total``: what progress counts as all of it (default: the number of requests; see ``Unit.weight``)."""
+    ``total``: what progress counts as all of it (default: the number of requests; see ``Unit.weight``).
+    ``on_queued(request_id)`` is called for every batch this run queues."""
     opts = options
     if opts.batch_size < 1 or opts.max_in_flight < 1 or opts.item_retries < 0:
         raise ConfigurationError("batch_size and max_in_flight must be >= 1, item_retries >= 0")
@@ -263,7 +265,7 @@ def many_flow(
         return (
             yield from _run(
                 handle, job_type, source, sink, book, on_progress, opts, clock, (started, deadline, real_deadline),
-                lean, source.count if total is None else total,
+                lean, source.count if total is None else total, on_queued,
             )
         )  # fmt: skip
     finally:
@@ -283,6 +285,7 @@ def _run(
     times: tuple[float, float, float],
     lean: bool,
     total: int,
+    on_queued: Callable[[str], None] | None,
 ) -> Flow[int]:
     model = handle.model_id
     started, deadline, real_deadline = times
@@ -356,6 +359,8 @@ def _run(
             ) from exc
         if book is not None:
             book.submitted(number, job.request_id)
+        if on_queued is not None:
+            on_queued(job.request_id)
         sent += 1
         attempts_total += 1
         slot.attempts.append(_Attempt(number, batch, job, now_(), opts.poll_interval))
