@@ -618,6 +618,28 @@ def bench_otel(passes: int, rounds: int, imports: int) -> dict[str, Any]:
     return out
 
 
+def bench_queue(n: int) -> dict[str, Any]:
+    """``n`` small requests through the emulator's batch queue (bench/_queue.py): client CPU per item and
+    peak RSS of batch_many and ``workers-ai batch``, with and without a journal, as ratios to the same JSON
+    posted and polled with plain urllib3 + msgspec; the CLI also at n/10, to show its memory does not grow
+    with the number of requests. Each run is a fresh process; the emulator is another one."""
+    with background([PY, str(BENCH / "_queue.py"), "serve"], "EMULATOR ", timeout=60) as spec:
+        runs: dict[str, Any] = {}
+        for mode in ("floor", "many", "many_journal", "cli", "cli_journal"):
+            runs[mode] = run_json([PY, str(BENCH / "_queue.py"), "client", spec, str(n), mode], timeout=1800)
+        small = run_json([PY, str(BENCH / "_queue.py"), "client", spec, str(n // 10), "cli_journal"], timeout=600)
+    floor = runs["floor"]
+    out: dict[str, Any] = {"requests": n, "runs": runs, "cli_journal_at_n_over_10": small}
+    for r in runs.values():
+        r["cpu_us_per_item"] = round(r["cpu_s"] / n * 1e6, 2)
+        r["cpu_vs_floor"] = round(r["cpu_s"] / floor["cpu_s"], 2)
+        r["peak_rss_vs_floor"] = round(r["peak_rss_mb"] / floor["peak_rss_mb"], 2)
+    out["journal_cpu_cost"] = round(runs["many_journal"]["cpu_s"] / runs["many"]["cpu_s"], 3)
+    out["cli_journal_cpu_cost"] = round(runs["cli_journal"]["cpu_s"] / runs["cli"]["cpu_s"], 3)
+    out["cli_peak_rss_n_vs_n_over_10"] = round(runs["cli_journal"]["peak_rss_mb"] / small["peak_rss_mb"], 2)
+    return out
+
+
 def catalog_copy(dest: Path) -> tuple[int, list[str]]:
     """Copy the catalog files that have both schema halves (the others are left out on purpose)."""
     dest.mkdir(parents=True, exist_ok=True)
@@ -1153,6 +1175,35 @@ def render_markdown(results: dict[str, Any]) -> str:
                 )
             w("")
 
+    queue = results.get("queue")
+    if queue:
+        w(f"## Bulk queue: {queue.get('requests', 100_000):,} small requests")
+        w("")
+        if "error" in queue:
+            w(f"Not run: {queue['error']}")
+        else:
+            w(
+                "Text-generation requests through the emulator's batch queue (another process, answering at once), "
+                "1000 per batch. Floor: the same JSON posted and polled with plain urllib3 + msgspec."
+            )
+            w("")
+            w("| Run | Client CPU | CPU per item | vs floor | Peak RSS | vs floor | Wall |")
+            w("|---|---|---|---|---|---|---|")
+            for mode, r in queue["runs"].items():
+                w(
+                    f"| {mode} | {r['cpu_s']:.2f} s | {r['cpu_us_per_item']:.1f} us | {r['cpu_vs_floor']:.2f}x | "
+                    f"{r['peak_rss_mb']:.0f} MB | {r['peak_rss_vs_floor']:.2f}x | {r['wall_s']:.1f} s |"
+                )
+            small = queue["cli_journal_at_n_over_10"]
+            w("")
+            w(
+                f"Journal CPU cost: {queue['journal_cpu_cost']:.3f}x (batch_many), "
+                f"{queue['cli_journal_cpu_cost']:.3f}x (CLI). CLI peak RSS at {small['n']:,} requests: "
+                f"{small['peak_rss_mb']:.0f} MB; at "
+                f"{queue['requests']:,}: {queue['cli_peak_rss_n_vs_n_over_10']:.2f}x that."
+            )
+        w("")
+
     batch = results.get("batch")
     if batch:
         w(f"## Batch: {batch.get('texts', 10_000):,} texts")
@@ -1503,6 +1554,7 @@ SECTIONS = [
     "cold",
     "calls",
     "batch",
+    "queue",
     "sse",
     "load",
     "async",
@@ -1540,6 +1592,7 @@ def main(argv: list[str] | None = None) -> int:
             ("cold", lambda: bench_cold(envs, 5 if quick else 30, work)),
             ("calls", lambda: bench_calls(envs, 1 if quick else 2, 5 if quick else 20)),
             ("batch", lambda: bench_batch(1000 if quick else 10_000)),
+            ("queue", lambda: bench_queue(5000 if quick else 100_000)),
             ("sse", lambda: bench_sse(2.0 if quick else 10.0, 2 if quick else 5)),
             ("load", lambda: bench_load(envs, 5 if quick else 15, 1.0 if quick else 3.0)),
             ("async", lambda: bench_async(1.0 if quick else 2.0, 1 if quick else 3)),

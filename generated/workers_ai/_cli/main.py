@@ -70,6 +70,12 @@ def _cmd_sync(args: argparse.Namespace) -> int:
     return code
 
 
+def _cmd_batch(args: argparse.Namespace) -> int:
+    from .batch import cmd_batch  # the batch machinery loads only for this command
+
+    return cmd_batch(args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="workers-ai", description="Cloudflare Workers AI from the command line")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -104,6 +110,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_embed.add_argument("--poll-interval", type=float, default=1.0, help="first wait between batch polls")
     p_embed.add_argument("--base-url", default=None)
     p_embed.set_defaults(func=cmd_embed)
+    p_batch = sub.add_parser(
+        "batch",
+        help="many requests (JSON Lines) through the batch queue, one result line per request, resumable",
+        description="Each line of --input is one request (JSON); -o gets one line per request, in order: "
+        '{"id", "external_reference", "result"} or {"id", "external_reference", "error"}. With --journal the '
+        "same command resumes after a crash without sending a queued batch again (docs/bulk-queue.md).",
+    )
+    p_batch.add_argument("model")
+    p_batch.add_argument("--input", required=True, help="the requests, one JSON object per line")
+    p_batch.add_argument("-o", "--output", required=True, help="the results file (written when complete)")
+    p_batch.add_argument("--journal", default=None, help="the run's journal: resume from it, record in it")
+    p_batch.add_argument("--batch-size", type=int, default=1000, help="requests per batch (default 1000)")
+    p_batch.add_argument("--max-in-flight", type=int, default=8, help="batches queued at once (default 8)")
+    p_batch.add_argument("--timeout", type=float, default=3600.0, help="seconds for the whole run (default 3600)")
+    p_batch.add_argument("--poll-interval", type=float, default=1.0, help="first wait between polls (grows)")
+    p_batch.add_argument("--base-url", default=None)
+    p_batch.set_defaults(func=_cmd_batch)
     p_models = sub.add_parser("models", help="list the models this package knows (id, task, methods, price)")
     p_models.add_argument("--task", help="only models of this task, e.g. 'Text Embeddings'")
     p_models.add_argument("--json", action="store_true", help="print JSON for scripts")

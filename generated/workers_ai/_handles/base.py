@@ -508,6 +508,21 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         call.leave(token)
         return resp, call
 
+    def _many_flow(self, requests: Sequence[Any], given: Mapping[str, Any]) -> Flow[list[Any]]:
+        """``batch_many``: every request validated and encoded first (nothing is sent when one is bad),
+        then the bulk flow of :mod:`.._batch.many`; the items in input order."""
+        from .._batch.jobs import AsyncBatchJob, BatchJob
+        from .._batch.many import many_flow, options_of, prepare
+
+        opts, journal, on_progress = options_of(cast("Any", given))
+        source = prepare(self, requests, opts.max_bytes)
+        job_type: Callable[..., BatchJobBase[Any]] = AsyncBatchJob[Any] if self.client.is_async else BatchJob[Any]
+        items: list[Any] = []
+        yield from many_flow(
+            self, job_type, source, items.append, journal=journal, on_progress=on_progress, options=opts
+        )
+        return items
+
     def _submit_flow(self, requests: Sequence[Any], headers: Mapping[str, str] | None) -> Flow[Any]:
         from .._batch.jobs import MAX_BATCH_BYTES, AsyncBatchJob, BatchJob, encode_requests
         from .._batch.submit import submit_flow

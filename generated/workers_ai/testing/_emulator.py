@@ -244,6 +244,7 @@ class Emulator:
         retry_after: float | None = None,
         delay: float | None = None,
         item: int = 0,
+        items: tuple[int, ...] = (),
     ) -> Fault:
         """Make the next ``times`` matching requests fail with ``fault`` (see ``FAULTS`` for names).
 
@@ -261,9 +262,16 @@ class Emulator:
             retry_after=retry_after,
             delay=delay,
             item=item,
+            items=tuple(items),
         )
         self.state.faults.add(f)
         return f
+
+    @property
+    def batch_items_received(self) -> dict[str, int]:
+        """How many times each batch item was received (every submission counted), by its
+        ``external_reference``; items without one count as ``"#<position in its batch>"``."""
+        return self.state.jobs.received()
 
     def clear_faults(self) -> None:
         self.state.faults.clear()
