@@ -1,11 +1,14 @@
 """What both drivers hand to ``websockets`` and take back from it: connect options, a logger that never
 shows the token, failed handshakes as our REST errors, and how a closed connection ended.
 
-Imports ``websockets`` only inside functions: this module is loaded when a session starts.
+Imports ``websockets`` only inside functions, through :func:`websockets_module`: this module is loaded
+when a session starts, and a copy without the ``realtime`` extra still type-checks (mypy follows every
+``import`` it sees, and would report ``websockets`` as not found).
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import Mapping, MutableMapping
 from typing import Any
@@ -14,9 +17,14 @@ from .._core.error_replies import error_from
 from ..errors import APIConnectionError, APITimeoutError, WorkersAIError
 from ._core import SessionCore
 
-__all__ = ["close_of", "connect_options", "handshake_error"]
+__all__ = ["close_of", "connect_options", "handshake_error", "websockets_module"]
 
 _log = logging.getLogger("workers_ai.realtime")
+
+
+def websockets_module(name: str) -> Any:
+    """``websockets.<name>`` (``sync.client``, ``asyncio.client``, ``exceptions``), imported by name."""
+    return importlib.import_module(f"websockets.{name}")
 
 
 class _Redacting(logging.LoggerAdapter):  # type: ignore[type-arg]
@@ -50,7 +58,7 @@ def connect_options(core: SessionCore) -> dict[str, Any]:
 
 def handshake_error(core: SessionCore, exc: BaseException) -> WorkersAIError:
     """A failed opening handshake as the error a REST call would raise for the same answer."""
-    from websockets.exceptions import InvalidStatus
+    InvalidStatus = websockets_module("exceptions").InvalidStatus
 
     host = core.url.split("/")[2]
     if isinstance(exc, InvalidStatus):
@@ -69,7 +77,7 @@ def handshake_error(core: SessionCore, exc: BaseException) -> WorkersAIError:
 def close_of(exc: BaseException) -> tuple[int | None, str]:
     """The close code and reason of a ``ConnectionClosed`` (the server's, else the one we sent on a
     failure); for any other exception, no code and what it says."""
-    from websockets.exceptions import ConnectionClosed
+    ConnectionClosed = websockets_module("exceptions").ConnectionClosed
 
     if not isinstance(exc, ConnectionClosed):
         return None, f"{type(exc).__name__}: {exc}"

@@ -9,6 +9,7 @@ socket, a thread or an event loop.
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -54,6 +55,17 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     ping_timeout: float | None = 20.0
 
 
+def need_websockets() -> None:
+    """Refuse a session where the ``realtime`` extra is missing, saying how to add it (before any
+    session exists, so ``listen()`` and ``workers-ai listen`` fail where they are called)."""
+    try:  # by name: a copy without the extra must still type-check (see _wsopts)
+        importlib.import_module("websockets")
+    except ImportError:
+        raise ConfigurationError(
+            "realtime sessions (listen, speak_live) need websockets: pip install 'workers-ai[realtime]'"
+        ) from None
+
+
 class SessionCore:
     """State of one session; the drivers feed it and do what it says."""
 
@@ -67,6 +79,7 @@ class SessionCore:
         limits: Limits | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        need_websockets()
         self.model_id = model_id or spec.model_id
         self.spec = spec
         self.options = spec.check_options(options, self.model_id)
