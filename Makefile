@@ -44,7 +44,7 @@ bench: install
 	$(BIN)/python bench/run.py
 
 sync: install
-	$(BIN)/python -m workers_ai._cli sync  # -m: the checkout (and so the generator) is importable
+	$(BIN)/workers-ai sync  # the installed console script: the generator is installed with the project
 
 clean:
 	rm -rf $(VENV) $(DEMO_VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -54,9 +54,12 @@ def _cmd_sync(args: argparse.Namespace) -> int:
     try:
         run_live: Callable[..., int] = args.generator.load()
     except ImportError as exc:
+        # The extra is named after the generator's package: read from the entry point, never written here.
+        dist = getattr(args.generator.dist, "name", None) or "workers-ai"
+        extra = str(args.generator.module).split(".")[0]
         print(
-            f"workers-ai sync: the schema generator is registered but cannot be imported here ({exc}); "
-            "run it at the root of a workers-ai checkout (`make sync`)",
+            f"workers-ai sync: the schema generator is installed but cannot be imported ({exc}); "
+            f"it needs its extra: pip install '{dist}[{extra}]'",
             file=sys.stderr,
         )
         return 2
