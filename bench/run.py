@@ -459,6 +459,8 @@ def bench_calls(envs: Envs, passes: int, rounds: int) -> dict[str, Any]:
                     "cpu_us": round(median(entry["cpu"]) * 1e6, 1),
                     "wall_us": round(median(entry["wall"]) * 1e6, 1),
                     "vs_floor": round(median(entry["vs_floor"]), 3) if entry["vs_floor"] else None,
+                    # The spread of the per-round ratios: their middle half (25th to 75th percentile).
+                    "vs_floor_iqr": _iqr(entry["vs_floor"]),
                     "samples": len(entry["cpu"]),
                     "calls_per_sample": entry["calls"],
                     "result": entry["check"],
@@ -471,6 +473,14 @@ def bench_calls(envs: Envs, passes: int, rounds: int) -> dict[str, Any]:
                 + ", ".join(f"{k} {v.get('cpu_us', 'n/a')}us ({v.get('vs_floor')}x)" for k, v in rows.items())
             )
     return out
+
+
+def _iqr(values: list[float]) -> list[float] | None:
+    """The 25th and 75th percentiles of ``values`` (None for fewer than 4)."""
+    if len(values) < 4:
+        return None
+    q = statistics.quantiles(values, n=4)
+    return [round(q[0], 3), round(q[2], 3)]
 
 
 def _relative_to_official(rows: dict[str, Any]) -> None:
@@ -1049,23 +1059,26 @@ def render_markdown(results: dict[str, Any]) -> str:
             w("")
             w(
                 "Ratios are medians of per-round ratios to the floor measured in the same process "
-                f"({calls.get('passes', 1)} processes per environment, {calls.get('rounds', 0)} rounds each)."
+                f"({calls.get('passes', 1)} processes per environment, {calls.get('rounds', 0)} rounds each); "
+                "the spread is the middle half of those per-round ratios (25th-75th percentile)."
             )
             w("")
-            w("| Client | Client CPU per call | Wall per call | vs floor | vs official SDK | Result |")
-            w("|---|---|---|---|---|---|")
+            w("| Client | Client CPU per call | Wall per call | vs floor | spread | vs official SDK | Result |")
+            w("|---|---|---|---|---|---|---|")
             for impl in CALL_IMPLS:
                 row = rows.get(impl)
                 if row is None:
                     continue
                 if "error" in row:
-                    w(f"| {_label(impl, meta)} | not run: {row['error'][:160]} | | | | |")
+                    w(f"| {_label(impl, meta)} | not run: {row['error'][:160]} | | | | | |")
                     continue
                 vs_floor = row.get("vs_floor")
                 vs_cf = row.get("vs_official")
+                iqr = row.get("vs_floor_iqr")
+                spread = f"{iqr[0]:.2f}-{iqr[1]:.2f}x" if iqr else "n/a"
                 w(
                     f"| {_label(impl, meta)} | {_us(row['cpu_us'])} | {_us(row['wall_us'])} | "
-                    f"{_fmt(vs_floor, '{:.2f}x')} | {_fmt(vs_cf, '{:.2f}x')} | {row['result']} |"
+                    f"{_fmt(vs_floor, '{:.2f}x')} | {spread} | {_fmt(vs_cf, '{:.2f}x')} | {row['result']} |"
                 )
             w("")
 

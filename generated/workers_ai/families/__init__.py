@@ -136,8 +136,10 @@ __all__ = [
 
 def list_view(task: str, value: object) -> object:
     """``value`` as its task's list view when it is a plain JSON list of a listed task; else unchanged."""
+    if type(value) is not list:  # the usual answer, a struct: no task to look up
+        return value
     home = _LIST_VIEW_HOMES.get(task.lower())
-    if home is None or type(value) is not list:
+    if home is None:
         return value
     items: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
     view: Callable[[list[Any]], list[Any]] = _load(*home)
