@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -38,7 +38,7 @@ class ModelUsage(msgspec.Struct, frozen=True):
 
 def usage_of(result: Any) -> Usage | None:
     """The token usage a decoded reply carries (a struct's or a dict's ``usage``), if any."""
-    raw: Any = result.get("usage") if type(result) is dict else getattr(result, "usage", None)  # pyright: ignore[reportUnknownMemberType]
+    raw: Any = cast("dict[str, Any]", result).get("usage") if type(result) is dict else getattr(result, "usage", None)
     if raw is None:
         return None
     if isinstance(raw, Usage):

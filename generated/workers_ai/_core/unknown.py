@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -115,16 +115,18 @@ _CLOSED: set[type[Any]] = set()
 def _text(path: _Path) -> str:
     """``$.a[0].b`` from a path (see ``_Path``)."""
     pieces: list[str] = []
-    while type(path) is tuple:
-        path, piece = path
-        pieces.append(f"[{piece}]" if type(piece) is int else piece)
-    return str(path) + "".join(reversed(pieces))
+    at: Any = path
+    while type(at) is tuple:
+        parent, piece = cast("tuple[Any, Any]", at)
+        pieces.append(f"[{piece}]" if type(piece) is int else str(piece))
+        at = parent
+    return str(at) + "".join(reversed(pieces))
 
 
 def _object(fields: dict[str, _Walk | None], names: dict[str, _Walk | None], cls: type[Any] | None = None) -> _Walk:
     # Only the fields that can hold an unknown key are looked at on a struct instance.
     active = [(name, "." + name, sub) for name, sub in names.items() if sub is not None]
-    if cls is not None and not active and isinstance(cls, type) and issubclass(cls, msgspec.Struct):
+    if cls is not None and not active and issubclass(cls, msgspec.Struct):
         _CLOSED.add(cls)
 
     def walk(value: Any, path: _Path, out: list[str]) -> None:

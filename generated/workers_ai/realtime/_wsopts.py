@@ -62,9 +62,11 @@ def handshake_error(core: SessionCore, exc: BaseException) -> WorkersAIError:
 
     host = core.url.split("/")[2]
     if isinstance(exc, InvalidStatus):
-        response = exc.response
-        headers: Mapping[str, str] = {k.lower(): v for k, v in response.headers.raw_items()}
-        return error_from(response.status_code, headers, bytes(response.body or b""), model_id=core.model_id)
+        response: Any = getattr(exc, "response")  # noqa: B009  (websockets is untyped here: see websockets_module)
+        items: Any = response.headers.raw_items()
+        headers: Mapping[str, str] = {str(k).lower(): str(v) for k, v in items}
+        status: int = response.status_code
+        return error_from(status, headers, bytes(response.body or b""), model_id=core.model_id)
     if isinstance(exc, TimeoutError):
         return APITimeoutError(
             f"{core.model_id}: no WebSocket handshake with {host} within {core.open_timeout:g}s", request_sent=False

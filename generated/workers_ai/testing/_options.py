@@ -105,14 +105,18 @@ def options_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> d
     for opt in OPTIONS:
         if not opt.cli:
             continue
-        value = getattr(args, opt.name)
+        value: Any = getattr(args, opt.name)
         if opt.kind in ("pair_int", "pair_float") and isinstance(value, list):
-            if len(value) > 2:  # pyright: ignore[reportUnknownArgumentType]
-                parser.error(f"{opt.flag} takes one number (for both) or two, got {len(value)}")  # pyright: ignore[reportUnknownArgumentType]
-            value = tuple(value) if len(value) == 2 else value[0]  # pyright: ignore[reportUnknownArgumentType]
+            numbers: list[Any] = list(value)  # pyright: ignore[reportUnknownArgumentType]
+            if len(numbers) > 2:
+                parser.error(f"{opt.flag} takes one number (for both) or two, got {len(numbers)}")
+            value = (numbers[0], numbers[1]) if len(numbers) == 2 else numbers[0]
         options[opt.name] = value
     return options
 
 
 def _shown(value: Any) -> str:
-    return " ".join(str(v) for v in value) if isinstance(value, tuple) else str(value)
+    if isinstance(value, tuple):
+        items: tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
+        return " ".join(str(v) for v in items)
+    return str(value)
