@@ -9,7 +9,7 @@ socket, a thread or an event loop.
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -58,12 +58,11 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
 def need_websockets() -> None:
     """Refuse a session where the ``realtime`` extra is missing, saying how to add it (before any
     session exists, so ``listen()`` and ``workers-ai listen`` fail where they are called)."""
-    try:  # by name: a copy without the extra must still type-check (see _wsopts)
-        importlib.import_module("websockets")
-    except ImportError:
+    # Looked up, not imported: a session is built without loading websockets (it is imported on open).
+    if importlib.util.find_spec("websockets") is None:
         raise ConfigurationError(
             "realtime sessions (listen, speak_live) need websockets: pip install 'workers-ai[realtime]'"
-        ) from None
+        )
 
 
 class SessionCore:

@@ -73,9 +73,10 @@ the published defaults). The default is the published limits."""
 _FLOOR = 0.1  # slowing down never goes below this share of the configured rate
 _RECOVER = 1 / 50  # each success gives back this share of the configured rate
 _LOG_EVERY = 10.0
-MAX_BLOCK = MAX_RETRY_AFTER
-"""The longest a server's ``Retry-After`` holds the shared budget (every call to that model): as long as
-one call waits for it, no longer."""
+MAX_BLOCK = 5 * MAX_RETRY_AFTER
+"""The longest a server's ``Retry-After`` holds the shared budget (every call to that model): five minutes.
+A call while it holds longer than a call waits (``MAX_RETRY_AFTER``) is refused at once, saying how long
+is left; after it, calls go to the server again."""
 
 
 def throttled(status: int, headers: Mapping[str, str], data: bytes) -> bool:
