@@ -4,6 +4,7 @@ module (``run``, ``embed``, ``models``; ``listen`` and ``speak`` in :mod:`.live`
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
@@ -53,9 +54,12 @@ def _cmd_sync(args: argparse.Namespace) -> int:
     try:
         run_live: Callable[..., int] = args.generator.load()
     except ImportError as exc:
+        # The extra is named after the generator's package: read from the entry point, never written here.
+        dist = getattr(args.generator.dist, "name", None) or "workers-ai"
+        extra = str(args.generator.module).split(".")[0]
         print(
-            f"workers-ai sync: the schema generator is registered but cannot be imported here ({exc}); "
-            "run it at the root of a workers-ai checkout (`make sync`)",
+            f"workers-ai sync: the schema generator is installed but cannot be imported ({exc}); "
+            f"it needs its extra: pip install '{dist}[{extra}]'",
             file=sys.stderr,
         )
         return 2
@@ -170,7 +174,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except BrokenPipeError:
         return _closed_pipe()
+    except KeyboardInterrupt as exc:  # Ctrl-C: one line, and the shell's status for SIGINT (128 + 2)
+        start = "\n" if sys.stderr.isatty() else ""  # after a streamed partial line on the terminal
+        print(f"{start}workers-ai: interrupted{f'; {exc}' if str(exc) else ''}", file=sys.stderr)
+        return 130
+    except OSError as exc:  # stdout itself could not be written (`> /dev/full`)
+        if exc.errno not in _WRITE_ERRORS:
+            raise
+        print(f"workers-ai: cannot write the output: {exc.strerror}; the output was not written", file=sys.stderr)
+        _drop_stdout()
+        return 1
     return code
+
+
+_WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT, errno.EROFS})
+
+
+def _drop_stdout() -> None:
+    # stdout is pointed at /dev/null so the interpreter's own flush at exit cannot fail again.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _closed_pipe() -> int:
@@ -178,7 +202,5 @@ def _closed_pipe() -> int:
 
     stdout is pointed at /dev/null so the interpreter's own flush at exit cannot fail again; the exit
     status is the shell's for a SIGPIPE death (128 + 13)."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
+    _drop_stdout()
     return 141

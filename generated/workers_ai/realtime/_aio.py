@@ -20,12 +20,12 @@ from ..errors import RealtimeError
 from ._audio import AudioSource, Pacer, Transcript, audio_chunks, chunk_size, collect
 from ._core import Limits, SessionCore
 from ._spec import RealtimeSpec, tag_of
-from ._wsopts import close_of, connect_options, handshake_error
+from ._wsopts import close_of, connect_options, handshake_error, websockets_module
 
 if TYPE_CHECKING:
-    from websockets.asyncio.client import ClientConnection
-
     from .._core.config import SessionConfig
+
+ClientConnection = Any  # websockets.asyncio.client.ClientConnection: named by import only at run time (see _wsopts)
 
 __all__ = ["AsyncListenSession", "AsyncSession", "AsyncSpeakSession"]
 
@@ -79,7 +79,7 @@ class AsyncSession(Generic[E]):
     async def open(self) -> None:
         if self._ws is not None:
             return
-        from websockets.asyncio.client import connect
+        connect = websockets_module("asyncio.client").connect
 
         options = connect_options(self.core)
         options["write_limit"] = self.core.limits.write_limit

@@ -21,12 +21,12 @@ from ..errors import RealtimeError
 from ._audio import AudioSource, Pacer, Transcript, audio_chunks, chunk_size, collect
 from ._core import Limits, SessionCore
 from ._spec import RealtimeSpec, tag_of
-from ._wsopts import close_of, connect_options, handshake_error
+from ._wsopts import close_of, connect_options, handshake_error, websockets_module
 
 if TYPE_CHECKING:
-    from websockets.sync.client import ClientConnection
-
     from .._core.config import SessionConfig
+
+ClientConnection = Any  # websockets.sync.client.ClientConnection: named by import only at run time (see _wsopts)
 
 __all__ = ["ListenSession", "SpeakSession", "SyncSession"]
 
@@ -77,7 +77,7 @@ class SyncSession(Generic[E]):
         """Connect (done by ``with``). A refused handshake raises the REST error of its answer."""
         if self._ws is not None:
             return
-        from websockets.sync.client import connect
+        connect = websockets_module("sync.client").connect
 
         self.core.opening()
         try:

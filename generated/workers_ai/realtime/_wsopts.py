@@ -1,11 +1,14 @@
 """What both drivers hand to ``websockets`` and take back from it: connect options, a logger that never
 shows the token, failed handshakes as our REST errors, and how a closed connection ended.
 
-Imports ``websockets`` only inside functions: this module is loaded when a session starts.
+Imports ``websockets`` only inside functions, through :func:`websockets_module`: this module is loaded
+when a session starts, and a copy without the ``realtime`` extra still type-checks (mypy follows every
+``import`` it sees, and would report ``websockets`` as not found).
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import logging
 import ssl
@@ -17,9 +20,14 @@ from .._core.network import proxy_failure, tls_failure
 from ..errors import APIConnectionError, APITimeoutError, ConfigurationError, WorkersAIError
 from ._core import SessionCore
 
-__all__ = ["close_of", "connect_options", "handshake_error"]
+__all__ = ["close_of", "connect_options", "handshake_error", "websockets_module"]
 
 _log = logging.getLogger("workers_ai.realtime")
+
+
+def websockets_module(name: str) -> Any:
+    """``websockets.<name>`` (``sync.client``, ``asyncio.client``, ``exceptions``), imported by name."""
+    return importlib.import_module(f"websockets.{name}")
 
 
 class _Redacting(logging.LoggerAdapter):  # type: ignore[type-arg]
@@ -67,15 +75,17 @@ def connect_options(core: SessionCore) -> dict[str, Any]:
 
 def handshake_error(core: SessionCore, exc: BaseException) -> WorkersAIError:
     """A failed opening handshake as the error a REST call would raise for the same answer."""
-    from websockets.exceptions import InvalidProxy, InvalidProxyStatus, InvalidStatus, ProxyError
+    errors = websockets_module("exceptions")  # by name: see websockets_module
+    proxy_errors: tuple[type[BaseException], ...] = (errors.ProxyError, errors.InvalidProxy)
 
     host = core.url.split("/")[2]
     proxy = core.proxy
     if isinstance(exc, ConfigurationError):
         return exc
-    if isinstance(exc, (ProxyError, InvalidProxy)):
-        if isinstance(exc, InvalidProxyStatus):
-            reason = f"Tunnel connection failed: {exc.response.status_code} {exc.response.reason_phrase}"
+    if isinstance(exc, proxy_errors):
+        if isinstance(exc, errors.InvalidProxyStatus):
+            answer: Any = getattr(exc, "response")  # noqa: B009
+            reason = f"Tunnel connection failed: {answer.status_code} {answer.reason_phrase}"
         else:
             reason = f"{type(exc).__name__}: {exc}"
         return proxy_failure(proxy, proxy.scrub(reason) if proxy is not None else reason)
@@ -84,10 +94,12 @@ def handshake_error(core: SessionCore, exc: BaseException) -> WorkersAIError:
     if isinstance(exc, OSError) and not isinstance(exc, TimeoutError) and proxy is not None:
         # the only socket opened is the one to the proxy: its failure is the proxy's
         return proxy_failure(proxy, proxy.scrub(f"{type(exc).__name__}: {exc}"))
-    if isinstance(exc, InvalidStatus):
-        response = exc.response
-        headers: Mapping[str, str] = {k.lower(): v for k, v in response.headers.raw_items()}
-        return error_from(response.status_code, headers, bytes(response.body or b""), model_id=core.model_id)
+    if isinstance(exc, errors.InvalidStatus):
+        response: Any = getattr(exc, "response")  # noqa: B009  (websockets is untyped here: see websockets_module)
+        items: Any = response.headers.raw_items()
+        headers: Mapping[str, str] = {str(k).lower(): str(v) for k, v in items}
+        status: int = response.status_code
+        return error_from(status, headers, bytes(response.body or b""), model_id=core.model_id)
     if isinstance(exc, TimeoutError):
         return APITimeoutError(
             f"{core.model_id}: no WebSocket handshake with {host}"
@@ -102,7 +114,7 @@ def handshake_error(core: SessionCore, exc: BaseException) -> WorkersAIError:
 def close_of(exc: BaseException) -> tuple[int | None, str]:
     """The close code and reason of a ``ConnectionClosed`` (the server's, else the one we sent on a
     failure); for any other exception, no code and what it says."""
-    from websockets.exceptions import ConnectionClosed
+    ConnectionClosed = websockets_module("exceptions").ConnectionClosed
 
     if not isinstance(exc, ConnectionClosed):
         return None, f"{type(exc).__name__}: {exc}"
