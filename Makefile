@@ -54,7 +54,7 @@ docs: install
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict  # not --quiet: it hides the warnings strict counts
 
 sync: install
-	$(BIN)/python -m workers_ai._cli sync  # -m: the checkout (and so the generator) is importable
+	$(BIN)/workers-ai sync  # the installed console script: the generator is installed with the project
 
 clean:
 	rm -rf $(VENV) $(DEMO_VENV) .mypy_cache .pytest_cache .ruff_cache build/docs site

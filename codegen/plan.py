@@ -323,10 +323,11 @@ class ModelPlan:
         the tool and JSON-mode result types."""
         up = "." * (self.module.count(".") + 1)
         lines: list[str] = []
-        if any(m.params_name for m in self.methods):
+        if any(m.params_name or m.kind == "requests" for m in self.methods):
             lines.append("from typing_extensions import Unpack")
         if any(m.kind == "requests" for m in self.methods):
-            lines.append(f"from {up}_batch.jobs import AsyncBatchJob, BatchJob, BatchRequest")
+            lines.append(f"from {up}_batch.jobs import AsyncBatchJob, BatchItem, BatchJob, BatchRequest")
+            lines.append(f"from {up}_batch.many import BatchManyOptions")
         if any(m.streams for m in self.methods):
             lines.append(f"from {up}_aio.stream import AsyncStreamRequest")
             lines.append(f"from {up}_sync.stream import EventStream")
@@ -364,6 +365,8 @@ class ModelPlan:
                 names.append(f"{m.name}_stream")
             if m.runs_tools:
                 names.append("run_tools")
+            if m.kind == "requests":
+                names.append(f"{m.name}_many")
         return tuple(names)
 
 

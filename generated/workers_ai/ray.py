@@ -17,6 +17,12 @@ run with the same ``output_path`` reads a batch from its file instead of calling
 re-running a job that failed half-way pays only for the batches it had not finished.
 Batches with failed rows are not written (a re-run retries them). Batch boundaries come from the
 dataset's blocks and ``batch_size``: re-run with the same input and the same ``batch_size``.
+
+**The batch queue.** ``map_model(..., queue=True)`` sends each batch of rows through the async batch
+API (``batch_many``: one queued batch per up to 1000 requests, not one call per row), which absorbs
+capacity instead of failing on it. With ``output_path`` each batch of rows keeps a journal next to its
+checkpoint (``DIR/<hash>.journal``): a re-run after a failed job polls what was already queued and pays
+only for the rows that never reached the queue (docs/bulk-queue.md).
 """
 
 from __future__ import annotations
@@ -228,8 +234,12 @@ class _Mapper:
         on_error: OnError,
         threads: int,
         output_path: str | None,
+        queue: bool = False,
+        queue_options: Mapping[str, Any] | None = None,
     ) -> None:
         self.handle = client.model(model)
+        self.queue = queue
+        self.queue_options = dict(queue_options or {})
         self.build = build
         self.parse = parse
         self.method = method
@@ -237,7 +247,7 @@ class _Mapper:
         self.error_column = error_column
         self.on_error = on_error
         self.pool = ThreadPoolExecutor(max_workers=threads)
-        self.checkpoint = _Checkpoint(output_path, _ENCODER.encode(["map", model, method or ""]))
+        self.checkpoint = _Checkpoint(output_path, _ENCODER.encode(["map", model, method or "", queue]))
 
     def _one(self, payload: Mapping[str, Any]) -> tuple[Any, str | None]:
         try:
@@ -252,6 +262,23 @@ class _Mapper:
                 raise
             return None, f"{type(exc).__name__}: {exc}"
 
+    def _queued(self, payloads: list[dict[str, Any]], file: str | None) -> list[tuple[Any, str | None]]:
+        """The rows through the batch queue, with a journal beside the checkpoint file (resumable)."""
+        journal = None if file is None else file[: -len(".parquet")] + ".journal"
+        options = {**self.queue_options, "journal": journal}
+        items: list[Any] = self.handle._batch_many(payloads, options)  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType, reportPrivateUsage]
+        out: list[tuple[Any, str | None]] = []
+        for item in items:
+            if item.success:
+                out.append(
+                    (self.parse(item.result) if self.parse is not None else _ENCODER.encode(item.result).decode(), None)
+                )
+            elif self.on_error == "raise":
+                raise WorkersAIError(f"{self.handle.model_id}: row {item.id} of a batch failed: {item.error}")
+            else:
+                out.append((None, f"BatchItemError: {item.error}"))
+        return out
+
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         names = list(batch)
         count = len(batch[names[0]]) if names else 0
@@ -263,7 +290,7 @@ class _Mapper:
             values: list[Any] = saved.column("values").to_pylist()
             errors: list[str | None] = [None] * count
         else:
-            results = list(self.pool.map(self._one, payloads))
+            results = self._queued(payloads, file) if self.queue else list(self.pool.map(self._one, payloads))
             values = [v for v, _ in results]
             errors = [e for _, e in results]
             if all(e is None for e in errors):
@@ -300,6 +327,8 @@ def map_model(
     threads: int = 4,
     num_cpus: float = 0.25,
     output_path: str | None = None,
+    queue: bool = False,
+    queue_options: Mapping[str, Any] | None = None,
 ) -> ray.data.Dataset:
     """Run ``model`` once per row of ``ds``; returns the dataset with ``output_column`` added.
 
@@ -309,12 +338,21 @@ def map_model(
     number is safest; default: the output as JSON text). Each actor sends ``threads`` rows at a time
     through one client with ``1 / concurrency`` of its rate budget. Errors, order and ``output_path``
     as in :func:`embed`.
+
+    ``queue=True`` sends each batch of rows through the async batch queue instead (``build`` then makes
+    the request as the model's batch takes it; no ``method``), journaled under ``output_path`` so a re-run
+    pays only for rows that never reached the queue. ``queue_options`` go to ``batch_many`` (``timeout``,
+    ``poll_interval``, ``item_retries``, ...).
     """
     _check(concurrency, on_error, batch_size)
     if method is not None and not callable(getattr(client.model(model), method, None)):
         raise ConfigurationError(f"{model} has no method {method!r}")
     if isinstance(threads, bool) or threads < 1:
         raise ConfigurationError(f"threads must be an int >= 1, got {threads!r}")
+    if queue and method is not None:
+        raise ConfigurationError("queue=True sends the requests build() makes as they are: give no method")
+    if queue and getattr(client.model(model), "batch_input", None) is None:
+        raise ConfigurationError(f"{model} has no async batch (`requests`) input variant: it cannot use queue=True")
     ds.context.execution_options.preserve_order = True
     mapper: Any = cast(Any, ds).map_batches
     return cast(
@@ -336,6 +374,8 @@ def map_model(
                 "on_error": on_error,
                 "threads": threads,
                 "output_path": output_path,
+                "queue": queue,
+                "queue_options": dict(queue_options or {}),
             },
         ),
     )

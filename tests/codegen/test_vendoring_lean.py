@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests._codegen_util import codegen_cli
 
 PACKAGE = "myapp._vendor.workers_ai"
@@ -109,13 +111,69 @@ def test_a_vendored_copy_never_names_the_generator_and_its_cli_runs_without_it(t
     assert proc.stdout.strip().endswith("False False")
 
 
-def test_sync_is_offered_where_the_generator_is_importable_only(tmp_path: Path) -> None:
-    root = Path(__file__).resolve().parents[2]
-    usage = {}
-    for where in (root, tmp_path):  # a checkout (the generator importable) and anywhere else
-        proc = subprocess.run(
-            [sys.executable, "-m", "workers_ai._cli", "--help"], capture_output=True, text=True, timeout=60, cwd=where
-        )
+def test_sync_is_offered_by_the_installed_console_script_from_any_folder(tmp_path: Path) -> None:
+    """An install of this project installs the generator (the ``codegen`` package), so the console
+    script offers ``sync`` wherever it runs, as ``make sync`` uses it; a vendored copy, where no
+    generator is registered, does not (see the test above)."""
+    command = Path(sys.executable).parent / "workers-ai"
+    if not command.exists():
+        pytest.skip(f"{command} is not installed")
+    for where in (Path(__file__).resolve().parents[2], tmp_path):  # the checkout, and anywhere else
+        proc = subprocess.run([command, "sync", "--help"], capture_output=True, text=True, timeout=60, cwd=where)
         assert proc.returncode == 0, proc.stderr
-        usage[where] = proc.stdout.splitlines()[0]
-    assert "sync" in usage[root] and "sync" not in usage[tmp_path]
+        assert proc.stdout.startswith("usage: workers-ai sync")
+    makefile = (Path(__file__).resolve().parents[2] / "Makefile").read_text()
+    assert "$(BIN)/workers-ai sync" in makefile
+
+
+def _lean_python(tmp_path: Path) -> Path:
+    """A venv whose only packages are msgspec and urllib3 (this venv's own, linked in: no download)."""
+    import importlib.util
+    import venv
+
+    env = tmp_path / "lean-venv"
+    venv.create(env, with_pip=False, symlinks=True)
+    python = env / "bin" / "python"
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], capture_output=True, text=True
+    ).stdout.strip()
+    only = tmp_path / "lean-site"
+    only.mkdir()
+    for name in ("msgspec", "urllib3"):
+        spec = importlib.util.find_spec(name)
+        assert spec is not None and spec.origin is not None
+        (only / name).symlink_to(Path(spec.origin).parent, target_is_directory=True)
+    Path(site, "lean.pth").write_text(f"{only}\n")
+    return python
+
+
+def test_a_lean_copy_type_checks_and_imports_with_only_msgspec_and_urllib3(tmp_path: Path) -> None:
+    """Realtime models included (their sessions import websockets by name, on use); ray.py is left out
+    unless asked (``--with-ray``): it needs numpy and ray."""
+    root = _vendor(tmp_path, "--models", "@cf/deepgram/*")
+    assert (root / "realtime" / "_sync.py").is_file() and not (root / "ray.py").exists()
+    python = _lean_python(tmp_path)
+    probe = subprocess.run(
+        [python, "-c", "import websockets"], capture_output=True, text=True, timeout=60, cwd=tmp_path, check=False
+    )
+    assert probe.returncode != 0  # the venv really lacks the extras
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--config-file", os.devnull, "--cache-dir", str(tmp_path / "cache"),
+         "--python-executable", str(python), "-p", PACKAGE],
+        cwd=tmp_path, env={**os.environ, "MYPYPATH": str(tmp_path)}, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0 and "Success: no issues found" in proc.stdout, proc.stdout + proc.stderr
+    script = (
+        f"import sys; sys.path.insert(0, {str(tmp_path)!r})\n"
+        "from myapp._vendor.workers_ai import WorkersAI, errors\n"
+        "ai = WorkersAI(account_id='0123456789abcdef0123456789abcdef', api_token='t', base_url='http://127.0.0.1:9')\n"
+        "try:\n"
+        "    ai.model('@cf/deepgram/nova-3').listen(encoding='linear16', sample_rate=16000)\n"
+        "except errors.ConfigurationError as exc:\n"
+        "    print(exc)\n"
+    )
+    ran = subprocess.run([python, "-c", script], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    assert "pip install 'workers-ai[realtime]'" in ran.stdout
+    with_ray = _vendor(tmp_path / "ray", "--with-ray")
+    assert (with_ray / "ray.py").is_file()

@@ -54,7 +54,8 @@ def test_unfinished_uploads_are_refused_past_a_memory_bound_and_the_server_keeps
 @pytest.mark.parametrize(
     ("option", "value"),
     [
-        ("batch_delay", 30),
+        ("batch_delay", (30, 1, 2)),  # one number (for both) or a pair: issue 28
+        ("batch_delay", float("nan")),
         ("batch_delay", (1, float("nan"))),
         ("batch_delay", (-1, 0)),
         ("batch_polls", (1,)),
@@ -79,6 +80,8 @@ def test_options_are_checked_where_they_are_written(option: str, value: Any) -> 
 def test_options_set_later_are_checked_too() -> None:
     emu = Emulator(start=False)
     with pytest.raises(ValueError, match="batch_delay"):
-        emu.batch_delay = 30  # type: ignore[assignment]
+        emu.batch_delay = (30, 1, 2)  # type: ignore[assignment]
+    emu.batch_delay = 30  # type: ignore[assignment]  # one number: as long queued as running
+    assert emu.batch_delay == (30.0, 30.0)
     emu.batch_delay = (0.0, 0.1)
     assert emu.batch_delay == (0.0, 0.1)

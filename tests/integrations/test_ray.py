@@ -168,3 +168,63 @@ def test_map_model_classifies_each_row_in_order_with_per_row_errors(cluster: Non
     sst = ai.model(SST)
     want = [max(sst.classify(text=texts[i]), key=lambda c: c.score or 0).label for i in (0, 1, 59)]
     assert [rows[i]["label"] for i in (0, 1, 59)] == want
+
+
+LLAMA = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
+
+
+def _question(row: dict[str, Any]) -> dict[str, Any]:
+    return {"prompt": f"question {row['id']}", "external_reference": f"row-{row['id']}"}
+
+
+def test_map_model_queue_mode_resumes_paying_only_for_what_never_reached_the_queue(
+    cluster: None, tmp_path: Path
+) -> None:
+    with Emulator(models=[LLAMA], batch_polls=(10**6, 0)) as qemu:
+        ai = _client(qemu)
+        ds = ray.data.from_items([{"id": i} for i in range(60)], override_num_blocks=3)
+
+        def run(timeout: float) -> list[dict[str, Any]]:
+            out = map_model(
+                ds,
+                LLAMA,
+                build=_question,
+                client=ai,
+                queue=True,
+                queue_options={"timeout": timeout, "poll_interval": 0.05},
+                batch_size=20,
+                output_path=str(tmp_path),
+            )
+            return out.take_all()
+
+        # The queue never finishes in time: the job fails after queueing (some of) the blocks.
+        with pytest.raises(Exception, match="unfinished"):
+            run(1.0)
+        queued = qemu.batch_items_received
+        assert queued and set(queued.values()) == {1}
+        assert sorted(p.name.rsplit(".", 1)[1] for p in tmp_path.iterdir()) == ["journal"] * len(
+            list(tmp_path.iterdir())
+        )
+        # Once the queue moves, the same job: what was queued is polled, not sent again.
+        qemu.batch_polls = (0, 0)
+        rows = run(60.0)
+        received = qemu.batch_items_received
+        assert sorted(received) == sorted(f"row-{i}" for i in range(60))
+        assert set(received.values()) == {1}
+        assert [r["id"] for r in rows] == list(range(60))
+        assert all(r["error"] is None and f"question {r['id']}" in r["output"] for r in rows)
+        assert all(r.query == "queueRequest=true" for r in qemu.requests)  # no call per row
+        # Every block finished: a third run reads the checkpoints and sends nothing at all.
+        before = len(qemu.requests)
+        assert [r["id"] for r in run(60.0)] == list(range(60))
+        assert len(qemu.requests) == before
+
+
+def test_map_model_queue_mode_refuses_a_model_without_batches(cluster: None, emu: Emulator) -> None:
+    from workers_ai.errors import ConfigurationError
+
+    ds = ray.data.from_items([{"text": "x"}])
+    with pytest.raises(ConfigurationError, match="no async batch"):
+        map_model(ds, SST, build=lambda row: {"text": row["text"]}, client=_client(emu), queue=True)
+    with pytest.raises(ConfigurationError, match="give no method"):
+        map_model(ds, BGE, build=lambda row: {"text": row["text"]}, client=_client(emu), queue=True, method="embed")

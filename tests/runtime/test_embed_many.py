@@ -193,6 +193,7 @@ def test_failed_requests_raise_with_the_vectors_that_did_arrive(server: Scripted
     assert "1 vectors for 3 texts" in err.failures[6]
     assert [r[0] if r else None for r in err.results] == [0.0, 1.0, 2.0, None, None, None, None, None, None]
     assert "6 of 9 texts" in str(err)
+    assert err.request_id.startswith("job-")  # the first batch queued, as before embed_many ran on batch_many's flow
 
 
 def test_the_deadline_names_every_unfinished_request_id(server: ScriptedServer) -> None:

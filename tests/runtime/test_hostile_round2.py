@@ -78,7 +78,9 @@ def test_a_long_retry_after_never_holds_the_next_call(kind: str, after: str) -> 
     _error(result["first"], "RateLimitError")
     _error(result["second"], "RateLimitError")
     assert "rate budget asks to wait" in result["second"]["message"], result
-    assert result["seconds"] < 5 and result["retry_after"] > 3000, result
+    # The budget holds for at most MAX_BLOCK (300 s), not the header's hour or year (issue 28: a later
+    # call after that goes to the server, tests/runtime/test_poisoned_budget.py).
+    assert result["seconds"] < 5 and 60 < result["retry_after"] <= 301, result
     assert len(server.requests) == 1  # the budget held the later calls back without sending them
 
 

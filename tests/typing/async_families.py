@@ -5,7 +5,7 @@ from typing import Any
 
 from typing_extensions import assert_type
 
-from workers_ai import AsyncBatchJob, AsyncEventStream, AsyncStreamRequest, AsyncWorkersAI, BatchResult, StreamEvent
+from workers_ai import AsyncBatchJob, AsyncEventStream, BatchItem, AsyncStreamRequest, AsyncWorkersAI, BatchResult, StreamEvent
 from workers_ai.models.cf.baai.bge_m3 import (
     AsyncBgeM3,
     BgeM3Output,
@@ -37,6 +37,9 @@ async def main() -> None:
         assert_type(done.items[0].output.vectors, list[list[float]])
         mixed = await m3.batch([EmbeddingInput(text=["a"]), QueryAndContextsInput(query="q", contexts=[])])
         assert_type(mixed, AsyncBatchJob[QueryOutput | EmbeddingForContextsOutput | EmbeddingOutput])
+        many = await m3.batch_many([{"text": ["a"]}, EmbeddingInput(text=["b"])], journal="j.jsonl")
+        assert_type(many, list[BatchItem[EmbeddingOutput]])
+        assert_type(many[0].output.vectors, list[list[float]])
         vectors = await m3.embed_many(["a", "b"])
         assert_type(vectors, list[list[float]])
 

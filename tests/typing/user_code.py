@@ -39,3 +39,9 @@ jobs: BatchJob[Any] = job
 any_output: BatchJob[BgeM3Output] = job  # a job is covariant in its output type
 vectors: list[list[float]] = bge.embed_many(["a"])
 reveal_type(llama.generate_stream(prompt="hi").collect().tool_calls)  # E: list[ToolCall]
+many = bge.batch_many([{"text": "a"}, EmbeddingInput(text="b")], journal="j.jsonl", timeout=60.0)
+reveal_type(many)  # E: list[BatchItem[EmbeddingOutput]]
+reveal_type(many[0].output)  # E: EmbeddingOutput
+reveal_type(bge.batch_many([{"query": "q", "contexts": [{"text": "c"}]}]))  # E: list[BatchItem[QueryOutput]]
+fast = ai.model("@cf/meta/llama-3.3-70b-instruct-fp8-fast")
+reveal_type(fast.batch_many([{"prompt": "a"}], batch_size=100)[0].result)  # E: TextGenerationOutput | None

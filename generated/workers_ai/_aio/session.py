@@ -57,8 +57,9 @@ class AsyncSession(SessionConfig):
         return transport or AiohttpTransport(max_connections=max_connections, decompress=compress, network=self.network)
 
     async def aclose(self) -> None:
-        """Close pooled connections."""
-        await self._transport.aclose()
+        """Close pooled connections (a ``with_options`` copy leaves the ones it shares to their owner)."""
+        if self._owns_transport:
+            await self._transport.aclose()
 
     async def drive(self, flow: Flow[T]) -> T:
         """Run ``flow`` to its result, answering its commands with awaited I/O (the twin of

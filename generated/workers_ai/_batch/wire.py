@@ -37,6 +37,7 @@ __all__ = [
     "encode_requests",
     "failure_text",
     "missing_item",
+    "request_data",
     "result_object",
     "strip_annotated",
     "submitted_id",
@@ -264,36 +265,39 @@ def encode_requests(handle: BatchModel, requests: Sequence[Any]) -> bytes:
     if not requests:
         raise InputValidationError(handle.model_id, "$.requests", "a batch needs at least one request")
     kinds = batch_item_types(handle)
-    encoded: list[Any] = []
-    for i, item in enumerate(requests):
-        where = f"$.requests[{i}]"
-        ref: Any = None
-        if isinstance(item, BatchRequest):
-            wrapped: BatchRequest[Any] = item  # pyright: ignore[reportUnknownVariableType]
-            ref, item = wrapped.external_reference, wrapped.request
-        if isinstance(item, msgspec.Struct):
-            try:
-                handle.validate(item)
-            except InputValidationError as exc:
-                raise InputValidationError(handle.model_id, where + exc.path[1:], exc.detail) from None
-            data: dict[str, Any] = msgspec.to_builtins(item)
-            if kinds and type(item) not in kinds:
-                check_item(handle, data, kinds, where)
-        elif isinstance(item, Mapping):
-            data = dict(cast("Mapping[str, Any]", item))
-            if kinds:
-                check_item(handle, data, kinds, where)
-        else:
-            raise InputValidationError(
-                handle.model_id, where, f"expected a request struct or mapping, got {type(item).__name__}"
-            )
-        if ref is not None:
-            data["external_reference"] = ref
-        ext = data.get("external_reference")
-        if ext is not None and not isinstance(ext, str):
-            raise InputValidationError(handle.model_id, where + ".external_reference", "must be a string")
-        encoded.append(data)
+    encoded = [request_data(handle, item, f"$.requests[{i}]", kinds) for i, item in enumerate(requests)]
     return encode_body({"requests": encoded}, handle.model_id)
+
+
+def request_data(handle: BatchModel, item: Any, where: str, kinds: Sequence[type[Any]]) -> dict[str, Any]:
+    """One request of a batch as the JSON object it is sent as, validated against the batch item types
+    (a struct, a mapping, or either wrapped in :class:`BatchRequest`); errors name ``where`` and the field."""
+    ref: Any = None
+    if isinstance(item, BatchRequest):
+        wrapped: BatchRequest[Any] = item  # pyright: ignore[reportUnknownVariableType]
+        ref, item = wrapped.external_reference, wrapped.request
+    if isinstance(item, msgspec.Struct):
+        try:
+            handle.validate(item)
+        except InputValidationError as exc:
+            raise InputValidationError(handle.model_id, where + exc.path[1:], exc.detail) from None
+        data: dict[str, Any] = msgspec.to_builtins(item)
+        if kinds and type(item) not in kinds:
+            check_item(handle, data, kinds, where)
+    elif isinstance(item, Mapping):
+        data = dict(cast("Mapping[str, Any]", item))
+        if kinds:
+            check_item(handle, data, kinds, where)
+    else:
+        raise InputValidationError(
+            handle.model_id, where, f"expected a request struct or mapping, got {type(item).__name__}"
+        )
+    if ref is not None:
+        data["external_reference"] = ref
+    ext = data.get("external_reference")
+    if ext is not None and not isinstance(ext, str):
+        raise InputValidationError(handle.model_id, where + ".external_reference", "must be a string")
+    return data
 
 
 def encode_batch(model_id: str, requests: Sequence[bytes]) -> bytes:

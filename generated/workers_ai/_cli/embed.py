@@ -24,9 +24,21 @@ def cmd_embed(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"workers-ai embed: cannot read {args.texts}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    texts = [line for line in raw.decode("utf-8", "replace").splitlines() if line.strip()]
+    texts = raw.decode("utf-8", "replace").splitlines()
     if not texts:
         print(f"workers-ai embed: {args.texts} has no text (one text per line)", file=sys.stderr)
+        return 2
+    # One vector per line, in order: a blank line is refused, never skipped (the outputs would no
+    # longer line up with the lines).
+    blank = [str(number) for number, line in enumerate(texts, 1) if not line.strip()]
+    if blank:
+        where = ", ".join(blank[:10]) + (f" and {len(blank) - 10} more" if len(blank) > 10 else "")
+        lines = f"lines {where} are" if len(blank) > 1 else f"line {where} is"
+        print(
+            f"workers-ai embed: {args.texts}: {lines} blank; every line is one text and gets one vector,"
+            " so remove the line or give it text",
+            file=sys.stderr,
+        )
         return 2
     try:
         out = OutputFile(args.output) if args.output not in (None, "-") else None

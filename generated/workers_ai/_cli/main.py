@@ -4,6 +4,7 @@ module (``run``, ``embed``, ``models``; ``listen`` and ``speak`` in :mod:`.live`
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
@@ -53,9 +54,12 @@ def _cmd_sync(args: argparse.Namespace) -> int:
     try:
         run_live: Callable[..., int] = args.generator.load()
     except ImportError as exc:
+        # The extra is named after the generator's package: read from the entry point, never written here.
+        dist = getattr(args.generator.dist, "name", None) or "workers-ai"
+        extra = str(args.generator.module).split(".")[0]
         print(
-            f"workers-ai sync: the schema generator is registered but cannot be imported here ({exc}); "
-            "run it at the root of a workers-ai checkout (`make sync`)",
+            f"workers-ai sync: the schema generator is installed but cannot be imported ({exc}); "
+            f"it needs its extra: pip install '{dist}[{extra}]'",
             file=sys.stderr,
         )
         return 2
@@ -68,6 +72,12 @@ def _cmd_sync(args: argparse.Namespace) -> int:
     finally:
         client.close()
     return code
+
+
+def _cmd_batch(args: argparse.Namespace) -> int:
+    from .batch import cmd_batch  # the batch machinery loads only for this command
+
+    return cmd_batch(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -104,6 +114,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_embed.add_argument("--poll-interval", type=float, default=1.0, help="first wait between batch polls")
     p_embed.add_argument("--base-url", default=None)
     p_embed.set_defaults(func=cmd_embed)
+    p_batch = sub.add_parser(
+        "batch",
+        help="many requests (JSON Lines) through the batch queue, one result line per request, resumable",
+        description="Each line of --input is one request (JSON); -o gets one line per request, in order: "
+        '{"id", "external_reference", "result"} or {"id", "external_reference", "error"}. With --journal the '
+        "same command resumes after a crash without sending a queued batch again (docs/bulk-queue.md).",
+    )
+    p_batch.add_argument("model")
+    p_batch.add_argument("--input", required=True, help="the requests, one JSON object per line")
+    p_batch.add_argument("-o", "--output", required=True, help="the results file (written when complete)")
+    p_batch.add_argument("--journal", default=None, help="the run's journal: resume from it, record in it")
+    p_batch.add_argument("--batch-size", type=int, default=1000, help="requests per batch (default 1000)")
+    p_batch.add_argument("--max-in-flight", type=int, default=8, help="batches queued at once (default 8)")
+    p_batch.add_argument("--timeout", type=float, default=3600.0, help="seconds for the whole run (default 3600)")
+    p_batch.add_argument("--poll-interval", type=float, default=1.0, help="first wait between polls (grows)")
+    p_batch.add_argument("--base-url", default=None)
+    p_batch.set_defaults(func=_cmd_batch)
     p_models = sub.add_parser("models", help="list the models this package knows (id, task, methods, price)")
     p_models.add_argument("--task", help="only models of this task, e.g. 'Text Embeddings'")
     p_models.add_argument("--json", action="store_true", help="print JSON for scripts")
@@ -147,7 +174,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except BrokenPipeError:
         return _closed_pipe()
+    except KeyboardInterrupt as exc:  # Ctrl-C: one line, and the shell's status for SIGINT (128 + 2)
+        start = "\n" if sys.stderr.isatty() else ""  # after a streamed partial line on the terminal
+        print(f"{start}workers-ai: interrupted{f'; {exc}' if str(exc) else ''}", file=sys.stderr)
+        return 130
+    except OSError as exc:  # stdout itself could not be written (`> /dev/full`)
+        if exc.errno not in _WRITE_ERRORS:
+            raise
+        print(f"workers-ai: cannot write the output: {exc.strerror}; the output was not written", file=sys.stderr)
+        _drop_stdout()
+        return 1
     return code
+
+
+_WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT, errno.EROFS})
+
+
+def _drop_stdout() -> None:
+    # stdout is pointed at /dev/null so the interpreter's own flush at exit cannot fail again.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _closed_pipe() -> int:
@@ -155,7 +202,5 @@ def _closed_pipe() -> int:
 
     stdout is pointed at /dev/null so the interpreter's own flush at exit cannot fail again; the exit
     status is the shell's for a SIGPIPE death (128 + 13)."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
+    _drop_stdout()
     return 141

@@ -57,8 +57,9 @@ class ProgressBar:
     """``[#####.....]  520/1000 texts  3/5 batches  12.3s`` redrawn in place on a terminal; on anything
     else one plain line whenever another batch finishes."""
 
-    def __init__(self, stream: IO[str] | None = None, width: int = 30) -> None:
+    def __init__(self, stream: IO[str] | None = None, width: int = 30, unit: str = "texts") -> None:
         self.stream: IO[str] = stream or sys.stderr
+        self.unit = unit
         self.tty = self.stream.isatty()
         self.width = width
         self.drawn = False
@@ -67,7 +68,7 @@ class ProgressBar:
     def __call__(self, progress: BatchProgress) -> None:
         filled = int(self.width * progress.fraction)
         text = (
-            f"{progress.done}/{progress.total} texts  {progress.batches_done}/{progress.batches} batches  "
+            f"{progress.done}/{progress.total} {self.unit}  {progress.batches_done}/{progress.batches} batches  "
             f"{progress.elapsed:.1f}s"
         )
         if self.tty:

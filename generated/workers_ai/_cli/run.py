@@ -121,14 +121,18 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     try:
         if queue:
-            return _run_batch(ai, args, data if payload.body is None else payload.body)
-        return _run_payload(ai, args, data if payload.body is None else payload.body, stream, out)
-    except BaseException:
+            code = _run_batch(ai, args, data if payload.body is None else payload.body)
+        else:
+            code = _run_payload(ai, args, data if payload.body is None else payload.body, stream, out)
+    except BaseException as exc:
         if out is not None:
             out.discard()  # a failed call or a broken stream leaves no partial file
-        raise
-    finally:
+        if isinstance(exc, KeyboardInterrupt):  # Ctrl-C: `main` says so in one line, the usage in it
+            raise KeyboardInterrupt(f"usage: {ai.usage.summary()}") from None
         print(usage_line(ai.usage), file=sys.stderr)
+        raise
+    print(usage_line(ai.usage), file=sys.stderr)
+    return code
 
 
 def _warning_line(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -38,8 +38,7 @@ class ModelUsage(msgspec.Struct, frozen=True):
 
 def usage_of(result: Any) -> Usage | None:
     """The token usage a decoded reply carries (a struct's or a dict's ``usage``), if any."""
-    obj = as_object(result)
-    raw: Any = obj.get("usage") if obj is not None else getattr(result, "usage", None)
+    raw: Any = cast("dict[str, Any]", result).get("usage") if type(result) is dict else getattr(result, "usage", None)
     if raw is None:
         return None
     if isinstance(raw, Usage):
@@ -141,7 +140,8 @@ class UsageMeter:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._models: dict[str, _Tally] = {}
-        self._rates: dict[int, tuple[Sequence[Any], dict[str, float] | None]] = {}
+        # Per price list (module constants, keyed by identity): its rates, and whether any is per token.
+        self._rates: dict[int, tuple[Sequence[Any], dict[str, float] | None, bool]] = {}
 
     def __repr__(self) -> str:
         return f"<UsageMeter {self.summary()}>"
@@ -158,8 +158,16 @@ class UsageMeter:
         """Add ``calls`` calls (and ``items`` batch items) of ``model_id`` that used ``usage`` in all."""
         cached = self._rates.get(id(price))
         if cached is None or cached[0] is not price:  # parsed once per price list (they are module constants)
-            cached = self._rates[id(price)] = (price, rates(price))
-        cost = call_cost(cached[1], usage, calls)
+            by_unit = rates(price)
+            per_token = by_unit is not None and not by_unit.keys().isdisjoint(_TOKEN_UNITS)
+            cached = self._rates[id(price)] = (price, by_unit, per_token)
+        by_unit = cached[1]
+        if by_unit is not None and not cached[2]:  # priced per request only: no usage to read
+            cost: float | None = by_unit.get("per inference request", 0.0) * calls
+        elif by_unit is None or usage is None:  # no price, or priced per token and no usage said: unknown
+            cost = None
+        else:
+            cost = call_cost(by_unit, usage, calls)
         with self._lock:
             tally = self._models.get(model_id)
             if tally is None:

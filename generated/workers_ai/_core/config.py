@@ -58,6 +58,8 @@ __all__ = [
 DEFAULT_BASE_URL = "https://api.cloudflare.com/client/v4"
 _USER_AGENT = "workers-ai-python/0.1"
 _log = logging.getLogger("workers_ai")  # the tree: workers_ai.http, .batch, .realtime (see .telemetry)
+# The options a client's connections are made with: a ``with_options`` copy changing none shares them.
+_CONNECTION_OPTIONS = frozenset({"transport", "max_connections", "compress", "proxy", "trust_env", "verify"})
 
 
 class ResponseInfo(msgspec.Struct, frozen=True):
@@ -99,7 +101,8 @@ class SessionConfig(Rebuildable):
     ``AsyncSession``): options, URLs, headers, ``last_response``, the rate budget and the retry helpers.
 
     Picklable (:mod:`._pickle`): a copy is made with the same arguments, the token included, and opens
-    its own connections and rate budget. ``rate_limit`` paces each model's requests (:mod:`._ratelimit`).
+    its own connections and rate budget (a ``with_options`` copy shares them instead). ``rate_limit``
+    paces each model's requests (:mod:`._ratelimit`).
 
     Deadlines: ``timeout`` bounds each attempt as a whole (connecting, sending, the headers and the
     entire body). Retries add at most ``max_retries`` attempts and waits of at most 60 s each, so one
@@ -200,6 +203,7 @@ class SessionConfig(Rebuildable):
         if transport is None:
             self.network.ssl_context()  # a CA bundle that does not load fails here, not on the first call
         self._transport = self._new_transport(transport, max_connections, compress)
+        self._owns_transport = True  # False on a ``with_options`` copy sharing another client's
         self._sleep: Callable[[float], None] = time.sleep
         if isinstance(rate_limit, RateBudget):
             self.rate_budget = RateBudget(rate_limit.limit, scale=rate_limit.scale, task_of=self._task_of)
@@ -245,9 +249,25 @@ class SessionConfig(Rebuildable):
             cls.__init__ = own  # type: ignore[method-assign]
 
     def with_options(self, **changes: Unpack[ClientOptionsDict]) -> Self:
-        """A new client made like this one with some options changed (``ai.with_options(timeout=5)``);
-        it opens its own connections and rate budget. An unknown option is a ``TypeError``."""
-        return with_options(self, **changes)
+        """A client made like this one with some options changed (``ai.with_options(timeout=5)``), as
+        openai-python's ``with_options`` is: it shares this client's connections, rate budget and
+        ``usage``, so a copy per call is cheap and cannot escape the budget. Changing an option those
+        depend on gives the copy its own (a connection option: its own connections; ``rate_limit`` or
+        another account: its own budget). Closing a copy leaves the shared connections open; they
+        belong to this client. An unknown option is a ``TypeError``."""
+        copy = with_options(self, **changes)
+        if _CONNECTION_OPTIONS.isdisjoint(changes):
+            copy._adopt_transport(self._transport)
+        if copy.account_id == self.account_id:
+            copy.usage = self.usage
+            if "rate_limit" not in changes:
+                copy.rate_budget = self.rate_budget
+        return copy
+
+    def _adopt_transport(self, transport: Any) -> None:
+        # The copy's own transport was only just made (no sockets yet): dropped for the shared one.
+        self._transport = transport
+        self._owns_transport = False
 
     def _task_of(self, model_id: str) -> str | None:
         """The task of ``model_id`` (for the rate budget's defaults); None when unknown."""

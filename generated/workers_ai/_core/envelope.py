@@ -22,7 +22,10 @@ _ANY = msgspec.json.Decoder()
 
 def media_type(headers: Mapping[str, str], default: str = "application/json") -> str:
     """The media type of a reply, lower-case and without parameters."""
-    return (headers.get("content-type") or default).split(";", 1)[0].strip().lower()
+    given = headers.get("content-type")
+    if given == "application/json":  # the usual reply, as the API writes it: nothing to take apart
+        return given
+    return (given or default).split(";", 1)[0].strip().lower()
 
 
 def unreadable(

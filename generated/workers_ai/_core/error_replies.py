@@ -7,6 +7,7 @@ The classes themselves are :mod:`workers_ai.errors`; this module holds the rules
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -47,6 +48,7 @@ __all__ = [
     "error_from",
     "format_details",
     "is_quota",
+    "until_daily_reset",
 ]
 
 
@@ -162,6 +164,12 @@ def _decode_object(data: bytes) -> dict[str, Any] | None:
         return None
 
 
+def until_daily_reset(now: float | None = None) -> float:
+    """Seconds until the daily allocation resets: the next midnight UTC (as the API documents)."""
+    now = time.time() if now is None else now
+    return 86400.0 - now % 86400.0
+
+
 def is_quota(data: bytes) -> bool:
     """Whether an error reply says the daily allocation is used up (retrying cannot help)."""
     env = _decode_object(data)
@@ -222,6 +230,13 @@ def error_from(
         cls = JsonModeError
     if parsed is None and 200 <= status < 300:
         cls = ResponseDecodeError
+    if issubclass(cls, QuotaExceededError):
+        reset = until_daily_reset()
+        retry_after = reset if retry_after is None else retry_after
+        message += (
+            f" (the daily allocation resets at 00:00 UTC, in {int(reset // 3600)}h {int(reset % 3600 // 60):02d}m;"
+            " not retried)"
+        )
     return cls(
         where + message,
         status=status,

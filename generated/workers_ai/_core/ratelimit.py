@@ -11,8 +11,10 @@ once, so any 60-second window sees at most ``rpm + rpm / 60`` requests. It never
 :meth:`Pace.reserve` books the next slot and returns how long to wait for it, so a thread calls
 ``time.sleep`` on that and an asyncio task ``await asyncio.sleep``. On a 429 or 3040 reply,
 :meth:`Pace.slow_down` halves the rate (down to a tenth of the configured one) and books nothing until
-the server's ``Retry-After`` has passed; every later success gives back a fiftieth of the configured
-rate. Throttling is logged at INFO on the ``workers_ai`` logger (at most every 10 s per model).
+the server's ``Retry-After`` has passed, or :data:`MAX_BLOCK` seconds, whichever is sooner (the call that
+got the header honours all of it; one bad header, ``1e12`` or ``3600``, must not shut a long-lived client
+out of a model that answers again); every later success gives back a fiftieth of the configured rate.
+Throttling is logged at INFO on the ``workers_ai`` logger (at most every 10 s per model).
 
 A budget is configuration when pickled: each process that unpickles a client starts a budget of its
 own, with the same rates (split it yourself across workers with :meth:`RateBudget.scaled`).
@@ -30,8 +32,9 @@ from typing import TypeAlias
 
 from ..errors import ConfigurationError, QuotaExceededError, RateLimitError
 from .error_replies import error_from
+from .retry import MAX_RETRY_AFTER
 
-__all__ = ["DEFAULT_RPM", "MODEL_RPM", "TASK_RPM", "Pace", "RateBudget", "RateLimit", "throttled"]
+__all__ = ["DEFAULT_RPM", "MAX_BLOCK", "MODEL_RPM", "TASK_RPM", "Pace", "RateBudget", "RateLimit", "throttled"]
 
 _log = logging.getLogger("workers_ai")
 
@@ -70,6 +73,10 @@ the published defaults). The default is the published limits."""
 _FLOOR = 0.1  # slowing down never goes below this share of the configured rate
 _RECOVER = 1 / 50  # each success gives back this share of the configured rate
 _LOG_EVERY = 10.0
+MAX_BLOCK = 5 * MAX_RETRY_AFTER
+"""The longest a server's ``Retry-After`` holds the shared budget (every call to that model): five minutes.
+A call while it holds longer than a call waits (``MAX_RETRY_AFTER``) is refused at once, saying how long
+is left; after it, calls go to the server again."""
 
 
 def throttled(status: int, headers: Mapping[str, str], data: bytes) -> bool:
@@ -149,12 +156,14 @@ class Pace:
             return wait
 
     def slow_down(self, retry_after: float | None = None) -> None:
-        """The server said 429 or 3040: halve the rate and send nothing until ``retry_after`` has passed."""
+        """The server said 429 or 3040: halve the rate and send nothing until ``retry_after`` has passed
+        (at most :data:`MAX_BLOCK` seconds from now)."""
         with self._guard():
             now = self._clock()
             before = self.current
             self.current = max(self.rpm * _FLOOR, self.current / 2)
             if retry_after is not None and retry_after > 0:
+                retry_after = min(retry_after, MAX_BLOCK)
                 self._blocked_until = max(self._blocked_until, now + retry_after)
                 # No burst when the block ends: requests resume at the (lowered) even pace.
                 self._next = max(self._next, self._blocked_until + max(0.0, self._burst_seconds - self.interval))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -29,7 +29,10 @@ __all__ = ["check_unknown_keys", "unknown_keys"]
 _SENT_BY_CLIENTS = frozenset({"stream", "tool_calls", "tool_call_id", "name", "stop"})
 # Fields whose value is a JSON Schema (tool parameters, JSON mode): open by nature, never walked.
 _SCHEMA_VALUED = frozenset({"parameters", "json_schema", "schema", "properties", "guided_json"})
-_Walk = Callable[[Any, str, list[str]], None]
+# A path is "$" or a (parent path, ".key" or index) pair, joined into ``$.a[0].b`` only for a key that is
+# reported: building the text at every step cost more than the rest of the walk.
+_Path = Any
+_Walk = Callable[[Any, _Path, list[str]], None]
 _Compiled = tuple[str, "_Walk | None"]  # (kind of value it reads: object, array, scalar, any; the walker)
 _CACHE: dict[type[Any], _Compiled] = {}
 
@@ -43,7 +46,7 @@ def unknown_keys(value: Any, kind: type[Any]) -> list[str]:
         compiled = _CACHE[kind] = _compile(mi.type_info(kind), {})
     found: list[str] = []
     walk = compiled[1]
-    if walk is not None:
+    if walk is not None and type(value) not in _CLOSED:
         walk(value, "$", found)
     return found
 
@@ -79,7 +82,7 @@ def _compile(info: Any, seen: dict[int, list[_Compiled]]) -> _Compiled:
             f.encode_name: None if f.encode_name in _SCHEMA_VALUED else _compile(f.type, seen)[1] for f in info.fields
         }
         names = {f.name: fields[f.encode_name] for f in info.fields}
-        walk = _object(fields, names)
+        walk = _object(fields, names, info.cls)
         slot.append(("object", walk))
         return ("object", walk)
     if isinstance(info, (mi.ListType, mi.SetType, mi.FrozenSetType, mi.VarTupleType)):
@@ -100,7 +103,7 @@ def _compile(info: Any, seen: dict[int, list[_Compiled]]) -> _Compiled:
 def _later(slot: list[_Compiled]) -> _Walk:
     """The walker of a type still being compiled (a recursive struct), looked up when first used."""
 
-    def walk(value: Any, path: str, out: list[str]) -> None:
+    def walk(value: Any, path: _Path, out: list[str]) -> None:
         inner = slot[0][1] if slot else None
         if inner is not None:
             inner(value, path, out)
@@ -108,41 +111,64 @@ def _later(slot: list[_Compiled]) -> _Walk:
     return walk
 
 
-def _object(fields: dict[str, _Walk | None], names: dict[str, _Walk | None]) -> _Walk:
-    def walk(value: Any, path: str, out: list[str]) -> None:
+# Struct classes whose instances hold no field that can carry an unknown key (every field a scalar, or
+# a struct of the same kind): an instance of one is skipped without a look (the call path's common case).
+_CLOSED: set[type[Any]] = set()
+
+
+def _text(path: _Path) -> str:
+    """``$.a[0].b`` from a path (see ``_Path``)."""
+    pieces: list[str] = []
+    at: Any = path
+    while type(at) is tuple:
+        parent, piece = cast("tuple[Any, Any]", at)
+        pieces.append(f"[{piece}]" if type(piece) is int else str(piece))
+        at = parent
+    return str(at) + "".join(reversed(pieces))
+
+
+def _object(fields: dict[str, _Walk | None], names: dict[str, _Walk | None], cls: type[Any] | None = None) -> _Walk:
+    # Only the fields that can hold an unknown key are looked at on a struct instance.
+    active = [(name, "." + name, sub) for name, sub in names.items() if sub is not None]
+    if cls is not None and not active and issubclass(cls, msgspec.Struct):
+        _CLOSED.add(cls)
+
+    def walk(value: Any, path: _Path, out: list[str]) -> None:
+        if type(value) in _CLOSED:
+            return
         if isinstance(value, dict):
             for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
                 if key not in fields:
                     if key not in _SENT_BY_CLIENTS:
-                        out.append(f"{path}.{key}")
+                        out.append(f"{_text(path)}.{key}")
                     continue
                 sub = fields[key]
                 if sub is not None:
-                    sub(item, f"{path}.{key}", out)
+                    sub(item, (path, f".{key}"), out)
         elif isinstance(value, msgspec.Struct):
-            for name, sub in names.items():
-                if sub is not None:
-                    item = getattr(value, name, msgspec.UNSET)
-                    if item is not msgspec.UNSET and item is not None:
-                        sub(item, f"{path}.{name}", out)
+            for name, piece, sub in active:
+                item = getattr(value, name, msgspec.UNSET)
+                if item is not msgspec.UNSET and item is not None and type(item) not in _CLOSED:
+                    sub(item, (path, piece), out)
 
     return walk
 
 
 def _array(item: _Walk) -> _Walk:
-    def walk(value: Any, path: str, out: list[str]) -> None:
+    def walk(value: Any, path: _Path, out: list[str]) -> None:
         if isinstance(value, (list, tuple)):
             for index, element in enumerate(value):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
-                item(element, f"{path}[{index}]", out)
+                if type(element) not in _CLOSED:  # pyright: ignore[reportUnknownArgumentType]
+                    item(element, (path, index), out)
 
     return walk
 
 
 def _mapping(values: _Walk) -> _Walk:
-    def walk(value: Any, path: str, out: list[str]) -> None:
+    def walk(value: Any, path: _Path, out: list[str]) -> None:
         if isinstance(value, dict):
             for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
-                values(item, f"{path}.{key}", out)
+                values(item, (path, f".{key}"), out)
 
     return walk
 
@@ -151,7 +177,7 @@ def _union(members: list[_Compiled]) -> _Walk | None:
     if all(walk is None for _, walk in members):
         return None
 
-    def walk(value: Any, path: str, out: list[str]) -> None:
+    def walk(value: Any, path: _Path, out: list[str]) -> None:
         kind = "object" if isinstance(value, (dict, msgspec.Struct)) else "array" if isinstance(value, list) else ""
         fitting = [w for k, w in members if k in (kind, "any")]
         if not fitting or any(w is None for w in fitting):

@@ -181,6 +181,11 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
 
         return await self.client.drive(self._call_flow(read_binary(data), expect, _OCTETS, headers))
 
+    async def _batch_many(self, requests: Sequence[Any], options: Mapping[str, Any]) -> list[Any]:
+        """A generated ``batch_many()``, awaited (the rules: :mod:`.._batch.many`)."""
+        items: list[Any] = await self.client.drive(self._many_flow(requests, options))
+        return items
+
     async def _submit_batch(
         self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None
     ) -> AsyncBatchJob[Any]:

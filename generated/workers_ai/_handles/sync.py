@@ -181,6 +181,11 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         job: BatchJob[Any] = self.client.drive(self._submit_flow(requests, headers))
         return job
 
+    def _batch_many(self, requests: Sequence[Any], options: Mapping[str, Any]) -> list[Any]:
+        """A generated ``batch_many()`` (the rules: :mod:`.._batch.many`)."""
+        items: list[Any] = self.client.drive(self._many_flow(requests, options))
+        return items
+
     def _send_and_decode(self, body: bytes, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
         return self.client.drive(self._call_flow(body, expect, headers=headers))
 

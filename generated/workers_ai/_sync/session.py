@@ -44,8 +44,9 @@ class Session(SessionConfig):
         return transport or Urllib3Transport(max_connections=max_connections, decompress=compress, network=self.network)
 
     def close(self) -> None:
-        """Close pooled connections."""
-        self._transport.close()
+        """Close pooled connections (a ``with_options`` copy leaves the ones it shares to their owner)."""
+        if self._owns_transport:
+            self._transport.close()
 
     def drive(self, flow: Flow[T]) -> T:
         """Run ``flow`` to its result, answering its commands with blocking I/O."""

@@ -136,10 +136,12 @@ __all__ = [
 
 def list_view(task: str, value: object) -> object:
     """``value`` as its task's list view when it is a plain JSON list of a listed task; else unchanged."""
-    home = _LIST_VIEW_HOMES.get(task.lower())
-    if home is None or type(value) is not list:
+    if type(value) is not list:  # the usual answer, a struct: no task to look up
         return value
     items: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
+    home = _LIST_VIEW_HOMES.get(task.lower())
+    if home is None:
+        return items
     view: Callable[[list[Any]], list[Any]] = _load(*home)
     return view(items)
 

@@ -20,10 +20,11 @@ from ..errors import RealtimeError
 from ._audio import AudioSource, Pacer, Transcript, audio_chunks, chunk_size, collect
 from ._core import Limits, SessionCore
 from ._spec import RealtimeSpec, tag_of
-from ._wsopts import AsyncConnection, close_of, connect_options, handshake_error, websockets
+from ._wsopts import AsyncConnection, close_of, connect_options, handshake_error, websockets_module
 
 if TYPE_CHECKING:
     from .._core.config import SessionConfig
+
 
 __all__ = ["AsyncListenSession", "AsyncSession", "AsyncSpeakSession"]
 
@@ -77,7 +78,7 @@ class AsyncSession(Generic[E]):
     async def open(self) -> None:
         if self._ws is not None:
             return
-        connect = websockets("asyncio.client").connect
+        connect = websockets_module("asyncio.client").connect
         options = connect_options(self.core)
         options["write_limit"] = self.core.limits.write_limit
         self.core.opening()

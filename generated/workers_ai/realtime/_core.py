@@ -9,6 +9,7 @@ socket, a thread or an event loop.
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -57,6 +58,16 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     ping_timeout: float | None = 20.0
 
 
+def need_websockets() -> None:
+    """Refuse a session where the ``realtime`` extra is missing, saying how to add it (before any
+    session exists, so ``listen()`` and ``workers-ai listen`` fail where they are called)."""
+    # Looked up, not imported: a session is built without loading websockets (it is imported on open).
+    if importlib.util.find_spec("websockets") is None:
+        raise ConfigurationError(
+            "realtime sessions (listen, speak_live) need websockets: pip install 'workers-ai[realtime]'"
+        )
+
+
 class SessionCore:
     """State of one session; the drivers feed it and do what it says."""
 
@@ -70,6 +81,7 @@ class SessionCore:
         limits: Limits | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        need_websockets()
         self.model_id = model_id or spec.model_id
         self.spec = spec
         self.options = spec.check_options(options, self.model_id)

@@ -21,10 +21,11 @@ from ..errors import RealtimeError
 from ._audio import AudioSource, Pacer, Transcript, audio_chunks, chunk_size, collect
 from ._core import Limits, SessionCore
 from ._spec import RealtimeSpec, tag_of
-from ._wsopts import SyncConnection, close_of, connect_options, handshake_error, websockets
+from ._wsopts import SyncConnection, close_of, connect_options, handshake_error, websockets_module
 
 if TYPE_CHECKING:
     from .._core.config import SessionConfig
+
 
 __all__ = ["ListenSession", "SpeakSession", "SyncSession"]
 
@@ -76,7 +77,7 @@ class SyncSession(Generic[E]):
         if self._ws is not None:
             return
         # a function in websockets 15-16, a context-manager class in 17
-        connect = websockets("sync.client").connect
+        connect = websockets_module("sync.client").connect
         self.core.opening()
         try:
             # Entered as a context manager (websockets >= 17 warns otherwise); left in _shutdown.

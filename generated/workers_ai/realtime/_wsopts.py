@@ -1,10 +1,11 @@
 """What both drivers hand to ``websockets`` and take back from it: connect options, a logger that never
 shows the token, failed handshakes as our REST errors, and how a closed connection ended.
 
-``websockets`` is imported by name at run time only (:func:`websockets`), never by an import statement:
-a type checker follows imports even inside functions and under ``TYPE_CHECKING``, and would otherwise read
-websockets' 31 modules for every user of the package. The drivers type the connections they hold with the
-two protocols here (the few members they use).
+``websockets`` is imported by name at run time only (:func:`websockets_module`), never by an import
+statement: a type checker follows imports even inside functions and under ``TYPE_CHECKING``, so it would
+read websockets' 31 modules for every user of the package (or report it missing in a copy without the
+``realtime`` extra). The drivers type the connections they hold with the two protocols here (the few
+members they use).
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ from .._core.network import proxy_failure, tls_failure
 from ..errors import APIConnectionError, APITimeoutError, ConfigurationError, WorkersAIError
 from ._core import SessionCore
 
-__all__ = ["AsyncConnection", "SyncConnection", "close_of", "connect_options", "handshake_error", "websockets"]
+__all__ = ["AsyncConnection", "SyncConnection", "close_of", "connect_options", "handshake_error", "websockets_module"]
 
 _log = logging.getLogger("workers_ai.realtime")
 
 
-def websockets(module: str) -> Any:
+def websockets_module(module: str) -> Any:
     """``websockets.<module>`` (``sync.client``, ``asyncio.client``, ``exceptions``), loaded by name."""
     return importlib.import_module(f"websockets.{module}")
 
@@ -113,7 +114,7 @@ def connect_options(core: SessionCore) -> dict[str, Any]:
 
 def handshake_error(core: SessionCore, exc: BaseException) -> WorkersAIError:
     """A failed opening handshake as the error a REST call would raise for the same answer."""
-    errors = websockets("exceptions")
+    errors = websockets_module("exceptions")
     host = core.url.split("/")[2]
     proxy = core.proxy
     if isinstance(exc, ConfigurationError):
@@ -155,7 +156,7 @@ def _response_of(exc: BaseException) -> _Response:
 def close_of(exc: BaseException) -> tuple[int | None, str]:
     """The close code and reason of a ``ConnectionClosed`` (the server's, else the one we sent on a
     failure); for any other exception, no code and what it says."""
-    if not isinstance(exc, websockets("exceptions").ConnectionClosed):
+    if not isinstance(exc, websockets_module("exceptions").ConnectionClosed):
         return None, f"{type(exc).__name__}: {exc}"
     rcvd = getattr(exc, "rcvd", None)
     if rcvd is not None:

@@ -62,7 +62,8 @@ class Batches:
             if fault.name == "batch_failed":
                 job.failed = fault.message or "the batch failed"
             else:
-                job.fail_items[fault.item] = (fault.code or 3040, fault.message or "")
+                for failing in fault.items or (fault.item,):
+                    job.fail_items[failing] = (fault.code or 3040, fault.message or "")
         self._jobs.add(job)
         return json_reply({"status": "queued", "request_id": job.request_id, "model": spec.model_id})
 

@@ -56,8 +56,11 @@ class Emulator:
     ``WorkersAI(account_id=emu.account_id, api_token=emu.api_token, base_url=emu.base_url)`` or
     :meth:`client`. Every request is recorded in :attr:`requests`; :meth:`inject` arranges faults.
 
+    The options are those of ``workers-ai serve`` (the same names: :mod:`._options` defines both).
     ``batch_polls=(q, r)``: a queued batch answers ``queued`` to its first ``q`` polls, ``running`` to
-    the next ``r``, then its results. ``batch_delay=(q_seconds, r_seconds)`` uses time instead.
+    the next ``r``, then its results. ``batch_delay=(q_seconds, r_seconds)`` uses time instead; either
+    takes one number for both. ``quiet=False`` prints a line per request (to ``log``, or stdout; giving
+    ``log`` turns them on too).
     ``check_outputs`` validates every JSON reply against the output schema (a 500 if it does not fit).
     ``keep_requests`` bounds :attr:`requests` (the oldest are dropped) and ``keep_jobs`` the batch jobs
     kept (the oldest finished ones go first; polling a dropped job answers "unknown or expired"), for
@@ -85,11 +88,12 @@ class Emulator:
         api_token: str = DEFAULT_API_TOKEN,
         models: Iterable[str] | None = None,
         schemas: str | Path | None = None,
-        batch_polls: tuple[int, int] = (1, 1),
-        batch_delay: tuple[float, float] | None = None,
+        batch_polls: tuple[int, int] | int = (1, 1),
+        batch_delay: tuple[float, float] | float | None = None,
         shuffle_batches: bool = True,
         stream_interval: float = 0.0,
         check_outputs: bool = False,
+        quiet: bool = True,
         log: IO[str] | None = None,
         keep_requests: int = 10_000,
         keep_jobs: int = 10_000,
@@ -98,6 +102,9 @@ class Emulator:
     ) -> None:
         checked_setting("workers", workers)
         checked_setting("port", port)
+        checked_setting("quiet", quiet)
+        if not quiet and log is None:
+            log = sys.stdout
         given = {
             "account_id": account_id,
             "api_token": api_token,
@@ -208,17 +215,25 @@ class Emulator:
         }
 
     def client(self, **options: Any) -> WorkersAI:
-        """A ``WorkersAI`` client configured for this emulator (options go to its constructor)."""
+        """A ``WorkersAI`` client configured for this emulator (options go to its constructor).
+
+        It does not pace its requests: the emulator enforces no rate limit, so a test suite should not
+        wait for one. Pass ``rate_limit="published"`` (or a number, or a mapping) to pace as against the
+        API, e.g. to test code that relies on the client's rate budget.
+        """
         from .._client import WorkersAI
 
         options.setdefault("base_url", self.base_url)
+        options.setdefault("rate_limit", None)
         return WorkersAI(account_id=self.account_id, api_token=self.api_token, **options)
 
     def async_client(self, **options: Any) -> AsyncWorkersAI:
-        """An ``AsyncWorkersAI`` client configured for this emulator (needs the ``async`` extra)."""
+        """An ``AsyncWorkersAI`` client configured for this emulator (needs the ``async`` extra); unpaced
+        unless given ``rate_limit``, as :meth:`client`."""
         from .._aio_client import AsyncWorkersAI
 
         options.setdefault("base_url", self.base_url)
+        options.setdefault("rate_limit", None)
         return AsyncWorkersAI(account_id=self.account_id, api_token=self.api_token, **options)
 
     # ------------------------------------------------------------------ test helpers
@@ -244,6 +259,7 @@ class Emulator:
         retry_after: float | None = None,
         delay: float | None = None,
         item: int = 0,
+        items: tuple[int, ...] = (),
     ) -> Fault:
         """Make the next ``times`` matching requests fail with ``fault`` (see ``FAULTS`` for names).
 
@@ -261,9 +277,16 @@ class Emulator:
             retry_after=retry_after,
             delay=delay,
             item=item,
+            items=tuple(items),
         )
         self.state.faults.add(f)
         return f
+
+    @property
+    def batch_items_received(self) -> dict[str, int]:
+        """How many times each batch item was received (every submission counted), by its
+        ``external_reference``; items without one count as ``"#<position in its batch>"``."""
+        return self.state.jobs.received()
 
     def clear_faults(self) -> None:
         self.state.faults.clear()

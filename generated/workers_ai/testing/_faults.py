@@ -102,7 +102,13 @@ FAULTS: Mapping[str, _Spec] = {
         "Capacity temporarily exceeded, please try again.",
     ),
     "stream_no_done": _Spec("stream", "the stream ends without data: [DONE]"),
-    "batch_item_error": _Spec("batch", "batch item `item` (default 0) fails", None, 3040, "Capacity exceeded"),
+    "batch_item_error": _Spec(
+        "batch",
+        "batch item `item` (default 0), or each of `items` (e.g. items=1,4,9), fails",
+        None,
+        3040,
+        "Capacity exceeded",
+    ),
     "batch_failed": _Spec("batch", "the whole batch ends with status 'failed'", None, None, "the batch failed"),
 }
 
@@ -121,6 +127,7 @@ class Fault:
     retry_after: float | None = None
     delay: float | None = None
     item: int = 0
+    items: tuple[int, ...] = ()
     hits: int = field(default=0)
 
     def __post_init__(self) -> None:
@@ -158,6 +165,7 @@ _OPTIONS: dict[str, Callable[[str], Any]] = {
     "retry_after": float,
     "delay": float,
     "item": int,
+    "items": lambda raw: tuple(int(p) for p in raw.split(",") if p.strip()),
 }
 
 

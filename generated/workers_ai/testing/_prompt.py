@@ -41,14 +41,14 @@ def topic_words(text: str) -> list[str]:
 def names_in(text: str) -> list[str]:
     """Proper names: runs of capitalised words that do not open a sentence (or follow a preposition)."""
     out: list[str] = []
-    tokens = re.findall(r"[\w'-]+|[.!?,;:()]", text)
+    tokens = re.findall(r"[\w'-]+|[.!?,;:()\n]", text)
     i = 0
     while i < len(tokens):
         tok = tokens[i]
         if not tok[:1].isalnum():
             i += 1
             continue
-        starts = i == 0 or tokens[i - 1] in ".!?"
+        starts = i == 0 or tokens[i - 1] in ".!?\n"  # a line opens a sentence too
         after_prep = i > 0 and tokens[i - 1].lower() in _PREPOSITIONS
         if tok[:1].isupper() and tok.lower() not in _STOP and tok not in _FORMATS and (not starts or after_prep):
             run = [tok]
@@ -111,30 +111,98 @@ def _example_schema(example: dict[str, Any]) -> dict[str, Any]:
     return {"type": "object", "properties": {k: of(v) for k, v in example.items()}, "required": list(example)}
 
 
-def _named_fields(text: str) -> list[str]:
-    """Field names a prompt asks for in words: "with fields name and age", "keys: `title`, `year`"."""
-    quoted = re.findall(r"[`\"']([A-Za-z_][\w]*)[`\"']", text)
-    match = re.search(
-        r"\b(?:fields?|keys?|properties)\b[:\s]+((?:[A-Za-z_]\w*(?:\s*,\s*|\s+and\s+|\s*$|\s*[.;]))+)", text
-    )
-    listed = re.findall(r"[A-Za-z_]\w*", match.group(1)) if match else []
-    listed = [w for w in listed if w.lower() not in ("and", "or")]
-    return list(dict.fromkeys(listed if listed else (quoted if re.search(r"\bjson\b", text, re.I) else [])))
+_TRIGGER = re.compile(r"\b(?:fields?|keys?|properties|attributes|columns)\b", re.I)
+_NOT_NAMES = _STOP | {"following", "named", "called", "json", "object", "only", "exactly", "both", "each", "every"}
+_TYPE_WORDS = (
+    ("integer", ("integer", "int", "whole number", "count")),
+    ("number", ("number", "numeric", "float", "double", "decimal", "celsius", "fahrenheit", "degrees")),
+    ("boolean", ("boolean", "bool", "true/false", "yes/no")),
+    ("array", ("list", "array")),
+    ("string", ("string", "text", "str")),
+)
+
+
+def _type_hint(words: str) -> str | None:
+    """The JSON type a field's description asks for ("(number)", ": integer", "a list of ..."), if any."""
+    lowered = f" {words.lower()} "
+    for kind, hints in _TYPE_WORDS:
+        if any(re.search(rf"(?<![\w/]){re.escape(h)}(?![\w/])", lowered) for h in hints):
+            return kind
+    return None
+
+
+def _named_fields(text: str) -> dict[str, str | None]:
+    """Field names a prompt asks for in words, each with the type its description asks for (or None):
+    "with keys city, temperature_c and conditions", "fields: name (string), age (integer)",
+    "keys `title`, `year`", or a bulleted list after "keys:"."""
+    found: dict[str, str | None] = {}
+    for trigger in _TRIGGER.finditer(text):
+        rest = text[trigger.end() :]
+        end = re.search(r"\.(?:\s|$)|\n\s*\n|[?!]", rest)
+        part = rest[: end.start()] if end else rest
+        # A parenthesis describes the field before it: its commas must not split the list.
+        part = re.sub(r"\(([^)]*)\)", lambda m: " : " + m.group(1).replace(",", " ").replace(" and ", " "), part)
+        for item in re.split(r"\s*(?:,|;|\n|\band\b|\bor\b)\s*", part):
+            item = item.strip(" \t-*•:")
+            match = re.match(r"[`\"']?([A-Za-z_]\w*)[`\"']?", item)
+            if match is None or match.group(1).lower() in _NOT_NAMES:
+                continue
+            name = match.group(1)
+            found.setdefault(name, _type_hint(item[match.end() :]))
+        if found:
+            return found
+    if re.search(r"\bjson\b", text, re.I):
+        quoted = re.findall(r"[`\"']([A-Za-z_][\w]*)[`\"']", text)
+        return dict.fromkeys(quoted)
+    return {}
+
+
+def _without_json(text: str) -> str:
+    """``text`` without the JSON objects written in it (as they are, or with template-doubled braces)."""
+    if "{" not in text:
+        return text
+    out = _undoubled(text) if "{{" in text else text
+    i = out.find("{")
+    while i != -1:
+        try:
+            _, end = _DECODER.raw_decode(out, i)
+        except ValueError:
+            i = out.find("{", i + 1)
+            continue
+        out = out[:i] + " " + out[end:]
+        i = out.find("{", i + 1)
+    return out
+
+
+def _undoubled(text: str) -> str:
+    """``text`` with template-escaped braces (``{{`` and ``}}``, as prompt templates write a schema)
+    made single."""
+    return text.replace("{{", "{").replace("}}", "}")
+
+
+def _is_schema(obj: dict[str, Any]) -> bool:
+    return bool(_SCHEMA_KEYS & set(obj)) or obj.get("type") == "object"
 
 
 def stated_schema(text: str) -> dict[str, Any] | None:
-    """The JSON schema a prompt asks the answer to follow: a schema written in it, an example object
-    written in it, or the field names it lists; None when it states none."""
-    found = list(_json_objects(text))
-    for obj in found:
-        if _SCHEMA_KEYS & set(obj) or obj.get("type") == "object":
-            return obj
+    """The JSON schema a prompt asks the answer to follow: a schema written in it (read by its
+    ``properties``, also when a template wrote it with doubled braces), an example object written in
+    it, or the field names it lists (with the types they ask for); None when it states none."""
+    candidates = [text, _undoubled(text)] if "{{" in text else [text]
+    for candidate in candidates:
+        for obj in _json_objects(candidate):
+            if _is_schema(obj):
+                return obj
+    found = [obj for candidate in candidates for obj in _json_objects(candidate)]
     if found:
         return _example_schema(max(found, key=len))
     names = _named_fields(text)
     if names:
-        props = {n: {"type": "number" if _numeric_name(n) else "string"} for n in names}
-        return {"type": "object", "properties": props, "required": names}
+        props: dict[str, Any] = {}
+        for name, kind in names.items():
+            kind = kind or ("number" if _numeric_name(name) else "string")
+            props[name] = {"type": kind, "items": {"type": "string"}} if kind == "array" else {"type": kind}
+        return {"type": "object", "properties": props, "required": list(names)}
     return None
 
 
@@ -151,6 +219,7 @@ def argument_hint(name: str, schema: Any, question: str) -> Any:
     question names; numbers the question's numbers; other strings its proper names, else its topic words.
     """
     obj = as_object(schema) or {}
+    question = _without_json(question)  # a schema or example in the prompt is not what it asks about
     lowered = question.lower()
     enum = as_list(obj.get("enum"))
     if enum is not None:

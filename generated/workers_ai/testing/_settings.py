@@ -40,8 +40,10 @@ def _count(name: str, value: Any, least: int) -> int:
 
 
 def _pair(name: str, value: Any) -> tuple[Any, Any]:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (value, value)  # one number: as long queued as running
     if not isinstance(value, (tuple, list)) or len(value) != 2:  # pyright: ignore[reportUnknownArgumentType]
-        raise ValueError(f"Emulator({name}=...) takes a pair (queued, running), got {value!r}")
+        raise ValueError(f"Emulator({name}=...) takes a pair (queued, running) or one number for both, got {value!r}")
     items = cast("Sequence[Any]", value)
     pair: tuple[Any, Any] = (items[0], items[1])
     return pair
@@ -69,7 +71,7 @@ def checked_setting(name: str, value: Any) -> Any:
         if _count(name, value, 0) > 65535:
             raise ValueError(f"Emulator(port=...) takes 0 (any free port) to 65535, got {value!r}")
         return value
-    if name in ("shuffle_batches", "check_outputs"):
+    if name in ("shuffle_batches", "check_outputs", "quiet"):
         if not isinstance(value, bool):
             raise ValueError(f"Emulator({name}=...) takes True or False, got {value!r}")
         return value

@@ -100,9 +100,19 @@ class Jobs:
         self._settings = settings
         self._lock = threading.Lock()
         self._items: dict[str, Job] = {}
+        self._received: dict[str, int] = {}
+
+    def received(self) -> dict[str, int]:
+        """How many times each batch item was received, by its ``external_reference`` (``"#<n>"``, counted
+        per batch position, for items without one): what tests check to prove nothing was sent twice."""
+        with self._lock:
+            return dict(self._received)
 
     def add(self, job: Job) -> None:
         with self._lock:
+            for n, ref in enumerate(job.refs):
+                key = ref if isinstance(ref, str) else f"#{n}"
+                self._received[key] = self._received.get(key, 0) + 1
             self._items[job.request_id] = job
             excess = len(self._items) - max(1, self._settings.keep_jobs)
             if excess <= 0:
@@ -124,6 +134,7 @@ class Jobs:
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+            self._received.clear()
 
 
 @dataclass
