@@ -10,6 +10,7 @@ model, finish reasons and token usage, ``error.type`` with status ERROR; each HT
 
 from __future__ import annotations
 
+import importlib
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -18,10 +19,18 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 
 from msgspec import UNSET
-from opentelemetry import context, metrics, trace
-from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from . import telemetry
+
+# The API is imported by name: a type checker following the SDK's imports never parses opentelemetry (its
+# time goes to a user's every mypy run), and a copy vendored without the otel extra type-checks as it is.
+# This module itself is loaded only once the API is importable (see telemetry.telemetry_of).
+context: Any = importlib.import_module("opentelemetry.context")
+metrics: Any = importlib.import_module("opentelemetry.metrics")
+trace: Any = importlib.import_module("opentelemetry.trace")
+SpanKind: Any = trace.SpanKind
+Status: Any = trace.Status
+StatusCode: Any = trace.StatusCode
 
 if TYPE_CHECKING:
     from .flow import Flow, T
