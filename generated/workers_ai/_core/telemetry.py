@@ -46,8 +46,8 @@ __all__ = [
 
 # What the package uses of :mod:`.otel`'s ``Call`` and ``Telemetry`` (which check themselves against these
 # two protocols). :mod:`.otel` is loaded by name (:func:`telemetry_of`) and never named in an import: a type
-# checker follows imports even under ``TYPE_CHECKING`` and would read the opentelemetry API (19 modules)
-# for every user of the package.
+# checker follows imports even under ``TYPE_CHECKING``, so every user's check would parse it (and, before it
+# loaded the API by name too, the opentelemetry API's 19 modules).
 class Call(Protocol):
     """One operation's span and metrics (:class:`.otel.Call`)."""
 
