@@ -137,7 +137,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
             bar.end()
     out.commit()
     print(
-        f"workers-ai batch: {source.count} results in {args.output} ({failed} failed); {sent} batches sent",
+        f"workers-ai batch: {source.count} results in {args.output} ({failed} failed); "
+        f"{sent} {'batch' if sent == 1 else 'batches'} sent",
         file=sys.stderr,
     )
     print(usage_line(ai.usage), file=sys.stderr)
