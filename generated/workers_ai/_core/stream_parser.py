@@ -195,14 +195,21 @@ class StreamParser:
         """The error to raise for a failed read (None when the stream was closed meanwhile)."""
         if self.closed:
             return None
+        # The transport closed the connection already; the stream is over, so its end is reported here
+        # (usage counted, span ended with this error): close() finds it closed and does nothing more.
         self.closed = True
+        failure: APIConnectionError
         if isinstance(exc, APITimeoutError):
             if idle_end <= self._until:
                 why = f"no event for {self._idle:g}s (stream_idle_timeout)"
             else:
                 why = f"the stream took longer than {self._total:g}s (stream_timeout)"
-            return APITimeoutError(f"{self.model_id}: {why}")
-        return APIConnectionError(f"{self.model_id}: the stream broke off ({exc})")
+            failure = APITimeoutError(f"{self.model_id}: {why}")
+        else:
+            failure = APIConnectionError(f"{self.model_id}: the stream broke off ({exc})")
+        self._failed(failure)
+        self._report_end()
+        return failure
 
     def _fast(self, block: bytes, decoder: SSEDecoder) -> list[StreamEvent] | None:
         """The events of ``block`` (whole events, the final blank line cut off) when each is one plain
