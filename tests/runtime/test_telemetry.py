@@ -139,6 +139,14 @@ def test_chat_span_attributes_and_metrics(drv: Driver, seen: Seen, emu: Emulator
     assert point.sum == attrs["gen_ai.usage.input_tokens"]
 
 
+def test_a_generic_run_is_described_like_the_typed_method(drv: Driver, seen: Seen) -> None:
+    # ai.model(id).run({...}) and .chat(...) send the same request: their spans say the same.
+    drv.call(lambda ai: ai.model(LLAMA).run({"messages": HELLO, "max_tokens": 50}), **seen.options())
+    (span,) = seen.spans
+    attrs = dict(span.attributes or {})
+    assert span.name == f"chat {LLAMA}" and attrs["gen_ai.request.max_tokens"] == 50
+
+
 def test_prompt_is_text_completion_and_embeddings_are_embeddings(drv: Driver, seen: Seen) -> None:
     drv.call(lambda ai: ai.model(LLAMA).generate(prompt="say hi"), **seen.options())
     drv.call(lambda ai: ai.model(BGE).embed(text=["a", "b"]), **seen.options())
@@ -205,6 +213,18 @@ def test_a_stream_that_fails_midway_records_the_error(drv: Driver, seen: Seen, e
     (span,) = seen.spans
     assert span.status.status_code is StatusCode.ERROR
     assert (span.attributes or {})["error.type"] == type(info.value).__name__ == "StreamError"
+
+
+def test_a_stream_whose_connection_breaks_ends_its_span_with_the_error(drv: Driver, seen: Seen, emu: Emulator) -> None:
+    # The connection is cut mid-body: the read fails in the transport (not a protocol error), and the span
+    # must still end, with the error the user sees.
+    emu.inject("reset", times=1, model=LLAMA)
+    with pytest.raises(Exception) as info:
+        _read_stream(drv, seen, abandon=False)
+    (span,) = seen.spans
+    assert span.status.status_code is StatusCode.ERROR
+    assert (span.attributes or {})["error.type"] == type(info.value).__name__ == "APIConnectionError"
+    assert seen.metrics()["gen_ai.client.operation.duration"][0][1].count == 1
 
 
 def test_api_error_sets_error_type_and_status(drv: Driver, seen: Seen, emu: Emulator) -> None:

@@ -104,6 +104,9 @@ log = logging.getLogger("workers_ai")
 http_log = logging.getLogger("workers_ai.http")
 batch_log = logging.getLogger("workers_ai.batch")
 realtime_log = logging.getLogger("workers_ai.realtime")
+# A library's logger stays silent until the application configures logging (or WORKERS_AI_LOG asks): without
+# a handler, Python's last-resort handler would print every WARNING, repeating what warnings.warn already says.
+log.addHandler(logging.NullHandler())
 
 BODY_LIMIT = 2048  # characters of a body in a DEBUG line (log_bodies=True)
 

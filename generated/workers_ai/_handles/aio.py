@@ -52,7 +52,7 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         request = self._raw_body_request(payload)
         if request is not None:
             return await self.client.drive(self._request_flow(request, None, headers))
-        return await self._send_and_decode(self.encode_input(payload), None, headers=headers)
+        return await self._send_and_decode(self.encode_input(payload), None, headers=headers, request=payload)
 
     def stream(
         self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None
@@ -193,9 +193,10 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         return job
 
     async def _send_and_decode(
-        self, body: bytes, expect: type[T] | None, *, headers: Mapping[str, str] | None = None
+        self, body: bytes, expect: type[T] | None, *, headers: Mapping[str, str] | None = None, request: Any = None
     ) -> T:
-        return await self.client.drive(self._call_flow(body, expect, headers=headers))
+        # ``request``: what the call's span reads its parameters from (as a typed method's call does).
+        return await self.client.drive(self._call_flow(body, expect, headers=headers, request=request))
 
 
 class AsyncGenericHandle(AsyncModelHandle[Any, Any]):

@@ -48,7 +48,7 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         if request is not None:
             return self.client.drive(self._request_flow(request, None, headers))
         body = self.encode_input(payload)
-        return self._send_and_decode(body, None, headers=headers)
+        return self._send_and_decode(body, None, headers=headers, request=payload)
 
     def stream(self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> EventStream:
         """Run with ``stream: true`` and iterate the server-sent events."""
@@ -186,8 +186,11 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         items: list[Any] = self.client.drive(self._many_flow(requests, options))
         return items
 
-    def _send_and_decode(self, body: bytes, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
-        return self.client.drive(self._call_flow(body, expect, headers=headers))
+    def _send_and_decode(
+        self, body: bytes, expect: type[T] | None, *, headers: Mapping[str, str] | None = None, request: Any = None
+    ) -> T:
+        # ``request``: what the call's span reads its parameters from (as a typed method's call does).
+        return self.client.drive(self._call_flow(body, expect, headers=headers, request=request))
 
 
 class GenericHandle(ModelHandle[Any, Any]):
