@@ -116,3 +116,12 @@ def test_bad_values() -> None:
     with pytest.raises(ConfigurationError, match="not a bool"):
         Network(verify=True)
     assert NoProxy("a, *").everything
+
+
+def test_the_url_given_to_websockets_reads_as_our_rule_read_it() -> None:
+    # websockets parses the URL again: a SOCKS proxy without a port, or a user without a password, must
+    # reach it spelled out, so realtime sessions use the same proxy as REST calls.
+    assert parse_proxy("socks5://h", "proxy=").canonical == "socks5://h:1080"
+    assert parse_proxy("http://user@p:3128", "proxy=").canonical == "http://user:@p:3128"
+    assert parse_proxy("http://u:p%40ss@[::1]:8080", "proxy=").canonical == "http://u:p%40ss@[::1]:8080"
+    assert parse_proxy("https://p", "proxy=").canonical == "https://p:443"

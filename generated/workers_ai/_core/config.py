@@ -257,16 +257,18 @@ class SessionConfig(Rebuildable):
         belong to this client. An unknown option is a ``TypeError``."""
         copy = with_options(self, **changes)
         if _CONNECTION_OPTIONS.isdisjoint(changes):
-            copy._adopt_transport(self._transport)
+            copy._adopt_transport(self._transport, self.network)
         if copy.account_id == self.account_id:
             copy.usage = self.usage
             if "rate_limit" not in changes:
                 copy.rate_budget = self.rate_budget
         return copy
 
-    def _adopt_transport(self, transport: Any) -> None:
-        # The copy's own transport was only just made (no sockets yet): dropped for the shared one.
+    def _adopt_transport(self, transport: Any, network: Network) -> None:
+        # The copy's own transport was only just made (no sockets yet): dropped for the shared one, with the
+        # proxy and CA rules it was made with, so the copy's realtime sessions and pickles follow them too.
         self._transport = transport
+        self.network = network
         self._owns_transport = False
 
     def _task_of(self, model_id: str) -> str | None:

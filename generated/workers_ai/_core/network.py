@@ -65,6 +65,18 @@ class ProxyURL:
         return f"{self.scheme}://{host}:{self.port}"
 
     @property
+    def canonical(self) -> str:
+        """The URL rebuilt from its checked parts (explicit port, ``user:password@`` quoted), for a library
+        that parses it again: it then reads what our rule read (a SOCKS port of 1080, a user without a
+        password)."""
+        if self.username is None:
+            return self.bare
+        from urllib.parse import quote
+
+        scheme, _, hostport = self.bare.partition("://")
+        return f"{scheme}://{quote(self.username, safe='')}:{quote(self.password or '', safe='')}@{hostport}"
+
+    @property
     def shown(self) -> str:
         """The URL as a person may see it (``user:***@``)."""
         return mask_url(self.url)

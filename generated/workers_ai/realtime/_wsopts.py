@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from .._core.error_replies import error_from
 from .._core.network import proxy_failure, tls_failure
+from .._core.redact import scrub
 from ..errors import APIConnectionError, APITimeoutError, ConfigurationError, WorkersAIError
 from ._core import SessionCore
 
@@ -92,7 +93,7 @@ def connect_options(core: SessionCore) -> dict[str, Any]:
                 f"a realtime session through the SOCKS proxy {proxy.shown} needs python-socks: "
                 "pip install 'python-socks[asyncio]'"
             )
-        network["proxy"] = proxy.url  # websockets sends its user:password as Proxy-Authorization
+        network["proxy"] = proxy.canonical  # websockets sends its user:password as Proxy-Authorization
         if proxy.scheme == "https" and core.ssl_context is not None:
             network["proxy_ssl"] = core.ssl_context
     if core.ssl_context is not None and core.url.startswith("wss:"):
@@ -117,6 +118,8 @@ def handshake_error(core: SessionCore, exc: BaseException) -> WorkersAIError:
     errors = websockets_module("exceptions")
     host = core.url.split("/")[2]
     proxy = core.proxy
+    # What the failure says, as every branch shows it: a proxy's password and any credential masked.
+    said = scrub(str(exc) if proxy is None else proxy.scrub(str(exc)))
     if isinstance(exc, ConfigurationError):
         return exc
     if isinstance(exc, (errors.ProxyError, errors.InvalidProxy)):
@@ -124,13 +127,13 @@ def handshake_error(core: SessionCore, exc: BaseException) -> WorkersAIError:
             answer = _response_of(exc)
             reason = f"Tunnel connection failed: {answer.status_code} {answer.reason_phrase}"
         else:
-            reason = f"{type(exc).__name__}: {exc}"
-        return proxy_failure(proxy, proxy.scrub(reason) if proxy is not None else reason)
+            reason = f"{type(exc).__name__}: {said}"
+        return proxy_failure(proxy, reason)
     if isinstance(exc, ssl.SSLError):
-        return tls_failure(core.url, f"{type(exc).__name__}: {exc}", proxy)
+        return tls_failure(core.url, f"{type(exc).__name__}: {said}", proxy)
     if isinstance(exc, OSError) and not isinstance(exc, TimeoutError) and proxy is not None:
         # the only socket opened is the one to the proxy: its failure is the proxy's
-        return proxy_failure(proxy, proxy.scrub(f"{type(exc).__name__}: {exc}"))
+        return proxy_failure(proxy, f"{type(exc).__name__}: {said}")
     if isinstance(exc, errors.InvalidStatus):
         response = _response_of(exc)
         headers: Mapping[str, str] = {k.lower(): v for k, v in response.headers.raw_items()}
@@ -142,8 +145,8 @@ def handshake_error(core: SessionCore, exc: BaseException) -> WorkersAIError:
             request_sent=False,
         )
     if isinstance(exc, OSError):
-        return APIConnectionError(f"{core.model_id}: cannot connect to {host}: {exc}", request_sent=False)
-    return APIConnectionError(f"{core.model_id}: the WebSocket handshake with {host} failed: {exc}", retryable=False)
+        return APIConnectionError(f"{core.model_id}: cannot connect to {host}: {said}", request_sent=False)
+    return APIConnectionError(f"{core.model_id}: the WebSocket handshake with {host} failed: {said}", retryable=False)
 
 
 def _response_of(exc: BaseException) -> _Response:
