@@ -127,6 +127,20 @@ def test_bad_input_names_the_request_and_sends_nothing(emu: Emulator) -> None:
     assert emu.requests == []
 
 
+@pytest.mark.parametrize("bad", [{"poll_interval": -1.0}, {"timeout": True}, {"timeout": float("nan")}])
+def test_bad_timing_options_are_refused_before_anything_is_sent(emu: Emulator, bad: dict[str, Any]) -> None:
+    with pytest.raises(ConfigurationError, match=next(iter(bad))):
+        emu.client().model(LLAMA).batch_many(_prompts(2), **bad)
+
+    async def run() -> None:
+        async with emu.async_client() as ai:
+            await ai.model(LLAMA).batch_many(_prompts(2), **bad)
+
+    with pytest.raises(ConfigurationError, match=next(iter(bad))):
+        asyncio.run(run())
+    assert emu.requests == []
+
+
 def test_a_model_without_a_batch_variant_is_refused(emu: Emulator) -> None:
     with pytest.raises(ConfigurationError, match="no async batch"):
         emu.client().model("@cf/huggingface/distilbert-sst-2-int8")._batch_many([{"text": "x"}], {})  # pyright: ignore[reportPrivateUsage]

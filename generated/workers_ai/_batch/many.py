@@ -34,6 +34,7 @@ from typing import Any, NamedTuple, Protocol, TypedDict, cast
 import msgspec
 
 from .._core.flow import Flow, Sleep
+from .._core.retry import check_seconds
 from ..errors import (
     APITimeoutError,
     BatchError,
@@ -256,6 +257,12 @@ def many_flow(
     opts = options
     if opts.batch_size < 1 or opts.max_in_flight < 1 or opts.item_retries < 0:
         raise ConfigurationError("batch_size and max_in_flight must be >= 1, item_retries >= 0")
+    # The same rules as BatchJob.wait's (a bool, NaN, zero or a negative number is refused, nothing sent).
+    opts = opts._replace(
+        timeout=check_seconds(opts.timeout, "timeout"),
+        poll_interval=check_seconds(opts.poll_interval, "poll_interval"),
+        max_interval=check_seconds(opts.max_interval, "max_interval"),
+    )
     model = handle.model_id
     started = clock()
     deadline = started + opts.timeout
