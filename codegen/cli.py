@@ -91,9 +91,7 @@ def generate(
     current = {} if check else read_tree(root)
     cached = {k: v.decode("utf-8", "replace") for k, v in current.items() if k.startswith("models/")}
     try:
-        files = render_package(plans, shared, package, with_testing=with_testing, cached=cached)
-        if not with_ray:
-            files.pop("ray.py", None)
+        files = render_package(plans, shared, package, with_testing=with_testing, with_ray=with_ray, cached=cached)
     except RenderError as exc:
         where = plans[exc.index].source.file if exc.index >= 0 else str(schemas)
         return GenerateResult(2, [one_line(f"{where}: /: {exc.message}")], warnings)

@@ -385,6 +385,7 @@ def render_package(
     package: str,
     *,
     with_testing: bool = True,
+    with_ray: bool = True,
     cached: Mapping[str, str] | None = None,
 ) -> dict[str, bytes]:
     """All files of the output package, keyed by path relative to the package folder.
@@ -473,5 +474,5 @@ def render_package(
     # The formatter's last: one ruff run over every printed module, then each struct cache hash.
     files.update({rel: stamp(text).encode() for rel, text in format_modules(printed).items()})
     files["py.typed"] = b""
-    files.update(runtime_files(with_testing=with_testing))
+    files.update(runtime_files(with_testing=with_testing, with_ray=with_ray))
     return files

@@ -10,6 +10,7 @@ self-contained, and the default output (the package itself) finds them unchanged
 
 from __future__ import annotations
 
+from functools import lru_cache
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -18,8 +19,11 @@ from .write import GENERATED_MARK
 __all__ = ["is_generated", "runtime_files", "runtime_root"]
 
 _SUFFIXES = (".py", ".typed", ".json")
-# The emulator: a lean vendored copy leaves it out (and the schema JSON only it reads).
-_TESTING_ONLY = ("testing/",)
+# The emulator, and the Ray integration (it needs numpy and ray): a lean vendored copy leaves them out.
+_TESTING_ONLY = "testing/"
+_RAY_ONLY = "ray.py"
+# Folders that hold generated files only: never read when collecting the hand-written ones.
+_GENERATED_FOLDERS = ("models", "_schemas")
 
 
 def runtime_root() -> Path:
@@ -40,16 +44,27 @@ def is_generated(rel: str, head: bytes) -> bool:
     return head.startswith(GENERATED_MARK) or rel.startswith("_schemas/") or rel == "py.typed"
 
 
-def runtime_files(root: Path | None = None, *, with_testing: bool = True) -> dict[str, bytes]:
+def runtime_files(root: Path | None = None, *, with_testing: bool = True, with_ray: bool = True) -> dict[str, bytes]:
     """Every hand-written runtime file below ``root`` (default :func:`runtime_root`), by relative path."""
-    base = root or runtime_root()
+    found = _hand_written(root or runtime_root())
+    return {
+        rel: data
+        for rel, data in found.items()
+        if (with_testing or not rel.startswith(_TESTING_ONLY)) and (with_ray or rel != _RAY_ONLY)
+    }
+
+
+@lru_cache(maxsize=4)
+def _hand_written(base: Path) -> dict[str, bytes]:
+    # Read once per process (naming reads it at import, render again): the runtime does not change mid-run.
     files: dict[str, bytes] = {}
     for path in sorted(base.rglob("*")):
-        if not path.is_file() or "__pycache__" in path.parts or path.suffix not in _SUFFIXES:
+        rel_parts = path.relative_to(base).parts
+        if rel_parts[0] in _GENERATED_FOLDERS or "__pycache__" in rel_parts:
             continue
-        rel = path.relative_to(base).as_posix()
-        if not with_testing and rel.startswith(_TESTING_ONLY):
+        if not path.is_file() or path.suffix not in _SUFFIXES:
             continue
+        rel = "/".join(rel_parts)
         data = path.read_bytes()
         if not is_generated(rel, data[: len(GENERATED_MARK)]):
             files[rel] = data
