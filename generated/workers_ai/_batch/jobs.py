@@ -74,6 +74,7 @@ __all__ = [
     "PollSchedule",
     "batch_item_types",
     "check_batch_size",
+    "check_poll_options",
     "encode_batch",
     "encode_requests",
     "strip_annotated",
@@ -109,6 +110,15 @@ class BatchStatusWarning(UserWarning):
     """The API reported a batch status this SDK does not know; ``wait()`` keeps polling."""
 
 
+def check_poll_options(timeout: float, poll_interval: float, max_interval: float) -> None:
+    """A wait's options (``wait``, ``batch_many``, ``embed_many``): a timeout above 0, intervals >= 0, all
+    finite numbers; else ``ConfigurationError``."""
+    check_seconds(timeout, "timeout")
+    for name, value in (("poll_interval", poll_interval), ("max_interval", max_interval)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ConfigurationError(f"{name} must be a finite number of seconds >= 0, got {value!r}")
+
+
 class PollSchedule:
     """The waits between polls of one or more batches, until a deadline.
 
@@ -119,10 +129,7 @@ class PollSchedule:
     def __init__(
         self, timeout: float, poll_interval: float, max_interval: float, clock: Callable[[], float] = time.monotonic
     ) -> None:
-        check_seconds(timeout, "timeout")
-        for name, value in (("poll_interval", poll_interval), ("max_interval", max_interval)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < float("inf"):  # pyright: ignore[reportUnnecessaryIsInstance]
-                raise ConfigurationError(f"{name} must be a finite number of seconds >= 0, got {value!r}")
+        check_poll_options(timeout, poll_interval, max_interval)
         self.clock = clock
         self.started = clock()
         self.deadline = self.started + timeout

@@ -34,7 +34,6 @@ from typing import Any, NamedTuple, Protocol, TypedDict, cast
 import msgspec
 
 from .._core.flow import Flow, Sleep
-from .._core.retry import check_seconds
 from ..errors import (
     APITimeoutError,
     BatchError,
@@ -44,7 +43,7 @@ from ..errors import (
     InputValidationError,
 )
 from .embed_plan import BatchProgress
-from .jobs import BatchItem, BatchJobBase, BatchModel
+from .jobs import BatchItem, BatchJobBase, BatchModel, check_poll_options
 from .journal import Fingerprint, Journal, JournalBatch, ranges_of
 from .submit import submit_flow
 from .wire import MAX_BATCH_BYTES, batch_item_types, request_data
@@ -257,12 +256,7 @@ def many_flow(
     opts = options
     if opts.batch_size < 1 or opts.max_in_flight < 1 or opts.item_retries < 0:
         raise ConfigurationError("batch_size and max_in_flight must be >= 1, item_retries >= 0")
-    # The same rules as BatchJob.wait's (a bool, NaN, zero or a negative number is refused, nothing sent).
-    opts = opts._replace(
-        timeout=check_seconds(opts.timeout, "timeout"),
-        poll_interval=check_seconds(opts.poll_interval, "poll_interval"),
-        max_interval=check_seconds(opts.max_interval, "max_interval"),
-    )
+    check_poll_options(opts.timeout, opts.poll_interval, opts.max_interval)  # BatchJob.wait's rule
     model = handle.model_id
     started = clock()
     deadline = started + opts.timeout
