@@ -12,7 +12,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._core.config import Reply, SessionConfig
-from .._core.flow import Flow, Send, T
+from .._core.flow import Call, Flow, Send, T
 from ..errors import APIConnectionError
 from .transport import AiohttpTransport, AsyncResponse, AsyncTransport
 
@@ -41,6 +41,19 @@ class _TaskLocal:
     @last.setter
     def last(self, value: Any) -> None:
         _LAST.set((self, value))
+
+
+async def _off_loop(command: Call) -> Any:
+    """``command.fn(*args)`` in the loop's default executor. Cancelled meanwhile, it still waits for the
+    call to end (a journal record is written whole or not at all before the flow is closed)."""
+    import asyncio
+
+    done = asyncio.get_running_loop().run_in_executor(None, command.fn, *command.args)
+    try:
+        return await asyncio.shield(done)
+    except asyncio.CancelledError:
+        await asyncio.wait([done])
+        raise
 
 
 class AsyncSession(SessionConfig):
@@ -79,6 +92,12 @@ class AsyncSession(SessionConfig):
                         command = flow.throw(exc)
                         continue
                     answer = (resp, data)
+                elif isinstance(command, Call):
+                    try:
+                        answer = await _off_loop(command)
+                    except Exception as exc:
+                        command = flow.throw(exc)
+                        continue
                 else:
                     await self._sleep_async(command.seconds)
                     answer = None

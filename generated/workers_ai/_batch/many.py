@@ -33,7 +33,7 @@ from typing import Any, NamedTuple, Protocol, TypedDict, cast
 
 import msgspec
 
-from .._core.flow import Flow, Sleep
+from .._core.flow import Flow, Sleep, call
 from ..errors import (
     APITimeoutError,
     BatchError,
@@ -261,7 +261,8 @@ def many_flow(
     started = clock()
     deadline = started + opts.timeout
     real_deadline = time.monotonic() + opts.timeout
-    book = Journal(journal, model, source.count, source.fingerprint) if journal is not None else None
+    # The journal's file work (open, append, fsync) is a Call: the async client does it off the event loop.
+    book = (yield from call(Journal, journal, model, source.count, source.fingerprint)) if journal is not None else None
     try:
         return (
             yield from _run(
@@ -345,7 +346,7 @@ def _run(
         if parent is None:
             slot.number = number
         if book is not None:
-            book.intent(number, ranges_of(u.pos for u in batch), parent)
+            yield from call(book.intent, number, ranges_of(u.pos for u in batch), parent)
         body = b'{"requests":[' + b",".join(u.body for u in batch) + b"]}"
         try:
             job = yield from submit_flow(handle, job_type, body, len(batch), None, opts.max_bytes)
@@ -359,7 +360,7 @@ def _run(
                 request_id=queued[0],
             ) from exc
         if book is not None:
-            book.submitted(number, job.request_id)
+            yield from call(book.submitted, number, job.request_id)
         if on_queued is not None:
             on_queued(job.request_id)
         sent += 1
@@ -493,7 +494,7 @@ def _run(
             on_progress(BatchProgress(resolved, total, attempts_done, attempts_total, now - started, states))
         if not slots and ahead is None:
             if book is not None:
-                book.finish()
+                yield from call(book.finish)
             return sent
         polls = [a.next_poll for s in slots for a in s.attempts if a.job is not None]
         if not polls:

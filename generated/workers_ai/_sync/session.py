@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._core.config import DEFAULT_BASE_URL, Reply, ResponseInfo, SessionConfig
-from .._core.flow import Flow, Send, T
+from .._core.flow import Call, Flow, Send, T
 from .._core.options import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES
 from ..errors import APIConnectionError
 from .transport import Response, Transport, Urllib3Transport
@@ -65,6 +65,12 @@ class Session(SessionConfig):
                         command = flow.throw(exc)
                         continue
                     answer = (resp, data)
+                elif isinstance(command, Call):
+                    try:
+                        answer = command.fn(*command.args)
+                    except Exception as exc:
+                        command = flow.throw(exc)
+                        continue
                 else:
                     self._sleep(command.seconds)
                     answer = None
