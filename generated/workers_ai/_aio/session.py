@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from .._core.config import Reply, SessionConfig
 from .._core.flow import Call, Flow, Send, T
 from ..errors import APIConnectionError
-from .transport import AiohttpTransport, AsyncResponse, AsyncTransport
+from .transport import AiohttpTransport, AsyncTransport
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -113,13 +113,6 @@ class AsyncSession(SessionConfig):
     ) -> Reply:
         """As :meth:`Session.request <.._sync.session.Session.request>`, awaited."""
         return await self.drive(self.request_flow(method, url, body, **options))
-
-    async def open_stream(
-        self, url: str, body: bytes, *, headers: Mapping[str, str] | None = None, model_id: str | None = None
-    ) -> AsyncResponse:
-        """POST and return the 2xx reply with its body unread (retried like :meth:`request` until then)."""
-        resp: AsyncResponse = await self.drive(self.stream_flow(url, body, headers, model_id))
-        return resp
 
     async def get_json(self, path: str, query: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """GET an account API path; the checked envelope (``result``, ``result_info``, ...)."""

@@ -209,12 +209,11 @@ class _Slot:
     """A run of consecutive requests and the batches sent for them; settled when every request has a
     final outcome."""
 
-    __slots__ = ("attempts", "first", "number", "results", "settled", "tries", "units")
+    __slots__ = ("attempts", "number", "results", "settled", "tries", "units")
 
     def __init__(self, number: int, units: list[Unit]) -> None:
         self.number = number
         self.units = units
-        self.first = units[0].pos
         self.attempts: list[_Attempt] = []
         self.results: dict[int, BatchItem[Any]] = {}
         self.tries: dict[int, int] = {}

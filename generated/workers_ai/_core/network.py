@@ -253,7 +253,6 @@ class Network:
         "explicit",
         "no_proxy",
         "proxied",
-        "trust_env",
         "verify",
     )
 
@@ -267,7 +266,6 @@ class Network:
         if not isinstance(trust_env, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ConfigurationError("trust_env must be True or False")
         env: Mapping[str, str] = os.environ if environ is None else environ
-        self.trust_env = trust_env
         self.verify = verify
         self.explicit = parse_proxy(proxy, "proxy=") if proxy is not None else None
         self.env_proxies: dict[str, ProxyURL] = {}
