@@ -40,6 +40,7 @@ import numpy as np
 import ray.data
 
 from ._batch.embed_rows import embed_rows
+from ._batch.many import BatchManyOptions, options_of
 from ._client import WorkersAI
 from ._core.pickling import with_options
 from ._core.ratelimit import RateBudget
@@ -353,6 +354,8 @@ def map_model(
         raise ConfigurationError("queue=True sends the requests build() makes as they are: give no method")
     if queue and getattr(client.model(model), "batch_input", None) is None:
         raise ConfigurationError(f"{model} has no async batch (`requests`) input variant: it cannot use queue=True")
+    if queue:  # checked here, by batch_many's own rule, not first on a worker
+        options_of(cast(BatchManyOptions, {**(queue_options or {}), "journal": None}))
     ds.context.execution_options.preserve_order = True
     mapper: Any = cast(Any, ds).map_batches
     return cast(

@@ -55,6 +55,7 @@ __all__ = [
     "ManyOptions",
     "Source",
     "Unit",
+    "check_options",
     "many_flow",
     "prepare",
 ]
@@ -176,19 +177,26 @@ class BatchManyOptions(TypedDict, total=False):
     max_bytes: int
 
 
+def check_options(opts: ManyOptions) -> None:
+    """The run's counts and timing as :func:`many_flow` takes them (timing by ``BatchJob.wait``'s rule);
+    else ``ConfigurationError``, before anything is sent."""
+    if opts.batch_size < 1 or opts.max_in_flight < 1 or opts.item_retries < 0:
+        raise ConfigurationError("batch_size and max_in_flight must be >= 1, item_retries >= 0")
+    check_poll_options(opts.timeout, opts.poll_interval, opts.max_interval)
+
+
 def options_of(given: BatchManyOptions) -> tuple[ManyOptions, str | None, Callable[[BatchProgress], None] | None]:
-    """The run's options from ``batch_many``'s keywords (unknown ones are a ``TypeError``, as in a call)."""
+    """The run's options from ``batch_many``'s keywords (unknown ones are a ``TypeError``, as in a call;
+    bad values a ``ConfigurationError``: :func:`check_options`)."""
     known = set(BatchManyOptions.__annotations__)
     extra = set(given) - known
     if extra:
         raise TypeError(f"batch_many() got unexpected keyword arguments: {', '.join(sorted(extra))}")
     fields = {k: v for k, v in given.items() if k in ManyOptions._fields}
     journal = given.get("journal")
-    return (
-        ManyOptions(**cast("dict[str, Any]", fields)),
-        (None if journal is None else str(journal)),
-        given.get("on_progress"),
-    )
+    options = ManyOptions(**cast("dict[str, Any]", fields))
+    check_options(options)
+    return options, (None if journal is None else str(journal)), given.get("on_progress")
 
 
 class _Attempt:
@@ -253,9 +261,7 @@ def many_flow(
     ``total``: what progress counts as all of it (default: the number of requests; see ``Unit.weight``).
     ``on_queued(request_id)`` is called for every batch this run queues."""
     opts = options
-    if opts.batch_size < 1 or opts.max_in_flight < 1 or opts.item_retries < 0:
-        raise ConfigurationError("batch_size and max_in_flight must be >= 1, item_retries >= 0")
-    check_poll_options(opts.timeout, opts.poll_interval, opts.max_interval)  # BatchJob.wait's rule
+    check_options(opts)
     model = handle.model_id
     started = clock()
     deadline = started + opts.timeout
