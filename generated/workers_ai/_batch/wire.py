@@ -33,7 +33,6 @@ __all__ = [
     "BatchStatus",
     "batch_item_types",
     "check_batch_size",
-    "encode_batch",
     "encode_requests",
     "failure_text",
     "missing_item",
@@ -298,13 +297,6 @@ def request_data(handle: BatchModel, item: Any, where: str, kinds: Sequence[type
     if ext is not None and not isinstance(ext, str):
         raise InputValidationError(handle.model_id, where + ".external_reference", "must be a string")
     return data
-
-
-def encode_batch(model_id: str, requests: Sequence[bytes]) -> bytes:
-    """The body of requests already validated and encoded, one JSON object each (sent as they are)."""
-    if not requests:
-        raise InputValidationError(model_id, "$.requests", "a batch needs at least one request")
-    return b'{"requests":[' + b",".join(requests) + b"]}"
 
 
 def check_batch_size(model_id: str, body: bytes, max_bytes: int) -> None:
