@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -96,7 +96,7 @@ class SyncSession(Generic[E]):
         ws = self._connected()
         if not self._done.is_set():
             if not self.core.close_sent:
-                self._send(self.core.control("close"))
+                self._say(self.core.control, "close")
             deadline = time.monotonic() + self.core.limits.close_timeout
             while not self._done.is_set():
                 left = deadline - time.monotonic()
@@ -198,6 +198,12 @@ class SyncSession(Generic[E]):
 
     # ------------------------------------------------------------------ sending
 
+    def _say(self, make: Callable[..., str | bytes], *args: Any) -> None:
+        """Send the frame ``make(*args)`` builds, built under the lock the keepalive thread takes too."""
+        with self._send_lock:
+            frame = make(*args)
+        self._send(frame)
+
     def _send(self, frame: str | bytes) -> None:
         ws = self._connected()
         try:
@@ -252,15 +258,11 @@ class ListenSession(SyncSession[E]):
 
     def send(self, audio: bytes | bytearray | memoryview) -> None:
         """Send one chunk of audio (a binary frame); blocks while the connection is backed up."""
-        with self._send_lock:
-            frame = self.core.audio(audio)
-        self._send(frame)
+        self._say(self.core.audio, audio)
 
     def finalize(self) -> None:
         """Ask for results of all audio sent so far now (the stream stays open)."""
-        with self._send_lock:
-            frame = self.core.control("finalize")
-        self._send(frame)
+        self._say(self.core.control, "finalize")
 
     def close(self) -> list[E]:
         """Send CloseStream, drain the remaining results and return them."""
@@ -268,7 +270,7 @@ class ListenSession(SyncSession[E]):
 
     def transcribe(self, audio: AudioSource, *, pace: bool = False, chunk_ms: int = 100) -> Transcript[E]:
         """Send ``audio`` (bytes, a path, a binary file or chunks), close, and return a ``Transcript``."""
-        return SyncTranscriber(self, pace=pace, chunk_ms=chunk_ms).run(audio)
+        return transcribe_sync(self, audio, pace=pace, chunk_ms=chunk_ms)
 
 
 class SpeakSession(SyncSession[E]):
@@ -283,21 +285,15 @@ class SpeakSession(SyncSession[E]):
         return super().__iter__()
 
     def send_text(self, text: str) -> None:
-        with self._send_lock:
-            frame = self.core.text(text)
-        self._send(frame)
+        self._say(self.core.text, text)
 
     def flush(self) -> None:
         """Speak everything sent so far (answered by ``Flushed``)."""
-        with self._send_lock:
-            frame = self.core.control("flush")
-        self._send(frame)
+        self._say(self.core.control, "flush")
 
     def clear(self) -> None:
         """Drop text not yet spoken (answered by ``Cleared``)."""
-        with self._send_lock:
-            frame = self.core.control("clear")
-        self._send(frame)
+        self._say(self.core.control, "clear")
 
     def close(self) -> list[bytes | E]:
         return super().close()
@@ -307,26 +303,21 @@ class SpeakSession(SyncSession[E]):
         return speak_chunks(self, text)
 
 
-class SyncTranscriber:
-    def __init__(self, session: ListenSession[Any], *, pace: bool, chunk_ms: int) -> None:
-        self.session = session
-        self.pacer = Pacer(session.core, pace)
-        self.size = chunk_size(session.core, chunk_ms)
-
-    def run(self, audio: AudioSource) -> Transcript[Any]:
-        events: list[Any] = []
-        # Read as we go, so the server is never held back by us: after every chunk when paced, else
-        # every few chunks (fewer than max_queue events can arrive in between: at most one per chunk).
-        every = 1 if self.pacer.rate is not None else max(1, self.session.core.limits.max_queue // 4)
-        for n, chunk in enumerate(audio_chunks(audio, self.size), 1):
-            wait = self.pacer.delay(len(chunk))
-            if wait:
-                time.sleep(wait)
-            self.session.send(chunk)
-            if n % every == 0:
-                events += self.session.poll()
-        events += self.session.close()
-        return collect(self.session.core, events)
+def transcribe_sync(session: ListenSession[Any], audio: AudioSource, *, pace: bool, chunk_ms: int) -> Transcript[Any]:
+    pacer = Pacer(session.core, pace)
+    events: list[Any] = []
+    # Read as we go, so the server is never held back by us: after every chunk when paced, else
+    # every few chunks (fewer than max_queue events can arrive in between: at most one per chunk).
+    every = 1 if pacer.rate is not None else max(1, session.core.limits.max_queue // 4)
+    for n, chunk in enumerate(audio_chunks(audio, chunk_size(session.core, chunk_ms)), 1):
+        wait = pacer.delay(len(chunk))
+        if wait:
+            time.sleep(wait)
+        session.send(chunk)
+        if n % every == 0:
+            events += session.poll()
+    events += session.close()
+    return collect(session.core, events)
 
 
 def speak_chunks(session: SpeakSession[Any], text: str) -> Iterator[bytes]:
