@@ -41,6 +41,7 @@ import ray.data
 
 from ._batch.embed_rows import embed_rows
 from ._batch.many import BatchManyOptions, options_of
+from ._batch.wire import require_batch
 from ._client import WorkersAI
 from ._core.pickling import with_options
 from ._core.ratelimit import RateBudget
@@ -365,9 +366,8 @@ def map_model(
         raise ConfigurationError(f"threads must be an int >= 1, got {threads!r}")
     if queue and method is not None:
         raise ConfigurationError("queue=True sends the requests build() makes as they are: give no method")
-    if queue and getattr(client.model(model), "batch_input", None) is None:
-        raise ConfigurationError(f"{model} has no async batch (`requests`) input variant: it cannot use queue=True")
-    if queue:  # checked here, by batch_many's own rule, not first on a worker
+    if queue:  # checked here, by batch_many's own rules, not first on a worker
+        require_batch(client.model(model), ": it cannot use queue=True")
         options_of(cast(BatchManyOptions, {**(queue_options or {}), "journal": None}))
     return _map(
         ds,

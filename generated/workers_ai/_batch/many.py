@@ -46,7 +46,7 @@ from .embed_plan import BatchProgress
 from .jobs import BatchItem, BatchJobBase, BatchModel, check_poll_options
 from .journal import Fingerprint, Journal, JournalBatch, ranges_of
 from .submit import submit_flow
-from .wire import MAX_BATCH_BYTES, batch_item_types, request_data
+from .wire import MAX_BATCH_BYTES, batch_item_types, request_data, require_batch
 
 __all__ = [
     "RETRYABLE_CODES",
@@ -133,8 +133,7 @@ def prepare(handle: BatchModel, requests: Iterable[Any], max_bytes: int = MAX_BA
     """Every request validated and encoded (nothing is sent when one is bad: the error names it)."""
     if isinstance(requests, (str, bytes, dict)):
         raise InputValidationError(handle.model_id, "$.requests", "expected a list of requests")
-    if getattr(handle, "batch_input", None) is None:
-        raise ConfigurationError(f"{handle.model_id} has no async batch (`requests`) input variant")
+    require_batch(handle)
     kinds = batch_item_types(handle)
     fp = Fingerprint(handle.model_id)
     units: list[Unit] = []

@@ -20,7 +20,7 @@ from .._core.envelope import checked
 from .._core.error_replies import error_details, format_details
 from .._core.jsonview import as_object
 from .._core.usage import Usage
-from ..errors import BatchItemError, ErrorDetail, InputValidationError, ResponseDecodeError
+from ..errors import BatchItemError, ConfigurationError, ErrorDetail, InputValidationError, ResponseDecodeError
 
 __all__ = [
     "KNOWN",
@@ -34,6 +34,7 @@ __all__ = [
     "batch_item_types",
     "check_batch_size",
     "encode_requests",
+    "require_batch",
     "failure_text",
     "missing_item",
     "request_data",
@@ -209,6 +210,12 @@ def strip_annotated(tp: Any) -> Any:
 
 
 _ITEM_TYPES: dict[type[Any], tuple[type[Any], ...]] = {}
+
+
+def require_batch(handle: BatchModel, why: str = "") -> None:
+    """``ConfigurationError`` for a model without an async batch (``requests``) input variant."""
+    if getattr(handle, "batch_input", None) is None:
+        raise ConfigurationError(f"{handle.model_id} has no async batch (`requests`) input variant{why}")
 
 
 def batch_item_types(handle: BatchModel) -> tuple[type[Any], ...]:

@@ -77,14 +77,12 @@ def cmd_batch(args: argparse.Namespace) -> int:
     from .._batch.jobs import BatchItem, BatchJob
     from .._batch.journal import Journal
     from .._batch.many import ManyOptions, many_flow
-    from .._batch.wire import MAX_BATCH_BYTES
-    from ..errors import ConfigurationError
+    from .._batch.wire import MAX_BATCH_BYTES, require_batch
 
     ai = new_client(args)
     model_id: str = args.model
     handle: Any = ai.model(model_id)
-    if getattr(handle, "batch_input", None) is None:
-        raise ConfigurationError(f"{model_id} has no async batch (`requests`) input variant")
+    require_batch(handle)
     try:
         source = FileSource(handle, args.input, MAX_BATCH_BYTES)
     except OSError as exc:
