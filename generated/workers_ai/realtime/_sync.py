@@ -9,56 +9,32 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
-
-import msgspec
+from typing import Any, TypeVar
 
 from ..errors import RealtimeError
 from ._audio import AudioSource, Pacer, Transcript, audio_chunks, chunk_size, collect
-from ._core import Limits, SessionCore
-from ._spec import RealtimeSpec, tag_of
+from ._core import END, SessionBase
+from ._spec import tag_of
 from ._wsopts import SyncConnection, close_of, connect_options, handshake_error, websockets_module
-
-if TYPE_CHECKING:
-    from .._core.config import SessionConfig
-
 
 __all__ = ["ListenSession", "SpeakSession", "SyncSession"]
 
 E = TypeVar("E")
 _NOTHING: Any = object()  # no frame within the wait
-_END: Any = object()  # the connection ended
 
 
-class SyncSession(Generic[E]):
+class SyncSession(SessionBase[E, SyncConnection]):
     """What the listen and speak sessions share: open, receive, keepalive, close."""
 
-    def __init__(
-        self,
-        client: SessionConfig,
-        spec: RealtimeSpec,
-        options: Mapping[str, Any] | msgspec.Struct,
-        *,
-        model_id: str | None = None,
-        limits: Limits | None = None,
-    ) -> None:
-        self.core = SessionCore(client, spec, options, model_id=model_id, limits=limits)
-        self.model_id = self.core.model_id
-        self._ws: SyncConnection | None = None
-        self._backlog: deque[Any] = deque()
+    def _setup(self) -> None:
         self._send_lock = threading.Lock()
         self._read_lock = threading.Lock()
         self._done = threading.Event()
-        self._error: RealtimeError | None = None
         self._ticker: threading.Thread | None = None
         self._stack = ExitStack()
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.core.url}>"
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -111,7 +87,7 @@ class SyncSession(Generic[E]):
                         got = self._read(left)
                     finally:
                         self._read_lock.release()
-                    if got is not _NOTHING and got is not _END:
+                    if got is not _NOTHING and got is not END:
                         self._backlog.append(got)
                 else:
                     self._done.wait(min(left, 0.05))  # another thread is reading: it will see the end
@@ -126,7 +102,7 @@ class SyncSession(Generic[E]):
     def __iter__(self) -> Iterator[Any]:
         while True:
             event = self._next(None)
-            if event is _END:
+            if event is END:
                 return
             yield event
 
@@ -138,7 +114,7 @@ class SyncSession(Generic[E]):
     def receive(self, timeout: float | None = None) -> Any:
         """The next event, or None when nothing came within ``timeout`` or the session is over."""
         got = self._next(timeout)
-        return None if got is _END else got
+        return None if got is END else got
 
     def _next(self, timeout: float | None) -> Any:
         if self._backlog:
@@ -152,7 +128,7 @@ class SyncSession(Generic[E]):
                     return self._backlog.popleft()
                 wait = None if deadline is None else max(0.0, deadline - time.monotonic())
                 got = self._read(wait)
-                if got is _END:
+                if got is END:
                     return self._finished()
                 if got is not _NOTHING:
                     return got
@@ -164,7 +140,7 @@ class SyncSession(Generic[E]):
         out: list[Any] = []
         while True:
             got = self._next(0)
-            if got is None or got is _END:
+            if got is None or got is END:
                 return out
             out.append(got)
 
@@ -187,14 +163,8 @@ class SyncSession(Generic[E]):
             code, reason = close_of(exc)
             self._error = self.core.closed(code, reason)
             self._done.set()
-            return _END
+            return END
         return self.core.receive(data)
-
-    def _finished(self) -> Any:
-        if self._error is not None:
-            error, self._error = self._error, None
-            raise error
-        return _END
 
     # ------------------------------------------------------------------ sending
 
@@ -229,13 +199,6 @@ class SyncSession(Generic[E]):
                 continue
             if wait is None or self._done.wait(max(wait, 0.05)):
                 return
-
-    def _connected(self) -> SyncConnection:
-        if self._ws is None:
-            raise RealtimeError(
-                f"{self.model_id}: the session is not open (use it with `with`)", model_id=self.model_id
-            )
-        return self._ws
 
     def _shutdown(self) -> None:
         self._done.set()
