@@ -24,10 +24,11 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from contextvars import ContextVar
+    from typing import Protocol
 
     from .flow import Flow
 
@@ -48,56 +49,66 @@ __all__ = [
 # two protocols). :mod:`.otel` is loaded by name (:func:`telemetry_of`) and never named in an import: a type
 # checker follows imports even under ``TYPE_CHECKING``, so every user's check would parse it (and, before it
 # loaded the API by name too, the opentelemetry API's 19 modules).
-class Call(Protocol):
-    """One operation's span and metrics (:class:`.otel.Call`)."""
+# Under TYPE_CHECKING: making a Protocol class costs every import, and nothing checks against them at runtime.
+if TYPE_CHECKING:
 
-    span: Any
-    recording: bool
+    class Call(Protocol):
+        """One operation's span and metrics (:class:`.otel.Call`)."""
 
-    def enter(self) -> Any: ...
+        span: Any
+        recording: bool
 
-    def leave(self, token: Any) -> None: ...
+        def enter(self) -> Any: ...
 
-    def attempt(
-        self, method: str, status: int | None, failure: BaseException | None, ms: float, number: int, ray: str | None
-    ) -> None: ...
+        def leave(self, token: Any) -> None: ...
 
-    def first_chunk(self) -> None: ...
+        def attempt(
+            self,
+            method: str,
+            status: int | None,
+            failure: BaseException | None,
+            ms: float,
+            number: int,
+            ray: str | None,
+        ) -> None: ...
 
-    def end(
-        self,
-        result: Any = None,
-        *,
-        error: BaseException | None = None,
-        usage: Any = None,
-        text: str | None = None,
-        reasons: Sequence[str] = (),
-        extra: Mapping[str, Any] | None = None,
-    ) -> None: ...
+        def first_chunk(self) -> None: ...
 
+        def end(
+            self,
+            result: Any = None,
+            *,
+            error: BaseException | None = None,
+            usage: Any = None,
+            text: str | None = None,
+            reasons: Sequence[str] = (),
+            extra: Mapping[str, Any] | None = None,
+        ) -> None: ...
 
-class Telemetry(Protocol):
-    """A client's tracer, meter and instruments (:class:`.otel.Telemetry`)."""
+    class Telemetry(Protocol):
+        """A client's tracer, meter and instruments (:class:`.otel.Telemetry`)."""
 
-    content_on_span: bool
+        content_on_span: bool
 
-    def unconfigured(self) -> bool: ...
+        def unconfigured(self) -> bool: ...
 
-    def operation_of(self, task: str, request: Any) -> str: ...
+        def operation_of(self, task: str, request: Any) -> str: ...
 
-    def traced(self, call: Call, flow: Flow[T], facts: Callable[[T], Mapping[str, Any]] | None = None) -> Flow[T]: ...
+        def traced(
+            self, call: Call, flow: Flow[T], facts: Callable[[T], Mapping[str, Any]] | None = None
+        ) -> Flow[T]: ...
 
-    def start(
-        self,
-        operation: str,
-        model: str,
-        url: str,
-        *,
-        request: Any = None,
-        extra: Mapping[str, Any] | None = None,
-        internal: bool = False,
-        name: str | None = None,
-    ) -> Call: ...
+        def start(
+            self,
+            operation: str,
+            model: str,
+            url: str,
+            *,
+            request: Any = None,
+            extra: Mapping[str, Any] | None = None,
+            internal: bool = False,
+            name: str | None = None,
+        ) -> Call: ...
 
 
 log = logging.getLogger("workers_ai")

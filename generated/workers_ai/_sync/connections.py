@@ -12,9 +12,9 @@ from __future__ import annotations
 import http.client
 import io
 import socket
+import threading
 import time
 from collections.abc import Callable
-from contextvars import ContextVar
 from typing import Any, cast
 
 from urllib3.connection import HTTPConnection, HTTPSConnection
@@ -32,7 +32,15 @@ class Deadline:
         self.at = at
 
 
-CURRENT_DEADLINE: ContextVar[Deadline | None] = ContextVar("workers_ai_deadline", default=None)
+class _Current(threading.local):
+    """The deadline of the request this thread is sending: set by the transport around ``urlopen``, read
+    by the connection as it opens the reply. A blocking send runs on one thread from start to end, so a
+    thread-local is all it needs (no ``contextvars`` module to load)."""
+
+    deadline: Deadline | None = None
+
+
+CURRENT_DEADLINE = _Current()
 
 
 class DeadlineSocket:
@@ -87,7 +95,7 @@ _MAX_INTERIM = 16  # interim (1xx) replies skipped before the final one; more is
 
 class _BoundedHTTPResponse(http.client.HTTPResponse):
     def __init__(self, sock: socket.socket, debuglevel: int = 0, method: str | None = None, url: str | None = None):
-        deadline = CURRENT_DEADLINE.get()
+        deadline = CURRENT_DEADLINE.deadline
         if deadline is not None:
             sock = cast("socket.socket", DeadlineSocket(sock, deadline))
         super().__init__(sock, debuglevel, method, url)
@@ -110,42 +118,13 @@ class _BoundedHTTPResponse(http.client.HTTPResponse):
 _ONE_WRITE_MAX = 64 * 1024
 
 
-def _joined_send(conn: HTTPConnection, data: Any, send: Callable[[Any], None]) -> None:
-    """Send the request head together with a small body: one write instead of two.
-
-    ``http.client`` sends the head, then urllib3 the body, each a system call (two more with a socket
-    timeout, which polls first) and each a point where the GIL is dropped; with many threads every such
-    drop costs a wait. The head is held back when a body of at most 64 KiB follows and goes out with it.
-    """
-    held: bytes | None = getattr(conn, "_held_head", None)
-    if held is not None:
-        conn._held_head = None  # type: ignore[attr-defined]
-        if isinstance(data, bytes):
-            send(held + data)
-            return
-        send(held)
-    elif isinstance(data, bytes) and data.endswith(b"\r\n\r\n"):
-        at = data.find(b"\r\nContent-Length: ")
-        if at > 0:
-            value = data[at + 18 : data.find(b"\r\n", at + 18)]
-            if value.isdigit() and 0 < int(value) <= _ONE_WRITE_MAX:
-                conn._held_head = data  # type: ignore[attr-defined]
-                return
-    send(data)
-
-
 def _upload_deadline(conn: HTTPConnection, data: Any) -> None:
     """Before a large body is written: the socket may block until the call's deadline, not only for
     urllib3's connect timeout (which it leaves on the socket while sending), so a big upload to a slow
     reader is not cut after 10 s. Small bodies fit the socket buffer and never block: no system call."""
-    deadline = CURRENT_DEADLINE.get()
+    deadline = CURRENT_DEADLINE.deadline
     sock = conn.sock
-    if (
-        deadline is not None
-        and sock is not None
-        and isinstance(data, (bytes, bytearray))
-        and len(data) > _ONE_WRITE_MAX
-    ):
+    if deadline is not None and sock is not None and len(data) > _ONE_WRITE_MAX:
         sock.settimeout(max(0.001, deadline.at - time.monotonic()))
 
 
@@ -160,9 +139,32 @@ class _Bounded:
         super().putrequest(*args, **kwargs)  # type: ignore[misc]
 
     def send(self, data: Any) -> None:
-        conn: Any = self  # an HTTPConnection (this class is only mixed into those); no cast() call per write
-        _upload_deadline(conn, data)
-        _joined_send(conn, data, super().send)  # type: ignore[misc]
+        """Send the request head together with a small body: one write instead of two.
+
+        ``http.client`` sends the head, then urllib3 the body, each a system call (two more with a socket
+        timeout, which polls first) and each a point where the GIL is dropped; with many threads every such
+        drop costs a wait. The head is held back when a body of at most 64 KiB follows and goes out with it.
+        (One method, no helper calls: it runs twice per request.)
+        """
+        send: Callable[[Any], None] = super().send  # type: ignore[misc]
+        held = self._held_head
+        if held is not None:
+            self._held_head = None
+            if type(data) is bytes:  # the body (at most 64 KiB, as the head said): both in one write
+                send(held + data)
+                return
+            send(held)
+        elif type(data) is bytes and data.endswith(b"\r\n\r\n"):  # a request head
+            at = data.find(b"\r\nContent-Length: ")
+            if at > 0:
+                value = data[at + 18 : data.find(b"\r\n", at + 18)]
+                if value.isdigit() and 0 < int(value) <= _ONE_WRITE_MAX:
+                    self._held_head = data
+                    return
+        if isinstance(data, (bytes, bytearray)) and len(data) > _ONE_WRITE_MAX:
+            conn: Any = self  # an HTTPConnection (this class is only mixed into those)
+            _upload_deadline(conn, data)
+        send(data)
 
 
 class _HTTPConnection(_Bounded, HTTPConnection):
