@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 __all__ = [
+    "active",
     "attempt_done",
     "batch_log",
     "env_log_bodies",
@@ -201,6 +202,29 @@ def attempt_done(
 
 
 # ---------------------------------------------------------------------------------------------- OpenTelemetry
+
+
+class active:  # lower-case: used as a function, ``with active(call):``
+    """``with active(call):`` the call is the current one inside the block (the retry loop reports its
+    attempts to it); an error leaving the block (``GeneratorExit`` included: a closed flow) ends the call
+    with that error. Ending it after a success is the caller's: with its result, later (a stream's call
+    ends with the stream), or with attributes of its own. Every traced flow and the tool loop's
+    ``execute_tool`` spans use it, so the enter/leave/end order is written once."""
+
+    __slots__ = ("_call", "_token")
+
+    def __init__(self, call: Call) -> None:
+        self._call = call
+        self._token: Any = None
+
+    def __enter__(self) -> Call:
+        self._token = self._call.enter()
+        return self._call
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: Any) -> None:
+        self._call.leave(self._token)
+        if error is not None:
+            self._call.end(error=error)
 
 
 _api_loaded: bool | None = None  # whether the opentelemetry API (and .otel) could be imported

@@ -18,7 +18,7 @@ from .._core.exchange import exchange
 from .._core.flow import Flow
 from .._core.jsonview import as_list, as_object
 from .._core.pickling import handle_of
-from .._core.telemetry import log, telemetry_of
+from .._core.telemetry import active, log, telemetry_of
 from .._core.unknown import check_unknown_keys
 from .._core.usage import Usage
 from ..errors import InputValidationError, ModelDeprecatedError, ResponseDecodeError, StreamError
@@ -483,44 +483,29 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         if tel is None:
             return (yield from self._plain_decoded_flow(body, expect))
         call = self._start_call(tel, request)
-        token = call.enter()
-        try:
+        with active(call):
             output, raw = yield from self._plain_decoded_flow(body, expect)
-        except BaseException as exc:
-            call.leave(token)
-            call.end(error=exc)
-            raise
-        call.leave(token)
-        call.end(raw)
+        call.end(raw)  # the span reads the result as sent (its tool calls, usage)
         return output, raw
 
     def _plain_decoded_flow(self, body: bytes, expect: type[T] | None) -> Flow[tuple[T, Any]]:
         output, raw = self._decoded_pair((yield from self._post_flow(body)), expect)
         return self._counted(output), raw
 
-    def _stream_open_flow(self, body: bytes, headers: Mapping[str, str] | None) -> Flow[tuple[Any, Call | None]]:
+    def _stream_open_flow(
+        self, body: bytes, headers: Mapping[str, str] | None, request: Any
+    ) -> Flow[tuple[Any, Call | None]]:
         """POST a stream request until a 2xx reply (its body unread); with telemetry on, the call whose
-        span the stream ends (see :class:`.._core.stream_parser.StreamParser`)."""
+        span the stream ends (see :class:`.._core.stream_parser.StreamParser`). ``request`` (the struct or
+        mapping ``body`` was encoded from) is what the span reads its parameters from."""
         tel = telemetry_of(self.client)
         flow = self.client.stream_flow(self._run_url(), body, headers, self.model_id)
         if tel is None:
             return (yield from flow), None
-        import msgspec.json as mj
-
-        try:
-            request: Any = mj.decode(body)
-        except msgspec.DecodeError:
-            request = None
         call = self._start_call(tel, request)
-        token = call.enter()
-        try:
+        with active(call):
             resp = yield from flow
-        except BaseException as exc:
-            call.leave(token)
-            call.end(error=exc)
-            raise
-        call.leave(token)
-        return resp, call
+        return resp, call  # open: the stream ends it
 
     def _many_flow(self, requests: Sequence[Any], given: Mapping[str, Any]) -> Flow[list[Any]]:
         """``batch_many``: every request validated and encoded first (nothing is sent when one is bad),
