@@ -15,7 +15,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
@@ -81,7 +81,9 @@ class DeadlineSocket:
         # (TLS in TLS), which counts these references on the socket it wraps.
         owner: Any = self._sock if hasattr(self._sock, "_io_refs") else getattr(self._sock, "socket", self._sock)
         owner._io_refs += 1
-        return io.BufferedReader(cast("io.RawIOBase", socket.SocketIO(cast("socket.socket", self), "rb")))
+        me: Any = self  # (no cast() calls: this runs once per request)
+        raw: Any = socket.SocketIO(me, "rb")
+        return io.BufferedReader(raw)
 
     def _decref_socketios(self) -> None:
         self._sock._decref_socketios()  # type: ignore[attr-defined]
@@ -93,25 +95,33 @@ class DeadlineSocket:
 _MAX_INTERIM = 16  # interim (1xx) replies skipped before the final one; more is a broken server
 
 
+# http.client's own status-line reader (the parent's method, called directly: no super() per request).
+_READ_STATUS: Callable[[http.client.HTTPResponse], tuple[str, int, str]] = http.client.HTTPResponse._read_status  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]
+
+
 class _BoundedHTTPResponse(http.client.HTTPResponse):
     def __init__(self, sock: socket.socket, debuglevel: int = 0, method: str | None = None, url: str | None = None):
         deadline = CURRENT_DEADLINE.deadline
         if deadline is not None:
-            sock = cast("socket.socket", DeadlineSocket(sock, deadline))
+            wrapped: Any = DeadlineSocket(sock, deadline)  # (no cast() call: this runs once per request)
+            sock = wrapped
         super().__init__(sock, debuglevel, method, url)
 
     def _read_status(self) -> tuple[str, int, str]:
         # http.client skips only "100 Continue": any other interim reply (103 Early Hints) would be
         # taken as the final reply, with the real one left in the socket for the next request to read.
-        for _ in range(_MAX_INTERIM):
-            version, status, reason = cast("tuple[str, int, str]", super()._read_status())  # type: ignore[misc]
-            if not 101 < status < 200:
-                return version, status, reason
+        line = _READ_STATUS(self)
+        if not 101 < line[1] < 200:  # the usual case: the final reply at once
+            return line
+        for _ in range(_MAX_INTERIM - 1):  # the status lines read are at most _MAX_INTERIM
             for _ in range(http.client._MAXHEADERS + 1):  # type: ignore[attr-defined]  # pyright: ignore[reportPrivateUsage]
                 if self.fp.readline(http.client._MAXLINE + 1) in (b"\r\n", b"\n", b""):  # type: ignore[attr-defined]  # pyright: ignore[reportPrivateUsage]
                     break
             else:
                 raise http.client.HTTPException("an interim reply has too many header lines")
+            line = _READ_STATUS(self)
+            if not 101 < line[1] < 200:
+                return line
         raise http.client.HTTPException(f"more than {_MAX_INTERIM} interim (1xx) replies")
 
 
@@ -134,9 +144,9 @@ class _Bounded:
     response_class: type[http.client.HTTPResponse] = _BoundedHTTPResponse
     _held_head: bytes | None = None
 
-    def putrequest(self, *args: Any, **kwargs: Any) -> None:
-        self._held_head = None
-        super().putrequest(*args, **kwargs)  # type: ignore[misc]
+    def putrequest(self, method: str, url: str, skip_host: bool = False, skip_accept_encoding: bool = False) -> None:
+        self._held_head = None  # a head held by a request that never sent its body is dropped
+        super().putrequest(method, url, skip_host, skip_accept_encoding)  # type: ignore[misc]
 
     def send(self, data: Any) -> None:
         """Send the request head together with a small body: one write instead of two.
