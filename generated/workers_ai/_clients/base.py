@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from .. import _registry
-from .._core.affinity import affinity_header
 from .._core.config import SessionConfig
 from ..errors import ConfigurationError
 
@@ -80,6 +79,8 @@ class ClientBase(SessionConfig):
         """What ``run`` returns: a stream, a batch job or the output (awaitables on the async client)."""
         handle = self._model(model_id)
         if session_affinity is not None:
+            from .._core.affinity import affinity_header
+
             headers = {**(headers or {}), **affinity_header(session_affinity)}
         if stream and queue_request:
             raise ConfigurationError("stream and queue_request cannot be combined")

@@ -28,7 +28,6 @@ import msgspec
 
 from ..errors import APIConnectionError, APITimeoutError, ConfigurationError
 from .accounting import UsageMeter
-from .affinity import affinity_header
 from .envelope import checked
 from .exchange import exchange
 from .flow import Flow
@@ -190,6 +189,8 @@ class SessionConfig(Rebuildable):
             self._base_headers.update(self.gateway.headers())
         self._base_headers.update(headers or {})
         if session_affinity is not None:
+            from .affinity import affinity_header  # here: only clients that ask for it load it
+
             self._base_headers.update(affinity_header(session_affinity))
         self.usage = UsageMeter()
         self.log_bodies = bool(log_bodies) or env_log_bodies()  # DEBUG body lines (truncated), opt-in only

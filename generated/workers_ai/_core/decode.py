@@ -11,8 +11,7 @@ from typing import Any, Generic, TypeVar
 import msgspec
 
 from ..errors import ResponseDecodeError
-from .error_replies import DECODE_ERRORS
-from .jsonview import as_list
+from .jsonview import DECODE_ERRORS, as_list
 
 __all__ = ["OutputDecoder", "decode_typed", "json_shape", "split_error", "validator_for"]
 
@@ -40,8 +39,11 @@ def _envelope_decoder(tp: Any) -> msgspec.json.Decoder[Any]:
 def decode_typed(data: bytes, expect: type[T]) -> tuple[T, list[Any]] | None:
     """One pass from reply bytes straight into ``expect``: ``(result, messages)``, or None when the bytes
     are not a successful envelope holding such a result (the caller then takes the careful path)."""
+    decoder = _DECODERS.get(expect)  # (_envelope_decoder, inlined: this runs once per typed call)
+    if decoder is None:
+        decoder = _envelope_decoder(expect)
     try:
-        env = _envelope_decoder(expect).decode(data)
+        env = decoder.decode(data)
     except DECODE_ERRORS:
         return None
     if env.success is not True or env.result is None:

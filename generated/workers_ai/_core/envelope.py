@@ -1,19 +1,20 @@
 """The Cloudflare envelope ``{result, success, errors, messages}``: the one place replies are unwrapped.
 
 A bottom layer: it works on a reply's status, headers and bytes, returns what the envelope holds and
-raises the mapped error; it calls nothing above it (the caller keeps ``messages`` where it wants).
+raises the mapped error; it calls nothing above it (the caller keeps ``messages`` where it wants). The
+error mapping (:mod:`.error_replies`) is loaded by the first reply that is an error: a client that only
+succeeds never loads it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 import msgspec
 
 from ..errors import ResponseDecodeError
-from .error_replies import DECODE_ERRORS, error_details, error_from
-from .jsonview import as_list, as_object
+from .jsonview import DECODE_ERRORS, as_list, as_object
 
 __all__ = ["checked", "media_type", "unreadable", "unwrap"]
 
@@ -52,22 +53,34 @@ def checked(
         decoded: Any = _ANY.decode(data)
     except DECODE_ERRORS as exc:
         if status >= 300:
+            from .error_replies import error_from
+
             raise error_from(status, headers, data, model_id=model_id) from None
         why = "nests too deeply" if isinstance(exc, RecursionError) else "is not valid JSON"
         raise unreadable(status, headers, data, f"{why} ({len(data)} bytes)", model_id=model_id, what=what) from None
     env = as_object(decoded)
     if env is None or not ({"result", "success", "errors"} & env.keys()):
         if status >= 300:
+            from .error_replies import error_from
+
             raise error_from(status, headers, data, model_id=model_id)
         raise unreadable(status, headers, data, "is JSON but not a Cloudflare envelope", model_id=model_id, what=what)
     success = env.get("success")
-    if success is False or status >= 300:
-        raise error_from(status, headers, data, model_id=model_id, envelope=env)
-    if success is not True:
-        if error_details(env):
-            raise error_from(status, headers, data, model_id=model_id, envelope=env)
-        raise unreadable(status, headers, data, f"has success={success!r}, not true", model_id=model_id, what=what)
+    if success is not True or status >= 300:
+        _failed(status, headers, data, env, model_id=model_id, what=what)
     return env, as_list(env.get("messages")) or []
+
+
+def _failed(
+    status: int, headers: Mapping[str, str], data: bytes, env: dict[str, Any], *, model_id: str | None, what: str
+) -> NoReturn:
+    """Raise what an envelope that is not a success means (see :func:`checked`)."""
+    from .error_replies import error_details, error_from
+
+    success = env.get("success")
+    if success is False or status >= 300 or error_details(env):
+        raise error_from(status, headers, data, model_id=model_id, envelope=env)
+    raise unreadable(status, headers, data, f"has success={success!r}, not true", model_id=model_id, what=what)
 
 
 def unwrap(

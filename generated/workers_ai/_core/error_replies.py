@@ -36,7 +36,7 @@ from ..errors import (
     ResponseDecodeError,
     ServerTimeoutError,
 )
-from .jsonview import as_list, as_object
+from .jsonview import DECODE_ERRORS, as_list, as_object
 
 __all__ = [
     "DECODE_ERRORS",
@@ -151,8 +151,6 @@ def error_for(status: int | None, codes: Sequence[int]) -> type[APIError]:
 
 
 QUOTA_CODES = frozenset({3036, 4006})
-# What msgspec raises on bytes it cannot read: malformed JSON, invalid UTF-8, nesting too deep.
-DECODE_ERRORS: tuple[type[Exception], ...] = (msgspec.DecodeError, UnicodeError, RecursionError)
 _ANY = msgspec.json.Decoder()
 
 

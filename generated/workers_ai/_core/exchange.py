@@ -9,29 +9,33 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from ..errors import APIConnectionError, RateLimitError
-from .error_replies import error_from, is_quota
 from .flow import Flow, Send, Sleep
-from .ratelimit import Pace, RateBudget, throttled
+from .ratelimit import Pace, throttled
 from .retry import MAX_RETRY_AFTER, delay_after_failure, delay_after_status, retry_after
 from .telemetry import attempt_done
 
-__all__ = ["ExchangeConfig", "budget_wait", "exchange", "retry_slot"]
+if TYPE_CHECKING:  # a type checker's alone: a Protocol class costs its making at every import
+    from typing import Protocol
+
+    from .ratelimit import RateBudget
+
+    class ExchangeConfig(Protocol):
+        """What the loop reads from the client's configuration (``SessionConfig`` provides it)."""
+
+        timeout: float
+        max_retries: int
+        max_response_bytes: int
+        rate_budget: RateBudget
+
+        def _headers(self, content_type: str | None, extra: Mapping[str, str] | None) -> dict[str, str]: ...
+        def _failure(self, exc: APIConnectionError, method: str, url: str, queued: bool) -> APIConnectionError: ...
+        def _log_retry(self, attempt: int, delay: float, method: str, url: str, why: str) -> None: ...
 
 
-class ExchangeConfig(Protocol):
-    """What the loop reads from the client's configuration (``SessionConfig`` provides it)."""
-
-    timeout: float
-    max_retries: int
-    max_response_bytes: int
-    rate_budget: RateBudget
-
-    def _headers(self, content_type: str | None, extra: Mapping[str, str] | None) -> dict[str, str]: ...
-    def _failure(self, exc: APIConnectionError, method: str, url: str, queued: bool) -> APIConnectionError: ...
-    def _log_retry(self, attempt: int, delay: float, method: str, url: str, why: str) -> None: ...
+__all__ = ["budget_wait", "exchange", "retry_slot"]
 
 
 def exchange(
@@ -92,6 +96,8 @@ def exchange(
             if pace is not None:
                 pace.succeeded()
             return resp, data
+        from .error_replies import error_from, is_quota  # here: a client that only succeeds never loads it
+
         server_wait = retry_after(resp.headers)
         quota = resp.status == 429 and is_quota(data)
         if pace is not None and not quota and throttled(resp.status, resp.headers, data):

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-__all__ = ["as_list", "as_object"]
+import msgspec
+
+__all__ = ["DECODE_ERRORS", "as_list", "as_object"]
+
+# What msgspec raises on bytes it cannot read: malformed JSON, invalid UTF-8, nesting too deep.
+DECODE_ERRORS: tuple[type[Exception], ...] = (msgspec.DecodeError, UnicodeError, RecursionError)
 
 
 def as_object(value: object) -> dict[str, Any] | None:

@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from ..errors import APIConnectionError, ConfigurationError
-from .redact import MASK, mask_url
 
 if TYPE_CHECKING:
     import ssl
@@ -89,6 +88,8 @@ class ProxyURL:
     @property
     def shown(self) -> str:
         """The URL as a person may see it (``user:***@``)."""
+        from .redact import mask_url  # here and below: only proxies and error messages need it
+
         return mask_url(self.url)
 
     @property
@@ -107,6 +108,8 @@ class ProxyURL:
     def scrub(self, text: str) -> str:
         """``text`` with the password (as given and percent-decoded) masked: for library messages."""
         if self.password:
+            from .redact import MASK
+
             raw = self.url.split("://", 1)[-1].rpartition("@")[0].partition(":")[2]
             for secret in {self.password, raw} - {""}:
                 text = text.replace(secret, MASK)
@@ -128,6 +131,8 @@ def parse_proxy(url: object, source: str) -> ProxyURL:
     """
     if not isinstance(url, str):
         raise ConfigurationError(f"{source} must be a URL string (http://host:port), not {type(url).__name__}")
+    from .redact import mask_url
+
     text = url.strip()
     shown = mask_url(text)
     if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in text) or not text:

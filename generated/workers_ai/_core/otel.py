@@ -465,14 +465,8 @@ def _error_type(error: BaseException) -> str:
 def traced(call: telemetry.Call, flow: Flow[T], facts: Callable[[T], Mapping[str, Any]] | None = None) -> Flow[T]:
     """Run ``flow`` as ``call``: its attempts reported to the span, which ends with the result (and the
     attributes ``facts`` reads from it) or the error."""
-    token = call.enter()
-    try:
+    with telemetry.active(call):
         result = yield from flow
-    except BaseException as exc:
-        call.leave(token)
-        call.end(error=exc)
-        raise
-    call.leave(token)
     call.end(result, extra=facts(result) if facts is not None else None)
     return result
 

@@ -31,7 +31,6 @@ from collections.abc import Callable, Mapping
 from typing import TypeAlias
 
 from ..errors import ConfigurationError, QuotaExceededError, RateLimitError
-from .error_replies import error_from
 from .retry import MAX_RETRY_AFTER
 
 __all__ = ["DEFAULT_RPM", "MAX_BLOCK", "MODEL_RPM", "TASK_RPM", "Pace", "RateBudget", "RateLimit", "throttled"]
@@ -86,6 +85,8 @@ def throttled(status: int, headers: Mapping[str, str], data: bytes) -> bool:
         return True
     if status < 400 or b"3040" not in data:
         return False
+    from .error_replies import error_from
+
     error = error_from(status, headers, data, model_id=None)
     return isinstance(error, RateLimitError) and not isinstance(error, QuotaExceededError)
 

@@ -24,16 +24,18 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from contextvars import ContextVar
+    from typing import Protocol
 
     from .flow import Flow
 
 T = TypeVar("T")
 
 __all__ = [
+    "active",
     "attempt_done",
     "batch_log",
     "env_log_bodies",
@@ -48,56 +50,66 @@ __all__ = [
 # two protocols). :mod:`.otel` is loaded by name (:func:`telemetry_of`) and never named in an import: a type
 # checker follows imports even under ``TYPE_CHECKING``, so every user's check would parse it (and, before it
 # loaded the API by name too, the opentelemetry API's 19 modules).
-class Call(Protocol):
-    """One operation's span and metrics (:class:`.otel.Call`)."""
+# Under TYPE_CHECKING: making a Protocol class costs every import, and nothing checks against them at runtime.
+if TYPE_CHECKING:
 
-    span: Any
-    recording: bool
+    class Call(Protocol):
+        """One operation's span and metrics (:class:`.otel.Call`)."""
 
-    def enter(self) -> Any: ...
+        span: Any
+        recording: bool
 
-    def leave(self, token: Any) -> None: ...
+        def enter(self) -> Any: ...
 
-    def attempt(
-        self, method: str, status: int | None, failure: BaseException | None, ms: float, number: int, ray: str | None
-    ) -> None: ...
+        def leave(self, token: Any) -> None: ...
 
-    def first_chunk(self) -> None: ...
+        def attempt(
+            self,
+            method: str,
+            status: int | None,
+            failure: BaseException | None,
+            ms: float,
+            number: int,
+            ray: str | None,
+        ) -> None: ...
 
-    def end(
-        self,
-        result: Any = None,
-        *,
-        error: BaseException | None = None,
-        usage: Any = None,
-        text: str | None = None,
-        reasons: Sequence[str] = (),
-        extra: Mapping[str, Any] | None = None,
-    ) -> None: ...
+        def first_chunk(self) -> None: ...
 
+        def end(
+            self,
+            result: Any = None,
+            *,
+            error: BaseException | None = None,
+            usage: Any = None,
+            text: str | None = None,
+            reasons: Sequence[str] = (),
+            extra: Mapping[str, Any] | None = None,
+        ) -> None: ...
 
-class Telemetry(Protocol):
-    """A client's tracer, meter and instruments (:class:`.otel.Telemetry`)."""
+    class Telemetry(Protocol):
+        """A client's tracer, meter and instruments (:class:`.otel.Telemetry`)."""
 
-    content_on_span: bool
+        content_on_span: bool
 
-    def unconfigured(self) -> bool: ...
+        def unconfigured(self) -> bool: ...
 
-    def operation_of(self, task: str, request: Any) -> str: ...
+        def operation_of(self, task: str, request: Any) -> str: ...
 
-    def traced(self, call: Call, flow: Flow[T], facts: Callable[[T], Mapping[str, Any]] | None = None) -> Flow[T]: ...
+        def traced(
+            self, call: Call, flow: Flow[T], facts: Callable[[T], Mapping[str, Any]] | None = None
+        ) -> Flow[T]: ...
 
-    def start(
-        self,
-        operation: str,
-        model: str,
-        url: str,
-        *,
-        request: Any = None,
-        extra: Mapping[str, Any] | None = None,
-        internal: bool = False,
-        name: str | None = None,
-    ) -> Call: ...
+        def start(
+            self,
+            operation: str,
+            model: str,
+            url: str,
+            *,
+            request: Any = None,
+            extra: Mapping[str, Any] | None = None,
+            internal: bool = False,
+            name: str | None = None,
+        ) -> Call: ...
 
 
 log = logging.getLogger("workers_ai")
@@ -190,6 +202,29 @@ def attempt_done(
 
 
 # ---------------------------------------------------------------------------------------------- OpenTelemetry
+
+
+class active:  # lower-case: used as a function, ``with active(call):``
+    """``with active(call):`` the call is the current one inside the block (the retry loop reports its
+    attempts to it); an error leaving the block (``GeneratorExit`` included: a closed flow) ends the call
+    with that error. Ending it after a success is the caller's: with its result, later (a stream's call
+    ends with the stream), or with attributes of its own. Every traced flow and the tool loop's
+    ``execute_tool`` spans use it, so the enter/leave/end order is written once."""
+
+    __slots__ = ("_call", "_token")
+
+    def __init__(self, call: Call) -> None:
+        self._call = call
+        self._token: Any = None
+
+    def __enter__(self) -> Call:
+        self._token = self._call.enter()
+        return self._call
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: Any) -> None:
+        self._call.leave(self._token)
+        if error is not None:
+            self._call.end(error=error)
 
 
 _api_loaded: bool | None = None  # whether the opentelemetry API (and .otel) could be imported

@@ -39,22 +39,29 @@ _CACHE: dict[type[Any], _Compiled] = {}
 
 def unknown_keys(value: Any, kind: type[Any]) -> list[str]:
     """Paths (``$.a[0].b``) of the keys in ``value`` that the input type ``kind`` does not declare."""
-    compiled = _CACHE.get(kind)
-    if compiled is None:
-        import msgspec.inspect as mi
-
-        compiled = _CACHE[kind] = _compile(mi.type_info(kind), {})
     found: list[str] = []
-    walk = compiled[1]
+    walk = (_CACHE.get(kind) or _compiled(kind))[1]
     if walk is not None and type(value) not in _CLOSED:
         walk(value, "$", found)
     return found
 
 
+def _compiled(kind: type[Any]) -> _Compiled:
+    import msgspec.inspect as mi
+
+    compiled = _CACHE[kind] = _compile(mi.type_info(kind), {})
+    return compiled
+
+
 def check_unknown_keys(model_id: str, value: Any, kind: type[Any], *, strict: bool) -> None:
     """Warn (``UnknownInputWarning``) about every unknown key, or raise ``InputValidationError`` for the
     first one when ``strict``."""
-    paths = unknown_keys(value, kind)
+    # unknown_keys, inlined: this runs once per call
+    walk = (_CACHE.get(kind) or _compiled(kind))[1]
+    if walk is None or type(value) in _CLOSED:
+        return
+    paths: list[str] = []
+    walk(value, "$", paths)
     if not paths:
         return
     if strict:

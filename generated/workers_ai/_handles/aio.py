@@ -58,7 +58,7 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None
     ) -> AsyncStreamRequest:
         """Run with ``stream: true``: ``async with h.stream(...) as events: async for e in events``."""
-        return self._open_stream(self._stream_body(payload), headers)
+        return self._open_stream(self._stream_body(payload), headers, payload)
 
     async def run_decoded(self, payload: Mapping[str, Any], expect: type[T] | None) -> tuple[T, Any]:
         """Run with a mapping: ``(output decoded into expect, result as sent)`` (what ``run_tools`` awaits)."""
@@ -126,14 +126,14 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
 
     # ------------------------------------------------------------------ calls
 
-    def _open_stream(self, body: bytes, headers: Mapping[str, str] | None) -> AsyncStreamRequest:
+    def _open_stream(self, body: bytes, headers: Mapping[str, str] | None, request: Any) -> AsyncStreamRequest:
         from .._aio.stream import AsyncEventStream, AsyncStreamRequest
 
         session = self.client
         self._run_url()  # a bad model id is refused now, before anything is awaited
 
         async def open_stream() -> AsyncEventStream:
-            resp, call = await session.drive(self._stream_open_flow(body, headers))
+            resp, call = await session.drive(self._stream_open_flow(body, headers, request))
             return AsyncEventStream(resp, **self._stream_options(resp, call))
 
         return AsyncStreamRequest(open_stream)
@@ -165,7 +165,7 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         return run
 
     def _stream(self, request: msgspec.Struct) -> AsyncStreamRequest:
-        return self._open_stream(self._stream_request_body(request), None)
+        return self._open_stream(self._stream_request_body(request), None, request)
 
     # One line each: the rules are the flows of HandleBase; this client awaits them.
 

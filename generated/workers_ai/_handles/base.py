@@ -14,12 +14,11 @@ from .._core.body import encode_body
 from .._core.config import Reply, SessionConfig
 from .._core.decode import OutputDecoder, decode_typed, split_error, validator_for
 from .._core.envelope import media_type, unwrap
-from .._core.error_replies import error_from
 from .._core.exchange import exchange
 from .._core.flow import Flow
 from .._core.jsonview import as_list, as_object
 from .._core.pickling import handle_of
-from .._core.telemetry import log, telemetry_of
+from .._core.telemetry import active, log, telemetry_of
 from .._core.unknown import check_unknown_keys
 from .._core.usage import Usage
 from ..errors import InputValidationError, ModelDeprecatedError, ResponseDecodeError, StreamError
@@ -107,8 +106,9 @@ class HandleBase(Generic[SessionT, InT, OutT]):
     def validate(self, request: msgspec.Struct) -> bytes:
         """Encode ``request`` and check it against the schema constraints; returns the JSON body."""
         body = encode_body(request, self.model_id)
-        check_unknown_keys(self.model_id, request, type(request), strict=self.client.strict_inputs)
-        checker = validator_for(type(request))
+        kind = type(request)
+        check_unknown_keys(self.model_id, request, kind, strict=self.client.strict_inputs)
+        checker = validator_for(kind)
         if checker is not None:
             try:
                 checker.decode(body)
@@ -272,8 +272,10 @@ class HandleBase(Generic[SessionT, InT, OutT]):
 
     def _counted(self, result: T) -> T:
         """The result handed back: counted in ``ai.usage``, a JSON-list answer as its family's list view."""
-        self.client.usage.record(self.model_id, usage_of(result), self.info.price)
-        result = cast("T", family_result(self.info.task, result))
+        info = self.info
+        self.client.usage.record(self.model_id, usage_of(result), info.price)
+        if type(result) is list:  # a JSON list of a listed task: its family's list view
+            result = cast("T", family_result(info.task, cast("object", result)))
         # Unparseable tool-call arguments fail here, naming the model, not later at ``.tool_calls``. A text
         # result's family module is loaded (its class derives from ``TextView``); until then none can be one.
         text_family = sys.modules.get(_TEXT_FAMILY)
@@ -297,7 +299,9 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         return self._url
 
     def _decode(self, reply: Reply, expect: type[T] | None) -> T:
-        content_type = media_type(reply.headers)
+        content_type = reply.headers.get("content-type")
+        if content_type != _JSON:  # the usual reply needs no taking apart (see media_type)
+            content_type = media_type(reply.headers)
         if content_type == _SSE:
             raise StreamError(
                 f"{self.model_id}: the server streamed the reply; call the *_stream method or stream()",
@@ -316,6 +320,8 @@ class HandleBase(Generic[SessionT, InT, OutT]):
                 return cast("T", out)
             else:
                 # A 200 HTML page (a proxy or challenge page) is not this model's answer.
+                from .._core.error_replies import error_from
+
                 raise error_from(reply.status, reply.headers, data, model_id=self.model_id)
         return self.decode_envelope(reply, expect)
 
@@ -426,7 +432,11 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             request = op.build({**params, "response_format": response_format}, self.model_id, first)
             return (yield from self._parsed_flow(self.validate(request), op.expect, response_format, request))
         request = op.build(params, self.model_id, first)
-        result = yield from self._request_flow(request, op.expect, None)
+        info = self.info
+        if info.form_body is None and info.raw_body is None:  # a JSON body: _request_flow's common case, a layer less
+            result = yield from self._call_flow(self.validate(request), op.expect, request=request)
+        else:
+            result = yield from self._request_flow(request, op.expect, None)
         if not op.media_bytes:
             return result
         from ..families.media import as_binary
@@ -473,44 +483,29 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         if tel is None:
             return (yield from self._plain_decoded_flow(body, expect))
         call = self._start_call(tel, request)
-        token = call.enter()
-        try:
+        with active(call):
             output, raw = yield from self._plain_decoded_flow(body, expect)
-        except BaseException as exc:
-            call.leave(token)
-            call.end(error=exc)
-            raise
-        call.leave(token)
-        call.end(raw)
+        call.end(raw)  # the span reads the result as sent (its tool calls, usage)
         return output, raw
 
     def _plain_decoded_flow(self, body: bytes, expect: type[T] | None) -> Flow[tuple[T, Any]]:
         output, raw = self._decoded_pair((yield from self._post_flow(body)), expect)
         return self._counted(output), raw
 
-    def _stream_open_flow(self, body: bytes, headers: Mapping[str, str] | None) -> Flow[tuple[Any, Call | None]]:
+    def _stream_open_flow(
+        self, body: bytes, headers: Mapping[str, str] | None, request: Any
+    ) -> Flow[tuple[Any, Call | None]]:
         """POST a stream request until a 2xx reply (its body unread); with telemetry on, the call whose
-        span the stream ends (see :class:`.._core.stream_parser.StreamParser`)."""
+        span the stream ends (see :class:`.._core.stream_parser.StreamParser`). ``request`` (the struct or
+        mapping ``body`` was encoded from) is what the span reads its parameters from."""
         tel = telemetry_of(self.client)
         flow = self.client.stream_flow(self._run_url(), body, headers, self.model_id)
         if tel is None:
             return (yield from flow), None
-        import msgspec.json as mj
-
-        try:
-            request: Any = mj.decode(body)
-        except msgspec.DecodeError:
-            request = None
         call = self._start_call(tel, request)
-        token = call.enter()
-        try:
+        with active(call):
             resp = yield from flow
-        except BaseException as exc:
-            call.leave(token)
-            call.end(error=exc)
-            raise
-        call.leave(token)
-        return resp, call
+        return resp, call  # open: the stream ends it
 
     def _many_flow(self, requests: Sequence[Any], given: Mapping[str, Any]) -> Flow[list[Any]]:
         """``batch_many``: every request validated and encoded first (nothing is sent when one is bad),

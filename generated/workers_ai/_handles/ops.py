@@ -119,7 +119,8 @@ class Op(Generic[T]):
             if self.first is None or self.first in params:
                 raise ArgumentError(model_id, f"$.{self.first or '?'}", "given both positionally and by name")
             params = {self.first: first, **params}
-        unknown = params.keys() - self.keys()
+        keys = self._keys or self.keys()
+        unknown = () if keys.issuperset(params) else params.keys() - keys  # (no set made when all are known)
         if unknown:
             name = min(unknown)
             renamed = next((arg for arg, field in self.names.items() if field == name), None)

@@ -52,7 +52,7 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
 
     def stream(self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> EventStream:
         """Run with ``stream: true`` and iterate the server-sent events."""
-        return self._open_stream(self._stream_body(payload), headers)
+        return self._open_stream(self._stream_body(payload), headers, payload)
 
     def run_decoded(self, payload: Mapping[str, Any], expect: type[T] | None) -> tuple[T, Any]:
         """Run with a mapping (validated like :meth:`run`): ``(output decoded into expect, result as sent)``.
@@ -134,10 +134,10 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         )
         return vectors
 
-    def _open_stream(self, body: bytes, headers: Mapping[str, str] | None) -> EventStream:
+    def _open_stream(self, body: bytes, headers: Mapping[str, str] | None, request: Any) -> EventStream:
         from .._sync.stream import EventStream
 
-        resp, call = self.client.drive(self._stream_open_flow(body, headers))
+        resp, call = self.client.drive(self._stream_open_flow(body, headers, request))
         return EventStream(resp, **self._stream_options(resp, call))
 
     def _invoke(self, op: Op[T], params: Mapping[str, Any], first: Any = NOTHING, response_format: Any = None) -> T:
@@ -165,7 +165,7 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         return run
 
     def _stream(self, request: msgspec.Struct) -> EventStream:
-        return self._open_stream(self._stream_request_body(request), None)
+        return self._open_stream(self._stream_request_body(request), None, request)
 
     # One line each: the rules are the flows of HandleBase; this client runs them with blocking I/O.
 

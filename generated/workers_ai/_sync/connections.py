@@ -12,10 +12,10 @@ from __future__ import annotations
 import http.client
 import io
 import socket
+import threading
 import time
 from collections.abc import Callable
-from contextvars import ContextVar
-from typing import Any, cast
+from typing import Any
 
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
@@ -32,7 +32,15 @@ class Deadline:
         self.at = at
 
 
-CURRENT_DEADLINE: ContextVar[Deadline | None] = ContextVar("workers_ai_deadline", default=None)
+class _Current(threading.local):
+    """The deadline of the request this thread is sending: set by the transport around ``urlopen``, read
+    by the connection as it opens the reply. A blocking send runs on one thread from start to end, so a
+    thread-local is all it needs (no ``contextvars`` module to load)."""
+
+    deadline: Deadline | None = None
+
+
+CURRENT_DEADLINE = _Current()
 
 
 class DeadlineSocket:
@@ -73,7 +81,9 @@ class DeadlineSocket:
         # (TLS in TLS), which counts these references on the socket it wraps.
         owner: Any = self._sock if hasattr(self._sock, "_io_refs") else getattr(self._sock, "socket", self._sock)
         owner._io_refs += 1
-        return io.BufferedReader(cast("io.RawIOBase", socket.SocketIO(cast("socket.socket", self), "rb")))
+        me: Any = self  # (no cast() calls: this runs once per request)
+        raw: Any = socket.SocketIO(me, "rb")
+        return io.BufferedReader(raw)
 
     def _decref_socketios(self) -> None:
         self._sock._decref_socketios()  # type: ignore[attr-defined]
@@ -85,67 +95,46 @@ class DeadlineSocket:
 _MAX_INTERIM = 16  # interim (1xx) replies skipped before the final one; more is a broken server
 
 
+# http.client's own status-line reader (the parent's method, called directly: no super() per request).
+_READ_STATUS: Callable[[http.client.HTTPResponse], tuple[str, int, str]] = http.client.HTTPResponse._read_status  # type: ignore[attr-defined]  # pyright: ignore[reportAttributeAccessIssue, reportUnknownMemberType]
+
+
 class _BoundedHTTPResponse(http.client.HTTPResponse):
     def __init__(self, sock: socket.socket, debuglevel: int = 0, method: str | None = None, url: str | None = None):
-        deadline = CURRENT_DEADLINE.get()
+        deadline = CURRENT_DEADLINE.deadline
         if deadline is not None:
-            sock = cast("socket.socket", DeadlineSocket(sock, deadline))
+            wrapped: Any = DeadlineSocket(sock, deadline)  # (no cast() call: this runs once per request)
+            sock = wrapped
         super().__init__(sock, debuglevel, method, url)
 
     def _read_status(self) -> tuple[str, int, str]:
         # http.client skips only "100 Continue": any other interim reply (103 Early Hints) would be
         # taken as the final reply, with the real one left in the socket for the next request to read.
-        for _ in range(_MAX_INTERIM):
-            version, status, reason = cast("tuple[str, int, str]", super()._read_status())  # type: ignore[misc]
-            if not 101 < status < 200:
-                return version, status, reason
+        line = _READ_STATUS(self)
+        if not 101 < line[1] < 200:  # the usual case: the final reply at once
+            return line
+        for _ in range(_MAX_INTERIM - 1):  # the status lines read are at most _MAX_INTERIM
             for _ in range(http.client._MAXHEADERS + 1):  # type: ignore[attr-defined]  # pyright: ignore[reportPrivateUsage]
                 if self.fp.readline(http.client._MAXLINE + 1) in (b"\r\n", b"\n", b""):  # type: ignore[attr-defined]  # pyright: ignore[reportPrivateUsage]
                     break
             else:
                 raise http.client.HTTPException("an interim reply has too many header lines")
+            line = _READ_STATUS(self)
+            if not 101 < line[1] < 200:
+                return line
         raise http.client.HTTPException(f"more than {_MAX_INTERIM} interim (1xx) replies")
 
 
 _ONE_WRITE_MAX = 64 * 1024
 
 
-def _joined_send(conn: HTTPConnection, data: Any, send: Callable[[Any], None]) -> None:
-    """Send the request head together with a small body: one write instead of two.
-
-    ``http.client`` sends the head, then urllib3 the body, each a system call (two more with a socket
-    timeout, which polls first) and each a point where the GIL is dropped; with many threads every such
-    drop costs a wait. The head is held back when a body of at most 64 KiB follows and goes out with it.
-    """
-    held: bytes | None = getattr(conn, "_held_head", None)
-    if held is not None:
-        conn._held_head = None  # type: ignore[attr-defined]
-        if isinstance(data, bytes):
-            send(held + data)
-            return
-        send(held)
-    elif isinstance(data, bytes) and data.endswith(b"\r\n\r\n"):
-        at = data.find(b"\r\nContent-Length: ")
-        if at > 0:
-            value = data[at + 18 : data.find(b"\r\n", at + 18)]
-            if value.isdigit() and 0 < int(value) <= _ONE_WRITE_MAX:
-                conn._held_head = data  # type: ignore[attr-defined]
-                return
-    send(data)
-
-
 def _upload_deadline(conn: HTTPConnection, data: Any) -> None:
     """Before a large body is written: the socket may block until the call's deadline, not only for
     urllib3's connect timeout (which it leaves on the socket while sending), so a big upload to a slow
     reader is not cut after 10 s. Small bodies fit the socket buffer and never block: no system call."""
-    deadline = CURRENT_DEADLINE.get()
+    deadline = CURRENT_DEADLINE.deadline
     sock = conn.sock
-    if (
-        deadline is not None
-        and sock is not None
-        and isinstance(data, (bytes, bytearray))
-        and len(data) > _ONE_WRITE_MAX
-    ):
+    if deadline is not None and sock is not None and len(data) > _ONE_WRITE_MAX:
         sock.settimeout(max(0.001, deadline.at - time.monotonic()))
 
 
@@ -155,14 +144,37 @@ class _Bounded:
     response_class: type[http.client.HTTPResponse] = _BoundedHTTPResponse
     _held_head: bytes | None = None
 
-    def putrequest(self, *args: Any, **kwargs: Any) -> None:
-        self._held_head = None
-        super().putrequest(*args, **kwargs)  # type: ignore[misc]
+    def putrequest(self, method: str, url: str, skip_host: bool = False, skip_accept_encoding: bool = False) -> None:
+        self._held_head = None  # a head held by a request that never sent its body is dropped
+        super().putrequest(method, url, skip_host, skip_accept_encoding)  # type: ignore[misc]
 
     def send(self, data: Any) -> None:
-        conn: Any = self  # an HTTPConnection (this class is only mixed into those); no cast() call per write
-        _upload_deadline(conn, data)
-        _joined_send(conn, data, super().send)  # type: ignore[misc]
+        """Send the request head together with a small body: one write instead of two.
+
+        ``http.client`` sends the head, then urllib3 the body, each a system call (two more with a socket
+        timeout, which polls first) and each a point where the GIL is dropped; with many threads every such
+        drop costs a wait. The head is held back when a body of at most 64 KiB follows and goes out with it.
+        (One method, no helper calls: it runs twice per request.)
+        """
+        send: Callable[[Any], None] = super().send  # type: ignore[misc]
+        held = self._held_head
+        if held is not None:
+            self._held_head = None
+            if type(data) is bytes:  # the body (at most 64 KiB, as the head said): both in one write
+                send(held + data)
+                return
+            send(held)
+        elif type(data) is bytes and data.endswith(b"\r\n\r\n"):  # a request head
+            at = data.find(b"\r\nContent-Length: ")
+            if at > 0:
+                value = data[at + 18 : data.find(b"\r\n", at + 18)]
+                if value.isdigit() and 0 < int(value) <= _ONE_WRITE_MAX:
+                    self._held_head = data
+                    return
+        if isinstance(data, (bytes, bytearray)) and len(data) > _ONE_WRITE_MAX:
+            conn: Any = self  # an HTTPConnection (this class is only mixed into those)
+            _upload_deadline(conn, data)
+        send(data)
 
 
 class _HTTPConnection(_Bounded, HTTPConnection):

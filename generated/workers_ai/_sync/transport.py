@@ -303,7 +303,8 @@ class Urllib3Transport:
             via = route(url)
             if via is not None:
                 pool = self._proxy_pool(via)
-        token = CURRENT_DEADLINE.set(limit)
+        current = CURRENT_DEADLINE
+        outer, current.deadline = current.deadline, limit
         try:
             # urlopen rather than request(): the body is already bytes and the headers a fresh dict.
             resp = pool.urlopen(
@@ -341,7 +342,7 @@ class Urllib3Transport:
             # http.client rejects header values with control characters and quotes the value: keep it out.
             raise ConfigurationError("a request header value is not valid HTTP (check extra headers)") from None
         finally:
-            CURRENT_DEADLINE.reset(token)
+            current.deadline = outer
         return Urllib3Response(resp, limit, self.decompress, via)
 
     def close(self) -> None:

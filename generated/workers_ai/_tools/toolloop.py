@@ -21,7 +21,7 @@ import msgspec
 from .._core.decode import split_error
 from .._core.flow import Flow
 from .._core.jsonview import as_list, as_object
-from .._core.telemetry import telemetry_of
+from .._core.telemetry import active, telemetry_of
 from .._core.toolcall import ToolCall, tool_calls
 from ..errors import ConfigurationError, InputValidationError, ToolLoopError
 from .tooldefs import ToolDef, ToolForm, tool_def
@@ -179,14 +179,8 @@ class _Loop:
         )
         if span.recording and tel.content_on_span:
             span.span.set_attribute("gen_ai.tool.call.arguments", _result_text(call.arguments))
-        token = span.enter()
-        try:
+        with active(span):
             text = _run_one(call, index, self.defs, self.model_id, self.on_tool_error)
-        except BaseException as exc:
-            span.leave(token)
-            span.end(error=exc)
-            raise
-        span.leave(token)
         failed: dict[str, Any] = {}
         if text.startswith("error: "):  # reported to the model instead of raised
             kind = text[7:].split(":", 1)[0]
