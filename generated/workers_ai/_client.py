@@ -15,6 +15,64 @@ if TYPE_CHECKING:
     from ._batch.jobs import BatchJob
     from ._clients.run_options import AnyRun, DecodedRun, RunOptions
     from ._sync.stream import EventStream
+    from .models._shapes import automatic_speech_recognition_bjdjph as _shape_automatic_speech_recognition_bjdjph
+    from .models._shapes import automatic_speech_recognition_dgahkb as _shape_automatic_speech_recognition_dgahkb
+    from .models._shapes import automatic_speech_recognition_gfidgm as _shape_automatic_speech_recognition_gfidgm
+    from .models._shapes import automatic_speech_recognition_jnlddj as _shape_automatic_speech_recognition_jnlddj
+    from .models._shapes import automatic_speech_recognition_pgpdll as _shape_automatic_speech_recognition_pgpdll
+    from .models._shapes import image_classification_mdnefi as _shape_image_classification_mdnefi
+    from .models._shapes import image_to_text_dgilma as _shape_image_to_text_dgilma
+    from .models._shapes import image_to_text_fbehhf as _shape_image_to_text_fbehhf
+    from .models._shapes import image_to_text_ibhkoo as _shape_image_to_text_ibhkoo
+    from .models._shapes import object_detection_jeceaf as _shape_object_detection_jeceaf
+    from .models._shapes import summarization_bfidci as _shape_summarization_bfidci
+    from .models._shapes import text_classification_jpolel as _shape_text_classification_jpolel
+    from .models._shapes import text_classification_noghld as _shape_text_classification_noghld
+    from .models._shapes import text_embeddings_ccljob as _shape_text_embeddings_ccljob
+    from .models._shapes import text_embeddings_dechkg as _shape_text_embeddings_dechkg
+    from .models._shapes import text_embeddings_dogiin as _shape_text_embeddings_dogiin
+    from .models._shapes import text_embeddings_enoodb as _shape_text_embeddings_enoodb
+    from .models._shapes import text_embeddings_hpliip as _shape_text_embeddings_hpliip
+    from .models._shapes import text_embeddings_kepcae as _shape_text_embeddings_kepcae
+    from .models._shapes import text_generation_blondp as _shape_text_generation_blondp
+    from .models._shapes import text_generation_cgpieg as _shape_text_generation_cgpieg
+    from .models._shapes import text_generation_cmgbbe as _shape_text_generation_cmgbbe
+    from .models._shapes import text_generation_dcphlf as _shape_text_generation_dcphlf
+    from .models._shapes import text_generation_dfonfj as _shape_text_generation_dfonfj
+    from .models._shapes import text_generation_dgmjgm as _shape_text_generation_dgmjgm
+    from .models._shapes import text_generation_eljcmg as _shape_text_generation_eljcmg
+    from .models._shapes import text_generation_fekdoa as _shape_text_generation_fekdoa
+    from .models._shapes import text_generation_fmpfck as _shape_text_generation_fmpfck
+    from .models._shapes import text_generation_gckfhe as _shape_text_generation_gckfhe
+    from .models._shapes import text_generation_glggfh as _shape_text_generation_glggfh
+    from .models._shapes import text_generation_hlkgke as _shape_text_generation_hlkgke
+    from .models._shapes import text_generation_hnfbnp as _shape_text_generation_hnfbnp
+    from .models._shapes import text_generation_iaheod as _shape_text_generation_iaheod
+    from .models._shapes import text_generation_ilbkpf as _shape_text_generation_ilbkpf
+    from .models._shapes import text_generation_kdjcci as _shape_text_generation_kdjcci
+    from .models._shapes import text_generation_kngldl as _shape_text_generation_kngldl
+    from .models._shapes import text_generation_mikell as _shape_text_generation_mikell
+    from .models._shapes import text_generation_neoheb as _shape_text_generation_neoheb
+    from .models._shapes import text_generation_nhijmj as _shape_text_generation_nhijmj
+    from .models._shapes import text_generation_nolccb as _shape_text_generation_nolccb
+    from .models._shapes import text_generation_ohaehl as _shape_text_generation_ohaehl
+    from .models._shapes import text_generation_phdilg as _shape_text_generation_phdilg
+    from .models._shapes import text_generation_phhmim as _shape_text_generation_phhmim
+    from .models._shapes import text_to_image_afokec as _shape_text_to_image_afokec
+    from .models._shapes import text_to_image_chmahf as _shape_text_to_image_chmahf
+    from .models._shapes import text_to_image_ckfgia as _shape_text_to_image_ckfgia
+    from .models._shapes import text_to_image_ghbadl as _shape_text_to_image_ghbadl
+    from .models._shapes import text_to_image_haofkf as _shape_text_to_image_haofkf
+    from .models._shapes import text_to_image_ipignh as _shape_text_to_image_ipignh
+    from .models._shapes import text_to_image_mdaoep as _shape_text_to_image_mdaoep
+    from .models._shapes import text_to_image_mggjpm as _shape_text_to_image_mggjpm
+    from .models._shapes import text_to_speech_ekgoae as _shape_text_to_speech_ekgoae
+    from .models._shapes import text_to_speech_fffkjb as _shape_text_to_speech_fffkjb
+    from .models._shapes import text_to_speech_fhidml as _shape_text_to_speech_fhidml
+    from .models._shapes import text_to_speech_ikhomf as _shape_text_to_speech_ikhomf
+    from .models._shapes import translation_mlipni as _shape_translation_mlipni
+    from .models._shapes import translation_nbcdjg as _shape_translation_nbcdjg
+    from .models._shapes import voice_activity_detection_hnljim as _shape_voice_activity_detection_hnljim
     from .models.cf.ai4bharat import indictrans2_en_indic_1b as _indictrans2_en_indic_1b
     from .models.cf.aisingapore import gemma_sea_lion_v4_27b_it as _gemma_sea_lion_v4_27b_it
     from .models.cf.baai import bge_base_en_v1_5 as _bge_base_en_v1_5
@@ -475,710 +533,462 @@ class WorkersAI(BaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"],
-            payload: _indictrans2_en_indic_1b.Indictrans2EnIndic1BInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepgram/nova-3"],
+            payload: _shape_automatic_speech_recognition_bjdjph.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _indictrans2_en_indic_1b.Indictrans2EnIndic1BOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
-            payload: _gemma_sea_lion_v4_27b_it.GemmaSeaLionV4_27bItInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _gemma_sea_lion_v4_27b_it.GemmaSeaLionV4_27bItOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-base-en-v1.5"],
-            payload: _bge_base_en_v1_5.BgeBaseEnV1_5Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _bge_base_en_v1_5.BgeBaseEnV1_5Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-large-en-v1.5"],
-            payload: _bge_large_en_v1_5.BgeLargeEnV1_5Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _bge_large_en_v1_5.BgeLargeEnV1_5Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-m3"],
-            payload: _bge_m3.BgeM3Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _bge_m3.BgeM3Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-reranker-base"],
-            payload: _bge_reranker_base.BgeRerankerBaseInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _bge_reranker_base.BgeRerankerBaseOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-small-en-v1.5"],
-            payload: _bge_small_en_v1_5.BgeSmallEnV1_5Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _bge_small_en_v1_5.BgeSmallEnV1_5Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/omni-bge-base-en-v1.5"],
-            payload: _omni_bge_base_en_v1_5.OmniBgeBaseEnV1_5Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _omni_bge_base_en_v1_5.OmniBgeBaseEnV1_5Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
-            payload: _flux_1_schnell.Flux1SchnellInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _flux_1_schnell.Flux1SchnellOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
-            payload: _flux_2_dev.Flux2DevInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _flux_2_dev.Flux2DevOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"],
-            payload: _flux_2_klein_4b.Flux2Klein4bInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _flux_2_klein_4b.Flux2Klein4bOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
-            payload: _flux_2_klein_9b.Flux2Klein9bInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _flux_2_klein_9b.Flux2Klein9bOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/bytedance/stable-diffusion-xl-lightning"],
-            payload: _stable_diffusion_xl_lightning.StableDiffusionXlLightningInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _stable_diffusion_xl_lightning.StableDiffusionXlLightningOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clairic"],
-            payload: _clairic.ClairicInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _clairic.ClairicOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clef"],
-            payload: _clef.ClefInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _clef.ClefOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clef-flash"],
-            payload: _clef_flash.ClefFlashInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _clef_flash.ClefFlashOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clef-omni"],
-            payload: _clef_omni.ClefOmniInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _clef_omni.ClefOmniOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepgram/aura-1"],
-            payload: _aura_1.Aura1Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _aura_1.Aura1Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepgram/aura-2-en"],
-            payload: _aura_2_en.Aura2EnInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _aura_2_en.Aura2EnOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepgram/aura-2-es"],
-            payload: _aura_2_es.Aura2EsInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _aura_2_es.Aura2EsOutput: ...
+        ) -> _shape_automatic_speech_recognition_bjdjph.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/flux"],
-            payload: _flux.FluxInput | Mapping[str, Any],
+            payload: _shape_automatic_speech_recognition_dgahkb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _flux.FluxOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepgram/nova-3"],
-            payload: _nova_3.Nova3Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _nova_3.Nova3Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepseek-ai/deepseek-math-7b-instruct"],
-            payload: _deepseek_math_7b_instruct.DeepseekMath7bInstructInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _deepseek_math_7b_instruct.DeepseekMath7bInstructOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepseek-ai/deepseek-r1-distill-qwen-32b"],
-            payload: _deepseek_r1_distill_qwen_32b.DeepseekR1DistillQwen32bInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _deepseek_r1_distill_qwen_32b.DeepseekR1DistillQwen32bOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
-            payload: _deepseek_v4_pro_0813.DeepseekV4Pro0813Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _deepseek_v4_pro_0813.DeepseekV4Pro0813Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/defog/sqlcoder-7b-2"],
-            payload: _sqlcoder_7b_2.Sqlcoder7b2Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _sqlcoder_7b_2.Sqlcoder7b2Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/facebook/bart-large-cnn"],
-            payload: _bart_large_cnn.BartLargeCnnInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _bart_large_cnn.BartLargeCnnOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/facebook/detr-resnet-50"],
-            payload: _detr_resnet_50.DetrResnet50Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _detr_resnet_50.DetrResnet50Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/fblgit/una-cybertron-7b-v2-bf16"],
-            payload: _una_cybertron_7b_v2_bf16.UnaCybertron7bV2Bf16Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _una_cybertron_7b_v2_bf16.UnaCybertron7bV2Bf16Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/embeddinggemma-300m"],
-            payload: _embeddinggemma_300m.Embeddinggemma300mInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _embeddinggemma_300m.Embeddinggemma300mOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/gemma-2b-it-lora"],
-            payload: _gemma_2b_it_lora.Gemma2bItLoraInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _gemma_2b_it_lora.Gemma2bItLoraOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/gemma-3-12b-it"],
-            payload: _gemma_3_12b_it.Gemma3_12bItInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _gemma_3_12b_it.Gemma3_12bItOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
-            payload: _gemma_4_26b_a4b_it.Gemma4_26bA4bItInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _gemma_4_26b_a4b_it.Gemma4_26bA4bItOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/gemma-7b-it-lora"],
-            payload: _gemma_7b_it_lora.Gemma7bItLoraInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _gemma_7b_it_lora.Gemma7bItLoraOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"],
-            payload: _distilbert_sst_2_int8.DistilbertSst2Int8Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _distilbert_sst_2_int8.DistilbertSst2Int8Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/leonardo/lucid-origin"],
-            payload: _lucid_origin.LucidOriginInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _lucid_origin.LucidOriginOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/leonardo/phoenix-1.0"],
-            payload: _phoenix_1_0.Phoenix1_0Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _phoenix_1_0.Phoenix1_0Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
-            payload: _llava_1_5_7b_hf.Llava1_5_7bHfInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llava_1_5_7b_hf.Llava1_5_7bHfOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/lykon/dreamshaper-8-lcm"],
-            payload: _dreamshaper_8_lcm.Dreamshaper8LcmInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _dreamshaper_8_lcm.Dreamshaper8LcmOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta-llama/llama-2-7b-chat-hf-lora"],
-            payload: _llama_2_7b_chat_hf_lora.Llama2_7bChatHfLoraInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_2_7b_chat_hf_lora.Llama2_7bChatHfLoraOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-2-7b-chat-fp16"],
-            payload: _llama_2_7b_chat_fp16.Llama2_7bChatFp16Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_2_7b_chat_fp16.Llama2_7bChatFp16Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-2-7b-chat-int8"],
-            payload: _llama_2_7b_chat_int8.Llama2_7bChatInt8Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_2_7b_chat_int8.Llama2_7bChatInt8Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
-            payload: _llama_3_8b_instruct.Llama3_8bInstructInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_3_8b_instruct.Llama3_8bInstructOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3-8b-instruct-awq"],
-            payload: _llama_3_8b_instruct_awq.Llama3_8bInstructAwqInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_3_8b_instruct_awq.Llama3_8bInstructAwqOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.1-70b-instruct"],
-            payload: _llama_3_1_70b_instruct.Llama3_1_70bInstructInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_3_1_70b_instruct.Llama3_1_70bInstructOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.1-8b-instruct"],
-            payload: _llama_3_1_8b_instruct.Llama3_1_8bInstructInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_3_1_8b_instruct.Llama3_1_8bInstructOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.1-8b-instruct-awq"],
-            payload: _llama_3_1_8b_instruct_awq.Llama3_1_8bInstructAwqInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_3_1_8b_instruct_awq.Llama3_1_8bInstructAwqOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fast"],
-            payload: _llama_3_1_8b_instruct_fast.Llama3_1_8bInstructFastInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_3_1_8b_instruct_fast.Llama3_1_8bInstructFastOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fp8"],
-            payload: _llama_3_1_8b_instruct_fp8.Llama3_1_8bInstructFp8Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_3_1_8b_instruct_fp8.Llama3_1_8bInstructFp8Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.2-11b-vision-instruct"],
-            payload: _llama_3_2_11b_vision_instruct.Llama3_2_11bVisionInstructInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_3_2_11b_vision_instruct.Llama3_2_11bVisionInstructOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.2-1b-instruct"],
-            payload: _llama_3_2_1b_instruct.Llama3_2_1bInstructInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_3_2_1b_instruct.Llama3_2_1bInstructOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.2-3b-instruct"],
-            payload: _llama_3_2_3b_instruct.Llama3_2_3bInstructInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_3_2_3b_instruct.Llama3_2_3bInstructOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
-            payload: _llama_3_3_70b_instruct_fp8_fast.Llama3_3_70bInstructFp8FastInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_3_3_70b_instruct_fp8_fast.Llama3_3_70bInstructFp8FastOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
-            payload: _llama_4_scout_17b_16e_instruct.Llama4Scout17b16eInstructInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_4_scout_17b_16e_instruct.Llama4Scout17b16eInstructOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-guard-3-8b"],
-            payload: _llama_guard_3_8b.LlamaGuard3_8bInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_guard_3_8b.LlamaGuard3_8bOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/m2m100-1.2b"],
-            payload: _m2m100_1_2b.M2m100_1_2bInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _m2m100_1_2b.M2m100_1_2bOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/microsoft/phi-2"],
-            payload: _phi_2.Phi2Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _phi_2.Phi2Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/microsoft/resnet-50"],
-            payload: _resnet_50.Resnet50Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _resnet_50.Resnet50Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/mistral/mistral-7b-instruct-v0.1"],
-            payload: _mistral_7b_instruct_v0_1.Mistral7bInstructV0_1Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _mistral_7b_instruct_v0_1.Mistral7bInstructV0_1Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/mistral/mistral-7b-instruct-v0.2-lora"],
-            payload: _mistral_7b_instruct_v0_2_lora.Mistral7bInstructV0_2LoraInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _mistral_7b_instruct_v0_2_lora.Mistral7bInstructV0_2LoraOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
-            payload: _mistral_small_3_1_24b_instruct.MistralSmall3_1_24bInstructInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _mistral_small_3_1_24b_instruct.MistralSmall3_1_24bInstructOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
-            payload: _moondream3_1_9b_a2b.Moondream3_1_9BA2BInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _moondream3_1_9b_a2b.Moondream3_1_9BA2BOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
-            payload: _kimi_k2_5.KimiK2_5Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _kimi_k2_5.KimiK2_5Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/myshell-ai/melotts"],
-            payload: _melotts.MelottsInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _melotts.MelottsOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b"],
-            payload: _nemotron_3_120b_a12b.Nemotron3_120bA12bInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _nemotron_3_120b_a12b.Nemotron3_120bA12bOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/gpt-oss-120b"],
-            payload: _gpt_oss_120b.GptOss120bInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _gpt_oss_120b.GptOss120bOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/gpt-oss-20b"],
-            payload: _gpt_oss_20b.GptOss20bInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _gpt_oss_20b.GptOss20bOutput: ...
+        ) -> _shape_automatic_speech_recognition_dgahkb.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/openai/whisper"],
-            payload: _whisper.WhisperInput | Mapping[str, Any],
+            payload: _shape_automatic_speech_recognition_gfidgm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _whisper.WhisperOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
-            payload: _whisper_large_v3_turbo.WhisperLargeV3TurboInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _whisper_large_v3_turbo.WhisperLargeV3TurboOutput: ...
+        ) -> _shape_automatic_speech_recognition_gfidgm.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/openai/whisper-tiny-en"],
-            payload: _whisper_tiny_en.WhisperTinyEnInput | Mapping[str, Any],
+            payload: _shape_automatic_speech_recognition_jnlddj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _whisper_tiny_en.WhisperTinyEnOutput: ...
+        ) -> _shape_automatic_speech_recognition_jnlddj.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openchat/openchat-3.5-0106"],
-            payload: _openchat_3_5_0106.Openchat3_5_0106Input | Mapping[str, Any],
+            model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
+            payload: _shape_automatic_speech_recognition_pgpdll.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _openchat_3_5_0106.Openchat3_5_0106Output: ...
+        ) -> _shape_automatic_speech_recognition_pgpdll.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
-            payload: _plamo_embedding_1b.PlamoEmbedding1bInput | Mapping[str, Any],
+            model_id: Literal["@cf/microsoft/resnet-50"],
+            payload: _shape_image_classification_mdnefi.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _plamo_embedding_1b.PlamoEmbedding1bOutput: ...
+        ) -> _shape_image_classification_mdnefi.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/pipecat-ai/smart-turn-v2"],
-            payload: _smart_turn_v2.SmartTurnV2Input | Mapping[str, Any],
+            model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
+            payload: _shape_image_to_text_dgilma.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _smart_turn_v2.SmartTurnV2Output: ...
+        ) -> _shape_image_to_text_dgilma.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/qwen/qwen1.5-0.5b-chat"],
-            payload: _qwen1_5_0_5b_chat.Qwen1_5_0_5bChatInput | Mapping[str, Any],
+            model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
+            payload: _shape_image_to_text_fbehhf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _qwen1_5_0_5b_chat.Qwen1_5_0_5bChatOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen1.5-1.8b-chat"],
-            payload: _qwen1_5_1_8b_chat.Qwen1_5_1_8bChatInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _qwen1_5_1_8b_chat.Qwen1_5_1_8bChatOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen1.5-14b-chat-awq"],
-            payload: _qwen1_5_14b_chat_awq.Qwen1_5_14bChatAwqInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _qwen1_5_14b_chat_awq.Qwen1_5_14bChatAwqOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen1.5-7b-chat-awq"],
-            payload: _qwen1_5_7b_chat_awq.Qwen1_5_7bChatAwqInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _qwen1_5_7b_chat_awq.Qwen1_5_7bChatAwqOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen2.5-coder-32b-instruct"],
-            payload: _qwen2_5_coder_32b_instruct.Qwen2_5Coder32bInstructInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _qwen2_5_coder_32b_instruct.Qwen2_5Coder32bInstructOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
-            payload: _qwen3_30b_a3b_fp8.Qwen3_30bA3bFp8Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _qwen3_30b_a3b_fp8.Qwen3_30bA3bFp8Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
-            payload: _qwen3_embedding_0_6b.Qwen3Embedding0_6bInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _qwen3_embedding_0_6b.Qwen3Embedding0_6bOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/runwayml/stable-diffusion-v1-5-img2img"],
-            payload: _stable_diffusion_v1_5_img2img.StableDiffusionV1_5Img2imgInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _stable_diffusion_v1_5_img2img.StableDiffusionV1_5Img2imgOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/runwayml/stable-diffusion-v1-5-inpainting"],
-            payload: _stable_diffusion_v1_5_inpainting.StableDiffusionV1_5InpaintingInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _stable_diffusion_v1_5_inpainting.StableDiffusionV1_5InpaintingOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
-            payload: _stable_diffusion_xl_base_1_0.StableDiffusionXlBase1_0Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _stable_diffusion_xl_base_1_0.StableDiffusionXlBase1_0Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/thebloke/discolm-german-7b-v1-awq"],
-            payload: _discolm_german_7b_v1_awq.DiscolmGerman7bV1AwqInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _discolm_german_7b_v1_awq.DiscolmGerman7bV1AwqOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/tiiuae/falcon-7b-instruct"],
-            payload: _falcon_7b_instruct.Falcon7bInstructInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _falcon_7b_instruct.Falcon7bInstructOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/tinyllama/tinyllama-1.1b-chat-v1.0"],
-            payload: _tinyllama_1_1b_chat_v1_0.Tinyllama1_1bChatV1_0Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _tinyllama_1_1b_chat_v1_0.Tinyllama1_1bChatV1_0Output: ...
+        ) -> _shape_image_to_text_fbehhf.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/unum/uform-gen2-qwen-500m"],
-            payload: _uform_gen2_qwen_500m.UformGen2Qwen500mInput | Mapping[str, Any],
+            payload: _shape_image_to_text_ibhkoo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _uform_gen2_qwen_500m.UformGen2Qwen500mOutput: ...
+        ) -> _shape_image_to_text_ibhkoo.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/zai-org/glm-4.7-flash"],
-            payload: _glm_4_7_flash.Glm4_7FlashInput | Mapping[str, Any],
+            model_id: Literal["@cf/facebook/detr-resnet-50"],
+            payload: _shape_object_detection_jeceaf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _glm_4_7_flash.Glm4_7FlashOutput: ...
+        ) -> _shape_object_detection_jeceaf.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/google/gemma-7b-it"],
-            payload: _gemma_7b_it.Gemma7bItInput | Mapping[str, Any],
+            model_id: Literal["@cf/facebook/bart-large-cnn"],
+            payload: _shape_summarization_bfidci.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _gemma_7b_it.Gemma7bItOutput: ...
+        ) -> _shape_summarization_bfidci.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/meta-llama/meta-llama-3-8b-instruct"],
-            payload: _meta_llama_3_8b_instruct.MetaLlama3_8bInstructInput | Mapping[str, Any],
+            model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"],
+            payload: _shape_text_classification_jpolel.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _meta_llama_3_8b_instruct.MetaLlama3_8bInstructOutput: ...
+        ) -> _shape_text_classification_jpolel.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/mistral/mistral-7b-instruct-v0.2"],
-            payload: _mistral_7b_instruct_v0_2.Mistral7bInstructV0_2Input | Mapping[str, Any],
+            model_id: Literal["@cf/baai/bge-reranker-base"],
+            payload: _shape_text_classification_noghld.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _mistral_7b_instruct_v0_2.Mistral7bInstructV0_2Output: ...
+        ) -> _shape_text_classification_noghld.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/nexusflow/starling-lm-7b-beta"],
-            payload: _starling_lm_7b_beta.StarlingLm7bBetaInput | Mapping[str, Any],
+            model_id: Literal["@cf/baai/bge-m3"],
+            payload: _shape_text_embeddings_ccljob.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _starling_lm_7b_beta.StarlingLm7bBetaOutput: ...
+        ) -> _shape_text_embeddings_ccljob.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
+            payload: _shape_text_embeddings_dechkg.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_embeddings_dechkg.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
+            payload: _shape_text_embeddings_dogiin.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_embeddings_dogiin.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
+            payload: _shape_text_embeddings_enoodb.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_embeddings_enoodb.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/embeddinggemma-300m"],
+            payload: _shape_text_embeddings_hpliip.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_embeddings_hpliip.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/baai/bge-large-en-v1.5", "@cf/baai/omni-bge-base-en-v1.5"],
+            payload: _shape_text_embeddings_kepcae.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_embeddings_kepcae.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
+            payload: _shape_text_generation_blondp.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_blondp.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-guard-3-8b"],
+            payload: _shape_text_generation_cgpieg.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_cgpieg.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
+            payload: _shape_text_generation_cmgbbe.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_cmgbbe.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-20b"],
+            payload: _shape_text_generation_dcphlf.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_dcphlf.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
+            payload: _shape_text_generation_dfonfj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_dfonfj.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
+            payload: _shape_text_generation_dgmjgm.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_dgmjgm.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@hf/nexusflow/starling-lm-7b-beta",
+                "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
+                "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
+                "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
+            ],
+            payload: _shape_text_generation_eljcmg.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_eljcmg.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/fblgit/una-cybertron-7b-v2-bf16",
+                "@cf/meta/llama-3-8b-instruct-awq",
+                "@cf/meta/llama-3.1-70b-instruct",
+                "@cf/meta/llama-3.1-8b-instruct",
+                "@cf/meta/llama-3.1-8b-instruct-fast",
+                "@cf/meta/llama-3.2-11b-vision-instruct",
+                "@hf/thebloke/deepseek-coder-6.7b-base-awq",
+                "@hf/thebloke/llama-2-13b-chat-awq",
+                "@hf/thebloke/zephyr-7b-beta-awq",
+            ],
+            payload: _shape_text_generation_fekdoa.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_fekdoa.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
+            payload: _shape_text_generation_fmpfck.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_fmpfck.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-120b"],
+            payload: _shape_text_generation_gckfhe.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_gckfhe.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
+            payload: _shape_text_generation_glggfh.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_glggfh.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
+            payload: _shape_text_generation_hlkgke.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_hlkgke.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
+            payload: _shape_text_generation_hnfbnp.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_hnfbnp.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clairic"],
+            payload: _shape_text_generation_iaheod.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_iaheod.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
+            payload: _shape_text_generation_ilbkpf.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_ilbkpf.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/deepseek-ai/deepseek-r1-distill-qwen-32b",
+                "@cf/defog/sqlcoder-7b-2",
+                "@cf/meta/llama-2-7b-chat-int8",
+                "@cf/mistral/mistral-7b-instruct-v0.2-lora",
+                "@cf/qwen/qwen1.5-7b-chat-awq",
+                "@hf/mistral/mistral-7b-instruct-v0.2",
+            ],
+            payload: _shape_text_generation_kdjcci.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_kdjcci.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clef-omni"],
+            payload: _shape_text_generation_kngldl.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_kngldl.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
+            payload: _shape_text_generation_mikell.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_mikell.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/google/gemma-2b-it-lora",
+                "@cf/meta/llama-2-7b-chat-fp16",
+                "@cf/meta/llama-3.1-8b-instruct-fp8",
+                "@cf/qwen/qwen1.5-14b-chat-awq",
+                "@cf/qwen/qwen2.5-coder-32b-instruct",
+            ],
+            payload: _shape_text_generation_neoheb.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_neoheb.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-3-12b-it"],
+            payload: _shape_text_generation_nhijmj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_nhijmj.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/deepseek-ai/deepseek-math-7b-instruct",
+                "@cf/google/gemma-7b-it-lora",
+                "@cf/meta-llama/llama-2-7b-chat-hf-lora",
+                "@cf/meta/llama-3.1-8b-instruct-awq",
+                "@cf/mistral/mistral-7b-instruct-v0.1",
+                "@cf/openchat/openchat-3.5-0106",
+                "@cf/qwen/qwen1.5-0.5b-chat",
+                "@cf/qwen/qwen1.5-1.8b-chat",
+                "@cf/thebloke/discolm-german-7b-v1-awq",
+                "@hf/google/gemma-7b-it",
+                "@hf/meta-llama/meta-llama-3-8b-instruct",
+                "@hf/thebloke/llamaguard-7b-awq",
+                "@hf/thebloke/neural-chat-7b-v3-1-awq",
+            ],
+            payload: _shape_text_generation_nolccb.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_nolccb.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/meta/llama-3.2-1b-instruct",
+                "@cf/meta/llama-3.2-3b-instruct",
+                "@cf/microsoft/phi-2",
+                "@cf/tiiuae/falcon-7b-instruct",
+                "@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
+            ],
+            payload: _shape_text_generation_ohaehl.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_ohaehl.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
+            payload: _shape_text_generation_phdilg.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_phdilg.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
-            payload: _hermes_2_pro_mistral_7b.Hermes2ProMistral7bInput | Mapping[str, Any],
+            payload: _shape_text_generation_phhmim.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _hermes_2_pro_mistral_7b.Hermes2ProMistral7bOutput: ...
+        ) -> _shape_text_generation_phhmim.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/thebloke/deepseek-coder-6.7b-base-awq"],
-            payload: _deepseek_coder_6_7b_base_awq.DeepseekCoder6_7bBaseAwqInput | Mapping[str, Any],
+            model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
+            payload: _shape_text_to_image_afokec.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _deepseek_coder_6_7b_base_awq.DeepseekCoder6_7bBaseAwqOutput: ...
+        ) -> _shape_text_to_image_afokec.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/thebloke/deepseek-coder-6.7b-instruct-awq"],
-            payload: _deepseek_coder_6_7b_instruct_awq.DeepseekCoder6_7bInstructAwqInput | Mapping[str, Any],
+            model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"],
+            payload: _shape_text_to_image_chmahf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _deepseek_coder_6_7b_instruct_awq.DeepseekCoder6_7bInstructAwqOutput: ...
+        ) -> _shape_text_to_image_chmahf.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/thebloke/llama-2-13b-chat-awq"],
-            payload: _llama_2_13b_chat_awq.Llama2_13bChatAwqInput | Mapping[str, Any],
+            model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
+            payload: _shape_text_to_image_ckfgia.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _llama_2_13b_chat_awq.Llama2_13bChatAwqOutput: ...
+        ) -> _shape_text_to_image_ckfgia.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/thebloke/llamaguard-7b-awq"],
-            payload: _llamaguard_7b_awq.Llamaguard7bAwqInput | Mapping[str, Any],
+            model_id: Literal["@cf/leonardo/phoenix-1.0"],
+            payload: _shape_text_to_image_ghbadl.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _llamaguard_7b_awq.Llamaguard7bAwqOutput: ...
+        ) -> _shape_text_to_image_ghbadl.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/thebloke/mistral-7b-instruct-v0.1-awq"],
-            payload: _mistral_7b_instruct_v0_1_awq.Mistral7bInstructV0_1AwqInput | Mapping[str, Any],
+            model_id: Literal[
+                "@cf/bytedance/stable-diffusion-xl-lightning",
+                "@cf/lykon/dreamshaper-8-lcm",
+                "@cf/runwayml/stable-diffusion-v1-5-img2img",
+                "@cf/runwayml/stable-diffusion-v1-5-inpainting",
+            ],
+            payload: _shape_text_to_image_haofkf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _mistral_7b_instruct_v0_1_awq.Mistral7bInstructV0_1AwqOutput: ...
+        ) -> _shape_text_to_image_haofkf.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/thebloke/neural-chat-7b-v3-1-awq"],
-            payload: _neural_chat_7b_v3_1_awq.NeuralChat7bV3_1AwqInput | Mapping[str, Any],
+            model_id: Literal["@cf/leonardo/lucid-origin"],
+            payload: _shape_text_to_image_ipignh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _neural_chat_7b_v3_1_awq.NeuralChat7bV3_1AwqOutput: ...
+        ) -> _shape_text_to_image_ipignh.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/thebloke/openhermes-2.5-mistral-7b-awq"],
-            payload: _openhermes_2_5_mistral_7b_awq.Openhermes2_5Mistral7bAwqInput | Mapping[str, Any],
+            model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
+            payload: _shape_text_to_image_mdaoep.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _openhermes_2_5_mistral_7b_awq.Openhermes2_5Mistral7bAwqOutput: ...
+        ) -> _shape_text_to_image_mdaoep.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/thebloke/zephyr-7b-beta-awq"],
-            payload: _zephyr_7b_beta_awq.Zephyr7bBetaAwqInput | Mapping[str, Any],
+            model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
+            payload: _shape_text_to_image_mggjpm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _zephyr_7b_beta_awq.Zephyr7bBetaAwqOutput: ...
+        ) -> _shape_text_to_image_mggjpm.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepgram/aura-2-en"],
+            payload: _shape_text_to_speech_ekgoae.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_to_speech_ekgoae.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepgram/aura-1"],
+            payload: _shape_text_to_speech_fffkjb.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_to_speech_fffkjb.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/myshell-ai/melotts"],
+            payload: _shape_text_to_speech_fhidml.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_to_speech_fhidml.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepgram/aura-2-es"],
+            payload: _shape_text_to_speech_ikhomf.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_to_speech_ikhomf.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/m2m100-1.2b"],
+            payload: _shape_translation_mlipni.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_translation_mlipni.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"],
+            payload: _shape_translation_nbcdjg.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_translation_nbcdjg.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/pipecat-ai/smart-turn-v2"],
+            payload: _shape_voice_activity_detection_hnljim.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_voice_activity_detection_hnljim.ShapeOutput: ...
         @overload
         def run(self, model_id: str, payload: Any, **options: Unpack[AnyRun]) -> Any: ...
 
