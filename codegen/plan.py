@@ -17,7 +17,8 @@ import hashlib
 import keyword
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, is_dataclass, replace
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any
 
@@ -345,8 +346,6 @@ class ModelPlan:
             lines.append(f"from {up}_tools.structured import Parsed")
         if any(m.tool_form for m in self.methods):
             lines.append(f"from {up}_tools.tooldefs import ToolLike")
-        if any(m.runs_tools for m in self.methods):
-            lines.append(f"from {up}_tools.toolloop import ToolRun")
         return tuple(lines)
 
     @property
@@ -1022,7 +1021,10 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
     need.setdefault("typing", set()).update({"TypeAlias", "Any"})
     if p.type_only_imports:
         need["typing"].add("TYPE_CHECKING")
-    need[_relative(depth, "_handles.sync")] = {"ModelHandle", "OutputDecoder"}
+    tools = any(m.runs_tools for m in p.methods)  # the handles subclass the bases that have run_tools()
+    need[_relative(depth, "_handles.sync")] = {"OutputDecoder"} if tools else {"ModelHandle", "OutputDecoder"}
+    if tools:
+        need[_relative(depth, "_tools.handles")] = {"ToolModelHandle", "AsyncToolModelHandle"}
     if any(m.params_name for m in p.methods):
         need[_relative(depth, "_handles.ops")] = {"Op"}
     if any(m.params_name and m.params_own for m in p.methods):
@@ -1033,11 +1035,9 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
         need["typing"].update({"TypeVar", "overload"})
     if any(len(m.batch_variants) > 1 for m in p.methods):
         need["typing"].add("overload")
-    if any(m.runs_tools for m in p.methods):
-        need["typing"].add("Literal")
-        need.setdefault("collections.abc", set()).update({"Callable", "Mapping", "Sequence"})
     # The async twin: _aio_handle imports nothing heavy; its batch and stream types are TYPE_CHECKING imports.
-    need[_relative(depth, "_handles.aio")] = {"AsyncModelHandle"}
+    if not tools:
+        need[_relative(depth, "_handles.aio")] = {"AsyncModelHandle"}
     if any(m.kind == "json" for m in p.methods):
         need.setdefault("", set()).add("msgspec")
     binary: set[str] = (
@@ -1083,6 +1083,19 @@ def shape_plan(p: ModelPlan, package: str) -> ModelPlan:
     clash = sorted(SHAPE_NAMES & ({*p.exported} | {st.name for st in p.structs}))
     if clash:
         raise PlanError(p.source.file, f"a struct would shadow a name of the model module: {clash}")
+    names = {p.input_alias: "ShapeInput", p.output_alias: "ShapeOutput"}
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
+
+    def renamed(value: Any) -> Any:  # a method's types name the model's unions where it returns one
+        if isinstance(value, str):
+            return pattern.sub(lambda m: names[m.group(1)], value)
+        if isinstance(value, tuple):
+            items: tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
+            return tuple(renamed(v) for v in items)
+        if is_dataclass(value) and not isinstance(value, type):
+            return replace(value, **{f.name: renamed(getattr(value, f.name)) for f in dataclass_fields(value)})
+        return value
+
     neutral = replace(
         p,
         model_id="",
@@ -1090,6 +1103,7 @@ def shape_plan(p: ModelPlan, package: str) -> ModelPlan:
         handle="ShapeHandle",
         input_alias="ShapeInput",
         output_alias="ShapeOutput",
+        methods=renamed(p.methods),
         realtime=None,
     )
     return _finish(neutral, package)

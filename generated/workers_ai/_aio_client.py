@@ -20,64 +20,64 @@ if TYPE_CHECKING:
     from ._aio.stream import AsyncStreamRequest
     from ._batch.jobs import AsyncBatchJob
     from ._clients.run_options import AnyRun, DecodedRun, RunOptions
-    from .models._shapes import automatic_speech_recognition_bjdjph as _shape_automatic_speech_recognition_bjdjph
-    from .models._shapes import automatic_speech_recognition_dgahkb as _shape_automatic_speech_recognition_dgahkb
-    from .models._shapes import automatic_speech_recognition_gfidgm as _shape_automatic_speech_recognition_gfidgm
-    from .models._shapes import automatic_speech_recognition_jnlddj as _shape_automatic_speech_recognition_jnlddj
-    from .models._shapes import automatic_speech_recognition_pgpdll as _shape_automatic_speech_recognition_pgpdll
-    from .models._shapes import image_classification_mdnefi as _shape_image_classification_mdnefi
-    from .models._shapes import image_to_text_dgilma as _shape_image_to_text_dgilma
-    from .models._shapes import image_to_text_fbehhf as _shape_image_to_text_fbehhf
-    from .models._shapes import image_to_text_ibhkoo as _shape_image_to_text_ibhkoo
-    from .models._shapes import object_detection_jeceaf as _shape_object_detection_jeceaf
-    from .models._shapes import summarization_bfidci as _shape_summarization_bfidci
-    from .models._shapes import text_classification_jpolel as _shape_text_classification_jpolel
-    from .models._shapes import text_classification_noghld as _shape_text_classification_noghld
-    from .models._shapes import text_embeddings_ccljob as _shape_text_embeddings_ccljob
-    from .models._shapes import text_embeddings_dechkg as _shape_text_embeddings_dechkg
-    from .models._shapes import text_embeddings_dogiin as _shape_text_embeddings_dogiin
-    from .models._shapes import text_embeddings_enoodb as _shape_text_embeddings_enoodb
-    from .models._shapes import text_embeddings_hpliip as _shape_text_embeddings_hpliip
-    from .models._shapes import text_embeddings_kepcae as _shape_text_embeddings_kepcae
-    from .models._shapes import text_generation_blondp as _shape_text_generation_blondp
-    from .models._shapes import text_generation_cgpieg as _shape_text_generation_cgpieg
-    from .models._shapes import text_generation_cmgbbe as _shape_text_generation_cmgbbe
-    from .models._shapes import text_generation_dcphlf as _shape_text_generation_dcphlf
-    from .models._shapes import text_generation_dfonfj as _shape_text_generation_dfonfj
-    from .models._shapes import text_generation_dgmjgm as _shape_text_generation_dgmjgm
-    from .models._shapes import text_generation_eljcmg as _shape_text_generation_eljcmg
-    from .models._shapes import text_generation_fekdoa as _shape_text_generation_fekdoa
-    from .models._shapes import text_generation_fmpfck as _shape_text_generation_fmpfck
-    from .models._shapes import text_generation_gckfhe as _shape_text_generation_gckfhe
-    from .models._shapes import text_generation_glggfh as _shape_text_generation_glggfh
-    from .models._shapes import text_generation_hlkgke as _shape_text_generation_hlkgke
-    from .models._shapes import text_generation_hnfbnp as _shape_text_generation_hnfbnp
-    from .models._shapes import text_generation_iaheod as _shape_text_generation_iaheod
-    from .models._shapes import text_generation_ilbkpf as _shape_text_generation_ilbkpf
-    from .models._shapes import text_generation_kdjcci as _shape_text_generation_kdjcci
-    from .models._shapes import text_generation_kngldl as _shape_text_generation_kngldl
-    from .models._shapes import text_generation_mikell as _shape_text_generation_mikell
-    from .models._shapes import text_generation_neoheb as _shape_text_generation_neoheb
-    from .models._shapes import text_generation_nhijmj as _shape_text_generation_nhijmj
-    from .models._shapes import text_generation_nolccb as _shape_text_generation_nolccb
-    from .models._shapes import text_generation_ohaehl as _shape_text_generation_ohaehl
-    from .models._shapes import text_generation_phdilg as _shape_text_generation_phdilg
-    from .models._shapes import text_generation_phhmim as _shape_text_generation_phhmim
-    from .models._shapes import text_to_image_afokec as _shape_text_to_image_afokec
-    from .models._shapes import text_to_image_chmahf as _shape_text_to_image_chmahf
-    from .models._shapes import text_to_image_ckfgia as _shape_text_to_image_ckfgia
-    from .models._shapes import text_to_image_ghbadl as _shape_text_to_image_ghbadl
-    from .models._shapes import text_to_image_haofkf as _shape_text_to_image_haofkf
-    from .models._shapes import text_to_image_ipignh as _shape_text_to_image_ipignh
-    from .models._shapes import text_to_image_mdaoep as _shape_text_to_image_mdaoep
-    from .models._shapes import text_to_image_mggjpm as _shape_text_to_image_mggjpm
-    from .models._shapes import text_to_speech_ekgoae as _shape_text_to_speech_ekgoae
-    from .models._shapes import text_to_speech_fffkjb as _shape_text_to_speech_fffkjb
-    from .models._shapes import text_to_speech_fhidml as _shape_text_to_speech_fhidml
-    from .models._shapes import text_to_speech_ikhomf as _shape_text_to_speech_ikhomf
-    from .models._shapes import translation_mlipni as _shape_translation_mlipni
-    from .models._shapes import translation_nbcdjg as _shape_translation_nbcdjg
-    from .models._shapes import voice_activity_detection_hnljim as _shape_voice_activity_detection_hnljim
+    from .models._shapes import automatic_speech_recognition_blpelf as _shape_automatic_speech_recognition_blpelf
+    from .models._shapes import automatic_speech_recognition_bpbemg as _shape_automatic_speech_recognition_bpbemg
+    from .models._shapes import automatic_speech_recognition_doailo as _shape_automatic_speech_recognition_doailo
+    from .models._shapes import automatic_speech_recognition_gidpnc as _shape_automatic_speech_recognition_gidpnc
+    from .models._shapes import automatic_speech_recognition_ibahkk as _shape_automatic_speech_recognition_ibahkk
+    from .models._shapes import image_classification_cggpkb as _shape_image_classification_cggpkb
+    from .models._shapes import image_to_text_bnfdkm as _shape_image_to_text_bnfdkm
+    from .models._shapes import image_to_text_ckcenf as _shape_image_to_text_ckcenf
+    from .models._shapes import image_to_text_ggnkcj as _shape_image_to_text_ggnkcj
+    from .models._shapes import object_detection_emlgmg as _shape_object_detection_emlgmg
+    from .models._shapes import summarization_bkfppg as _shape_summarization_bkfppg
+    from .models._shapes import text_classification_abclla as _shape_text_classification_abclla
+    from .models._shapes import text_classification_pfohbd as _shape_text_classification_pfohbd
+    from .models._shapes import text_embeddings_ceamci as _shape_text_embeddings_ceamci
+    from .models._shapes import text_embeddings_dalomi as _shape_text_embeddings_dalomi
+    from .models._shapes import text_embeddings_depeag as _shape_text_embeddings_depeag
+    from .models._shapes import text_embeddings_gfnoim as _shape_text_embeddings_gfnoim
+    from .models._shapes import text_embeddings_kejmik as _shape_text_embeddings_kejmik
+    from .models._shapes import text_embeddings_mmkhbo as _shape_text_embeddings_mmkhbo
+    from .models._shapes import text_generation_bphobp as _shape_text_generation_bphobp
+    from .models._shapes import text_generation_cabhlb as _shape_text_generation_cabhlb
+    from .models._shapes import text_generation_depacf as _shape_text_generation_depacf
+    from .models._shapes import text_generation_dphabh as _shape_text_generation_dphabh
+    from .models._shapes import text_generation_eeilce as _shape_text_generation_eeilce
+    from .models._shapes import text_generation_ekhacl as _shape_text_generation_ekhacl
+    from .models._shapes import text_generation_fekcfl as _shape_text_generation_fekcfl
+    from .models._shapes import text_generation_ffpceb as _shape_text_generation_ffpceb
+    from .models._shapes import text_generation_fmmaap as _shape_text_generation_fmmaap
+    from .models._shapes import text_generation_gbcjdg as _shape_text_generation_gbcjdg
+    from .models._shapes import text_generation_gjhhhj as _shape_text_generation_gjhhhj
+    from .models._shapes import text_generation_ihheej as _shape_text_generation_ihheej
+    from .models._shapes import text_generation_ijlnnl as _shape_text_generation_ijlnnl
+    from .models._shapes import text_generation_kbjhcd as _shape_text_generation_kbjhcd
+    from .models._shapes import text_generation_kiedgo as _shape_text_generation_kiedgo
+    from .models._shapes import text_generation_kjdhol as _shape_text_generation_kjdhol
+    from .models._shapes import text_generation_klbjci as _shape_text_generation_klbjci
+    from .models._shapes import text_generation_mgamnm as _shape_text_generation_mgamnm
+    from .models._shapes import text_generation_neknal as _shape_text_generation_neknal
+    from .models._shapes import text_generation_olaboc as _shape_text_generation_olaboc
+    from .models._shapes import text_generation_pcmmdm as _shape_text_generation_pcmmdm
+    from .models._shapes import text_generation_pgfgja as _shape_text_generation_pgfgja
+    from .models._shapes import text_generation_picfld as _shape_text_generation_picfld
+    from .models._shapes import text_generation_pjfgld as _shape_text_generation_pjfgld
+    from .models._shapes import text_to_image_adlkao as _shape_text_to_image_adlkao
+    from .models._shapes import text_to_image_fpedkl as _shape_text_to_image_fpedkl
+    from .models._shapes import text_to_image_ingoaa as _shape_text_to_image_ingoaa
+    from .models._shapes import text_to_image_jhapbp as _shape_text_to_image_jhapbp
+    from .models._shapes import text_to_image_kfccnf as _shape_text_to_image_kfccnf
+    from .models._shapes import text_to_image_kicdhd as _shape_text_to_image_kicdhd
+    from .models._shapes import text_to_image_niehep as _shape_text_to_image_niehep
+    from .models._shapes import text_to_image_oankjd as _shape_text_to_image_oankjd
+    from .models._shapes import text_to_speech_bnebbd as _shape_text_to_speech_bnebbd
+    from .models._shapes import text_to_speech_ejpeih as _shape_text_to_speech_ejpeih
+    from .models._shapes import text_to_speech_iolhch as _shape_text_to_speech_iolhch
+    from .models._shapes import text_to_speech_nhbljf as _shape_text_to_speech_nhbljf
+    from .models._shapes import translation_ijfglo as _shape_translation_ijfglo
+    from .models._shapes import translation_nmiloe as _shape_translation_nmiloe
+    from .models._shapes import voice_activity_detection_hjidbh as _shape_voice_activity_detection_hjidbh
     from .models.cf.ai4bharat import indictrans2_en_indic_1b as _indictrans2_en_indic_1b
     from .models.cf.aisingapore import gemma_sea_lion_v4_27b_it as _gemma_sea_lion_v4_27b_it
     from .models.cf.baai import bge_base_en_v1_5 as _bge_base_en_v1_5
@@ -558,189 +558,253 @@ class AsyncWorkersAI(AsyncBaseClient):
         def run(
             self,
             model_id: Literal["@cf/deepgram/nova-3"],
-            payload: _shape_automatic_speech_recognition_bjdjph.ShapeInput | Mapping[str, Any],
+            payload: _shape_automatic_speech_recognition_blpelf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_bjdjph.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepgram/flux"],
-            payload: _shape_automatic_speech_recognition_dgahkb.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_dgahkb.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_blpelf.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/openai/whisper"],
-            payload: _shape_automatic_speech_recognition_gfidgm.ShapeInput | Mapping[str, Any],
+            payload: _shape_automatic_speech_recognition_bpbemg.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_gfidgm.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_bpbemg.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/whisper-tiny-en"],
-            payload: _shape_automatic_speech_recognition_jnlddj.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepgram/flux"],
+            payload: _shape_automatic_speech_recognition_doailo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_jnlddj.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_doailo.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
-            payload: _shape_automatic_speech_recognition_pgpdll.ShapeInput | Mapping[str, Any],
+            payload: _shape_automatic_speech_recognition_gidpnc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_pgpdll.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_gidpnc.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/whisper-tiny-en"],
+            payload: _shape_automatic_speech_recognition_ibahkk.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_ibahkk.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/microsoft/resnet-50"],
-            payload: _shape_image_classification_mdnefi.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_classification_cggpkb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_classification_mdnefi.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_image_classification_cggpkb.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
-            payload: _shape_image_to_text_dgilma.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_to_text_bnfdkm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_to_text_dgilma.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
-            payload: _shape_image_to_text_fbehhf.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_to_text_fbehhf.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_image_to_text_bnfdkm.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/unum/uform-gen2-qwen-500m"],
-            payload: _shape_image_to_text_ibhkoo.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_to_text_ckcenf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_to_text_ibhkoo.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_image_to_text_ckcenf.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
+            payload: _shape_image_to_text_ggnkcj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_image_to_text_ggnkcj.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/facebook/detr-resnet-50"],
-            payload: _shape_object_detection_jeceaf.ShapeInput | Mapping[str, Any],
+            payload: _shape_object_detection_emlgmg.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_object_detection_jeceaf.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_object_detection_emlgmg.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/facebook/bart-large-cnn"],
-            payload: _shape_summarization_bfidci.ShapeInput | Mapping[str, Any],
+            payload: _shape_summarization_bkfppg.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_summarization_bfidci.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_summarization_bkfppg.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"],
-            payload: _shape_text_classification_jpolel.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_classification_abclla.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_classification_jpolel.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_classification_abclla.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/baai/bge-reranker-base"],
-            payload: _shape_text_classification_noghld.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_classification_pfohbd.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_classification_noghld.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-m3"],
-            payload: _shape_text_embeddings_ccljob.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_ccljob.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
-            payload: _shape_text_embeddings_dechkg.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_dechkg.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
-            payload: _shape_text_embeddings_dogiin.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_dogiin.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
-            payload: _shape_text_embeddings_enoodb.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_enoodb.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_classification_pfohbd.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/google/embeddinggemma-300m"],
-            payload: _shape_text_embeddings_hpliip.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_ceamci.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_hpliip.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_ceamci.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
+            payload: _shape_text_embeddings_dalomi.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_dalomi.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/baai/bge-large-en-v1.5", "@cf/baai/omni-bge-base-en-v1.5"],
-            payload: _shape_text_embeddings_kepcae.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_depeag.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_kepcae.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_depeag.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
-            payload: _shape_text_generation_blondp.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/baai/bge-m3"],
+            payload: _shape_text_embeddings_gfnoim.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_blondp.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_gfnoim.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/llama-guard-3-8b"],
-            payload: _shape_text_generation_cgpieg.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
+            payload: _shape_text_embeddings_kejmik.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_cgpieg.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_kejmik.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
+            payload: _shape_text_embeddings_mmkhbo.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_mmkhbo.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
-            payload: _shape_text_generation_cmgbbe.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_bphobp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_cmgbbe.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_bphobp.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/gpt-oss-20b"],
-            payload: _shape_text_generation_dcphlf.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
+            payload: _shape_text_generation_cabhlb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_dcphlf.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_cabhlb.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
-            payload: _shape_text_generation_dfonfj.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
+            payload: _shape_text_generation_depacf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_dfonfj.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
-            payload: _shape_text_generation_dgmjgm.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_dgmjgm.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_depacf.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal[
-                "@hf/nexusflow/starling-lm-7b-beta",
-                "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
-                "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
-                "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
+                "@cf/google/gemma-2b-it-lora",
+                "@cf/meta/llama-2-7b-chat-fp16",
+                "@cf/meta/llama-3.1-8b-instruct-fp8",
+                "@cf/qwen/qwen1.5-14b-chat-awq",
+                "@cf/qwen/qwen2.5-coder-32b-instruct",
             ],
-            payload: _shape_text_generation_eljcmg.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_dphabh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_eljcmg.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_dphabh.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
+            payload: _shape_text_generation_eeilce.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_eeilce.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
+            payload: _shape_text_generation_ekhacl.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_ekhacl.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-guard-3-8b"],
+            payload: _shape_text_generation_fekcfl.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_fekcfl.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clairic"],
+            payload: _shape_text_generation_ffpceb.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_ffpceb.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-3-12b-it"],
+            payload: _shape_text_generation_fmmaap.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_fmmaap.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
+            payload: _shape_text_generation_gbcjdg.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_gbcjdg.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
+            payload: _shape_text_generation_gjhhhj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_gjhhhj.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-20b"],
+            payload: _shape_text_generation_ihheej.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_ihheej.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
+            payload: _shape_text_generation_ijlnnl.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_ijlnnl.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/deepseek-ai/deepseek-r1-distill-qwen-32b",
+                "@cf/defog/sqlcoder-7b-2",
+                "@cf/meta/llama-2-7b-chat-int8",
+                "@cf/mistral/mistral-7b-instruct-v0.2-lora",
+                "@cf/qwen/qwen1.5-7b-chat-awq",
+                "@hf/mistral/mistral-7b-instruct-v0.2",
+            ],
+            payload: _shape_text_generation_kbjhcd.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_kbjhcd.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
+            payload: _shape_text_generation_kiedgo.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_kiedgo.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -755,106 +819,49 @@ class AsyncWorkersAI(AsyncBaseClient):
                 "@hf/thebloke/llama-2-13b-chat-awq",
                 "@hf/thebloke/zephyr-7b-beta-awq",
             ],
-            payload: _shape_text_generation_fekdoa.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_kjdhol.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_fekdoa.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_kjdhol.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
-            payload: _shape_text_generation_fmpfck.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
+            payload: _shape_text_generation_klbjci.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_fmpfck.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_klbjci.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/openai/gpt-oss-120b"],
-            payload: _shape_text_generation_gckfhe.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_mgamnm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_gckfhe.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_mgamnm.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
-            payload: _shape_text_generation_glggfh.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
+            payload: _shape_text_generation_neknal.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_glggfh.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
-            payload: _shape_text_generation_hlkgke.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_hlkgke.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
-            payload: _shape_text_generation_hnfbnp.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_hnfbnp.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clairic"],
-            payload: _shape_text_generation_iaheod.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_iaheod.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
-            payload: _shape_text_generation_ilbkpf.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ilbkpf.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_neknal.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal[
-                "@cf/deepseek-ai/deepseek-r1-distill-qwen-32b",
-                "@cf/defog/sqlcoder-7b-2",
-                "@cf/meta/llama-2-7b-chat-int8",
-                "@cf/mistral/mistral-7b-instruct-v0.2-lora",
-                "@cf/qwen/qwen1.5-7b-chat-awq",
-                "@hf/mistral/mistral-7b-instruct-v0.2",
+                "@hf/nexusflow/starling-lm-7b-beta",
+                "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
+                "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
+                "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
             ],
-            payload: _shape_text_generation_kdjcci.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_olaboc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_kdjcci.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_olaboc.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/cloudflare/clef-omni"],
-            payload: _shape_text_generation_kngldl.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_pcmmdm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_kngldl.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
-            payload: _shape_text_generation_mikell.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_mikell.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@cf/google/gemma-2b-it-lora",
-                "@cf/meta/llama-2-7b-chat-fp16",
-                "@cf/meta/llama-3.1-8b-instruct-fp8",
-                "@cf/qwen/qwen1.5-14b-chat-awq",
-                "@cf/qwen/qwen2.5-coder-32b-instruct",
-            ],
-            payload: _shape_text_generation_neoheb.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_neoheb.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/gemma-3-12b-it"],
-            payload: _shape_text_generation_nhijmj.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_nhijmj.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_pcmmdm.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -873,9 +880,9 @@ class AsyncWorkersAI(AsyncBaseClient):
                 "@hf/thebloke/llamaguard-7b-awq",
                 "@hf/thebloke/neural-chat-7b-v3-1-awq",
             ],
-            payload: _shape_text_generation_nolccb.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_pgfgja.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_nolccb.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_pgfgja.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -886,51 +893,37 @@ class AsyncWorkersAI(AsyncBaseClient):
                 "@cf/tiiuae/falcon-7b-instruct",
                 "@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
             ],
-            payload: _shape_text_generation_ohaehl.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_picfld.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ohaehl.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_picfld.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/moonshotai/kimi-k2.5"],
-            payload: _shape_text_generation_phdilg.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_pjfgld.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_phdilg.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
-            payload: _shape_text_generation_phhmim.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_phhmim.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_pjfgld.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
-            payload: _shape_text_to_image_afokec.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_adlkao.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_afokec.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"],
-            payload: _shape_text_to_image_chmahf.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_chmahf.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
-            payload: _shape_text_to_image_ckfgia.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_ckfgia.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_adlkao.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/leonardo/phoenix-1.0"],
-            payload: _shape_text_to_image_ghbadl.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_fpedkl.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_ghbadl.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_fpedkl.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
+            payload: _shape_text_to_image_ingoaa.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_to_image_ingoaa.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -940,79 +933,86 @@ class AsyncWorkersAI(AsyncBaseClient):
                 "@cf/runwayml/stable-diffusion-v1-5-img2img",
                 "@cf/runwayml/stable-diffusion-v1-5-inpainting",
             ],
-            payload: _shape_text_to_image_haofkf.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_jhapbp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_haofkf.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_jhapbp.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
+            payload: _shape_text_to_image_kfccnf.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_to_image_kfccnf.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/leonardo/lucid-origin"],
-            payload: _shape_text_to_image_ipignh.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_kicdhd.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_ipignh.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_kicdhd.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
-            payload: _shape_text_to_image_mdaoep.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_niehep.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_mdaoep.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_niehep.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
-            payload: _shape_text_to_image_mggjpm.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"],
+            payload: _shape_text_to_image_oankjd.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_mggjpm.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepgram/aura-2-en"],
-            payload: _shape_text_to_speech_ekgoae.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_ekgoae.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_oankjd.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/aura-1"],
-            payload: _shape_text_to_speech_fffkjb.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_speech_bnebbd.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_fffkjb.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_bnebbd.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/myshell-ai/melotts"],
-            payload: _shape_text_to_speech_fhidml.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepgram/aura-2-en"],
+            payload: _shape_text_to_speech_ejpeih.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_fhidml.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_ejpeih.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/aura-2-es"],
-            payload: _shape_text_to_speech_ikhomf.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_speech_iolhch.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_ikhomf.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_iolhch.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/m2m100-1.2b"],
-            payload: _shape_translation_mlipni.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/myshell-ai/melotts"],
+            payload: _shape_text_to_speech_nhbljf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_translation_mlipni.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_nhbljf.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"],
-            payload: _shape_translation_nbcdjg.ShapeInput | Mapping[str, Any],
+            payload: _shape_translation_ijfglo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_translation_nbcdjg.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_translation_ijfglo.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/m2m100-1.2b"],
+            payload: _shape_translation_nmiloe.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_translation_nmiloe.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/pipecat-ai/smart-turn-v2"],
-            payload: _shape_voice_activity_detection_hnljim.ShapeInput | Mapping[str, Any],
+            payload: _shape_voice_activity_detection_hjidbh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_voice_activity_detection_hnljim.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_voice_activity_detection_hjidbh.ShapeOutput]: ...
         @overload
         def run(self, model_id: str, payload: Any, **options: Unpack[AnyRun]) -> Any: ...
 

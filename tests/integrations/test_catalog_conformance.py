@@ -21,7 +21,7 @@ from codegen.cli import generate
 from codegen.load import load_schemas
 from codegen.plan import ModelPlan, always_returned, output_rule, plan_models, variant_schemas
 from tests._catalog import catalog_dir
-from tests._codegen_util import build, copy_catalog, importable, model_modules, mypy_strict
+from tests._codegen_util import build, copy_catalog, handle_class, importable, model_modules, mypy_strict
 
 PACKAGE = "wai_catalog"
 
@@ -82,7 +82,7 @@ def test_every_model_generates_and_imports(built: Built) -> None:
 
 def test_every_variant_gets_a_msgspec_decoder(built: Built) -> None:
     for model_id, module in built.modules.items():
-        handle = getattr(module, module.__all__[0])
+        handle = handle_class(module)
         for cls, _required in handle.input_types:
             msgspec.json.Decoder(cls)
         for variant in handle.decoder.variants:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.translation_nbcdjg import *  # noqa: F403
-from ....models._shapes.translation_nbcdjg import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.translation_ijfglo import *  # noqa: F403
+from ....models._shapes.translation_ijfglo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Indictrans2EnIndic1BInput: TypeAlias = ShapeInput
 Indictrans2EnIndic1BOutput: TypeAlias = ShapeOutput

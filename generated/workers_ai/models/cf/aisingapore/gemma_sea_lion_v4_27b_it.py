@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_fmpfck import *  # noqa: F403
-from ....models._shapes.text_generation_fmpfck import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_depacf import *  # noqa: F403
+from ....models._shapes.text_generation_depacf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 GemmaSeaLionV4_27bItInput: TypeAlias = ShapeInput
 GemmaSeaLionV4_27bItOutput: TypeAlias = ShapeOutput

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_embeddings_kepcae import *  # noqa: F403
-from ....models._shapes.text_embeddings_kepcae import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_embeddings_depeag import *  # noqa: F403
+from ....models._shapes.text_embeddings_depeag import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 BgeLargeEnV1_5Input: TypeAlias = ShapeInput
 BgeLargeEnV1_5Output: TypeAlias = ShapeOutput

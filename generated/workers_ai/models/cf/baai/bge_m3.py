@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_embeddings_ccljob import *  # noqa: F403
-from ....models._shapes.text_embeddings_ccljob import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_embeddings_gfnoim import *  # noqa: F403
+from ....models._shapes.text_embeddings_gfnoim import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 BgeM3Input: TypeAlias = ShapeInput
 BgeM3Output: TypeAlias = ShapeOutput

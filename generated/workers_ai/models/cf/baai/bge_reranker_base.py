@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_classification_noghld import *  # noqa: F403
-from ....models._shapes.text_classification_noghld import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_classification_pfohbd import *  # noqa: F403
+from ....models._shapes.text_classification_pfohbd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 BgeRerankerBaseInput: TypeAlias = ShapeInput
 BgeRerankerBaseOutput: TypeAlias = ShapeOutput

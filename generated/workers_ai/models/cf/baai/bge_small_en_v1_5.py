@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_embeddings_dogiin import *  # noqa: F403
-from ....models._shapes.text_embeddings_dogiin import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_embeddings_kejmik import *  # noqa: F403
+from ....models._shapes.text_embeddings_kejmik import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 BgeSmallEnV1_5Input: TypeAlias = ShapeInput
 BgeSmallEnV1_5Output: TypeAlias = ShapeOutput

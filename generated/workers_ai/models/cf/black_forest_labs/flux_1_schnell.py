@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_afokec import *  # noqa: F403
-from ....models._shapes.text_to_image_afokec import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_adlkao import *  # noqa: F403
+from ....models._shapes.text_to_image_adlkao import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Flux1SchnellInput: TypeAlias = ShapeInput
 Flux1SchnellOutput: TypeAlias = ShapeOutput

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_ckfgia import *  # noqa: F403
-from ....models._shapes.text_to_image_ckfgia import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_kfccnf import *  # noqa: F403
+from ....models._shapes.text_to_image_kfccnf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Flux2DevInput: TypeAlias = ShapeInput
 Flux2DevOutput: TypeAlias = ShapeOutput

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_chmahf import *  # noqa: F403
-from ....models._shapes.text_to_image_chmahf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_oankjd import *  # noqa: F403
+from ....models._shapes.text_to_image_oankjd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Flux2Klein4bInput: TypeAlias = ShapeInput
 Flux2Klein4bOutput: TypeAlias = ShapeOutput

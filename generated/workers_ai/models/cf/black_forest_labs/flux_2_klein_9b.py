@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_mggjpm import *  # noqa: F403
-from ....models._shapes.text_to_image_mggjpm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_ingoaa import *  # noqa: F403
+from ....models._shapes.text_to_image_ingoaa import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Flux2Klein9bInput: TypeAlias = ShapeInput
 Flux2Klein9bOutput: TypeAlias = ShapeOutput

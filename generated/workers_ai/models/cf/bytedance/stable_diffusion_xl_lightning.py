@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_haofkf import *  # noqa: F403
-from ....models._shapes.text_to_image_haofkf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_jhapbp import *  # noqa: F403
+from ....models._shapes.text_to_image_jhapbp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 StableDiffusionXlLightningInput: TypeAlias = ShapeInput
 StableDiffusionXlLightningOutput: TypeAlias = ShapeOutput

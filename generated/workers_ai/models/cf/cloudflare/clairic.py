@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_iaheod import *  # noqa: F403
-from ....models._shapes.text_generation_iaheod import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_ffpceb import *  # noqa: F403
+from ....models._shapes.text_generation_ffpceb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 ClairicInput: TypeAlias = ShapeInput
 ClairicOutput: TypeAlias = ShapeOutput

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_blondp import *  # noqa: F403
-from ....models._shapes.text_generation_blondp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_kiedgo import *  # noqa: F403
+from ....models._shapes.text_generation_kiedgo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 ClefFlashInput: TypeAlias = ShapeInput
 ClefFlashOutput: TypeAlias = ShapeOutput

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_kngldl import *  # noqa: F403
-from ....models._shapes.text_generation_kngldl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_pcmmdm import *  # noqa: F403
+from ....models._shapes.text_generation_pcmmdm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 ClefOmniInput: TypeAlias = ShapeInput
 ClefOmniOutput: TypeAlias = ShapeOutput

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_speech_fffkjb import *  # noqa: F403
-from ....models._shapes.text_to_speech_fffkjb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_speech_bnebbd import *  # noqa: F403
+from ....models._shapes.text_to_speech_bnebbd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

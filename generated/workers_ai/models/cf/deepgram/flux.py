@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.automatic_speech_recognition_dgahkb import *  # noqa: F403
-from ....models._shapes.automatic_speech_recognition_dgahkb import (
+from ....models._shapes.automatic_speech_recognition_doailo import *  # noqa: F403
+from ....models._shapes.automatic_speech_recognition_doailo import (
     AsyncShapeHandle,
     ShapeHandle,
     ShapeInput,

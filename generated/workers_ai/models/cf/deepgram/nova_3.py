@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.automatic_speech_recognition_bjdjph import *  # noqa: F403
-from ....models._shapes.automatic_speech_recognition_bjdjph import (
+from ....models._shapes.automatic_speech_recognition_blpelf import *  # noqa: F403
+from ....models._shapes.automatic_speech_recognition_blpelf import (
     AsyncShapeHandle,
     ShapeHandle,
     ShapeInput,

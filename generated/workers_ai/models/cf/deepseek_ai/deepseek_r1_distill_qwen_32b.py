@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_kdjcci import *  # noqa: F403
-from ....models._shapes.text_generation_kdjcci import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_kbjhcd import *  # noqa: F403
+from ....models._shapes.text_generation_kbjhcd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 DeepseekR1DistillQwen32bInput: TypeAlias = ShapeInput
 DeepseekR1DistillQwen32bOutput: TypeAlias = ShapeOutput

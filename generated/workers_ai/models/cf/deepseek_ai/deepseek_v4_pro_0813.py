@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_glggfh import *  # noqa: F403
-from ....models._shapes.text_generation_glggfh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_ijlnnl import *  # noqa: F403
+from ....models._shapes.text_generation_ijlnnl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 DeepseekV4Pro0813Input: TypeAlias = ShapeInput
 DeepseekV4Pro0813Output: TypeAlias = ShapeOutput

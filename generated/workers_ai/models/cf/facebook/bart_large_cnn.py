@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.summarization_bfidci import *  # noqa: F403
-from ....models._shapes.summarization_bfidci import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.summarization_bkfppg import *  # noqa: F403
+from ....models._shapes.summarization_bkfppg import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 BartLargeCnnInput: TypeAlias = ShapeInput
 BartLargeCnnOutput: TypeAlias = ShapeOutput

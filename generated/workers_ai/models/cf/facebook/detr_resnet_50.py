@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.object_detection_jeceaf import *  # noqa: F403
-from ....models._shapes.object_detection_jeceaf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.object_detection_emlgmg import *  # noqa: F403
+from ....models._shapes.object_detection_emlgmg import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 DetrResnet50Input: TypeAlias = ShapeInput
 DetrResnet50Output: TypeAlias = ShapeOutput

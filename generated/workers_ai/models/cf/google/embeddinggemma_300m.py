@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_embeddings_hpliip import *  # noqa: F403
-from ....models._shapes.text_embeddings_hpliip import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_embeddings_ceamci import *  # noqa: F403
+from ....models._shapes.text_embeddings_ceamci import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Embeddinggemma300mInput: TypeAlias = ShapeInput
 Embeddinggemma300mOutput: TypeAlias = ShapeOutput

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_neoheb import *  # noqa: F403
-from ....models._shapes.text_generation_neoheb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_dphabh import *  # noqa: F403
+from ....models._shapes.text_generation_dphabh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Gemma2bItLoraInput: TypeAlias = ShapeInput
 Gemma2bItLoraOutput: TypeAlias = ShapeOutput

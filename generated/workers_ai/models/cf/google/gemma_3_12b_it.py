@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_nhijmj import *  # noqa: F403
-from ....models._shapes.text_generation_nhijmj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_fmmaap import *  # noqa: F403
+from ....models._shapes.text_generation_fmmaap import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Gemma3_12bItInput: TypeAlias = ShapeInput
 Gemma3_12bItOutput: TypeAlias = ShapeOutput

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_ilbkpf import *  # noqa: F403
-from ....models._shapes.text_generation_ilbkpf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_cabhlb import *  # noqa: F403
+from ....models._shapes.text_generation_cabhlb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Gemma4_26bA4bItInput: TypeAlias = ShapeInput
 Gemma4_26bA4bItOutput: TypeAlias = ShapeOutput

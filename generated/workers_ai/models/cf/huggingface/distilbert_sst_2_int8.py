@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_classification_jpolel import *  # noqa: F403
-from ....models._shapes.text_classification_jpolel import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_classification_abclla import *  # noqa: F403
+from ....models._shapes.text_classification_abclla import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 DistilbertSst2Int8Input: TypeAlias = ShapeInput
 DistilbertSst2Int8Output: TypeAlias = ShapeOutput

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_ipignh import *  # noqa: F403
-from ....models._shapes.text_to_image_ipignh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_kicdhd import *  # noqa: F403
+from ....models._shapes.text_to_image_kicdhd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 LucidOriginInput: TypeAlias = ShapeInput
 LucidOriginOutput: TypeAlias = ShapeOutput

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_ghbadl import *  # noqa: F403
-from ....models._shapes.text_to_image_ghbadl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_fpedkl import *  # noqa: F403
+from ....models._shapes.text_to_image_fpedkl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Phoenix1_0Input: TypeAlias = ShapeInput
 Phoenix1_0Output: TypeAlias = ShapeOutput

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.image_to_text_fbehhf import *  # noqa: F403
-from ....models._shapes.image_to_text_fbehhf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.image_to_text_ggnkcj import *  # noqa: F403
+from ....models._shapes.image_to_text_ggnkcj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llava1_5_7bHfInput: TypeAlias = ShapeInput
 Llava1_5_7bHfOutput: TypeAlias = ShapeOutput

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_haofkf import *  # noqa: F403
-from ....models._shapes.text_to_image_haofkf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_jhapbp import *  # noqa: F403
+from ....models._shapes.text_to_image_jhapbp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Dreamshaper8LcmInput: TypeAlias = ShapeInput
 Dreamshaper8LcmOutput: TypeAlias = ShapeOutput

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_neoheb import *  # noqa: F403
-from ....models._shapes.text_generation_neoheb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_dphabh import *  # noqa: F403
+from ....models._shapes.text_generation_dphabh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama2_7bChatFp16Input: TypeAlias = ShapeInput
 Llama2_7bChatFp16Output: TypeAlias = ShapeOutput

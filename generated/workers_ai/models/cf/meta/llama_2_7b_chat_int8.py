@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_kdjcci import *  # noqa: F403
-from ....models._shapes.text_generation_kdjcci import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_kbjhcd import *  # noqa: F403
+from ....models._shapes.text_generation_kbjhcd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama2_7bChatInt8Input: TypeAlias = ShapeInput
 Llama2_7bChatInt8Output: TypeAlias = ShapeOutput

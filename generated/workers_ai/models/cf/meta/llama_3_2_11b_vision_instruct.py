@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_fekdoa import *  # noqa: F403
-from ....models._shapes.text_generation_fekdoa import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_kjdhol import *  # noqa: F403
+from ....models._shapes.text_generation_kjdhol import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama3_2_11bVisionInstructInput: TypeAlias = ShapeInput
 Llama3_2_11bVisionInstructOutput: TypeAlias = ShapeOutput

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_hlkgke import *  # noqa: F403
-from ....models._shapes.text_generation_hlkgke import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_gbcjdg import *  # noqa: F403
+from ....models._shapes.text_generation_gbcjdg import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama3_3_70bInstructFp8FastInput: TypeAlias = ShapeInput
 Llama3_3_70bInstructFp8FastOutput: TypeAlias = ShapeOutput

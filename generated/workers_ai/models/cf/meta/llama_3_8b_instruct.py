@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_dfonfj import *  # noqa: F403
-from ....models._shapes.text_generation_dfonfj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_neknal import *  # noqa: F403
+from ....models._shapes.text_generation_neknal import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama3_8bInstructInput: TypeAlias = ShapeInput
 Llama3_8bInstructOutput: TypeAlias = ShapeOutput

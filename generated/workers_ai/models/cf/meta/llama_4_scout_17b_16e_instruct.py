@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mikell import *  # noqa: F403
-from ....models._shapes.text_generation_mikell import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_gjhhhj import *  # noqa: F403
+from ....models._shapes.text_generation_gjhhhj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama4Scout17b16eInstructInput: TypeAlias = ShapeInput
 Llama4Scout17b16eInstructOutput: TypeAlias = ShapeOutput

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_cgpieg import *  # noqa: F403
-from ....models._shapes.text_generation_cgpieg import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_fekcfl import *  # noqa: F403
+from ....models._shapes.text_generation_fekcfl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 LlamaGuard3_8bInput: TypeAlias = ShapeInput
 LlamaGuard3_8bOutput: TypeAlias = ShapeOutput

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.translation_mlipni import *  # noqa: F403
-from ....models._shapes.translation_mlipni import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.translation_nmiloe import *  # noqa: F403
+from ....models._shapes.translation_nmiloe import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 M2m100_1_2bInput: TypeAlias = ShapeInput
 M2m100_1_2bOutput: TypeAlias = ShapeOutput

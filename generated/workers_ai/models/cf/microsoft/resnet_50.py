@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.image_classification_mdnefi import *  # noqa: F403
-from ....models._shapes.image_classification_mdnefi import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.image_classification_cggpkb import *  # noqa: F403
+from ....models._shapes.image_classification_cggpkb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Resnet50Input: TypeAlias = ShapeInput
 Resnet50Output: TypeAlias = ShapeOutput

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_cmgbbe import *  # noqa: F403
-from ....models._shapes.text_generation_cmgbbe import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_bphobp import *  # noqa: F403
+from ....models._shapes.text_generation_bphobp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 MistralSmall3_1_24bInstructInput: TypeAlias = ShapeInput
 MistralSmall3_1_24bInstructOutput: TypeAlias = ShapeOutput

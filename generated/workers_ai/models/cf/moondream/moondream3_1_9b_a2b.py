@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.image_to_text_dgilma import *  # noqa: F403
-from ....models._shapes.image_to_text_dgilma import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.image_to_text_bnfdkm import *  # noqa: F403
+from ....models._shapes.image_to_text_bnfdkm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Moondream3_1_9BA2BInput: TypeAlias = ShapeInput
 Moondream3_1_9BA2BOutput: TypeAlias = ShapeOutput

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_phdilg import *  # noqa: F403
-from ....models._shapes.text_generation_phdilg import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_pjfgld import *  # noqa: F403
+from ....models._shapes.text_generation_pjfgld import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 KimiK2_5Input: TypeAlias = ShapeInput
 KimiK2_5Output: TypeAlias = ShapeOutput

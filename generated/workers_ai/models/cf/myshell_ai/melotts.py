@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_speech_fhidml import *  # noqa: F403
-from ....models._shapes.text_to_speech_fhidml import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_speech_nhbljf import *  # noqa: F403
+from ....models._shapes.text_to_speech_nhbljf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 MelottsInput: TypeAlias = ShapeInput
 MelottsOutput: TypeAlias = ShapeOutput

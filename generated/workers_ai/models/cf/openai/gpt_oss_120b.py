@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_gckfhe import *  # noqa: F403
-from ....models._shapes.text_generation_gckfhe import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mgamnm import *  # noqa: F403
+from ....models._shapes.text_generation_mgamnm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 GptOss120bInput: TypeAlias = ShapeInput
 GptOss120bOutput: TypeAlias = ShapeOutput

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_dcphlf import *  # noqa: F403
-from ....models._shapes.text_generation_dcphlf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_ihheej import *  # noqa: F403
+from ....models._shapes.text_generation_ihheej import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 GptOss20bInput: TypeAlias = ShapeInput
 GptOss20bOutput: TypeAlias = ShapeOutput

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.automatic_speech_recognition_pgpdll import *  # noqa: F403
-from ....models._shapes.automatic_speech_recognition_pgpdll import (
+from ....models._shapes.automatic_speech_recognition_gidpnc import *  # noqa: F403
+from ....models._shapes.automatic_speech_recognition_gidpnc import (
     AsyncShapeHandle,
     ShapeHandle,
     ShapeInput,

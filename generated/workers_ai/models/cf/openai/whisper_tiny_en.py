@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.automatic_speech_recognition_jnlddj import *  # noqa: F403
-from ....models._shapes.automatic_speech_recognition_jnlddj import (
+from ....models._shapes.automatic_speech_recognition_ibahkk import *  # noqa: F403
+from ....models._shapes.automatic_speech_recognition_ibahkk import (
     AsyncShapeHandle,
     ShapeHandle,
     ShapeInput,

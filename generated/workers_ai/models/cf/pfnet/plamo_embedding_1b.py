@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_embeddings_dechkg import *  # noqa: F403
-from ....models._shapes.text_embeddings_dechkg import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_embeddings_dalomi import *  # noqa: F403
+from ....models._shapes.text_embeddings_dalomi import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 PlamoEmbedding1bInput: TypeAlias = ShapeInput
 PlamoEmbedding1bOutput: TypeAlias = ShapeOutput

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.voice_activity_detection_hnljim import *  # noqa: F403
-from ....models._shapes.voice_activity_detection_hnljim import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.voice_activity_detection_hjidbh import *  # noqa: F403
+from ....models._shapes.voice_activity_detection_hjidbh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 SmartTurnV2Input: TypeAlias = ShapeInput
 SmartTurnV2Output: TypeAlias = ShapeOutput

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_neoheb import *  # noqa: F403
-from ....models._shapes.text_generation_neoheb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_dphabh import *  # noqa: F403
+from ....models._shapes.text_generation_dphabh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Qwen2_5Coder32bInstructInput: TypeAlias = ShapeInput
 Qwen2_5Coder32bInstructOutput: TypeAlias = ShapeOutput

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_hnfbnp import *  # noqa: F403
-from ....models._shapes.text_generation_hnfbnp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_eeilce import *  # noqa: F403
+from ....models._shapes.text_generation_eeilce import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Qwen3_30bA3bFp8Input: TypeAlias = ShapeInput
 Qwen3_30bA3bFp8Output: TypeAlias = ShapeOutput

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_embeddings_enoodb import *  # noqa: F403
-from ....models._shapes.text_embeddings_enoodb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_embeddings_mmkhbo import *  # noqa: F403
+from ....models._shapes.text_embeddings_mmkhbo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Qwen3Embedding0_6bInput: TypeAlias = ShapeInput
 Qwen3Embedding0_6bOutput: TypeAlias = ShapeOutput

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_mdaoep import *  # noqa: F403
-from ....models._shapes.text_to_image_mdaoep import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_niehep import *  # noqa: F403
+from ....models._shapes.text_to_image_niehep import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 StableDiffusionXlBase1_0Input: TypeAlias = ShapeInput
 StableDiffusionXlBase1_0Output: TypeAlias = ShapeOutput

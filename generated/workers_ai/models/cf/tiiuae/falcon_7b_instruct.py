@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_ohaehl import *  # noqa: F403
-from ....models._shapes.text_generation_ohaehl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_picfld import *  # noqa: F403
+from ....models._shapes.text_generation_picfld import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Falcon7bInstructInput: TypeAlias = ShapeInput
 Falcon7bInstructOutput: TypeAlias = ShapeOutput

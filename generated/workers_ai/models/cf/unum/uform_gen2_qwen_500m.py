@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.image_to_text_ibhkoo import *  # noqa: F403
-from ....models._shapes.image_to_text_ibhkoo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.image_to_text_ckcenf import *  # noqa: F403
+from ....models._shapes.image_to_text_ckcenf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 UformGen2Qwen500mInput: TypeAlias = ShapeInput
 UformGen2Qwen500mOutput: TypeAlias = ShapeOutput

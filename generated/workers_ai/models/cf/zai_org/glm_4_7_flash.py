@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_dgmjgm import *  # noqa: F403
-from ....models._shapes.text_generation_dgmjgm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_ekhacl import *  # noqa: F403
+from ....models._shapes.text_generation_ekhacl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Glm4_7FlashInput: TypeAlias = ShapeInput
 Glm4_7FlashOutput: TypeAlias = ShapeOutput

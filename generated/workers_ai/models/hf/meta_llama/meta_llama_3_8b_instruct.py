@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_nolccb import *  # noqa: F403
-from ....models._shapes.text_generation_nolccb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_pgfgja import *  # noqa: F403
+from ....models._shapes.text_generation_pgfgja import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 MetaLlama3_8bInstructInput: TypeAlias = ShapeInput
 MetaLlama3_8bInstructOutput: TypeAlias = ShapeOutput

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_kdjcci import *  # noqa: F403
-from ....models._shapes.text_generation_kdjcci import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_kbjhcd import *  # noqa: F403
+from ....models._shapes.text_generation_kbjhcd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Mistral7bInstructV0_2Input: TypeAlias = ShapeInput
 Mistral7bInstructV0_2Output: TypeAlias = ShapeOutput

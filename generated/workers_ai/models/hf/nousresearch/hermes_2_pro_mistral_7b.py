@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_phhmim import *  # noqa: F403
-from ....models._shapes.text_generation_phhmim import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_klbjci import *  # noqa: F403
+from ....models._shapes.text_generation_klbjci import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Hermes2ProMistral7bInput: TypeAlias = ShapeInput
 Hermes2ProMistral7bOutput: TypeAlias = ShapeOutput

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_eljcmg import *  # noqa: F403
-from ....models._shapes.text_generation_eljcmg import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_olaboc import *  # noqa: F403
+from ....models._shapes.text_generation_olaboc import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 DeepseekCoder6_7bInstructAwqInput: TypeAlias = ShapeInput
 DeepseekCoder6_7bInstructAwqOutput: TypeAlias = ShapeOutput
