@@ -121,6 +121,16 @@ def comment_text(value: Any) -> str:
     return re.sub(r"coding([:=])", r"coding \1", text)
 
 
+def with_required(text: str) -> str:
+    """``text`` with the import of ``Required`` for checkers when a TypedDict marks a key with it (one class
+    with required and optional keys, not two); the tidy step moves it into the module's one import block."""
+    if not re.search(r"^    \w+: Required\[", text, re.M):
+        return text
+    return (
+        text + "\nfrom typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from typing_extensions import Required\n"
+    )
+
+
 class _Structs:
     """datamodel-code-generator's Python API, in this process (first call ~0.4 s, then ~15 ms a schema)."""
 
@@ -389,7 +399,7 @@ def _live_module(
     """Print the ``*_live`` module the plan made for a model's ``x-realtime`` section (see :mod:`.realtime`)."""
     rel = live.module.replace(".", "/") + ".py"
     structs, key = struct_code(api, live.struct_doc, live.structs, rel, old.get(rel), generator)
-    text = env.get_template("live.py.jinja").render(plan=live, struct_code=structs)
+    text = with_required(env.get_template("live.py.jinja").render(plan=live, struct_code=structs))
     missing = undefined_names(text, rel)
     if missing:
         raise RenderError(index, f"the generated {rel} would fail on import: {', '.join(missing[:5])} not defined")
@@ -433,7 +443,7 @@ def _shape_module(
     except Exception as exc:  # a struct generator failure names the schema (bad input, exit 2)
         message = f"the struct generator failed on this schema ({type(exc).__name__}: {str(exc)[:300]})"
         raise RenderError(index, message) from None
-    text = env.get_template("shape.py.jinja").render(plan=shape, struct_code=structs)
+    text = with_required(env.get_template("shape.py.jinja").render(plan=shape, struct_code=structs))
     missing = undefined_names(text, rel)
     if missing:
         names = ", ".join(missing[:5])
@@ -499,7 +509,7 @@ def render_package(
     for sp in shared:
         rel = sp.module.replace(".", "/") + ".py"
         structs, key = struct_code(api, sp.struct_doc, sp.structs, rel, old.get(rel), generator)
-        text = env.get_template("shared.py.jinja").render(shared=sp, struct_code=structs)
+        text = with_required(env.get_template("shared.py.jinja").render(shared=sp, struct_code=structs))
         missing = undefined_names(text, rel)
         if missing:
             raise RenderError(-1, f"the generated {rel} would fail on import: {', '.join(missing[:5])} not defined")

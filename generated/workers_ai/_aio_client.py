@@ -20,64 +20,64 @@ if TYPE_CHECKING:
     from ._aio.stream import AsyncStreamRequest
     from ._batch.jobs import AsyncBatchJob
     from ._clients.run_options import AnyRun, DecodedRun, RunOptions
-    from .models._shapes import automatic_speech_recognition_blpelf as _shape_automatic_speech_recognition_blpelf
     from .models._shapes import automatic_speech_recognition_bpbemg as _shape_automatic_speech_recognition_bpbemg
-    from .models._shapes import automatic_speech_recognition_doailo as _shape_automatic_speech_recognition_doailo
-    from .models._shapes import automatic_speech_recognition_gidpnc as _shape_automatic_speech_recognition_gidpnc
+    from .models._shapes import automatic_speech_recognition_chgnop as _shape_automatic_speech_recognition_chgnop
+    from .models._shapes import automatic_speech_recognition_dgomkd as _shape_automatic_speech_recognition_dgomkd
     from .models._shapes import automatic_speech_recognition_ibahkk as _shape_automatic_speech_recognition_ibahkk
+    from .models._shapes import automatic_speech_recognition_ogckdc as _shape_automatic_speech_recognition_ogckdc
     from .models._shapes import image_classification_cggpkb as _shape_image_classification_cggpkb
+    from .models._shapes import image_to_text_akclop as _shape_image_to_text_akclop
     from .models._shapes import image_to_text_bnfdkm as _shape_image_to_text_bnfdkm
-    from .models._shapes import image_to_text_ckcenf as _shape_image_to_text_ckcenf
-    from .models._shapes import image_to_text_ggnkcj as _shape_image_to_text_ggnkcj
+    from .models._shapes import image_to_text_gmkmjf as _shape_image_to_text_gmkmjf
     from .models._shapes import object_detection_emlgmg as _shape_object_detection_emlgmg
-    from .models._shapes import summarization_bkfppg as _shape_summarization_bkfppg
+    from .models._shapes import summarization_ghipan as _shape_summarization_ghipan
     from .models._shapes import text_classification_abclla as _shape_text_classification_abclla
-    from .models._shapes import text_classification_pfohbd as _shape_text_classification_pfohbd
+    from .models._shapes import text_classification_adpkfg as _shape_text_classification_adpkfg
+    from .models._shapes import text_embeddings_bmmfbb as _shape_text_embeddings_bmmfbb
     from .models._shapes import text_embeddings_ceamci as _shape_text_embeddings_ceamci
     from .models._shapes import text_embeddings_dalomi as _shape_text_embeddings_dalomi
     from .models._shapes import text_embeddings_depeag as _shape_text_embeddings_depeag
-    from .models._shapes import text_embeddings_gfnoim as _shape_text_embeddings_gfnoim
     from .models._shapes import text_embeddings_kejmik as _shape_text_embeddings_kejmik
     from .models._shapes import text_embeddings_mmkhbo as _shape_text_embeddings_mmkhbo
-    from .models._shapes import text_generation_bphobp as _shape_text_generation_bphobp
-    from .models._shapes import text_generation_cabhlb as _shape_text_generation_cabhlb
-    from .models._shapes import text_generation_depacf as _shape_text_generation_depacf
-    from .models._shapes import text_generation_dphabh as _shape_text_generation_dphabh
-    from .models._shapes import text_generation_eeilce as _shape_text_generation_eeilce
-    from .models._shapes import text_generation_ekhacl as _shape_text_generation_ekhacl
-    from .models._shapes import text_generation_fekcfl as _shape_text_generation_fekcfl
-    from .models._shapes import text_generation_ffpceb as _shape_text_generation_ffpceb
-    from .models._shapes import text_generation_fmmaap as _shape_text_generation_fmmaap
-    from .models._shapes import text_generation_gbcjdg as _shape_text_generation_gbcjdg
-    from .models._shapes import text_generation_gjhhhj as _shape_text_generation_gjhhhj
-    from .models._shapes import text_generation_ihheej as _shape_text_generation_ihheej
-    from .models._shapes import text_generation_ijlnnl as _shape_text_generation_ijlnnl
-    from .models._shapes import text_generation_kbjhcd as _shape_text_generation_kbjhcd
+    from .models._shapes import text_generation_alkfij as _shape_text_generation_alkfij
+    from .models._shapes import text_generation_bigmna as _shape_text_generation_bigmna
+    from .models._shapes import text_generation_dilood as _shape_text_generation_dilood
+    from .models._shapes import text_generation_ebhlcg as _shape_text_generation_ebhlcg
+    from .models._shapes import text_generation_enpkao as _shape_text_generation_enpkao
+    from .models._shapes import text_generation_fcmkhb as _shape_text_generation_fcmkhb
+    from .models._shapes import text_generation_ieablj as _shape_text_generation_ieablj
+    from .models._shapes import text_generation_ifoelh as _shape_text_generation_ifoelh
+    from .models._shapes import text_generation_igiidp as _shape_text_generation_igiidp
+    from .models._shapes import text_generation_jbcnen as _shape_text_generation_jbcnen
+    from .models._shapes import text_generation_jjgjki as _shape_text_generation_jjgjki
     from .models._shapes import text_generation_kiedgo as _shape_text_generation_kiedgo
-    from .models._shapes import text_generation_kjdhol as _shape_text_generation_kjdhol
-    from .models._shapes import text_generation_klbjci as _shape_text_generation_klbjci
-    from .models._shapes import text_generation_mgamnm as _shape_text_generation_mgamnm
-    from .models._shapes import text_generation_neknal as _shape_text_generation_neknal
-    from .models._shapes import text_generation_olaboc as _shape_text_generation_olaboc
-    from .models._shapes import text_generation_pcmmdm as _shape_text_generation_pcmmdm
-    from .models._shapes import text_generation_pgfgja as _shape_text_generation_pgfgja
-    from .models._shapes import text_generation_picfld as _shape_text_generation_picfld
-    from .models._shapes import text_generation_pjfgld as _shape_text_generation_pjfgld
-    from .models._shapes import text_to_image_adlkao as _shape_text_to_image_adlkao
-    from .models._shapes import text_to_image_fpedkl as _shape_text_to_image_fpedkl
-    from .models._shapes import text_to_image_ingoaa as _shape_text_to_image_ingoaa
+    from .models._shapes import text_generation_kjjldi as _shape_text_generation_kjjldi
+    from .models._shapes import text_generation_lceilo as _shape_text_generation_lceilo
+    from .models._shapes import text_generation_madocg as _shape_text_generation_madocg
+    from .models._shapes import text_generation_mbpfkb as _shape_text_generation_mbpfkb
+    from .models._shapes import text_generation_mjjhki as _shape_text_generation_mjjhki
+    from .models._shapes import text_generation_mjpjgl as _shape_text_generation_mjpjgl
+    from .models._shapes import text_generation_mljlic as _shape_text_generation_mljlic
+    from .models._shapes import text_generation_mnpceg as _shape_text_generation_mnpceg
+    from .models._shapes import text_generation_ncngkd as _shape_text_generation_ncngkd
+    from .models._shapes import text_generation_onafpj as _shape_text_generation_onafpj
+    from .models._shapes import text_generation_pggagf as _shape_text_generation_pggagf
+    from .models._shapes import text_generation_pnchif as _shape_text_generation_pnchif
+    from .models._shapes import text_to_image_bhnppj as _shape_text_to_image_bhnppj
+    from .models._shapes import text_to_image_gpjmdl as _shape_text_to_image_gpjmdl
+    from .models._shapes import text_to_image_iflldi as _shape_text_to_image_iflldi
     from .models._shapes import text_to_image_jhapbp as _shape_text_to_image_jhapbp
-    from .models._shapes import text_to_image_kfccnf as _shape_text_to_image_kfccnf
-    from .models._shapes import text_to_image_kicdhd as _shape_text_to_image_kicdhd
-    from .models._shapes import text_to_image_niehep as _shape_text_to_image_niehep
-    from .models._shapes import text_to_image_oankjd as _shape_text_to_image_oankjd
-    from .models._shapes import text_to_speech_bnebbd as _shape_text_to_speech_bnebbd
+    from .models._shapes import text_to_image_mjgeaj as _shape_text_to_image_mjgeaj
+    from .models._shapes import text_to_image_naaegf as _shape_text_to_image_naaegf
+    from .models._shapes import text_to_image_nfebie as _shape_text_to_image_nfebie
+    from .models._shapes import text_to_image_pbeifo as _shape_text_to_image_pbeifo
     from .models._shapes import text_to_speech_ejpeih as _shape_text_to_speech_ejpeih
-    from .models._shapes import text_to_speech_iolhch as _shape_text_to_speech_iolhch
-    from .models._shapes import text_to_speech_nhbljf as _shape_text_to_speech_nhbljf
+    from .models._shapes import text_to_speech_galfpg as _shape_text_to_speech_galfpg
+    from .models._shapes import text_to_speech_ihneak as _shape_text_to_speech_ihneak
+    from .models._shapes import text_to_speech_nhkneo as _shape_text_to_speech_nhkneo
     from .models._shapes import translation_ijfglo as _shape_translation_ijfglo
-    from .models._shapes import translation_nmiloe as _shape_translation_nmiloe
-    from .models._shapes import voice_activity_detection_hjidbh as _shape_voice_activity_detection_hjidbh
+    from .models._shapes import translation_nolaca as _shape_translation_nolaca
+    from .models._shapes import voice_activity_detection_eebdif as _shape_voice_activity_detection_eebdif
     from .models.cf.ai4bharat import indictrans2_en_indic_1b as _indictrans2_en_indic_1b
     from .models.cf.aisingapore import gemma_sea_lion_v4_27b_it as _gemma_sea_lion_v4_27b_it
     from .models.cf.baai import bge_base_en_v1_5 as _bge_base_en_v1_5
@@ -557,13 +557,6 @@ class AsyncWorkersAI(AsyncBaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepgram/nova-3"],
-            payload: _shape_automatic_speech_recognition_blpelf.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_blpelf.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
             model_id: Literal["@cf/openai/whisper"],
             payload: _shape_automatic_speech_recognition_bpbemg.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
@@ -571,17 +564,17 @@ class AsyncWorkersAI(AsyncBaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepgram/flux"],
-            payload: _shape_automatic_speech_recognition_doailo.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepgram/nova-3"],
+            payload: _shape_automatic_speech_recognition_chgnop.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_doailo.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_chgnop.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
-            payload: _shape_automatic_speech_recognition_gidpnc.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepgram/flux"],
+            payload: _shape_automatic_speech_recognition_dgomkd.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_gidpnc.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_dgomkd.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -592,10 +585,24 @@ class AsyncWorkersAI(AsyncBaseClient):
         @overload
         def run(
             self,
+            model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
+            payload: _shape_automatic_speech_recognition_ogckdc.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_ogckdc.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
             model_id: Literal["@cf/microsoft/resnet-50"],
             payload: _shape_image_classification_cggpkb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
         ) -> Coroutine[Any, Any, _shape_image_classification_cggpkb.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
+            payload: _shape_image_to_text_akclop.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_image_to_text_akclop.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -607,16 +614,9 @@ class AsyncWorkersAI(AsyncBaseClient):
         def run(
             self,
             model_id: Literal["@cf/unum/uform-gen2-qwen-500m"],
-            payload: _shape_image_to_text_ckcenf.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_to_text_gmkmjf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_to_text_ckcenf.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
-            payload: _shape_image_to_text_ggnkcj.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_to_text_ggnkcj.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_image_to_text_gmkmjf.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -628,9 +628,9 @@ class AsyncWorkersAI(AsyncBaseClient):
         def run(
             self,
             model_id: Literal["@cf/facebook/bart-large-cnn"],
-            payload: _shape_summarization_bkfppg.ShapeInput | Mapping[str, Any],
+            payload: _shape_summarization_ghipan.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_summarization_bkfppg.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_summarization_ghipan.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -642,9 +642,16 @@ class AsyncWorkersAI(AsyncBaseClient):
         def run(
             self,
             model_id: Literal["@cf/baai/bge-reranker-base"],
-            payload: _shape_text_classification_pfohbd.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_classification_adpkfg.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_classification_pfohbd.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_classification_adpkfg.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/baai/bge-m3"],
+            payload: _shape_text_embeddings_bmmfbb.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_bmmfbb.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -669,13 +676,6 @@ class AsyncWorkersAI(AsyncBaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/baai/bge-m3"],
-            payload: _shape_text_embeddings_gfnoim.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_gfnoim.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
             model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
             payload: _shape_text_embeddings_kejmik.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
@@ -690,24 +690,37 @@ class AsyncWorkersAI(AsyncBaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
-            payload: _shape_text_generation_bphobp.ShapeInput | Mapping[str, Any],
+            model_id: Literal[
+                "@cf/meta/llama-3.2-1b-instruct",
+                "@cf/meta/llama-3.2-3b-instruct",
+                "@cf/microsoft/phi-2",
+                "@cf/tiiuae/falcon-7b-instruct",
+                "@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
+            ],
+            payload: _shape_text_generation_alkfij.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_bphobp.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_alkfij.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
-            payload: _shape_text_generation_cabhlb.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_bigmna.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_cabhlb.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_bigmna.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
-            payload: _shape_text_generation_depacf.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
+            payload: _shape_text_generation_dilood.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_depacf.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_dilood.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
+            payload: _shape_text_generation_ebhlcg.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_ebhlcg.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -718,86 +731,51 @@ class AsyncWorkersAI(AsyncBaseClient):
                 "@cf/qwen/qwen1.5-14b-chat-awq",
                 "@cf/qwen/qwen2.5-coder-32b-instruct",
             ],
-            payload: _shape_text_generation_dphabh.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_enpkao.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_dphabh.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
-            payload: _shape_text_generation_eeilce.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_eeilce.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
-            payload: _shape_text_generation_ekhacl.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ekhacl.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-guard-3-8b"],
-            payload: _shape_text_generation_fekcfl.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_fekcfl.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clairic"],
-            payload: _shape_text_generation_ffpceb.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ffpceb.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/gemma-3-12b-it"],
-            payload: _shape_text_generation_fmmaap.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_fmmaap.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
-            payload: _shape_text_generation_gbcjdg.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_gbcjdg.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
-            payload: _shape_text_generation_gjhhhj.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_gjhhhj.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_enpkao.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/openai/gpt-oss-20b"],
-            payload: _shape_text_generation_ihheej.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_fcmkhb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ihheej.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_fcmkhb.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
+            payload: _shape_text_generation_ieablj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_ieablj.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
+            payload: _shape_text_generation_ifoelh.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_ifoelh.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
-            payload: _shape_text_generation_ijlnnl.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_igiidp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ijlnnl.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_igiidp.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal[
-                "@cf/deepseek-ai/deepseek-r1-distill-qwen-32b",
-                "@cf/defog/sqlcoder-7b-2",
-                "@cf/meta/llama-2-7b-chat-int8",
-                "@cf/mistral/mistral-7b-instruct-v0.2-lora",
-                "@cf/qwen/qwen1.5-7b-chat-awq",
-                "@hf/mistral/mistral-7b-instruct-v0.2",
-            ],
-            payload: _shape_text_generation_kbjhcd.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
+            payload: _shape_text_generation_jbcnen.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_kbjhcd.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_jbcnen.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-120b"],
+            payload: _shape_text_generation_jjgjki.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_jjgjki.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -808,41 +786,10 @@ class AsyncWorkersAI(AsyncBaseClient):
         @overload
         def run(
             self,
-            model_id: Literal[
-                "@cf/fblgit/una-cybertron-7b-v2-bf16",
-                "@cf/meta/llama-3-8b-instruct-awq",
-                "@cf/meta/llama-3.1-70b-instruct",
-                "@cf/meta/llama-3.1-8b-instruct",
-                "@cf/meta/llama-3.1-8b-instruct-fast",
-                "@cf/meta/llama-3.2-11b-vision-instruct",
-                "@hf/thebloke/deepseek-coder-6.7b-base-awq",
-                "@hf/thebloke/llama-2-13b-chat-awq",
-                "@hf/thebloke/zephyr-7b-beta-awq",
-            ],
-            payload: _shape_text_generation_kjdhol.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/cloudflare/clef-omni"],
+            payload: _shape_text_generation_kjjldi.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_kjdhol.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
-            payload: _shape_text_generation_klbjci.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_klbjci.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/gpt-oss-120b"],
-            payload: _shape_text_generation_mgamnm.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_mgamnm.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
-            payload: _shape_text_generation_neknal.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_neknal.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_kjjldi.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -852,16 +799,30 @@ class AsyncWorkersAI(AsyncBaseClient):
                 "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
                 "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
             ],
-            payload: _shape_text_generation_olaboc.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_lceilo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_olaboc.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_lceilo.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/cloudflare/clef-omni"],
-            payload: _shape_text_generation_pcmmdm.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/meta/llama-guard-3-8b"],
+            payload: _shape_text_generation_madocg.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_pcmmdm.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_madocg.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clairic"],
+            payload: _shape_text_generation_mbpfkb.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_mbpfkb.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
+            payload: _shape_text_generation_mjjhki.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_mjjhki.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -880,50 +841,89 @@ class AsyncWorkersAI(AsyncBaseClient):
                 "@hf/thebloke/llamaguard-7b-awq",
                 "@hf/thebloke/neural-chat-7b-v3-1-awq",
             ],
-            payload: _shape_text_generation_pgfgja.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_mjpjgl.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_pgfgja.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_mjpjgl.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
+            payload: _shape_text_generation_mljlic.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_mljlic.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-3-12b-it"],
+            payload: _shape_text_generation_mnpceg.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_mnpceg.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
+            payload: _shape_text_generation_ncngkd.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_ncngkd.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal[
-                "@cf/meta/llama-3.2-1b-instruct",
-                "@cf/meta/llama-3.2-3b-instruct",
-                "@cf/microsoft/phi-2",
-                "@cf/tiiuae/falcon-7b-instruct",
-                "@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
+                "@cf/fblgit/una-cybertron-7b-v2-bf16",
+                "@cf/meta/llama-3-8b-instruct-awq",
+                "@cf/meta/llama-3.1-70b-instruct",
+                "@cf/meta/llama-3.1-8b-instruct",
+                "@cf/meta/llama-3.1-8b-instruct-fast",
+                "@cf/meta/llama-3.2-11b-vision-instruct",
+                "@hf/thebloke/deepseek-coder-6.7b-base-awq",
+                "@hf/thebloke/llama-2-13b-chat-awq",
+                "@hf/thebloke/zephyr-7b-beta-awq",
             ],
-            payload: _shape_text_generation_picfld.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_onafpj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_picfld.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_onafpj.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/moonshotai/kimi-k2.5"],
-            payload: _shape_text_generation_pjfgld.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_pggagf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_pjfgld.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_pggagf.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
-            payload: _shape_text_to_image_adlkao.ShapeInput | Mapping[str, Any],
+            model_id: Literal[
+                "@cf/deepseek-ai/deepseek-r1-distill-qwen-32b",
+                "@cf/defog/sqlcoder-7b-2",
+                "@cf/meta/llama-2-7b-chat-int8",
+                "@cf/mistral/mistral-7b-instruct-v0.2-lora",
+                "@cf/qwen/qwen1.5-7b-chat-awq",
+                "@hf/mistral/mistral-7b-instruct-v0.2",
+            ],
+            payload: _shape_text_generation_pnchif.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_adlkao.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/leonardo/phoenix-1.0"],
-            payload: _shape_text_to_image_fpedkl.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_fpedkl.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_pnchif.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
-            payload: _shape_text_to_image_ingoaa.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_bhnppj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_ingoaa.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_bhnppj.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
+            payload: _shape_text_to_image_gpjmdl.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_to_image_gpjmdl.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
+            payload: _shape_text_to_image_iflldi.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_to_image_iflldi.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -939,38 +939,31 @@ class AsyncWorkersAI(AsyncBaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
-            payload: _shape_text_to_image_kfccnf.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/leonardo/phoenix-1.0"],
+            payload: _shape_text_to_image_mjgeaj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_kfccnf.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_mjgeaj.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/leonardo/lucid-origin"],
-            payload: _shape_text_to_image_kicdhd.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_naaegf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_kicdhd.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_naaegf.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
-            payload: _shape_text_to_image_niehep.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_nfebie.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_niehep.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_nfebie.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"],
-            payload: _shape_text_to_image_oankjd.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_pbeifo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_oankjd.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepgram/aura-1"],
-            payload: _shape_text_to_speech_bnebbd.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_bnebbd.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_pbeifo.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -981,17 +974,24 @@ class AsyncWorkersAI(AsyncBaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepgram/aura-2-es"],
-            payload: _shape_text_to_speech_iolhch.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepgram/aura-1"],
+            payload: _shape_text_to_speech_galfpg.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_iolhch.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_galfpg.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepgram/aura-2-es"],
+            payload: _shape_text_to_speech_ihneak.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_ihneak.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/myshell-ai/melotts"],
-            payload: _shape_text_to_speech_nhbljf.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_speech_nhkneo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_nhbljf.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_nhkneo.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -1003,16 +1003,16 @@ class AsyncWorkersAI(AsyncBaseClient):
         def run(
             self,
             model_id: Literal["@cf/meta/m2m100-1.2b"],
-            payload: _shape_translation_nmiloe.ShapeInput | Mapping[str, Any],
+            payload: _shape_translation_nolaca.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_translation_nmiloe.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_translation_nolaca.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/pipecat-ai/smart-turn-v2"],
-            payload: _shape_voice_activity_detection_hjidbh.ShapeInput | Mapping[str, Any],
+            payload: _shape_voice_activity_detection_eebdif.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_voice_activity_detection_hjidbh.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_voice_activity_detection_eebdif.ShapeOutput]: ...
         @overload
         def run(self, model_id: str, payload: Any, **options: Unpack[AnyRun]) -> Any: ...
 

@@ -4,20 +4,16 @@
 IndicTrans2 (1B): translates English into the languages of India.
 
 Price: 0.342 USD per M input tokens; 0.342 USD per M output tokens.
-
-Call it through ``WorkersAI().model('@cf/ai4bharat/indictrans2-en-indic-1B')``, which returns :class:`Indictrans2EnIndic1B`.
 """
 
 from __future__ import annotations
-
-from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
 from ....models._shapes.translation_ijfglo import *  # noqa: F403
 from ....models._shapes.translation_ijfglo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Indictrans2EnIndic1BInput: TypeAlias = ShapeInput
-Indictrans2EnIndic1BOutput: TypeAlias = ShapeOutput
+Indictrans2EnIndic1BInput = ShapeInput  # type aliases, as the shape's are
+Indictrans2EnIndic1BOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/ai4bharat/indictrans2-en-indic-1B",
@@ -34,7 +30,7 @@ DECODER = ShapeHandle.decoder.named("Indictrans2EnIndic1BOutput")  # its errors 
 
 
 class Indictrans2EnIndic1B(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/ai4bharat/indictrans2-en-indic-1B``: ``translate()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/ai4bharat/indictrans2-en-indic-1B``, from ``WorkersAI().model(...)``: ``translate()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncIndictrans2EnIndic1B(AsyncShapeHandle, info=INFO, decoder=DECODER):

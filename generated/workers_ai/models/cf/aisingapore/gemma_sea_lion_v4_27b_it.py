@@ -4,20 +4,16 @@
 Text generation model from AI Singapore, with a 128,000-token context window.
 
 Price: 0.35 USD per M input tokens; 0.56 USD per M output tokens.
-
-Call it through ``WorkersAI().model('@cf/aisingapore/gemma-sea-lion-v4-27b-it')``, which returns :class:`GemmaSeaLionV4_27bIt`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_depacf import *  # noqa: F403
-from ....models._shapes.text_generation_depacf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_ifoelh import *  # noqa: F403
+from ....models._shapes.text_generation_ifoelh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-GemmaSeaLionV4_27bItInput: TypeAlias = ShapeInput
-GemmaSeaLionV4_27bItOutput: TypeAlias = ShapeOutput
+GemmaSeaLionV4_27bItInput = ShapeInput  # type aliases, as the shape's are
+GemmaSeaLionV4_27bItOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/aisingapore/gemma-sea-lion-v4-27b-it",
@@ -34,7 +30,7 @@ DECODER = ShapeHandle.decoder.named("GemmaSeaLionV4_27bItOutput")  # its errors 
 
 
 class GemmaSeaLionV4_27bIt(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/aisingapore/gemma-sea-lion-v4-27b-it``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/aisingapore/gemma-sea-lion-v4-27b-it``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncGemmaSeaLionV4_27bIt(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -4,20 +4,16 @@
 Text embedding model from BAAI, with 1024-dimensional vectors, inputs of up to 512 tokens and async batches.
 
 Price: 0.2 USD per M input tokens.
-
-Call it through ``WorkersAI().model('@cf/baai/bge-large-en-v1.5')``, which returns :class:`BgeLargeEnV1_5`.
 """
 
 from __future__ import annotations
-
-from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
 from ....models._shapes.text_embeddings_depeag import *  # noqa: F403
 from ....models._shapes.text_embeddings_depeag import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-BgeLargeEnV1_5Input: TypeAlias = ShapeInput
-BgeLargeEnV1_5Output: TypeAlias = ShapeOutput
+BgeLargeEnV1_5Input = ShapeInput  # type aliases, as the shape's are
+BgeLargeEnV1_5Output = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/baai/bge-large-en-v1.5",
@@ -36,7 +32,7 @@ DECODER = ShapeHandle.decoder.named("BgeLargeEnV1_5Output")  # its errors name t
 
 
 class BgeLargeEnV1_5(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/baai/bge-large-en-v1.5``: ``embed()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/baai/bge-large-en-v1.5``, from ``WorkersAI().model(...)``: ``embed()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncBgeLargeEnV1_5(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -4,20 +4,16 @@
 Multilingual embedding model from BAAI. It embeds text in many languages, short or long, and can also score a list of passages against a query.
 
 Price: 0.0118 USD per M input tokens.
-
-Call it through ``WorkersAI().model('@cf/baai/bge-m3')``, which returns :class:`BgeM3`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_embeddings_gfnoim import *  # noqa: F403
-from ....models._shapes.text_embeddings_gfnoim import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_embeddings_bmmfbb import *  # noqa: F403
+from ....models._shapes.text_embeddings_bmmfbb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-BgeM3Input: TypeAlias = ShapeInput
-BgeM3Output: TypeAlias = ShapeOutput
+BgeM3Input = ShapeInput  # type aliases, as the shape's are
+BgeM3Output = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/baai/bge-m3",
@@ -31,7 +27,7 @@ DECODER = ShapeHandle.decoder.named("BgeM3Output")  # its errors name this model
 
 
 class BgeM3(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/baai/bge-m3``: ``rank()``, ``embed()``, ``embed_contexts()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/baai/bge-m3``, from ``WorkersAI().model(...)``: ``rank()``, ``embed()``, ``embed_contexts()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncBgeM3(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -3,25 +3,21 @@
 
 Reranking model from BAAI. Given a query and a list of passages, it scores how relevant each passage is instead of returning embeddings.
 
-Call it through ``WorkersAI().model('@cf/baai/bge-reranker-base')``, which returns :class:`BgeRerankerBase`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_classification_pfohbd import *  # noqa: F403
-from ....models._shapes.text_classification_pfohbd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_classification_adpkfg import *  # noqa: F403
+from ....models._shapes.text_classification_adpkfg import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-BgeRerankerBaseInput: TypeAlias = ShapeInput
-BgeRerankerBaseOutput: TypeAlias = ShapeOutput
+BgeRerankerBaseInput = ShapeInput  # type aliases, as the shape's are
+BgeRerankerBaseOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/baai/bge-reranker-base",
     task="Text Classification",
     description="Reranking model from BAAI. Given a query and a list of passages, it scores how relevant each passage is instead of returning embeddings.",
-    price=(),
     properties={},
     schema="models/cf/baai/bge_reranker_base.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("BgeRerankerBaseOutput")  # its errors name 
 
 
 class BgeRerankerBase(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/baai/bge-reranker-base``: ``rank()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/baai/bge-reranker-base``, from ``WorkersAI().model(...)``: ``rank()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncBgeRerankerBase(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -4,20 +4,16 @@
 Small English embedding model from BAAI that maps text to 384-dimensional vectors.
 
 Price: 0.02 USD per M input tokens.
-
-Call it through ``WorkersAI().model('@cf/baai/bge-small-en-v1.5')``, which returns :class:`BgeSmallEnV1_5`.
 """
 
 from __future__ import annotations
-
-from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
 from ....models._shapes.text_embeddings_kejmik import *  # noqa: F403
 from ....models._shapes.text_embeddings_kejmik import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-BgeSmallEnV1_5Input: TypeAlias = ShapeInput
-BgeSmallEnV1_5Output: TypeAlias = ShapeOutput
+BgeSmallEnV1_5Input = ShapeInput  # type aliases, as the shape's are
+BgeSmallEnV1_5Output = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/baai/bge-small-en-v1.5",
@@ -36,7 +32,7 @@ DECODER = ShapeHandle.decoder.named("BgeSmallEnV1_5Output")  # its errors name t
 
 
 class BgeSmallEnV1_5(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/baai/bge-small-en-v1.5``: ``embed()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/baai/bge-small-en-v1.5``, from ``WorkersAI().model(...)``: ``embed()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncBgeSmallEnV1_5(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -3,25 +3,21 @@
 
 Text embedding model from BAAI, with 768-dimensional vectors, inputs of up to 512 tokens and async batches.
 
-Call it through ``WorkersAI().model('@cf/baai/omni-bge-base-en-v1.5')``, which returns :class:`OmniBgeBaseEnV1_5`.
 """
 
 from __future__ import annotations
-
-from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
 from ....models._shapes.text_embeddings_depeag import *  # noqa: F403
 from ....models._shapes.text_embeddings_depeag import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-OmniBgeBaseEnV1_5Input: TypeAlias = ShapeInput
-OmniBgeBaseEnV1_5Output: TypeAlias = ShapeOutput
+OmniBgeBaseEnV1_5Input = ShapeInput  # type aliases, as the shape's are
+OmniBgeBaseEnV1_5Output = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/baai/omni-bge-base-en-v1.5",
     task="Text Embeddings",
     description="Text embedding model from BAAI, with 768-dimensional vectors, inputs of up to 512 tokens and async batches.",
-    price=(),
     properties={
         "async_queue": "true",
         "info": "https://huggingface.co/BAAI/bge-base-en-v1.5",
@@ -34,7 +30,7 @@ DECODER = ShapeHandle.decoder.named("OmniBgeBaseEnV1_5Output")  # its errors nam
 
 
 class OmniBgeBaseEnV1_5(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/baai/omni-bge-base-en-v1.5``: ``embed()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/baai/omni-bge-base-en-v1.5``, from ``WorkersAI().model(...)``: ``embed()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncOmniBgeBaseEnV1_5(AsyncShapeHandle, info=INFO, decoder=DECODER):

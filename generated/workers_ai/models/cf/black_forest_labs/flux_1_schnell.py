@@ -3,25 +3,21 @@
 
 FLUX.1 [schnell] from Black Forest Labs: a fast 12-billion-parameter model that creates pictures from text prompts.
 
-Call it through ``WorkersAI().model('@cf/black-forest-labs/flux-1-schnell')``, which returns :class:`Flux1Schnell`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_adlkao import *  # noqa: F403
-from ....models._shapes.text_to_image_adlkao import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_gpjmdl import *  # noqa: F403
+from ....models._shapes.text_to_image_gpjmdl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Flux1SchnellInput: TypeAlias = ShapeInput
-Flux1SchnellOutput: TypeAlias = ShapeOutput
+Flux1SchnellInput = ShapeInput  # type aliases, as the shape's are
+Flux1SchnellOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/black-forest-labs/flux-1-schnell",
     task="Text-to-Image",
     description="FLUX.1 [schnell] from Black Forest Labs: a fast 12-billion-parameter model that creates pictures from text prompts.",
-    price=(),
     properties={"terms": "https://bfl.ai/legal/terms-of-service"},
     schema="models/cf/black_forest_labs/flux_1_schnell.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("Flux1SchnellOutput")  # its errors name thi
 
 
 class Flux1Schnell(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/black-forest-labs/flux-1-schnell``: ``generate_image()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/black-forest-labs/flux-1-schnell``, from ``WorkersAI().model(...)``: ``generate_image()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncFlux1Schnell(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -4,20 +4,16 @@
 Image generation model from Black Forest Labs.
 
 Price: 0.000413 USD per input 512x512 tile, per step; 0.000825 USD per output 512x512 tile, per step.
-
-Call it through ``WorkersAI().model('@cf/black-forest-labs/flux-2-dev')``, which returns :class:`Flux2Dev`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_kfccnf import *  # noqa: F403
-from ....models._shapes.text_to_image_kfccnf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_iflldi import *  # noqa: F403
+from ....models._shapes.text_to_image_iflldi import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Flux2DevInput: TypeAlias = ShapeInput
-Flux2DevOutput: TypeAlias = ShapeOutput
+Flux2DevInput = ShapeInput  # type aliases, as the shape's are
+Flux2DevOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/black-forest-labs/flux-2-dev",
@@ -35,7 +31,7 @@ DECODER = ShapeHandle.decoder.named("Flux2DevOutput")  # its errors name this mo
 
 
 class Flux2Dev(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/black-forest-labs/flux-2-dev``: ``generate_image()``, ``binding()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/black-forest-labs/flux-2-dev``, from ``WorkersAI().model(...)``: ``generate_image()``, ``binding()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncFlux2Dev(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -3,25 +3,21 @@
 
 Image generation model from Black Forest Labs.
 
-Call it through ``WorkersAI().model('@cf/black-forest-labs/flux-2-klein-4b')``, which returns :class:`Flux2Klein4b`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_oankjd import *  # noqa: F403
-from ....models._shapes.text_to_image_oankjd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_pbeifo import *  # noqa: F403
+from ....models._shapes.text_to_image_pbeifo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Flux2Klein4bInput: TypeAlias = ShapeInput
-Flux2Klein4bOutput: TypeAlias = ShapeOutput
+Flux2Klein4bInput = ShapeInput  # type aliases, as the shape's are
+Flux2Klein4bOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/black-forest-labs/flux-2-klein-4b",
     task="Text-to-Image",
     description="Image generation model from Black Forest Labs.",
-    price=(),
     properties={"partner": "true", "terms": "https://bfl.ai/legal/terms-of-service"},
     schema="models/cf/black_forest_labs/flux_2_klein_4b.json",
     form_body="FormInput",
@@ -30,7 +26,7 @@ DECODER = ShapeHandle.decoder.named("Flux2Klein4bOutput")  # its errors name thi
 
 
 class Flux2Klein4b(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/black-forest-labs/flux-2-klein-4b``: ``generate_image()``, ``binding()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/black-forest-labs/flux-2-klein-4b``, from ``WorkersAI().model(...)``: ``generate_image()``, ``binding()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncFlux2Klein4b(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -4,20 +4,16 @@
 Beta image generation model from ByteDance.
 
 Price: 0 USD per step.
-
-Call it through ``WorkersAI().model('@cf/bytedance/stable-diffusion-xl-lightning')``, which returns :class:`StableDiffusionXlLightning`.
 """
 
 from __future__ import annotations
-
-from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
 from ....models._shapes.text_to_image_jhapbp import *  # noqa: F403
 from ....models._shapes.text_to_image_jhapbp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-StableDiffusionXlLightningInput: TypeAlias = ShapeInput
-StableDiffusionXlLightningOutput: TypeAlias = ShapeOutput
+StableDiffusionXlLightningInput = ShapeInput  # type aliases, as the shape's are
+StableDiffusionXlLightningOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/bytedance/stable-diffusion-xl-lightning",
@@ -31,7 +27,7 @@ DECODER = ShapeHandle.decoder.named("StableDiffusionXlLightningOutput")  # its e
 
 
 class StableDiffusionXlLightning(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/bytedance/stable-diffusion-xl-lightning``: ``generate_image()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/bytedance/stable-diffusion-xl-lightning``, from ``WorkersAI().model(...)``: ``generate_image()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncStableDiffusionXlLightning(AsyncShapeHandle, info=INFO, decoder=DECODER):

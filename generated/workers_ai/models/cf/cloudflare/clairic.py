@@ -3,25 +3,21 @@
 
 Cloudflare's extraction model: reads a text state (and optional images) and returns one typed value per requested field, with confidence and source spans.
 
-Call it through ``WorkersAI().model('@cf/cloudflare/clairic')``, which returns :class:`Clairic`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_ffpceb import *  # noqa: F403
-from ....models._shapes.text_generation_ffpceb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mbpfkb import *  # noqa: F403
+from ....models._shapes.text_generation_mbpfkb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-ClairicInput: TypeAlias = ShapeInput
-ClairicOutput: TypeAlias = ShapeOutput
+ClairicInput = ShapeInput  # type aliases, as the shape's are
+ClairicOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/cloudflare/clairic",
     task="Text Generation",
     description="Cloudflare's extraction model: reads a text state (and optional images) and returns one typed value per requested field, with confidence and source spans.",
-    price=(),
     properties={"context_window": "65536"},
     schema="models/cf/cloudflare/clairic.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("ClairicOutput")  # its errors name this mod
 
 
 class Clairic(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/cloudflare/clairic``: ``generate()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/cloudflare/clairic``, from ``WorkersAI().model(...)``: ``generate()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncClairic(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -4,20 +4,16 @@
 Text generation model from Cloudflare, with a 65,536-token context window and image input.
 
 Price: 0.24 USD per M input tokens.
-
-Call it through ``WorkersAI().model('@cf/cloudflare/clef')``, which returns :class:`Clef`.
 """
 
 from __future__ import annotations
-
-from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
 from ....models._shapes.text_generation_kiedgo import *  # noqa: F403
 from ....models._shapes.text_generation_kiedgo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-ClefInput: TypeAlias = ShapeInput
-ClefOutput: TypeAlias = ShapeOutput
+ClefInput = ShapeInput  # type aliases, as the shape's are
+ClefOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/cloudflare/clef",
@@ -36,7 +32,7 @@ DECODER = ShapeHandle.decoder.named("ClefOutput")  # its errors name this model'
 
 
 class Clef(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/cloudflare/clef``: ``generate()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/cloudflare/clef``, from ``WorkersAI().model(...)``: ``generate()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncClef(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -4,20 +4,16 @@
 Text generation model from Cloudflare, with a 65,536-token context window and image input.
 
 Price: 0.09 USD per M input tokens.
-
-Call it through ``WorkersAI().model('@cf/cloudflare/clef-flash')``, which returns :class:`ClefFlash`.
 """
 
 from __future__ import annotations
-
-from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
 from ....models._shapes.text_generation_kiedgo import *  # noqa: F403
 from ....models._shapes.text_generation_kiedgo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-ClefFlashInput: TypeAlias = ShapeInput
-ClefFlashOutput: TypeAlias = ShapeOutput
+ClefFlashInput = ShapeInput  # type aliases, as the shape's are
+ClefFlashOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/cloudflare/clef-flash",
@@ -36,7 +32,7 @@ DECODER = ShapeHandle.decoder.named("ClefFlashOutput")  # its errors name this m
 
 
 class ClefFlash(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/cloudflare/clef-flash``: ``generate()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/cloudflare/clef-flash``, from ``WorkersAI().model(...)``: ``generate()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncClefFlash(AsyncShapeHandle, info=INFO, decoder=DECODER):

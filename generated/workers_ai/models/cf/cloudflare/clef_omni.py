@@ -4,20 +4,16 @@
 Text generation model from Cloudflare, with a 64,000-token context window and image input.
 
 Price: 0.15 USD per M input tokens.
-
-Call it through ``WorkersAI().model('@cf/cloudflare/clef-omni')``, which returns :class:`ClefOmni`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_pcmmdm import *  # noqa: F403
-from ....models._shapes.text_generation_pcmmdm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_kjjldi import *  # noqa: F403
+from ....models._shapes.text_generation_kjjldi import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-ClefOmniInput: TypeAlias = ShapeInput
-ClefOmniOutput: TypeAlias = ShapeOutput
+ClefOmniInput = ShapeInput  # type aliases, as the shape's are
+ClefOmniOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/cloudflare/clef-omni",
@@ -36,7 +32,7 @@ DECODER = ShapeHandle.decoder.named("ClefOmniOutput")  # its errors name this mo
 
 
 class ClefOmni(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/cloudflare/clef-omni``: ``generate()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/cloudflare/clef-omni``, from ``WorkersAI().model(...)``: ``generate()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncClefOmni(AsyncShapeHandle, info=INFO, decoder=DECODER):

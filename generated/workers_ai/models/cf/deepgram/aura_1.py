@@ -4,17 +4,15 @@
 Deepgram's Aura text-to-speech model. It adapts pacing and expression to the text, so well-written input sounds more natural.
 
 Price: 0 USD per audio minute.
-
-Call it through ``WorkersAI().model('@cf/deepgram/aura-1')``, which returns :class:`Aura1`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_speech_bnebbd import *  # noqa: F403
-from ....models._shapes.text_to_speech_bnebbd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_speech_galfpg import *  # noqa: F403
+from ....models._shapes.text_to_speech_galfpg import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -23,8 +21,8 @@ if TYPE_CHECKING:
     from .aura_1_live import Aura1Event, Aura1SpeakOptionsDict
 
 
-Aura1Input: TypeAlias = ShapeInput
-Aura1Output: TypeAlias = ShapeOutput
+Aura1Input = ShapeInput  # type aliases, as the shape's are
+Aura1Output = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/deepgram/aura-1",
@@ -38,7 +36,7 @@ DECODER = ShapeHandle.decoder.named("Aura1Output")  # its errors name this model
 
 
 class Aura1(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/deepgram/aura-1``: ``speak()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/deepgram/aura-1``, from ``WorkersAI().model(...)``: ``speak()`` (documented on :class:`ShapeHandle`)."""
 
     def speak_live(self, **options: Unpack[Aura1SpeakOptionsDict]) -> SpeakSession[Aura1Event]:
         """Open a live speech session over WebSocket: ``with h.speak_live(...) as s``,

@@ -4,13 +4,11 @@
 Deepgram's Aura 2 text-to-speech model for English.
 
 Price: 0.03 USD per 1k characters.
-
-Call it through ``WorkersAI().model('@cf/deepgram/aura-2-en')``, which returns :class:`Aura2En`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING
 
 from ...._handles.sync import ModelInfo
 from ....models._shapes.text_to_speech_ejpeih import *  # noqa: F403
@@ -23,8 +21,8 @@ if TYPE_CHECKING:
     from .aura_2_en_live import Aura2EnEvent, Aura2EnSpeakOptionsDict
 
 
-Aura2EnInput: TypeAlias = ShapeInput
-Aura2EnOutput: TypeAlias = ShapeOutput
+Aura2EnInput = ShapeInput  # type aliases, as the shape's are
+Aura2EnOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/deepgram/aura-2-en",
@@ -38,7 +36,7 @@ DECODER = ShapeHandle.decoder.named("Aura2EnOutput")  # its errors name this mod
 
 
 class Aura2En(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/deepgram/aura-2-en``: ``speak()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/deepgram/aura-2-en``, from ``WorkersAI().model(...)``: ``speak()`` (documented on :class:`ShapeHandle`)."""
 
     def speak_live(self, **options: Unpack[Aura2EnSpeakOptionsDict]) -> SpeakSession[Aura2EnEvent]:
         """Open a live speech session over WebSocket: ``with h.speak_live(...) as s``,

@@ -4,17 +4,15 @@
 Deepgram's Aura 2 text-to-speech model for Spanish.
 
 Price: 0.03 USD per 1k characters.
-
-Call it through ``WorkersAI().model('@cf/deepgram/aura-2-es')``, which returns :class:`Aura2Es`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_speech_iolhch import *  # noqa: F403
-from ....models._shapes.text_to_speech_iolhch import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_speech_ihneak import *  # noqa: F403
+from ....models._shapes.text_to_speech_ihneak import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -23,8 +21,8 @@ if TYPE_CHECKING:
     from .aura_2_es_live import Aura2EsEvent, Aura2EsSpeakOptionsDict
 
 
-Aura2EsInput: TypeAlias = ShapeInput
-Aura2EsOutput: TypeAlias = ShapeOutput
+Aura2EsInput = ShapeInput  # type aliases, as the shape's are
+Aura2EsOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/deepgram/aura-2-es",
@@ -38,7 +36,7 @@ DECODER = ShapeHandle.decoder.named("Aura2EsOutput")  # its errors name this mod
 
 
 class Aura2Es(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/deepgram/aura-2-es``: ``speak()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/deepgram/aura-2-es``, from ``WorkersAI().model(...)``: ``speak()`` (documented on :class:`ShapeHandle`)."""
 
     def speak_live(self, **options: Unpack[Aura2EsSpeakOptionsDict]) -> SpeakSession[Aura2EsEvent]:
         """Open a live speech session over WebSocket: ``with h.speak_live(...) as s``,

@@ -3,16 +3,15 @@
 
 Deepgram's Flux: speech recognition for conversations that detects when a turn ends.
 
-Call it through ``WorkersAI().model('@cf/deepgram/flux')``, which returns :class:`Flux`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.automatic_speech_recognition_doailo import *  # noqa: F403
-from ....models._shapes.automatic_speech_recognition_doailo import (
+from ....models._shapes.automatic_speech_recognition_dgomkd import *  # noqa: F403
+from ....models._shapes.automatic_speech_recognition_dgomkd import (
     AsyncShapeHandle,
     ShapeHandle,
     ShapeInput,
@@ -26,14 +25,13 @@ if TYPE_CHECKING:
     from .flux_live import FluxEvent, FluxListenOptionsDict
 
 
-FluxInput: TypeAlias = ShapeInput
-FluxOutput: TypeAlias = ShapeOutput
+FluxInput = ShapeInput  # type aliases, as the shape's are
+FluxOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/deepgram/flux",
     task="Automatic Speech Recognition",
     description="Deepgram's Flux: speech recognition for conversations that detects when a turn ends.",
-    price=(),
     properties={"partner": "true", "terms": "https://deepgram.com/terms", "realtime": "true"},
     schema="models/cf/deepgram/flux.json",
 )
@@ -41,7 +39,7 @@ DECODER = ShapeHandle.decoder.named("FluxOutput")  # its errors name this model'
 
 
 class Flux(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/deepgram/flux`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/deepgram/flux``, from ``WorkersAI().model(...)`` (documented on :class:`ShapeHandle`)."""
 
     def listen(self, **options: Unpack[FluxListenOptionsDict]) -> ListenSession[FluxEvent]:
         """Open a live transcription session over WebSocket: ``with h.listen(...) as s``,

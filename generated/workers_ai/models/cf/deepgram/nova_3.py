@@ -4,17 +4,15 @@
 Deepgram's Nova 3 speech recognition model, with options for formatting and diarization.
 
 Price: 0.0052 USD per audio minute.
-
-Call it through ``WorkersAI().model('@cf/deepgram/nova-3')``, which returns :class:`Nova3`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.automatic_speech_recognition_blpelf import *  # noqa: F403
-from ....models._shapes.automatic_speech_recognition_blpelf import (
+from ....models._shapes.automatic_speech_recognition_chgnop import *  # noqa: F403
+from ....models._shapes.automatic_speech_recognition_chgnop import (
     AsyncShapeHandle,
     ShapeHandle,
     ShapeInput,
@@ -28,8 +26,8 @@ if TYPE_CHECKING:
     from .nova_3_live import Nova3Event, Nova3ListenOptionsDict
 
 
-Nova3Input: TypeAlias = ShapeInput
-Nova3Output: TypeAlias = ShapeOutput
+Nova3Input = ShapeInput  # type aliases, as the shape's are
+Nova3Output = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/deepgram/nova-3",
@@ -44,7 +42,7 @@ DECODER = ShapeHandle.decoder.named("Nova3Output")  # its errors name this model
 
 
 class Nova3(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/deepgram/nova-3``: ``transcribe()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/deepgram/nova-3``, from ``WorkersAI().model(...)``: ``transcribe()`` (documented on :class:`ShapeHandle`)."""
 
     def listen(self, **options: Unpack[Nova3ListenOptionsDict]) -> ListenSession[Nova3Event]:
         """Open a live transcription session over WebSocket: ``with h.listen(...) as s``,

@@ -3,25 +3,21 @@
 
 DeepSeek Math (7B), tuned for mathematical reasoning.
 
-Call it through ``WorkersAI().model('@cf/deepseek-ai/deepseek-math-7b-instruct')``, which returns :class:`DeepseekMath7bInstruct`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_pgfgja import *  # noqa: F403
-from ....models._shapes.text_generation_pgfgja import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mjpjgl import *  # noqa: F403
+from ....models._shapes.text_generation_mjpjgl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-DeepseekMath7bInstructInput: TypeAlias = ShapeInput
-DeepseekMath7bInstructOutput: TypeAlias = ShapeOutput
+DeepseekMath7bInstructInput = ShapeInput  # type aliases, as the shape's are
+DeepseekMath7bInstructOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/deepseek-ai/deepseek-math-7b-instruct",
     task="Text Generation",
     description="DeepSeek Math (7B), tuned for mathematical reasoning.",
-    price=(),
     properties={
         "beta": "true",
         "info": "https://huggingface.co/deepseek-ai/deepseek-math-7b-instruct",
@@ -33,7 +29,7 @@ DECODER = ShapeHandle.decoder.named("DeepseekMath7bInstructOutput")  # its error
 
 
 class DeepseekMath7bInstruct(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/deepseek-ai/deepseek-math-7b-instruct``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/deepseek-ai/deepseek-math-7b-instruct``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncDeepseekMath7bInstruct(AsyncShapeHandle, info=INFO, decoder=DECODER):

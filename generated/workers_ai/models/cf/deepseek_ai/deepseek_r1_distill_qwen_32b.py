@@ -4,20 +4,16 @@
 Text generation model from DeepSeek, with an 80,000-token context window and reasoning.
 
 Price: 0.497 USD per M input tokens; 4.881 USD per M output tokens.
-
-Call it through ``WorkersAI().model('@cf/deepseek-ai/deepseek-r1-distill-qwen-32b')``, which returns :class:`DeepseekR1DistillQwen32b`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_kbjhcd import *  # noqa: F403
-from ....models._shapes.text_generation_kbjhcd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_pnchif import *  # noqa: F403
+from ....models._shapes.text_generation_pnchif import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-DeepseekR1DistillQwen32bInput: TypeAlias = ShapeInput
-DeepseekR1DistillQwen32bOutput: TypeAlias = ShapeOutput
+DeepseekR1DistillQwen32bInput = ShapeInput  # type aliases, as the shape's are
+DeepseekR1DistillQwen32bOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/deepseek-ai/deepseek-r1-distill-qwen-32b",
@@ -38,7 +34,7 @@ DECODER = ShapeHandle.decoder.named("DeepseekR1DistillQwen32bOutput")  # its err
 
 
 class DeepseekR1DistillQwen32b(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/deepseek-ai/deepseek-r1-distill-qwen-32b``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/deepseek-ai/deepseek-r1-distill-qwen-32b``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncDeepseekR1DistillQwen32b(AsyncShapeHandle, info=INFO, decoder=DECODER):

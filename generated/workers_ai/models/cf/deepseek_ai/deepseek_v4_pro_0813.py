@@ -4,20 +4,16 @@
 Text generation model from DeepSeek, with a 1,048,576-token context window, tool calling and reasoning.
 
 Price: 1.32 USD per M input tokens; 3.96 USD per M output tokens; 0.044 USD per M cached input tokens.
-
-Call it through ``WorkersAI().model('@cf/deepseek-ai/deepseek-v4-pro-0813')``, which returns :class:`DeepseekV4Pro0813`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_ijlnnl import *  # noqa: F403
-from ....models._shapes.text_generation_ijlnnl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_igiidp import *  # noqa: F403
+from ....models._shapes.text_generation_igiidp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-DeepseekV4Pro0813Input: TypeAlias = ShapeInput
-DeepseekV4Pro0813Output: TypeAlias = ShapeOutput
+DeepseekV4Pro0813Input = ShapeInput  # type aliases, as the shape's are
+DeepseekV4Pro0813Output = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/deepseek-ai/deepseek-v4-pro-0813",
@@ -40,7 +36,7 @@ DECODER = ShapeHandle.decoder.named("DeepseekV4Pro0813Output")  # its errors nam
 
 
 class DeepseekV4Pro0813(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/deepseek-ai/deepseek-v4-pro-0813``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/deepseek-ai/deepseek-v4-pro-0813``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncDeepseekV4Pro0813(AsyncShapeHandle, info=INFO, decoder=DECODER):

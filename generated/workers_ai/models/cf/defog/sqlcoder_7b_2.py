@@ -3,25 +3,21 @@
 
 Defog's SQLCoder (7B): writes SQL queries from questions in plain language.
 
-Call it through ``WorkersAI().model('@cf/defog/sqlcoder-7b-2')``, which returns :class:`Sqlcoder7b2`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_kbjhcd import *  # noqa: F403
-from ....models._shapes.text_generation_kbjhcd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_pnchif import *  # noqa: F403
+from ....models._shapes.text_generation_pnchif import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Sqlcoder7b2Input: TypeAlias = ShapeInput
-Sqlcoder7b2Output: TypeAlias = ShapeOutput
+Sqlcoder7b2Input = ShapeInput  # type aliases, as the shape's are
+Sqlcoder7b2Output = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/defog/sqlcoder-7b-2",
     task="Text Generation",
     description="Defog's SQLCoder (7B): writes SQL queries from questions in plain language.",
-    price=(),
     properties={
         "beta": "true",
         "context_window": "10000",
@@ -34,7 +30,7 @@ DECODER = ShapeHandle.decoder.named("Sqlcoder7b2Output")  # its errors name this
 
 
 class Sqlcoder7b2(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/defog/sqlcoder-7b-2``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/defog/sqlcoder-7b-2``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncSqlcoder7b2(AsyncShapeHandle, info=INFO, decoder=DECODER):

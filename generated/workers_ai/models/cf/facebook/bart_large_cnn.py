@@ -3,25 +3,21 @@
 
 Facebook's BART sequence-to-sequence model, fine-tuned on news articles to write summaries.
 
-Call it through ``WorkersAI().model('@cf/facebook/bart-large-cnn')``, which returns :class:`BartLargeCnn`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.summarization_bkfppg import *  # noqa: F403
-from ....models._shapes.summarization_bkfppg import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.summarization_ghipan import *  # noqa: F403
+from ....models._shapes.summarization_ghipan import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-BartLargeCnnInput: TypeAlias = ShapeInput
-BartLargeCnnOutput: TypeAlias = ShapeOutput
+BartLargeCnnInput = ShapeInput  # type aliases, as the shape's are
+BartLargeCnnOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/facebook/bart-large-cnn",
     task="Summarization",
     description="Facebook's BART sequence-to-sequence model, fine-tuned on news articles to write summaries.",
-    price=(),
     properties={"beta": "true"},
     schema="models/cf/facebook/bart_large_cnn.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("BartLargeCnnOutput")  # its errors name thi
 
 
 class BartLargeCnn(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/facebook/bart-large-cnn``: ``summarize()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/facebook/bart-large-cnn``, from ``WorkersAI().model(...)``: ``summarize()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncBartLargeCnn(AsyncShapeHandle, info=INFO, decoder=DECODER):

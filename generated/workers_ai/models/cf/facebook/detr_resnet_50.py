@@ -3,25 +3,21 @@
 
 Facebook's DETR transformer model for finding objects in images, trained on COCO 2017.
 
-Call it through ``WorkersAI().model('@cf/facebook/detr-resnet-50')``, which returns :class:`DetrResnet50`.
 """
 
 from __future__ import annotations
-
-from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
 from ....models._shapes.object_detection_emlgmg import *  # noqa: F403
 from ....models._shapes.object_detection_emlgmg import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-DetrResnet50Input: TypeAlias = ShapeInput
-DetrResnet50Output: TypeAlias = ShapeOutput
+DetrResnet50Input = ShapeInput  # type aliases, as the shape's are
+DetrResnet50Output = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/facebook/detr-resnet-50",
     task="Object Detection",
     description="Facebook's DETR transformer model for finding objects in images, trained on COCO 2017.",
-    price=(),
     properties={"beta": "true"},
     schema="models/cf/facebook/detr_resnet_50.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("DetrResnet50Output")  # its errors name thi
 
 
 class DetrResnet50(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/facebook/detr-resnet-50``: ``detect()``, ``detect_image()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/facebook/detr-resnet-50``, from ``WorkersAI().model(...)``: ``detect()``, ``detect_image()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncDetrResnet50(AsyncShapeHandle, info=INFO, decoder=DECODER):

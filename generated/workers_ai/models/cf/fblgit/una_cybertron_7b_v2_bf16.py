@@ -3,25 +3,21 @@
 
 Beta text generation model from fblgit.
 
-Call it through ``WorkersAI().model('@cf/fblgit/una-cybertron-7b-v2-bf16')``, which returns :class:`UnaCybertron7bV2Bf16`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_kjdhol import *  # noqa: F403
-from ....models._shapes.text_generation_kjdhol import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_onafpj import *  # noqa: F403
+from ....models._shapes.text_generation_onafpj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-UnaCybertron7bV2Bf16Input: TypeAlias = ShapeInput
-UnaCybertron7bV2Bf16Output: TypeAlias = ShapeOutput
+UnaCybertron7bV2Bf16Input = ShapeInput  # type aliases, as the shape's are
+UnaCybertron7bV2Bf16Output = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/fblgit/una-cybertron-7b-v2-bf16",
     task="Text Generation",
     description="Beta text generation model from fblgit.",
-    price=(),
     properties={"beta": "true"},
     schema="models/cf/fblgit/una_cybertron_7b_v2_bf16.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("UnaCybertron7bV2Bf16Output")  # its errors 
 
 
 class UnaCybertron7bV2Bf16(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/fblgit/una-cybertron-7b-v2-bf16``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/fblgit/una-cybertron-7b-v2-bf16``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncUnaCybertron7bV2Bf16(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -3,25 +3,21 @@
 
 Google's EmbeddingGemma (300M), a small multilingual embedding model.
 
-Call it through ``WorkersAI().model('@cf/google/embeddinggemma-300m')``, which returns :class:`Embeddinggemma300m`.
 """
 
 from __future__ import annotations
-
-from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
 from ....models._shapes.text_embeddings_ceamci import *  # noqa: F403
 from ....models._shapes.text_embeddings_ceamci import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Embeddinggemma300mInput: TypeAlias = ShapeInput
-Embeddinggemma300mOutput: TypeAlias = ShapeOutput
+Embeddinggemma300mInput = ShapeInput  # type aliases, as the shape's are
+Embeddinggemma300mOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/google/embeddinggemma-300m",
     task="Text Embeddings",
     description="Google's EmbeddingGemma (300M), a small multilingual embedding model.",
-    price=(),
     properties={},
     schema="models/cf/google/embeddinggemma_300m.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("Embeddinggemma300mOutput")  # its errors na
 
 
 class Embeddinggemma300m(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/google/embeddinggemma-300m``: ``embed()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/google/embeddinggemma-300m``, from ``WorkersAI().model(...)``: ``embed()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncEmbeddinggemma300m(AsyncShapeHandle, info=INFO, decoder=DECODER):

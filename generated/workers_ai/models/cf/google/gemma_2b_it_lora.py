@@ -3,25 +3,21 @@
 
 Beta text generation model from Google, with an 8,192-token context window and LoRA adapters.
 
-Call it through ``WorkersAI().model('@cf/google/gemma-2b-it-lora')``, which returns :class:`Gemma2bItLora`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_dphabh import *  # noqa: F403
-from ....models._shapes.text_generation_dphabh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_enpkao import *  # noqa: F403
+from ....models._shapes.text_generation_enpkao import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Gemma2bItLoraInput: TypeAlias = ShapeInput
-Gemma2bItLoraOutput: TypeAlias = ShapeOutput
+Gemma2bItLoraInput = ShapeInput  # type aliases, as the shape's are
+Gemma2bItLoraOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/google/gemma-2b-it-lora",
     task="Text Generation",
     description="Beta text generation model from Google, with an 8,192-token context window and LoRA adapters.",
-    price=(),
     properties={"beta": "true", "context_window": "8192", "lora": "true"},
     schema="models/cf/google/gemma_2b_it_lora.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("Gemma2bItLoraOutput")  # its errors name th
 
 
 class Gemma2bItLora(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/google/gemma-2b-it-lora``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/google/gemma-2b-it-lora``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncGemma2bItLora(AsyncShapeHandle, info=INFO, decoder=DECODER):

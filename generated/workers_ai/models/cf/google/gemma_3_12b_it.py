@@ -4,20 +4,16 @@
 Text generation model from Google, with an 80,000-token context window and LoRA adapters.
 
 Price: 0.35 USD per M input tokens; 0.56 USD per M output tokens.
-
-Call it through ``WorkersAI().model('@cf/google/gemma-3-12b-it')``, which returns :class:`Gemma3_12bIt`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_fmmaap import *  # noqa: F403
-from ....models._shapes.text_generation_fmmaap import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mnpceg import *  # noqa: F403
+from ....models._shapes.text_generation_mnpceg import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Gemma3_12bItInput: TypeAlias = ShapeInput
-Gemma3_12bItOutput: TypeAlias = ShapeOutput
+Gemma3_12bItInput = ShapeInput  # type aliases, as the shape's are
+Gemma3_12bItOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/google/gemma-3-12b-it",
@@ -34,7 +30,7 @@ DECODER = ShapeHandle.decoder.named("Gemma3_12bItOutput")  # its errors name thi
 
 
 class Gemma3_12bIt(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/google/gemma-3-12b-it``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/google/gemma-3-12b-it``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncGemma3_12bIt(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -4,20 +4,16 @@
 Text generation model from Google, with a 256,000-token context window, tool calling, reasoning, image input and async batches.
 
 Price: 0.1 USD per M input tokens; 0.3 USD per M output tokens.
-
-Call it through ``WorkersAI().model('@cf/google/gemma-4-26b-a4b-it')``, which returns :class:`Gemma4_26bA4bIt`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_cabhlb import *  # noqa: F403
-from ....models._shapes.text_generation_cabhlb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_bigmna import *  # noqa: F403
+from ....models._shapes.text_generation_bigmna import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Gemma4_26bA4bItInput: TypeAlias = ShapeInput
-Gemma4_26bA4bItOutput: TypeAlias = ShapeOutput
+Gemma4_26bA4bItInput = ShapeInput  # type aliases, as the shape's are
+Gemma4_26bA4bItOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/google/gemma-4-26b-a4b-it",
@@ -41,7 +37,7 @@ DECODER = ShapeHandle.decoder.named("Gemma4_26bA4bItOutput")  # its errors name 
 
 
 class Gemma4_26bA4bIt(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/google/gemma-4-26b-a4b-it``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/google/gemma-4-26b-a4b-it``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncGemma4_26bA4bIt(AsyncShapeHandle, info=INFO, decoder=DECODER):

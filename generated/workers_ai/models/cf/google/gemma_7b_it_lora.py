@@ -3,25 +3,21 @@
 
 Beta text generation model from Google, with LoRA adapters.
 
-Call it through ``WorkersAI().model('@cf/google/gemma-7b-it-lora')``, which returns :class:`Gemma7bItLora`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_pgfgja import *  # noqa: F403
-from ....models._shapes.text_generation_pgfgja import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mjpjgl import *  # noqa: F403
+from ....models._shapes.text_generation_mjpjgl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Gemma7bItLoraInput: TypeAlias = ShapeInput
-Gemma7bItLoraOutput: TypeAlias = ShapeOutput
+Gemma7bItLoraInput = ShapeInput  # type aliases, as the shape's are
+Gemma7bItLoraOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/google/gemma-7b-it-lora",
     task="Text Generation",
     description="Beta text generation model from Google, with LoRA adapters.",
-    price=(),
     properties={"beta": "true", "lora": "true"},
     schema="models/cf/google/gemma_7b_it_lora.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("Gemma7bItLoraOutput")  # its errors name th
 
 
 class Gemma7bItLora(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/google/gemma-7b-it-lora``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/google/gemma-7b-it-lora``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncGemma7bItLora(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -3,25 +3,21 @@
 
 Small int8-quantized DistilBERT classifier, fine-tuned on SST-2, that tells whether English text is positive or negative.
 
-Call it through ``WorkersAI().model('@cf/huggingface/distilbert-sst-2-int8')``, which returns :class:`DistilbertSst2Int8`.
 """
 
 from __future__ import annotations
-
-from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
 from ....models._shapes.text_classification_abclla import *  # noqa: F403
 from ....models._shapes.text_classification_abclla import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-DistilbertSst2Int8Input: TypeAlias = ShapeInput
-DistilbertSst2Int8Output: TypeAlias = ShapeOutput
+DistilbertSst2Int8Input = ShapeInput  # type aliases, as the shape's are
+DistilbertSst2Int8Output = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/huggingface/distilbert-sst-2-int8",
     task="Text Classification",
     description="Small int8-quantized DistilBERT classifier, fine-tuned on SST-2, that tells whether English text is positive or negative.",
-    price=(),
     properties={
         "beta": "false",
         "info": "https://huggingface.co/Intel/distilbert-base-uncased-finetuned-sst-2-english-int8-static",
@@ -32,7 +28,7 @@ DECODER = ShapeHandle.decoder.named("DistilbertSst2Int8Output")  # its errors na
 
 
 class DistilbertSst2Int8(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/huggingface/distilbert-sst-2-int8``: ``classify()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/huggingface/distilbert-sst-2-int8``, from ``WorkersAI().model(...)``: ``classify()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncDistilbertSst2Int8(AsyncShapeHandle, info=INFO, decoder=DECODER):

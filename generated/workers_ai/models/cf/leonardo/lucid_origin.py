@@ -4,20 +4,16 @@
 Image generation model from Leonardo.Ai.
 
 Price: 0.007 USD per 512 by 512 tile; 0.000132 USD per step.
-
-Call it through ``WorkersAI().model('@cf/leonardo/lucid-origin')``, which returns :class:`LucidOrigin`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_kicdhd import *  # noqa: F403
-from ....models._shapes.text_to_image_kicdhd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_naaegf import *  # noqa: F403
+from ....models._shapes.text_to_image_naaegf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-LucidOriginInput: TypeAlias = ShapeInput
-LucidOriginOutput: TypeAlias = ShapeOutput
+LucidOriginInput = ShapeInput  # type aliases, as the shape's are
+LucidOriginOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/leonardo/lucid-origin",
@@ -34,7 +30,7 @@ DECODER = ShapeHandle.decoder.named("LucidOriginOutput")  # its errors name this
 
 
 class LucidOrigin(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/leonardo/lucid-origin``: ``generate_image()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/leonardo/lucid-origin``, from ``WorkersAI().model(...)``: ``generate_image()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncLucidOrigin(AsyncShapeHandle, info=INFO, decoder=DECODER):

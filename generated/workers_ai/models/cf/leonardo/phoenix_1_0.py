@@ -4,20 +4,16 @@
 Image generation model from Leonardo.Ai.
 
 Price: 0.0058 USD per 512 by 512 tile; 0.00011 USD per step.
-
-Call it through ``WorkersAI().model('@cf/leonardo/phoenix-1.0')``, which returns :class:`Phoenix1_0`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_fpedkl import *  # noqa: F403
-from ....models._shapes.text_to_image_fpedkl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_mjgeaj import *  # noqa: F403
+from ....models._shapes.text_to_image_mjgeaj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Phoenix1_0Input: TypeAlias = ShapeInput
-Phoenix1_0Output: TypeAlias = ShapeOutput
+Phoenix1_0Input = ShapeInput  # type aliases, as the shape's are
+Phoenix1_0Output = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/leonardo/phoenix-1.0",
@@ -34,7 +30,7 @@ DECODER = ShapeHandle.decoder.named("Phoenix1_0Output")  # its errors name this 
 
 
 class Phoenix1_0(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/leonardo/phoenix-1.0``: ``generate_image()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/leonardo/phoenix-1.0``, from ``WorkersAI().model(...)``: ``generate_image()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncPhoenix1_0(AsyncShapeHandle, info=INFO, decoder=DECODER):

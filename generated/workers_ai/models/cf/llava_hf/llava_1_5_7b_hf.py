@@ -3,25 +3,21 @@
 
 LLaVA 1.5 (7B), an open multimodal chat model that describes images and answers questions about them.
 
-Call it through ``WorkersAI().model('@cf/llava-hf/llava-1.5-7b-hf')``, which returns :class:`Llava1_5_7bHf`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.image_to_text_ggnkcj import *  # noqa: F403
-from ....models._shapes.image_to_text_ggnkcj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.image_to_text_akclop import *  # noqa: F403
+from ....models._shapes.image_to_text_akclop import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Llava1_5_7bHfInput: TypeAlias = ShapeInput
-Llava1_5_7bHfOutput: TypeAlias = ShapeOutput
+Llava1_5_7bHfInput = ShapeInput  # type aliases, as the shape's are
+Llava1_5_7bHfOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/llava-hf/llava-1.5-7b-hf",
     task="Image-to-Text",
     description="LLaVA 1.5 (7B), an open multimodal chat model that describes images and answers questions about them.",
-    price=(),
     properties={"beta": "true"},
     schema="models/cf/llava_hf/llava_1_5_7b_hf.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("Llava1_5_7bHfOutput")  # its errors name th
 
 
 class Llava1_5_7bHf(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/llava-hf/llava-1.5-7b-hf``: ``describe()``, ``describe_image()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/llava-hf/llava-1.5-7b-hf``, from ``WorkersAI().model(...)``: ``describe()``, ``describe_image()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncLlava1_5_7bHf(AsyncShapeHandle, info=INFO, decoder=DECODER):

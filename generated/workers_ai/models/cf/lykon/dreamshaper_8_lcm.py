@@ -3,25 +3,21 @@
 
 Beta image generation model from Lykon.
 
-Call it through ``WorkersAI().model('@cf/lykon/dreamshaper-8-lcm')``, which returns :class:`Dreamshaper8Lcm`.
 """
 
 from __future__ import annotations
-
-from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
 from ....models._shapes.text_to_image_jhapbp import *  # noqa: F403
 from ....models._shapes.text_to_image_jhapbp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Dreamshaper8LcmInput: TypeAlias = ShapeInput
-Dreamshaper8LcmOutput: TypeAlias = ShapeOutput
+Dreamshaper8LcmInput = ShapeInput  # type aliases, as the shape's are
+Dreamshaper8LcmOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/lykon/dreamshaper-8-lcm",
     task="Text-to-Image",
     description="Beta image generation model from Lykon.",
-    price=(),
     properties={"beta": "true", "info": "https://huggingface.co/Lykon/DreamShaper"},
     schema="models/cf/lykon/dreamshaper_8_lcm.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("Dreamshaper8LcmOutput")  # its errors name 
 
 
 class Dreamshaper8Lcm(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/lykon/dreamshaper-8-lcm``: ``generate_image()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/lykon/dreamshaper-8-lcm``, from ``WorkersAI().model(...)``: ``generate_image()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncDreamshaper8Lcm(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -3,25 +3,21 @@
 
 Text generation model from Meta, with a 4,096-token context window.
 
-Call it through ``WorkersAI().model('@cf/meta/llama-2-7b-chat-fp16')``, which returns :class:`Llama2_7bChatFp16`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_dphabh import *  # noqa: F403
-from ....models._shapes.text_generation_dphabh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_enpkao import *  # noqa: F403
+from ....models._shapes.text_generation_enpkao import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Llama2_7bChatFp16Input: TypeAlias = ShapeInput
-Llama2_7bChatFp16Output: TypeAlias = ShapeOutput
+Llama2_7bChatFp16Input = ShapeInput  # type aliases, as the shape's are
+Llama2_7bChatFp16Output = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/meta/llama-2-7b-chat-fp16",
     task="Text Generation",
     description="Text generation model from Meta, with a 4,096-token context window.",
-    price=(),
     properties={
         "beta": "false",
         "context_window": "4096",
@@ -34,7 +30,7 @@ DECODER = ShapeHandle.decoder.named("Llama2_7bChatFp16Output")  # its errors nam
 
 
 class Llama2_7bChatFp16(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/meta/llama-2-7b-chat-fp16``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/meta/llama-2-7b-chat-fp16``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncLlama2_7bChatFp16(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -3,25 +3,21 @@
 
 Text generation model from Meta, with an 8,192-token context window; scheduled to be retired on 2026-05-30.
 
-Call it through ``WorkersAI().model('@cf/meta/llama-2-7b-chat-int8')``, which returns :class:`Llama2_7bChatInt8`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_kbjhcd import *  # noqa: F403
-from ....models._shapes.text_generation_kbjhcd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_pnchif import *  # noqa: F403
+from ....models._shapes.text_generation_pnchif import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Llama2_7bChatInt8Input: TypeAlias = ShapeInput
-Llama2_7bChatInt8Output: TypeAlias = ShapeOutput
+Llama2_7bChatInt8Input = ShapeInput  # type aliases, as the shape's are
+Llama2_7bChatInt8Output = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/meta/llama-2-7b-chat-int8",
     task="Text Generation",
     description="Text generation model from Meta, with an 8,192-token context window; scheduled to be retired on 2026-05-30.",
-    price=(),
     properties={"context_window": "8192", "planned_deprecation_date": "2026-05-30"},
     schema="models/cf/meta/llama_2_7b_chat_int8.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("Llama2_7bChatInt8Output")  # its errors nam
 
 
 class Llama2_7bChatInt8(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/meta/llama-2-7b-chat-int8``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/meta/llama-2-7b-chat-int8``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncLlama2_7bChatInt8(AsyncShapeHandle, info=INFO, decoder=DECODER):

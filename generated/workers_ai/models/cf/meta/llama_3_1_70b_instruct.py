@@ -3,25 +3,21 @@
 
 Text generation model from Meta.
 
-Call it through ``WorkersAI().model('@cf/meta/llama-3.1-70b-instruct')``, which returns :class:`Llama3_1_70bInstruct`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_kjdhol import *  # noqa: F403
-from ....models._shapes.text_generation_kjdhol import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_onafpj import *  # noqa: F403
+from ....models._shapes.text_generation_onafpj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Llama3_1_70bInstructInput: TypeAlias = ShapeInput
-Llama3_1_70bInstructOutput: TypeAlias = ShapeOutput
+Llama3_1_70bInstructInput = ShapeInput  # type aliases, as the shape's are
+Llama3_1_70bInstructOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/meta/llama-3.1-70b-instruct",
     task="Text Generation",
     description="Text generation model from Meta.",
-    price=(),
     properties={"terms": "https://github.com/meta-llama/llama-models/blob/main/models/llama3_1/LICENSE"},
     schema="models/cf/meta/llama_3_1_70b_instruct.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("Llama3_1_70bInstructOutput")  # its errors 
 
 
 class Llama3_1_70bInstruct(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/meta/llama-3.1-70b-instruct``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/meta/llama-3.1-70b-instruct``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncLlama3_1_70bInstruct(AsyncShapeHandle, info=INFO, decoder=DECODER):

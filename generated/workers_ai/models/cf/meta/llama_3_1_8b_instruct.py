@@ -3,25 +3,21 @@
 
 Beta text generation model from Meta.
 
-Call it through ``WorkersAI().model('@cf/meta/llama-3.1-8b-instruct')``, which returns :class:`Llama3_1_8bInstruct`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_kjdhol import *  # noqa: F403
-from ....models._shapes.text_generation_kjdhol import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_onafpj import *  # noqa: F403
+from ....models._shapes.text_generation_onafpj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Llama3_1_8bInstructInput: TypeAlias = ShapeInput
-Llama3_1_8bInstructOutput: TypeAlias = ShapeOutput
+Llama3_1_8bInstructInput = ShapeInput  # type aliases, as the shape's are
+Llama3_1_8bInstructOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/meta/llama-3.1-8b-instruct",
     task="Text Generation",
     description="Beta text generation model from Meta.",
-    price=(),
     properties={
         "beta": "true",
         "terms": "https://github.com/meta-llama/llama-models/blob/main/models/llama3_1/LICENSE",
@@ -32,7 +28,7 @@ DECODER = ShapeHandle.decoder.named("Llama3_1_8bInstructOutput")  # its errors n
 
 
 class Llama3_1_8bInstruct(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/meta/llama-3.1-8b-instruct``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/meta/llama-3.1-8b-instruct``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncLlama3_1_8bInstruct(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -3,25 +3,21 @@
 
 Text generation model from Meta.
 
-Call it through ``WorkersAI().model('@cf/meta/llama-3.1-8b-instruct-awq')``, which returns :class:`Llama3_1_8bInstructAwq`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_pgfgja import *  # noqa: F403
-from ....models._shapes.text_generation_pgfgja import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mjpjgl import *  # noqa: F403
+from ....models._shapes.text_generation_mjpjgl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Llama3_1_8bInstructAwqInput: TypeAlias = ShapeInput
-Llama3_1_8bInstructAwqOutput: TypeAlias = ShapeOutput
+Llama3_1_8bInstructAwqInput = ShapeInput  # type aliases, as the shape's are
+Llama3_1_8bInstructAwqOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/meta/llama-3.1-8b-instruct-awq",
     task="Text Generation",
     description="Text generation model from Meta.",
-    price=(),
     properties={"terms": "https://github.com/meta-llama/llama-models/blob/main/models/llama3_1/LICENSE"},
     schema="models/cf/meta/llama_3_1_8b_instruct_awq.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("Llama3_1_8bInstructAwqOutput")  # its error
 
 
 class Llama3_1_8bInstructAwq(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/meta/llama-3.1-8b-instruct-awq``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/meta/llama-3.1-8b-instruct-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncLlama3_1_8bInstructAwq(AsyncShapeHandle, info=INFO, decoder=DECODER):

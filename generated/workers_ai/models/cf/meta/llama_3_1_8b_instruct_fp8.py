@@ -3,25 +3,21 @@
 
 Text generation model from Meta, with a 32,000-token context window.
 
-Call it through ``WorkersAI().model('@cf/meta/llama-3.1-8b-instruct-fp8')``, which returns :class:`Llama3_1_8bInstructFp8`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_dphabh import *  # noqa: F403
-from ....models._shapes.text_generation_dphabh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_enpkao import *  # noqa: F403
+from ....models._shapes.text_generation_enpkao import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Llama3_1_8bInstructFp8Input: TypeAlias = ShapeInput
-Llama3_1_8bInstructFp8Output: TypeAlias = ShapeOutput
+Llama3_1_8bInstructFp8Input = ShapeInput  # type aliases, as the shape's are
+Llama3_1_8bInstructFp8Output = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/meta/llama-3.1-8b-instruct-fp8",
     task="Text Generation",
     description="Text generation model from Meta, with a 32,000-token context window.",
-    price=(),
     properties={
         "context_window": "32000",
         "terms": "https://github.com/meta-llama/llama-models/blob/main/models/llama3_1/LICENSE",
@@ -32,7 +28,7 @@ DECODER = ShapeHandle.decoder.named("Llama3_1_8bInstructFp8Output")  # its error
 
 
 class Llama3_1_8bInstructFp8(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/meta/llama-3.1-8b-instruct-fp8``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/meta/llama-3.1-8b-instruct-fp8``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncLlama3_1_8bInstructFp8(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -4,20 +4,16 @@
 Meta's Llama 3.2 (11B) vision model: answers questions about images.
 
 Price: 0.049 USD per M input tokens; 0.68 USD per M output tokens.
-
-Call it through ``WorkersAI().model('@cf/meta/llama-3.2-11b-vision-instruct')``, which returns :class:`Llama3_2_11bVisionInstruct`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_kjdhol import *  # noqa: F403
-from ....models._shapes.text_generation_kjdhol import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_onafpj import *  # noqa: F403
+from ....models._shapes.text_generation_onafpj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Llama3_2_11bVisionInstructInput: TypeAlias = ShapeInput
-Llama3_2_11bVisionInstructOutput: TypeAlias = ShapeOutput
+Llama3_2_11bVisionInstructInput = ShapeInput  # type aliases, as the shape's are
+Llama3_2_11bVisionInstructOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/meta/llama-3.2-11b-vision-instruct",
@@ -37,7 +33,7 @@ DECODER = ShapeHandle.decoder.named("Llama3_2_11bVisionInstructOutput")  # its e
 
 
 class Llama3_2_11bVisionInstruct(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/meta/llama-3.2-11b-vision-instruct``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/meta/llama-3.2-11b-vision-instruct``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncLlama3_2_11bVisionInstruct(AsyncShapeHandle, info=INFO, decoder=DECODER):

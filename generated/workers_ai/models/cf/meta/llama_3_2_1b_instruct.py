@@ -3,25 +3,21 @@
 
 Text generation model from Meta.
 
-Call it through ``WorkersAI().model('@cf/meta/llama-3.2-1b-instruct')``, which returns :class:`Llama3_2_1bInstruct`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_picfld import *  # noqa: F403
-from ....models._shapes.text_generation_picfld import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_alkfij import *  # noqa: F403
+from ....models._shapes.text_generation_alkfij import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Llama3_2_1bInstructInput: TypeAlias = ShapeInput
-Llama3_2_1bInstructOutput: TypeAlias = ShapeOutput
+Llama3_2_1bInstructInput = ShapeInput  # type aliases, as the shape's are
+Llama3_2_1bInstructOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/meta/llama-3.2-1b-instruct",
     task="Text Generation",
     description="Text generation model from Meta.",
-    price=(),
     properties={"terms": "https://github.com/meta-llama/llama-models/blob/main/models/llama3_2/LICENSE"},
     schema="models/cf/meta/llama_3_2_1b_instruct.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("Llama3_2_1bInstructOutput")  # its errors n
 
 
 class Llama3_2_1bInstruct(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/meta/llama-3.2-1b-instruct``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/meta/llama-3.2-1b-instruct``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncLlama3_2_1bInstruct(AsyncShapeHandle, info=INFO, decoder=DECODER):

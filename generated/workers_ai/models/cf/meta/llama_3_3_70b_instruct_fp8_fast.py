@@ -4,20 +4,16 @@
 Meta's Llama 3.3 70B instruction model, quantized to FP8 and set up for fast responses.
 
 Price: 0.29 USD per M input tokens; 2.25 USD per M output tokens.
-
-Call it through ``WorkersAI().model('@cf/meta/llama-3.3-70b-instruct-fp8-fast')``, which returns :class:`Llama3_3_70bInstructFp8Fast`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_gbcjdg import *  # noqa: F403
-from ....models._shapes.text_generation_gbcjdg import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_dilood import *  # noqa: F403
+from ....models._shapes.text_generation_dilood import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Llama3_3_70bInstructFp8FastInput: TypeAlias = ShapeInput
-Llama3_3_70bInstructFp8FastOutput: TypeAlias = ShapeOutput
+Llama3_3_70bInstructFp8FastInput = ShapeInput  # type aliases, as the shape's are
+Llama3_3_70bInstructFp8FastOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/meta/llama-3.3-70b-instruct-fp8-fast",
@@ -39,7 +35,7 @@ DECODER = ShapeHandle.decoder.named("Llama3_3_70bInstructFp8FastOutput")  # its 
 
 
 class Llama3_3_70bInstructFp8Fast(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/meta/llama-3.3-70b-instruct-fp8-fast``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/meta/llama-3.3-70b-instruct-fp8-fast``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncLlama3_3_70bInstructFp8Fast(AsyncShapeHandle, info=INFO, decoder=DECODER):

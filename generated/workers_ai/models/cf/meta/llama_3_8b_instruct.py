@@ -3,25 +3,21 @@
 
 Meta's 8-billion-parameter Llama 3 model, tuned to follow instructions and hold a conversation.
 
-Call it through ``WorkersAI().model('@cf/meta/llama-3-8b-instruct')``, which returns :class:`Llama3_8bInstruct`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_neknal import *  # noqa: F403
-from ....models._shapes.text_generation_neknal import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_ieablj import *  # noqa: F403
+from ....models._shapes.text_generation_ieablj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Llama3_8bInstructInput: TypeAlias = ShapeInput
-Llama3_8bInstructOutput: TypeAlias = ShapeOutput
+Llama3_8bInstructInput = ShapeInput  # type aliases, as the shape's are
+Llama3_8bInstructOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/meta/llama-3-8b-instruct",
     task="Text Generation",
     description="Meta's 8-billion-parameter Llama 3 model, tuned to follow instructions and hold a conversation.",
-    price=(),
     properties={"info": "https://llama.meta.com", "terms": "https://llama.meta.com/llama3/license/#"},
     schema="models/cf/meta/llama_3_8b_instruct.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("Llama3_8bInstructOutput")  # its errors nam
 
 
 class Llama3_8bInstruct(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/meta/llama-3-8b-instruct``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/meta/llama-3-8b-instruct``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncLlama3_8bInstruct(AsyncShapeHandle, info=INFO, decoder=DECODER):

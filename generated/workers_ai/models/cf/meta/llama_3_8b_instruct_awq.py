@@ -3,25 +3,21 @@
 
 Beta text generation model from Meta.
 
-Call it through ``WorkersAI().model('@cf/meta/llama-3-8b-instruct-awq')``, which returns :class:`Llama3_8bInstructAwq`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_kjdhol import *  # noqa: F403
-from ....models._shapes.text_generation_kjdhol import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_onafpj import *  # noqa: F403
+from ....models._shapes.text_generation_onafpj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Llama3_8bInstructAwqInput: TypeAlias = ShapeInput
-Llama3_8bInstructAwqOutput: TypeAlias = ShapeOutput
+Llama3_8bInstructAwqInput = ShapeInput  # type aliases, as the shape's are
+Llama3_8bInstructAwqOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/meta/llama-3-8b-instruct-awq",
     task="Text Generation",
     description="Beta text generation model from Meta.",
-    price=(),
     properties={"beta": "true", "info": "https://llama.meta.com", "terms": "https://llama.meta.com/llama3/license/#"},
     schema="models/cf/meta/llama_3_8b_instruct_awq.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("Llama3_8bInstructAwqOutput")  # its errors 
 
 
 class Llama3_8bInstructAwq(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/meta/llama-3-8b-instruct-awq``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/meta/llama-3-8b-instruct-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncLlama3_8bInstructAwq(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -4,20 +4,16 @@
 Text generation model from Meta, with a 131,000-token context window and tool calling.
 
 Price: 0.27 USD per M input tokens; 0.85 USD per M output tokens.
-
-Call it through ``WorkersAI().model('@cf/meta/llama-4-scout-17b-16e-instruct')``, which returns :class:`Llama4Scout17b16eInstruct`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_gjhhhj import *  # noqa: F403
-from ....models._shapes.text_generation_gjhhhj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_jbcnen import *  # noqa: F403
+from ....models._shapes.text_generation_jbcnen import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Llama4Scout17b16eInstructInput: TypeAlias = ShapeInput
-Llama4Scout17b16eInstructOutput: TypeAlias = ShapeOutput
+Llama4Scout17b16eInstructInput = ShapeInput  # type aliases, as the shape's are
+Llama4Scout17b16eInstructOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/meta/llama-4-scout-17b-16e-instruct",
@@ -38,7 +34,7 @@ DECODER = ShapeHandle.decoder.named("Llama4Scout17b16eInstructOutput")  # its er
 
 
 class Llama4Scout17b16eInstruct(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/meta/llama-4-scout-17b-16e-instruct``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/meta/llama-4-scout-17b-16e-instruct``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncLlama4Scout17b16eInstruct(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -3,25 +3,21 @@
 
 Meta's Llama Guard 3 (8B): classifies prompts and replies as safe or unsafe.
 
-Call it through ``WorkersAI().model('@cf/meta/llama-guard-3-8b')``, which returns :class:`LlamaGuard3_8b`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_fekcfl import *  # noqa: F403
-from ....models._shapes.text_generation_fekcfl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_madocg import *  # noqa: F403
+from ....models._shapes.text_generation_madocg import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-LlamaGuard3_8bInput: TypeAlias = ShapeInput
-LlamaGuard3_8bOutput: TypeAlias = ShapeOutput
+LlamaGuard3_8bInput = ShapeInput  # type aliases, as the shape's are
+LlamaGuard3_8bOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/meta/llama-guard-3-8b",
     task="Text Generation",
     description="Meta's Llama Guard 3 (8B): classifies prompts and replies as safe or unsafe.",
-    price=(),
     properties={},
     schema="models/cf/meta/llama_guard_3_8b.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("LlamaGuard3_8bOutput")  # its errors name t
 
 
 class LlamaGuard3_8b(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/meta/llama-guard-3-8b``: ``chat()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/meta/llama-guard-3-8b``, from ``WorkersAI().model(...)``: ``chat()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncLlamaGuard3_8b(AsyncShapeHandle, info=INFO, decoder=DECODER):

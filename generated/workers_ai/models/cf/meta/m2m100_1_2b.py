@@ -3,25 +3,21 @@
 
 Meta's M2M-100 model (1.2B parameters), which translates directly between many pairs of languages.
 
-Call it through ``WorkersAI().model('@cf/meta/m2m100-1.2b')``, which returns :class:`M2m100_1_2b`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.translation_nmiloe import *  # noqa: F403
-from ....models._shapes.translation_nmiloe import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.translation_nolaca import *  # noqa: F403
+from ....models._shapes.translation_nolaca import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-M2m100_1_2bInput: TypeAlias = ShapeInput
-M2m100_1_2bOutput: TypeAlias = ShapeOutput
+M2m100_1_2bInput = ShapeInput  # type aliases, as the shape's are
+M2m100_1_2bOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/meta/m2m100-1.2b",
     task="Translation",
     description="Meta's M2M-100 model (1.2B parameters), which translates directly between many pairs of languages.",
-    price=(),
     properties={
         "beta": "false",
         "info": "https://github.com/facebookresearch/fairseq/tree/main/examples/m2m_100",
@@ -34,7 +30,7 @@ DECODER = ShapeHandle.decoder.named("M2m100_1_2bOutput")  # its errors name this
 
 
 class M2m100_1_2b(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/meta/m2m100-1.2b``: ``translate()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/meta/m2m100-1.2b``, from ``WorkersAI().model(...)``: ``translate()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncM2m100_1_2b(AsyncShapeHandle, info=INFO, decoder=DECODER):

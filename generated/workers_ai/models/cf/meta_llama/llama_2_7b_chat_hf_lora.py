@@ -3,25 +3,21 @@
 
 Beta text generation model from Meta, with an 8,192-token context window and LoRA adapters.
 
-Call it through ``WorkersAI().model('@cf/meta-llama/llama-2-7b-chat-hf-lora')``, which returns :class:`Llama2_7bChatHfLora`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_pgfgja import *  # noqa: F403
-from ....models._shapes.text_generation_pgfgja import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mjpjgl import *  # noqa: F403
+from ....models._shapes.text_generation_mjpjgl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Llama2_7bChatHfLoraInput: TypeAlias = ShapeInput
-Llama2_7bChatHfLoraOutput: TypeAlias = ShapeOutput
+Llama2_7bChatHfLoraInput = ShapeInput  # type aliases, as the shape's are
+Llama2_7bChatHfLoraOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/meta-llama/llama-2-7b-chat-hf-lora",
     task="Text Generation",
     description="Beta text generation model from Meta, with an 8,192-token context window and LoRA adapters.",
-    price=(),
     properties={"beta": "true", "context_window": "8192", "lora": "true"},
     schema="models/cf/meta_llama/llama_2_7b_chat_hf_lora.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("Llama2_7bChatHfLoraOutput")  # its errors n
 
 
 class Llama2_7bChatHfLora(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/meta-llama/llama-2-7b-chat-hf-lora``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/meta-llama/llama-2-7b-chat-hf-lora``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncLlama2_7bChatHfLora(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -3,25 +3,21 @@
 
 Beta text generation model from Microsoft.
 
-Call it through ``WorkersAI().model('@cf/microsoft/phi-2')``, which returns :class:`Phi2`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_picfld import *  # noqa: F403
-from ....models._shapes.text_generation_picfld import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_alkfij import *  # noqa: F403
+from ....models._shapes.text_generation_alkfij import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Phi2Input: TypeAlias = ShapeInput
-Phi2Output: TypeAlias = ShapeOutput
+Phi2Input = ShapeInput  # type aliases, as the shape's are
+Phi2Output = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/microsoft/phi-2",
     task="Text Generation",
     description="Beta text generation model from Microsoft.",
-    price=(),
     properties={"beta": "true", "info": "https://huggingface.co/microsoft/phi-2"},
     schema="models/cf/microsoft/phi_2.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("Phi2Output")  # its errors name this model'
 
 
 class Phi2(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/microsoft/phi-2``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/microsoft/phi-2``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncPhi2(AsyncShapeHandle, info=INFO, decoder=DECODER):

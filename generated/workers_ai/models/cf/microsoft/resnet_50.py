@@ -4,20 +4,16 @@
 ResNet-50, a 50-layer convolutional image classifier trained on ImageNet.
 
 Price: 2.51e-06 USD per inference request.
-
-Call it through ``WorkersAI().model('@cf/microsoft/resnet-50')``, which returns :class:`Resnet50`.
 """
 
 from __future__ import annotations
-
-from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
 from ....models._shapes.image_classification_cggpkb import *  # noqa: F403
 from ....models._shapes.image_classification_cggpkb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Resnet50Input: TypeAlias = ShapeInput
-Resnet50Output: TypeAlias = ShapeOutput
+Resnet50Input = ShapeInput  # type aliases, as the shape's are
+Resnet50Output = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/microsoft/resnet-50",
@@ -33,7 +29,7 @@ DECODER = ShapeHandle.decoder.named("Resnet50Output")  # its errors name this mo
 
 
 class Resnet50(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/microsoft/resnet-50``: ``classify()``, ``classify_image()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/microsoft/resnet-50``, from ``WorkersAI().model(...)``: ``classify()``, ``classify_image()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncResnet50(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -3,25 +3,21 @@
 
 Text generation model from Mistral AI, with LoRA adapters.
 
-Call it through ``WorkersAI().model('@cf/mistral/mistral-7b-instruct-v0.1')``, which returns :class:`Mistral7bInstructV0_1`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_pgfgja import *  # noqa: F403
-from ....models._shapes.text_generation_pgfgja import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mjpjgl import *  # noqa: F403
+from ....models._shapes.text_generation_mjpjgl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Mistral7bInstructV0_1Input: TypeAlias = ShapeInput
-Mistral7bInstructV0_1Output: TypeAlias = ShapeOutput
+Mistral7bInstructV0_1Input = ShapeInput  # type aliases, as the shape's are
+Mistral7bInstructV0_1Output = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/mistral/mistral-7b-instruct-v0.1",
     task="Text Generation",
     description="Text generation model from Mistral AI, with LoRA adapters.",
-    price=(),
     properties={"beta": "false", "info": "https://mistral.ai/news/announcing-mistral-7b/", "lora": "true"},
     schema="models/cf/mistral/mistral_7b_instruct_v0_1.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("Mistral7bInstructV0_1Output")  # its errors
 
 
 class Mistral7bInstructV0_1(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/mistral/mistral-7b-instruct-v0.1``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/mistral/mistral-7b-instruct-v0.1``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncMistral7bInstructV0_1(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -3,25 +3,21 @@
 
 Text generation model from Mistral AI, with a 15,000-token context window and LoRA adapters.
 
-Call it through ``WorkersAI().model('@cf/mistral/mistral-7b-instruct-v0.2-lora')``, which returns :class:`Mistral7bInstructV0_2Lora`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_kbjhcd import *  # noqa: F403
-from ....models._shapes.text_generation_kbjhcd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_pnchif import *  # noqa: F403
+from ....models._shapes.text_generation_pnchif import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Mistral7bInstructV0_2LoraInput: TypeAlias = ShapeInput
-Mistral7bInstructV0_2LoraOutput: TypeAlias = ShapeOutput
+Mistral7bInstructV0_2LoraInput = ShapeInput  # type aliases, as the shape's are
+Mistral7bInstructV0_2LoraOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/mistral/mistral-7b-instruct-v0.2-lora",
     task="Text Generation",
     description="Text generation model from Mistral AI, with a 15,000-token context window and LoRA adapters.",
-    price=(),
     properties={"context_window": "15000", "lora": "true"},
     schema="models/cf/mistral/mistral_7b_instruct_v0_2_lora.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("Mistral7bInstructV0_2LoraOutput")  # its er
 
 
 class Mistral7bInstructV0_2Lora(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/mistral/mistral-7b-instruct-v0.2-lora``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/mistral/mistral-7b-instruct-v0.2-lora``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncMistral7bInstructV0_2Lora(AsyncShapeHandle, info=INFO, decoder=DECODER):

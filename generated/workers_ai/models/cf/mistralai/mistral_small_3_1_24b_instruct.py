@@ -4,20 +4,16 @@
 Text generation model from Mistral AI, with a 128,000-token context window and LoRA adapters.
 
 Price: 0.35 USD per M input tokens; 0.56 USD per M output tokens.
-
-Call it through ``WorkersAI().model('@cf/mistralai/mistral-small-3.1-24b-instruct')``, which returns :class:`MistralSmall3_1_24bInstruct`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_bphobp import *  # noqa: F403
-from ....models._shapes.text_generation_bphobp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_ncngkd import *  # noqa: F403
+from ....models._shapes.text_generation_ncngkd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-MistralSmall3_1_24bInstructInput: TypeAlias = ShapeInput
-MistralSmall3_1_24bInstructOutput: TypeAlias = ShapeOutput
+MistralSmall3_1_24bInstructInput = ShapeInput  # type aliases, as the shape's are
+MistralSmall3_1_24bInstructOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/mistralai/mistral-small-3.1-24b-instruct",
@@ -34,7 +30,7 @@ DECODER = ShapeHandle.decoder.named("MistralSmall3_1_24bInstructOutput")  # its 
 
 
 class MistralSmall3_1_24bInstruct(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/mistralai/mistral-small-3.1-24b-instruct``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/mistralai/mistral-small-3.1-24b-instruct``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncMistralSmall3_1_24bInstruct(AsyncShapeHandle, info=INFO, decoder=DECODER):

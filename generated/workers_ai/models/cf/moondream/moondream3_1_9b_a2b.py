@@ -4,20 +4,16 @@
 Image understanding model from Moondream.
 
 Price: 0.3 USD per M input tokens; 1 USD per M output tokens.
-
-Call it through ``WorkersAI().model('@cf/moondream/moondream3.1-9B-A2B')``, which returns :class:`Moondream3_1_9BA2B`.
 """
 
 from __future__ import annotations
-
-from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
 from ....models._shapes.image_to_text_bnfdkm import *  # noqa: F403
 from ....models._shapes.image_to_text_bnfdkm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Moondream3_1_9BA2BInput: TypeAlias = ShapeInput
-Moondream3_1_9BA2BOutput: TypeAlias = ShapeOutput
+Moondream3_1_9BA2BInput = ShapeInput  # type aliases, as the shape's are
+Moondream3_1_9BA2BOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/moondream/moondream3.1-9B-A2B",
@@ -34,7 +30,7 @@ DECODER = ShapeHandle.decoder.named("Moondream3_1_9BA2BOutput")  # its errors na
 
 
 class Moondream3_1_9BA2B(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/moondream/moondream3.1-9B-A2B``: ``describe()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/moondream/moondream3.1-9B-A2B``, from ``WorkersAI().model(...)``: ``describe()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncMoondream3_1_9BA2B(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -4,20 +4,16 @@
 Text generation model from Moonshot AI, with a 256,000-token context window, tool calling, reasoning and image input; scheduled to be retired on 2026-05-30.
 
 Price: 0.6 USD per M input tokens; 3 USD per M output tokens; 0.1 USD per M cached input tokens.
-
-Call it through ``WorkersAI().model('@cf/moonshotai/kimi-k2.5')``, which returns :class:`KimiK2_5`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_pjfgld import *  # noqa: F403
-from ....models._shapes.text_generation_pjfgld import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_pggagf import *  # noqa: F403
+from ....models._shapes.text_generation_pggagf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-KimiK2_5Input: TypeAlias = ShapeInput
-KimiK2_5Output: TypeAlias = ShapeOutput
+KimiK2_5Input = ShapeInput  # type aliases, as the shape's are
+KimiK2_5Output = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/moonshotai/kimi-k2.5",
@@ -43,7 +39,7 @@ DECODER = ShapeHandle.decoder.named("KimiK2_5Output")  # its errors name this mo
 
 
 class KimiK2_5(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/moonshotai/kimi-k2.5``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/moonshotai/kimi-k2.5``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncKimiK2_5(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -3,25 +3,21 @@
 
 Multilingual text-to-speech model from MyShell.ai.
 
-Call it through ``WorkersAI().model('@cf/myshell-ai/melotts')``, which returns :class:`Melotts`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_speech_nhbljf import *  # noqa: F403
-from ....models._shapes.text_to_speech_nhbljf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_speech_nhkneo import *  # noqa: F403
+from ....models._shapes.text_to_speech_nhkneo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-MelottsInput: TypeAlias = ShapeInput
-MelottsOutput: TypeAlias = ShapeOutput
+MelottsInput = ShapeInput  # type aliases, as the shape's are
+MelottsOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/myshell-ai/melotts",
     task="Text-to-Speech",
     description="Multilingual text-to-speech model from MyShell.ai.",
-    price=(),
     properties={},
     schema="models/cf/myshell_ai/melotts.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("MelottsOutput")  # its errors name this mod
 
 
 class Melotts(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/myshell-ai/melotts``: ``speak()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/myshell-ai/melotts``, from ``WorkersAI().model(...)``: ``speak()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncMelotts(AsyncShapeHandle, info=INFO, decoder=DECODER):

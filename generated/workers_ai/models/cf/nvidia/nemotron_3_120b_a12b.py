@@ -4,20 +4,16 @@
 Text generation model from NVIDIA, with a 256,000-token context window, tool calling and reasoning.
 
 Price: 0.5 USD per M input tokens; 1.5 USD per M output tokens.
-
-Call it through ``WorkersAI().model('@cf/nvidia/nemotron-3-120b-a12b')``, which returns :class:`Nemotron3_120bA12b`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_ekhacl import *  # noqa: F403
-from ....models._shapes.text_generation_ekhacl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mljlic import *  # noqa: F403
+from ....models._shapes.text_generation_mljlic import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Nemotron3_120bA12bInput: TypeAlias = ShapeInput
-Nemotron3_120bA12bOutput: TypeAlias = ShapeOutput
+Nemotron3_120bA12bInput = ShapeInput  # type aliases, as the shape's are
+Nemotron3_120bA12bOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/nvidia/nemotron-3-120b-a12b",
@@ -39,7 +35,7 @@ DECODER = ShapeHandle.decoder.named("Nemotron3_120bA12bOutput")  # its errors na
 
 
 class Nemotron3_120bA12b(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/nvidia/nemotron-3-120b-a12b``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/nvidia/nemotron-3-120b-a12b``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncNemotron3_120bA12b(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -4,20 +4,16 @@
 OpenAI's open-weight gpt-oss (120B), with reasoning and tool calling.
 
 Price: 0.35 USD per M input tokens; 0.75 USD per M output tokens.
-
-Call it through ``WorkersAI().model('@cf/openai/gpt-oss-120b')``, which returns :class:`GptOss120b`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mgamnm import *  # noqa: F403
-from ....models._shapes.text_generation_mgamnm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_jjgjki import *  # noqa: F403
+from ....models._shapes.text_generation_jjgjki import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-GptOss120bInput: TypeAlias = ShapeInput
-GptOss120bOutput: TypeAlias = ShapeOutput
+GptOss120bInput = ShapeInput  # type aliases, as the shape's are
+GptOss120bOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/openai/gpt-oss-120b",
@@ -45,7 +41,7 @@ DECODER = ShapeHandle.decoder.named("GptOss120bOutput")  # its errors name this 
 
 
 class GptOss120b(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/openai/gpt-oss-120b``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()``, ``responses()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/openai/gpt-oss-120b``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()``, ``responses()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncGptOss120b(AsyncShapeHandle, info=INFO, decoder=DECODER):

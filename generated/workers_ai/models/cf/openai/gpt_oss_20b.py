@@ -4,20 +4,16 @@
 OpenAI's open-weight gpt-oss (20B), with reasoning and tool calling.
 
 Price: 0.2 USD per M input tokens; 0.3 USD per M output tokens.
-
-Call it through ``WorkersAI().model('@cf/openai/gpt-oss-20b')``, which returns :class:`GptOss20b`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_ihheej import *  # noqa: F403
-from ....models._shapes.text_generation_ihheej import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_fcmkhb import *  # noqa: F403
+from ....models._shapes.text_generation_fcmkhb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-GptOss20bInput: TypeAlias = ShapeInput
-GptOss20bOutput: TypeAlias = ShapeOutput
+GptOss20bInput = ShapeInput  # type aliases, as the shape's are
+GptOss20bOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/openai/gpt-oss-20b",
@@ -34,7 +30,7 @@ DECODER = ShapeHandle.decoder.named("GptOss20bOutput")  # its errors name this m
 
 
 class GptOss20b(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/openai/gpt-oss-20b``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()``, ``responses()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/openai/gpt-oss-20b``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()``, ``responses()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncGptOss20b(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -3,12 +3,9 @@
 
 OpenAI's Whisper speech recognition model. It transcribes speech in many languages and can also translate it.
 
-Call it through ``WorkersAI().model('@cf/openai/whisper')``, which returns :class:`Whisper`.
 """
 
 from __future__ import annotations
-
-from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
 from ....models._shapes.automatic_speech_recognition_bpbemg import *  # noqa: F403
@@ -19,14 +16,13 @@ from ....models._shapes.automatic_speech_recognition_bpbemg import (
     ShapeOutput,
 )
 
-WhisperInput: TypeAlias = ShapeInput
-WhisperOutput: TypeAlias = ShapeOutput
+WhisperInput = ShapeInput  # type aliases, as the shape's are
+WhisperOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/openai/whisper",
     task="Automatic Speech Recognition",
     description="OpenAI's Whisper speech recognition model. It transcribes speech in many languages and can also translate it.",
-    price=(),
     properties={"beta": "false", "info": "https://openai.com/research/whisper"},
     schema="models/cf/openai/whisper.json",
 )
@@ -34,7 +30,7 @@ DECODER = ShapeHandle.decoder.named("WhisperOutput")  # its errors name this mod
 
 
 class Whisper(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/openai/whisper``: ``transcribe()``, ``transcribe_audio()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/openai/whisper``, from ``WorkersAI().model(...)``: ``transcribe()``, ``transcribe_audio()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncWhisper(AsyncShapeHandle, info=INFO, decoder=DECODER):

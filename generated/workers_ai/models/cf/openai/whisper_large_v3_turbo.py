@@ -4,25 +4,21 @@
 A faster version of OpenAI's Whisper large-v3 for transcribing and translating speech.
 
 Price: 0.00051 USD per audio minute.
-
-Call it through ``WorkersAI().model('@cf/openai/whisper-large-v3-turbo')``, which returns :class:`WhisperLargeV3Turbo`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.automatic_speech_recognition_gidpnc import *  # noqa: F403
-from ....models._shapes.automatic_speech_recognition_gidpnc import (
+from ....models._shapes.automatic_speech_recognition_ogckdc import *  # noqa: F403
+from ....models._shapes.automatic_speech_recognition_ogckdc import (
     AsyncShapeHandle,
     ShapeHandle,
     ShapeInput,
     ShapeOutput,
 )
 
-WhisperLargeV3TurboInput: TypeAlias = ShapeInput
-WhisperLargeV3TurboOutput: TypeAlias = ShapeOutput
+WhisperLargeV3TurboInput = ShapeInput  # type aliases, as the shape's are
+WhisperLargeV3TurboOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/openai/whisper-large-v3-turbo",
@@ -36,7 +32,7 @@ DECODER = ShapeHandle.decoder.named("WhisperLargeV3TurboOutput")  # its errors n
 
 
 class WhisperLargeV3Turbo(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/openai/whisper-large-v3-turbo``: ``transcribe()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/openai/whisper-large-v3-turbo``, from ``WorkersAI().model(...)``: ``transcribe()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncWhisperLargeV3Turbo(AsyncShapeHandle, info=INFO, decoder=DECODER):

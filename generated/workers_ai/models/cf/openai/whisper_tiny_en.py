@@ -3,12 +3,9 @@
 
 The smallest English-only Whisper model: fast speech recognition for English audio.
 
-Call it through ``WorkersAI().model('@cf/openai/whisper-tiny-en')``, which returns :class:`WhisperTinyEn`.
 """
 
 from __future__ import annotations
-
-from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
 from ....models._shapes.automatic_speech_recognition_ibahkk import *  # noqa: F403
@@ -19,14 +16,13 @@ from ....models._shapes.automatic_speech_recognition_ibahkk import (
     ShapeOutput,
 )
 
-WhisperTinyEnInput: TypeAlias = ShapeInput
-WhisperTinyEnOutput: TypeAlias = ShapeOutput
+WhisperTinyEnInput = ShapeInput  # type aliases, as the shape's are
+WhisperTinyEnOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/openai/whisper-tiny-en",
     task="Automatic Speech Recognition",
     description="The smallest English-only Whisper model: fast speech recognition for English audio.",
-    price=(),
     properties={"beta": "true"},
     schema="models/cf/openai/whisper_tiny_en.json",
 )
@@ -34,7 +30,7 @@ DECODER = ShapeHandle.decoder.named("WhisperTinyEnOutput")  # its errors name th
 
 
 class WhisperTinyEn(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/openai/whisper-tiny-en``: ``transcribe()``, ``transcribe_audio()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/openai/whisper-tiny-en``, from ``WorkersAI().model(...)``: ``transcribe()``, ``transcribe_audio()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncWhisperTinyEn(AsyncShapeHandle, info=INFO, decoder=DECODER):

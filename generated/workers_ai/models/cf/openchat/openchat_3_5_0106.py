@@ -3,25 +3,21 @@
 
 Beta text generation model from OpenChat, with an 8,192-token context window.
 
-Call it through ``WorkersAI().model('@cf/openchat/openchat-3.5-0106')``, which returns :class:`Openchat3_5_0106`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_pgfgja import *  # noqa: F403
-from ....models._shapes.text_generation_pgfgja import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mjpjgl import *  # noqa: F403
+from ....models._shapes.text_generation_mjpjgl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Openchat3_5_0106Input: TypeAlias = ShapeInput
-Openchat3_5_0106Output: TypeAlias = ShapeOutput
+Openchat3_5_0106Input = ShapeInput  # type aliases, as the shape's are
+Openchat3_5_0106Output = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/openchat/openchat-3.5-0106",
     task="Text Generation",
     description="Beta text generation model from OpenChat, with an 8,192-token context window.",
-    price=(),
     properties={"beta": "true", "context_window": "8192", "info": "https://huggingface.co/openchat/openchat-3.5-0106"},
     schema="models/cf/openchat/openchat_3_5_0106.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("Openchat3_5_0106Output")  # its errors name
 
 
 class Openchat3_5_0106(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/openchat/openchat-3.5-0106``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/openchat/openchat-3.5-0106``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncOpenchat3_5_0106(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -4,20 +4,16 @@
 PLaMo Embedding (1B), a Japanese text embedding model.
 
 Price: 0.0186 USD per M input tokens.
-
-Call it through ``WorkersAI().model('@cf/pfnet/plamo-embedding-1b')``, which returns :class:`PlamoEmbedding1b`.
 """
 
 from __future__ import annotations
-
-from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
 from ....models._shapes.text_embeddings_dalomi import *  # noqa: F403
 from ....models._shapes.text_embeddings_dalomi import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-PlamoEmbedding1bInput: TypeAlias = ShapeInput
-PlamoEmbedding1bOutput: TypeAlias = ShapeOutput
+PlamoEmbedding1bInput = ShapeInput  # type aliases, as the shape's are
+PlamoEmbedding1bOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/pfnet/plamo-embedding-1b",
@@ -31,7 +27,7 @@ DECODER = ShapeHandle.decoder.named("PlamoEmbedding1bOutput")  # its errors name
 
 
 class PlamoEmbedding1b(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/pfnet/plamo-embedding-1b``: ``embed()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/pfnet/plamo-embedding-1b``, from ``WorkersAI().model(...)``: ``embed()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncPlamoEmbedding1b(AsyncShapeHandle, info=INFO, decoder=DECODER):

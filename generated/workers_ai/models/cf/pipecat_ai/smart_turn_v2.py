@@ -4,20 +4,16 @@
 Version 2 of Pipecat's open-source turn detector: it listens to audio and predicts whether the speaker has finished talking.
 
 Price: 0.00034 USD per audio minute.
-
-Call it through ``WorkersAI().model('@cf/pipecat-ai/smart-turn-v2')``, which returns :class:`SmartTurnV2`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.voice_activity_detection_hjidbh import *  # noqa: F403
-from ....models._shapes.voice_activity_detection_hjidbh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.voice_activity_detection_eebdif import *  # noqa: F403
+from ....models._shapes.voice_activity_detection_eebdif import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-SmartTurnV2Input: TypeAlias = ShapeInput
-SmartTurnV2Output: TypeAlias = ShapeOutput
+SmartTurnV2Input = ShapeInput  # type aliases, as the shape's are
+SmartTurnV2Output = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/pipecat-ai/smart-turn-v2",
@@ -31,7 +27,7 @@ DECODER = ShapeHandle.decoder.named("SmartTurnV2Output")  # its errors name this
 
 
 class SmartTurnV2(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/pipecat-ai/smart-turn-v2``: ``detect_turn()``, ``detect_turn_audio()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/pipecat-ai/smart-turn-v2``, from ``WorkersAI().model(...)``: ``detect_turn()``, ``detect_turn_audio()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncSmartTurnV2(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -3,25 +3,21 @@
 
 Beta text generation model from Qwen.
 
-Call it through ``WorkersAI().model('@cf/qwen/qwen1.5-0.5b-chat')``, which returns :class:`Qwen1_5_0_5bChat`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_pgfgja import *  # noqa: F403
-from ....models._shapes.text_generation_pgfgja import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mjpjgl import *  # noqa: F403
+from ....models._shapes.text_generation_mjpjgl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Qwen1_5_0_5bChatInput: TypeAlias = ShapeInput
-Qwen1_5_0_5bChatOutput: TypeAlias = ShapeOutput
+Qwen1_5_0_5bChatInput = ShapeInput  # type aliases, as the shape's are
+Qwen1_5_0_5bChatOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/qwen/qwen1.5-0.5b-chat",
     task="Text Generation",
     description="Beta text generation model from Qwen.",
-    price=(),
     properties={"beta": "true", "info": "https://huggingface.co/qwen/qwen1.5-0.5b-chat"},
     schema="models/cf/qwen/qwen1_5_0_5b_chat.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("Qwen1_5_0_5bChatOutput")  # its errors name
 
 
 class Qwen1_5_0_5bChat(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/qwen/qwen1.5-0.5b-chat``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/qwen/qwen1.5-0.5b-chat``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncQwen1_5_0_5bChat(AsyncShapeHandle, info=INFO, decoder=DECODER):

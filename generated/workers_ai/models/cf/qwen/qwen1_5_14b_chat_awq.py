@@ -3,25 +3,21 @@
 
 Beta text generation model from Qwen, with a 7,500-token context window.
 
-Call it through ``WorkersAI().model('@cf/qwen/qwen1.5-14b-chat-awq')``, which returns :class:`Qwen1_5_14bChatAwq`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_dphabh import *  # noqa: F403
-from ....models._shapes.text_generation_dphabh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_enpkao import *  # noqa: F403
+from ....models._shapes.text_generation_enpkao import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Qwen1_5_14bChatAwqInput: TypeAlias = ShapeInput
-Qwen1_5_14bChatAwqOutput: TypeAlias = ShapeOutput
+Qwen1_5_14bChatAwqInput = ShapeInput  # type aliases, as the shape's are
+Qwen1_5_14bChatAwqOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/qwen/qwen1.5-14b-chat-awq",
     task="Text Generation",
     description="Beta text generation model from Qwen, with a 7,500-token context window.",
-    price=(),
     properties={"beta": "true", "context_window": "7500", "info": "https://huggingface.co/qwen/qwen1.5-14b-chat-awq"},
     schema="models/cf/qwen/qwen1_5_14b_chat_awq.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("Qwen1_5_14bChatAwqOutput")  # its errors na
 
 
 class Qwen1_5_14bChatAwq(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/qwen/qwen1.5-14b-chat-awq``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/qwen/qwen1.5-14b-chat-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncQwen1_5_14bChatAwq(AsyncShapeHandle, info=INFO, decoder=DECODER):

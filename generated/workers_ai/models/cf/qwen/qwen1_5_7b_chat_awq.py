@@ -3,25 +3,21 @@
 
 Beta text generation model from Qwen, with a 20,000-token context window; scheduled to be retired on 2025-10-01.
 
-Call it through ``WorkersAI().model('@cf/qwen/qwen1.5-7b-chat-awq')``, which returns :class:`Qwen1_5_7bChatAwq`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_kbjhcd import *  # noqa: F403
-from ....models._shapes.text_generation_kbjhcd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_pnchif import *  # noqa: F403
+from ....models._shapes.text_generation_pnchif import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Qwen1_5_7bChatAwqInput: TypeAlias = ShapeInput
-Qwen1_5_7bChatAwqOutput: TypeAlias = ShapeOutput
+Qwen1_5_7bChatAwqInput = ShapeInput  # type aliases, as the shape's are
+Qwen1_5_7bChatAwqOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/qwen/qwen1.5-7b-chat-awq",
     task="Text Generation",
     description="Beta text generation model from Qwen, with a 20,000-token context window; scheduled to be retired on 2025-10-01.",
-    price=(),
     properties={
         "beta": "true",
         "context_window": "20000",
@@ -34,7 +30,7 @@ DECODER = ShapeHandle.decoder.named("Qwen1_5_7bChatAwqOutput")  # its errors nam
 
 
 class Qwen1_5_7bChatAwq(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/qwen/qwen1.5-7b-chat-awq``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/qwen/qwen1.5-7b-chat-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncQwen1_5_7bChatAwq(AsyncShapeHandle, info=INFO, decoder=DECODER):

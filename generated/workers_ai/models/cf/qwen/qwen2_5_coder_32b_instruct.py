@@ -4,20 +4,16 @@
 Qwen2.5 Coder (32B), tuned to write and explain code.
 
 Price: 0.66 USD per M input tokens; 1 USD per M output tokens.
-
-Call it through ``WorkersAI().model('@cf/qwen/qwen2.5-coder-32b-instruct')``, which returns :class:`Qwen2_5Coder32bInstruct`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_dphabh import *  # noqa: F403
-from ....models._shapes.text_generation_dphabh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_enpkao import *  # noqa: F403
+from ....models._shapes.text_generation_enpkao import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Qwen2_5Coder32bInstructInput: TypeAlias = ShapeInput
-Qwen2_5Coder32bInstructOutput: TypeAlias = ShapeOutput
+Qwen2_5Coder32bInstructInput = ShapeInput  # type aliases, as the shape's are
+Qwen2_5Coder32bInstructOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/qwen/qwen2.5-coder-32b-instruct",
@@ -34,7 +30,7 @@ DECODER = ShapeHandle.decoder.named("Qwen2_5Coder32bInstructOutput")  # its erro
 
 
 class Qwen2_5Coder32bInstruct(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/qwen/qwen2.5-coder-32b-instruct``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/qwen/qwen2.5-coder-32b-instruct``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncQwen2_5Coder32bInstruct(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -4,20 +4,16 @@
 Qwen3 30B-A3B, a mixture-of-experts model (FP8) from the Qwen team with reasoning, tool use and broad language support.
 
 Price: 0.051 USD per M input tokens; 0.34 USD per M output tokens.
-
-Call it through ``WorkersAI().model('@cf/qwen/qwen3-30b-a3b-fp8')``, which returns :class:`Qwen3_30bA3bFp8`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_eeilce import *  # noqa: F403
-from ....models._shapes.text_generation_eeilce import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_ebhlcg import *  # noqa: F403
+from ....models._shapes.text_generation_ebhlcg import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Qwen3_30bA3bFp8Input: TypeAlias = ShapeInput
-Qwen3_30bA3bFp8Output: TypeAlias = ShapeOutput
+Qwen3_30bA3bFp8Input = ShapeInput  # type aliases, as the shape's are
+Qwen3_30bA3bFp8Output = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/qwen/qwen3-30b-a3b-fp8",
@@ -34,7 +30,7 @@ DECODER = ShapeHandle.decoder.named("Qwen3_30bA3bFp8Output")  # its errors name 
 
 
 class Qwen3_30bA3bFp8(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/qwen/qwen3-30b-a3b-fp8``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/qwen/qwen3-30b-a3b-fp8``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncQwen3_30bA3bFp8(AsyncShapeHandle, info=INFO, decoder=DECODER):

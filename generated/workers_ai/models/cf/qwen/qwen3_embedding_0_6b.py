@@ -4,20 +4,16 @@
 Qwen3 Embedding (0.6B): embeds documents and queries for retrieval.
 
 Price: 0.012 USD per M input tokens.
-
-Call it through ``WorkersAI().model('@cf/qwen/qwen3-embedding-0.6b')``, which returns :class:`Qwen3Embedding0_6b`.
 """
 
 from __future__ import annotations
-
-from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
 from ....models._shapes.text_embeddings_mmkhbo import *  # noqa: F403
 from ....models._shapes.text_embeddings_mmkhbo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Qwen3Embedding0_6bInput: TypeAlias = ShapeInput
-Qwen3Embedding0_6bOutput: TypeAlias = ShapeOutput
+Qwen3Embedding0_6bInput = ShapeInput  # type aliases, as the shape's are
+Qwen3Embedding0_6bOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/qwen/qwen3-embedding-0.6b",
@@ -31,7 +27,7 @@ DECODER = ShapeHandle.decoder.named("Qwen3Embedding0_6bOutput")  # its errors na
 
 
 class Qwen3Embedding0_6b(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/qwen/qwen3-embedding-0.6b``: ``embed()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/qwen/qwen3-embedding-0.6b``, from ``WorkersAI().model(...)``: ``embed()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncQwen3Embedding0_6b(AsyncShapeHandle, info=INFO, decoder=DECODER):

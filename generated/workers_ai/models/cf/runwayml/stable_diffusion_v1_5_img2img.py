@@ -3,25 +3,21 @@
 
 Beta image generation model from Runway.
 
-Call it through ``WorkersAI().model('@cf/runwayml/stable-diffusion-v1-5-img2img')``, which returns :class:`StableDiffusionV1_5Img2img`.
 """
 
 from __future__ import annotations
-
-from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
 from ....models._shapes.text_to_image_jhapbp import *  # noqa: F403
 from ....models._shapes.text_to_image_jhapbp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-StableDiffusionV1_5Img2imgInput: TypeAlias = ShapeInput
-StableDiffusionV1_5Img2imgOutput: TypeAlias = ShapeOutput
+StableDiffusionV1_5Img2imgInput = ShapeInput  # type aliases, as the shape's are
+StableDiffusionV1_5Img2imgOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/runwayml/stable-diffusion-v1-5-img2img",
     task="Text-to-Image",
     description="Beta image generation model from Runway.",
-    price=(),
     properties={
         "beta": "true",
         "info": "https://huggingface.co/runwayml/stable-diffusion-v1-5",
@@ -33,7 +29,7 @@ DECODER = ShapeHandle.decoder.named("StableDiffusionV1_5Img2imgOutput")  # its e
 
 
 class StableDiffusionV1_5Img2img(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/runwayml/stable-diffusion-v1-5-img2img``: ``generate_image()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/runwayml/stable-diffusion-v1-5-img2img``, from ``WorkersAI().model(...)``: ``generate_image()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncStableDiffusionV1_5Img2img(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -4,20 +4,16 @@
 Beta image generation model from Runway.
 
 Price: 0 USD per step.
-
-Call it through ``WorkersAI().model('@cf/runwayml/stable-diffusion-v1-5-inpainting')``, which returns :class:`StableDiffusionV1_5Inpainting`.
 """
 
 from __future__ import annotations
-
-from typing import TypeAlias
 
 from ...._handles.sync import ModelInfo
 from ....models._shapes.text_to_image_jhapbp import *  # noqa: F403
 from ....models._shapes.text_to_image_jhapbp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-StableDiffusionV1_5InpaintingInput: TypeAlias = ShapeInput
-StableDiffusionV1_5InpaintingOutput: TypeAlias = ShapeOutput
+StableDiffusionV1_5InpaintingInput = ShapeInput  # type aliases, as the shape's are
+StableDiffusionV1_5InpaintingOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/runwayml/stable-diffusion-v1-5-inpainting",
@@ -35,7 +31,7 @@ DECODER = ShapeHandle.decoder.named("StableDiffusionV1_5InpaintingOutput")  # it
 
 
 class StableDiffusionV1_5Inpainting(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/runwayml/stable-diffusion-v1-5-inpainting``: ``generate_image()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/runwayml/stable-diffusion-v1-5-inpainting``, from ``WorkersAI().model(...)``: ``generate_image()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncStableDiffusionV1_5Inpainting(AsyncShapeHandle, info=INFO, decoder=DECODER):

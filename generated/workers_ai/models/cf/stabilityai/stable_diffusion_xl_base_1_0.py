@@ -3,25 +3,21 @@
 
 Stability AI's Stable Diffusion XL base model for creating and editing pictures from text prompts.
 
-Call it through ``WorkersAI().model('@cf/stabilityai/stable-diffusion-xl-base-1.0')``, which returns :class:`StableDiffusionXlBase1_0`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_niehep import *  # noqa: F403
-from ....models._shapes.text_to_image_niehep import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_nfebie import *  # noqa: F403
+from ....models._shapes.text_to_image_nfebie import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-StableDiffusionXlBase1_0Input: TypeAlias = ShapeInput
-StableDiffusionXlBase1_0Output: TypeAlias = ShapeOutput
+StableDiffusionXlBase1_0Input = ShapeInput  # type aliases, as the shape's are
+StableDiffusionXlBase1_0Output = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/stabilityai/stable-diffusion-xl-base-1.0",
     task="Text-to-Image",
     description="Stability AI's Stable Diffusion XL base model for creating and editing pictures from text prompts.",
-    price=(),
     properties={
         "beta": "true",
         "info": "https://stability.ai/stable-diffusion",
@@ -33,7 +29,7 @@ DECODER = ShapeHandle.decoder.named("StableDiffusionXlBase1_0Output")  # its err
 
 
 class StableDiffusionXlBase1_0(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/stabilityai/stable-diffusion-xl-base-1.0``: ``generate_image()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/stabilityai/stable-diffusion-xl-base-1.0``, from ``WorkersAI().model(...)``: ``generate_image()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncStableDiffusionXlBase1_0(AsyncShapeHandle, info=INFO, decoder=DECODER):

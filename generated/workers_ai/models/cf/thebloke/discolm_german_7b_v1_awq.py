@@ -3,25 +3,21 @@
 
 Beta text generation model, a quantized community build published by TheBloke, with a 4,096-token context window.
 
-Call it through ``WorkersAI().model('@cf/thebloke/discolm-german-7b-v1-awq')``, which returns :class:`DiscolmGerman7bV1Awq`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_pgfgja import *  # noqa: F403
-from ....models._shapes.text_generation_pgfgja import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mjpjgl import *  # noqa: F403
+from ....models._shapes.text_generation_mjpjgl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-DiscolmGerman7bV1AwqInput: TypeAlias = ShapeInput
-DiscolmGerman7bV1AwqOutput: TypeAlias = ShapeOutput
+DiscolmGerman7bV1AwqInput = ShapeInput  # type aliases, as the shape's are
+DiscolmGerman7bV1AwqOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/thebloke/discolm-german-7b-v1-awq",
     task="Text Generation",
     description="Beta text generation model, a quantized community build published by TheBloke, with a 4,096-token context window.",
-    price=(),
     properties={
         "beta": "true",
         "context_window": "4096",
@@ -33,7 +29,7 @@ DECODER = ShapeHandle.decoder.named("DiscolmGerman7bV1AwqOutput")  # its errors 
 
 
 class DiscolmGerman7bV1Awq(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/thebloke/discolm-german-7b-v1-awq``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/thebloke/discolm-german-7b-v1-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncDiscolmGerman7bV1Awq(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -3,25 +3,21 @@
 
 Beta text generation model from TII.
 
-Call it through ``WorkersAI().model('@cf/tiiuae/falcon-7b-instruct')``, which returns :class:`Falcon7bInstruct`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_picfld import *  # noqa: F403
-from ....models._shapes.text_generation_picfld import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_alkfij import *  # noqa: F403
+from ....models._shapes.text_generation_alkfij import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Falcon7bInstructInput: TypeAlias = ShapeInput
-Falcon7bInstructOutput: TypeAlias = ShapeOutput
+Falcon7bInstructInput = ShapeInput  # type aliases, as the shape's are
+Falcon7bInstructOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/tiiuae/falcon-7b-instruct",
     task="Text Generation",
     description="Beta text generation model from TII.",
-    price=(),
     properties={"beta": "true", "info": "https://huggingface.co/tiiuae/falcon-7b-instruct"},
     schema="models/cf/tiiuae/falcon_7b_instruct.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("Falcon7bInstructOutput")  # its errors name
 
 
 class Falcon7bInstruct(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/tiiuae/falcon-7b-instruct``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/tiiuae/falcon-7b-instruct``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncFalcon7bInstruct(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -3,25 +3,21 @@
 
 Beta text generation model from the TinyLlama project.
 
-Call it through ``WorkersAI().model('@cf/tinyllama/tinyllama-1.1b-chat-v1.0')``, which returns :class:`Tinyllama1_1bChatV1_0`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_picfld import *  # noqa: F403
-from ....models._shapes.text_generation_picfld import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_alkfij import *  # noqa: F403
+from ....models._shapes.text_generation_alkfij import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Tinyllama1_1bChatV1_0Input: TypeAlias = ShapeInput
-Tinyllama1_1bChatV1_0Output: TypeAlias = ShapeOutput
+Tinyllama1_1bChatV1_0Input = ShapeInput  # type aliases, as the shape's are
+Tinyllama1_1bChatV1_0Output = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
     task="Text Generation",
     description="Beta text generation model from the TinyLlama project.",
-    price=(),
     properties={"beta": "true", "info": "https://huggingface.co/TinyLlama/TinyLlama-1.1B-Chat-v1.0"},
     schema="models/cf/tinyllama/tinyllama_1_1b_chat_v1_0.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("Tinyllama1_1bChatV1_0Output")  # its errors
 
 
 class Tinyllama1_1bChatV1_0(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/tinyllama/tinyllama-1.1b-chat-v1.0``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/tinyllama/tinyllama-1.1b-chat-v1.0``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncTinyllama1_1bChatV1_0(AsyncShapeHandle, info=INFO, decoder=DECODER):

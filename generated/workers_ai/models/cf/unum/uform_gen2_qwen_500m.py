@@ -3,25 +3,21 @@
 
 Beta image understanding model from Unum.
 
-Call it through ``WorkersAI().model('@cf/unum/uform-gen2-qwen-500m')``, which returns :class:`UformGen2Qwen500m`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.image_to_text_ckcenf import *  # noqa: F403
-from ....models._shapes.image_to_text_ckcenf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.image_to_text_gmkmjf import *  # noqa: F403
+from ....models._shapes.image_to_text_gmkmjf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-UformGen2Qwen500mInput: TypeAlias = ShapeInput
-UformGen2Qwen500mOutput: TypeAlias = ShapeOutput
+UformGen2Qwen500mInput = ShapeInput  # type aliases, as the shape's are
+UformGen2Qwen500mOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/unum/uform-gen2-qwen-500m",
     task="Image-to-Text",
     description="Beta image understanding model from Unum.",
-    price=(),
     properties={"beta": "true", "info": "https://www.unum.cloud/"},
     schema="models/cf/unum/uform_gen2_qwen_500m.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("UformGen2Qwen500mOutput")  # its errors nam
 
 
 class UformGen2Qwen500m(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/unum/uform-gen2-qwen-500m``: ``describe()``, ``prompt()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/unum/uform-gen2-qwen-500m``, from ``WorkersAI().model(...)``: ``describe()``, ``prompt()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncUformGen2Qwen500m(AsyncShapeHandle, info=INFO, decoder=DECODER):

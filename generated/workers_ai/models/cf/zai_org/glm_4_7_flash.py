@@ -4,20 +4,16 @@
 Text generation model from Z.ai, with a 131,072-token context window, tool calling and reasoning.
 
 Price: 0.0605 USD per M input tokens; 0.4 USD per M output tokens.
-
-Call it through ``WorkersAI().model('@cf/zai-org/glm-4.7-flash')``, which returns :class:`Glm4_7Flash`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_ekhacl import *  # noqa: F403
-from ....models._shapes.text_generation_ekhacl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mljlic import *  # noqa: F403
+from ....models._shapes.text_generation_mljlic import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Glm4_7FlashInput: TypeAlias = ShapeInput
-Glm4_7FlashOutput: TypeAlias = ShapeOutput
+Glm4_7FlashInput = ShapeInput  # type aliases, as the shape's are
+Glm4_7FlashOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@cf/zai-org/glm-4.7-flash",
@@ -34,7 +30,7 @@ DECODER = ShapeHandle.decoder.named("Glm4_7FlashOutput")  # its errors name this
 
 
 class Glm4_7Flash(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@cf/zai-org/glm-4.7-flash``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@cf/zai-org/glm-4.7-flash``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncGlm4_7Flash(AsyncShapeHandle, info=INFO, decoder=DECODER):

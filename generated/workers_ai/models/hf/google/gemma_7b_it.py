@@ -3,25 +3,21 @@
 
 Beta text generation model from Google, with an 8,192-token context window and LoRA adapters.
 
-Call it through ``WorkersAI().model('@hf/google/gemma-7b-it')``, which returns :class:`Gemma7bIt`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_pgfgja import *  # noqa: F403
-from ....models._shapes.text_generation_pgfgja import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mjpjgl import *  # noqa: F403
+from ....models._shapes.text_generation_mjpjgl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Gemma7bItInput: TypeAlias = ShapeInput
-Gemma7bItOutput: TypeAlias = ShapeOutput
+Gemma7bItInput = ShapeInput  # type aliases, as the shape's are
+Gemma7bItOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@hf/google/gemma-7b-it",
     task="Text Generation",
     description="Beta text generation model from Google, with an 8,192-token context window and LoRA adapters.",
-    price=(),
     properties={
         "beta": "true",
         "context_window": "8192",
@@ -35,7 +31,7 @@ DECODER = ShapeHandle.decoder.named("Gemma7bItOutput")  # its errors name this m
 
 
 class Gemma7bIt(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@hf/google/gemma-7b-it``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@hf/google/gemma-7b-it``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncGemma7bIt(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -3,25 +3,21 @@
 
 Text generation model from Meta.
 
-Call it through ``WorkersAI().model('@hf/meta-llama/meta-llama-3-8b-instruct')``, which returns :class:`MetaLlama3_8bInstruct`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_pgfgja import *  # noqa: F403
-from ....models._shapes.text_generation_pgfgja import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mjpjgl import *  # noqa: F403
+from ....models._shapes.text_generation_mjpjgl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-MetaLlama3_8bInstructInput: TypeAlias = ShapeInput
-MetaLlama3_8bInstructOutput: TypeAlias = ShapeOutput
+MetaLlama3_8bInstructInput = ShapeInput  # type aliases, as the shape's are
+MetaLlama3_8bInstructOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@hf/meta-llama/meta-llama-3-8b-instruct",
     task="Text Generation",
     description="Text generation model from Meta.",
-    price=(),
     properties={},
     schema="models/hf/meta_llama/meta_llama_3_8b_instruct.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("MetaLlama3_8bInstructOutput")  # its errors
 
 
 class MetaLlama3_8bInstruct(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@hf/meta-llama/meta-llama-3-8b-instruct``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@hf/meta-llama/meta-llama-3-8b-instruct``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncMetaLlama3_8bInstruct(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -3,25 +3,21 @@
 
 Beta text generation model from Mistral AI, with a 3,072-token context window and LoRA adapters; scheduled to be retired on 2026-05-30.
 
-Call it through ``WorkersAI().model('@hf/mistral/mistral-7b-instruct-v0.2')``, which returns :class:`Mistral7bInstructV0_2`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_kbjhcd import *  # noqa: F403
-from ....models._shapes.text_generation_kbjhcd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_pnchif import *  # noqa: F403
+from ....models._shapes.text_generation_pnchif import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Mistral7bInstructV0_2Input: TypeAlias = ShapeInput
-Mistral7bInstructV0_2Output: TypeAlias = ShapeOutput
+Mistral7bInstructV0_2Input = ShapeInput  # type aliases, as the shape's are
+Mistral7bInstructV0_2Output = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@hf/mistral/mistral-7b-instruct-v0.2",
     task="Text Generation",
     description="Beta text generation model from Mistral AI, with a 3,072-token context window and LoRA adapters; scheduled to be retired on 2026-05-30.",
-    price=(),
     properties={
         "beta": "true",
         "context_window": "3072",
@@ -38,7 +34,7 @@ DECODER = ShapeHandle.decoder.named("Mistral7bInstructV0_2Output")  # its errors
 
 
 class Mistral7bInstructV0_2(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@hf/mistral/mistral-7b-instruct-v0.2``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@hf/mistral/mistral-7b-instruct-v0.2``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncMistral7bInstructV0_2(AsyncShapeHandle, info=INFO, decoder=DECODER):

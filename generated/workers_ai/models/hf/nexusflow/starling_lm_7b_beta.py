@@ -3,25 +3,21 @@
 
 Beta text generation model from Nexusflow, with a 4,096-token context window.
 
-Call it through ``WorkersAI().model('@hf/nexusflow/starling-lm-7b-beta')``, which returns :class:`StarlingLm7bBeta`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_olaboc import *  # noqa: F403
-from ....models._shapes.text_generation_olaboc import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_lceilo import *  # noqa: F403
+from ....models._shapes.text_generation_lceilo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-StarlingLm7bBetaInput: TypeAlias = ShapeInput
-StarlingLm7bBetaOutput: TypeAlias = ShapeOutput
+StarlingLm7bBetaInput = ShapeInput  # type aliases, as the shape's are
+StarlingLm7bBetaOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@hf/nexusflow/starling-lm-7b-beta",
     task="Text Generation",
     description="Beta text generation model from Nexusflow, with a 4,096-token context window.",
-    price=(),
     properties={
         "beta": "true",
         "context_window": "4096",
@@ -36,7 +32,7 @@ DECODER = ShapeHandle.decoder.named("StarlingLm7bBetaOutput")  # its errors name
 
 
 class StarlingLm7bBeta(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@hf/nexusflow/starling-lm-7b-beta``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@hf/nexusflow/starling-lm-7b-beta``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncStarlingLm7bBeta(AsyncShapeHandle, info=INFO, decoder=DECODER):

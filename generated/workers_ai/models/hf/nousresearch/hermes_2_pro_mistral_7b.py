@@ -3,25 +3,21 @@
 
 Nous Research's Hermes 2 Pro, a Mistral 7B fine-tune trained for chat, function calling and JSON output.
 
-Call it through ``WorkersAI().model('@hf/nousresearch/hermes-2-pro-mistral-7b')``, which returns :class:`Hermes2ProMistral7b`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_klbjci import *  # noqa: F403
-from ....models._shapes.text_generation_klbjci import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mjjhki import *  # noqa: F403
+from ....models._shapes.text_generation_mjjhki import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Hermes2ProMistral7bInput: TypeAlias = ShapeInput
-Hermes2ProMistral7bOutput: TypeAlias = ShapeOutput
+Hermes2ProMistral7bInput = ShapeInput  # type aliases, as the shape's are
+Hermes2ProMistral7bOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@hf/nousresearch/hermes-2-pro-mistral-7b",
     task="Text Generation",
     description="Nous Research's Hermes 2 Pro, a Mistral 7B fine-tune trained for chat, function calling and JSON output.",
-    price=(),
     properties={
         "beta": "true",
         "context_window": "24000",
@@ -34,7 +30,7 @@ DECODER = ShapeHandle.decoder.named("Hermes2ProMistral7bOutput")  # its errors n
 
 
 class Hermes2ProMistral7b(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@hf/nousresearch/hermes-2-pro-mistral-7b``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@hf/nousresearch/hermes-2-pro-mistral-7b``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncHermes2ProMistral7b(AsyncShapeHandle, info=INFO, decoder=DECODER):

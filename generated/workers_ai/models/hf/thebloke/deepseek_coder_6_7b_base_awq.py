@@ -3,25 +3,21 @@
 
 DeepSeek Coder base model (6.7B, AWQ-quantized) for completing code.
 
-Call it through ``WorkersAI().model('@hf/thebloke/deepseek-coder-6.7b-base-awq')``, which returns :class:`DeepseekCoder6_7bBaseAwq`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_kjdhol import *  # noqa: F403
-from ....models._shapes.text_generation_kjdhol import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_onafpj import *  # noqa: F403
+from ....models._shapes.text_generation_onafpj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-DeepseekCoder6_7bBaseAwqInput: TypeAlias = ShapeInput
-DeepseekCoder6_7bBaseAwqOutput: TypeAlias = ShapeOutput
+DeepseekCoder6_7bBaseAwqInput = ShapeInput  # type aliases, as the shape's are
+DeepseekCoder6_7bBaseAwqOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@hf/thebloke/deepseek-coder-6.7b-base-awq",
     task="Text Generation",
     description="DeepSeek Coder base model (6.7B, AWQ-quantized) for completing code.",
-    price=(),
     properties={"beta": "true", "terms": "https://huggingface.co/TheBloke/deepseek-coder-6.7B-base-AWQ"},
     schema="models/hf/thebloke/deepseek_coder_6_7b_base_awq.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("DeepseekCoder6_7bBaseAwqOutput")  # its err
 
 
 class DeepseekCoder6_7bBaseAwq(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@hf/thebloke/deepseek-coder-6.7b-base-awq``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@hf/thebloke/deepseek-coder-6.7b-base-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncDeepseekCoder6_7bBaseAwq(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -3,25 +3,21 @@
 
 DeepSeek Coder (6.7B, AWQ-quantized), tuned to write code.
 
-Call it through ``WorkersAI().model('@hf/thebloke/deepseek-coder-6.7b-instruct-awq')``, which returns :class:`DeepseekCoder6_7bInstructAwq`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_olaboc import *  # noqa: F403
-from ....models._shapes.text_generation_olaboc import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_lceilo import *  # noqa: F403
+from ....models._shapes.text_generation_lceilo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-DeepseekCoder6_7bInstructAwqInput: TypeAlias = ShapeInput
-DeepseekCoder6_7bInstructAwqOutput: TypeAlias = ShapeOutput
+DeepseekCoder6_7bInstructAwqInput = ShapeInput  # type aliases, as the shape's are
+DeepseekCoder6_7bInstructAwqOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
     task="Text Generation",
     description="DeepSeek Coder (6.7B, AWQ-quantized), tuned to write code.",
-    price=(),
     properties={
         "beta": "true",
         "context_window": "4096",
@@ -33,7 +29,7 @@ DECODER = ShapeHandle.decoder.named("DeepseekCoder6_7bInstructAwqOutput")  # its
 
 
 class DeepseekCoder6_7bInstructAwq(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@hf/thebloke/deepseek-coder-6.7b-instruct-awq``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@hf/thebloke/deepseek-coder-6.7b-instruct-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncDeepseekCoder6_7bInstructAwq(AsyncShapeHandle, info=INFO, decoder=DECODER):

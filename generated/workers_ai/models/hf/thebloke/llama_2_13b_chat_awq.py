@@ -3,25 +3,21 @@
 
 Beta text generation model, a quantized community build published by TheBloke.
 
-Call it through ``WorkersAI().model('@hf/thebloke/llama-2-13b-chat-awq')``, which returns :class:`Llama2_13bChatAwq`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_kjdhol import *  # noqa: F403
-from ....models._shapes.text_generation_kjdhol import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_onafpj import *  # noqa: F403
+from ....models._shapes.text_generation_onafpj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Llama2_13bChatAwqInput: TypeAlias = ShapeInput
-Llama2_13bChatAwqOutput: TypeAlias = ShapeOutput
+Llama2_13bChatAwqInput = ShapeInput  # type aliases, as the shape's are
+Llama2_13bChatAwqOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@hf/thebloke/llama-2-13b-chat-awq",
     task="Text Generation",
     description="Beta text generation model, a quantized community build published by TheBloke.",
-    price=(),
     properties={"beta": "true", "info": "https://huggingface.co/TheBloke/Llama-2-13B-chat-AWQ"},
     schema="models/hf/thebloke/llama_2_13b_chat_awq.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("Llama2_13bChatAwqOutput")  # its errors nam
 
 
 class Llama2_13bChatAwq(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@hf/thebloke/llama-2-13b-chat-awq``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@hf/thebloke/llama-2-13b-chat-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncLlama2_13bChatAwq(AsyncShapeHandle, info=INFO, decoder=DECODER):

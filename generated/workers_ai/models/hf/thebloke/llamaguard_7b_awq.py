@@ -3,25 +3,21 @@
 
 Llama Guard (7B, AWQ-quantized): rates prompts and replies as safe or unsafe.
 
-Call it through ``WorkersAI().model('@hf/thebloke/llamaguard-7b-awq')``, which returns :class:`Llamaguard7bAwq`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_pgfgja import *  # noqa: F403
-from ....models._shapes.text_generation_pgfgja import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mjpjgl import *  # noqa: F403
+from ....models._shapes.text_generation_mjpjgl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Llamaguard7bAwqInput: TypeAlias = ShapeInput
-Llamaguard7bAwqOutput: TypeAlias = ShapeOutput
+Llamaguard7bAwqInput = ShapeInput  # type aliases, as the shape's are
+Llamaguard7bAwqOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@hf/thebloke/llamaguard-7b-awq",
     task="Text Generation",
     description="Llama Guard (7B, AWQ-quantized): rates prompts and replies as safe or unsafe.",
-    price=(),
     properties={"beta": "true", "context_window": "4096"},
     schema="models/hf/thebloke/llamaguard_7b_awq.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("Llamaguard7bAwqOutput")  # its errors name 
 
 
 class Llamaguard7bAwq(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@hf/thebloke/llamaguard-7b-awq``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@hf/thebloke/llamaguard-7b-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncLlamaguard7bAwq(AsyncShapeHandle, info=INFO, decoder=DECODER):

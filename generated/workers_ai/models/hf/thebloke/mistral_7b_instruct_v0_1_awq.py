@@ -3,25 +3,21 @@
 
 Beta text generation model, a quantized community build published by TheBloke, with a 4,096-token context window.
 
-Call it through ``WorkersAI().model('@hf/thebloke/mistral-7b-instruct-v0.1-awq')``, which returns :class:`Mistral7bInstructV0_1Awq`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_olaboc import *  # noqa: F403
-from ....models._shapes.text_generation_olaboc import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_lceilo import *  # noqa: F403
+from ....models._shapes.text_generation_lceilo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Mistral7bInstructV0_1AwqInput: TypeAlias = ShapeInput
-Mistral7bInstructV0_1AwqOutput: TypeAlias = ShapeOutput
+Mistral7bInstructV0_1AwqInput = ShapeInput  # type aliases, as the shape's are
+Mistral7bInstructV0_1AwqOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@hf/thebloke/mistral-7b-instruct-v0.1-awq",
     task="Text Generation",
     description="Beta text generation model, a quantized community build published by TheBloke, with a 4,096-token context window.",
-    price=(),
     properties={
         "beta": "true",
         "context_window": "4096",
@@ -33,7 +29,7 @@ DECODER = ShapeHandle.decoder.named("Mistral7bInstructV0_1AwqOutput")  # its err
 
 
 class Mistral7bInstructV0_1Awq(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@hf/thebloke/mistral-7b-instruct-v0.1-awq``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@hf/thebloke/mistral-7b-instruct-v0.1-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncMistral7bInstructV0_1Awq(AsyncShapeHandle, info=INFO, decoder=DECODER):

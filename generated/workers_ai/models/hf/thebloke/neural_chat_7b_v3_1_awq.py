@@ -3,25 +3,21 @@
 
 Beta text generation model, a quantized community build published by TheBloke, with a 4,096-token context window.
 
-Call it through ``WorkersAI().model('@hf/thebloke/neural-chat-7b-v3-1-awq')``, which returns :class:`NeuralChat7bV3_1Awq`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_pgfgja import *  # noqa: F403
-from ....models._shapes.text_generation_pgfgja import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mjpjgl import *  # noqa: F403
+from ....models._shapes.text_generation_mjpjgl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-NeuralChat7bV3_1AwqInput: TypeAlias = ShapeInput
-NeuralChat7bV3_1AwqOutput: TypeAlias = ShapeOutput
+NeuralChat7bV3_1AwqInput = ShapeInput  # type aliases, as the shape's are
+NeuralChat7bV3_1AwqOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@hf/thebloke/neural-chat-7b-v3-1-awq",
     task="Text Generation",
     description="Beta text generation model, a quantized community build published by TheBloke, with a 4,096-token context window.",
-    price=(),
     properties={"beta": "true", "context_window": "4096"},
     schema="models/hf/thebloke/neural_chat_7b_v3_1_awq.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("NeuralChat7bV3_1AwqOutput")  # its errors n
 
 
 class NeuralChat7bV3_1Awq(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@hf/thebloke/neural-chat-7b-v3-1-awq``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@hf/thebloke/neural-chat-7b-v3-1-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncNeuralChat7bV3_1Awq(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -3,25 +3,21 @@
 
 Beta text generation model, a quantized community build published by TheBloke, with a 4,096-token context window.
 
-Call it through ``WorkersAI().model('@hf/thebloke/openhermes-2.5-mistral-7b-awq')``, which returns :class:`Openhermes2_5Mistral7bAwq`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_olaboc import *  # noqa: F403
-from ....models._shapes.text_generation_olaboc import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_lceilo import *  # noqa: F403
+from ....models._shapes.text_generation_lceilo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Openhermes2_5Mistral7bAwqInput: TypeAlias = ShapeInput
-Openhermes2_5Mistral7bAwqOutput: TypeAlias = ShapeOutput
+Openhermes2_5Mistral7bAwqInput = ShapeInput  # type aliases, as the shape's are
+Openhermes2_5Mistral7bAwqOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@hf/thebloke/openhermes-2.5-mistral-7b-awq",
     task="Text Generation",
     description="Beta text generation model, a quantized community build published by TheBloke, with a 4,096-token context window.",
-    price=(),
     properties={"beta": "true", "context_window": "4096"},
     schema="models/hf/thebloke/openhermes_2_5_mistral_7b_awq.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("Openhermes2_5Mistral7bAwqOutput")  # its er
 
 
 class Openhermes2_5Mistral7bAwq(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@hf/thebloke/openhermes-2.5-mistral-7b-awq``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@hf/thebloke/openhermes-2.5-mistral-7b-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncOpenhermes2_5Mistral7bAwq(AsyncShapeHandle, info=INFO, decoder=DECODER):

@@ -3,25 +3,21 @@
 
 Beta text generation model, a quantized community build published by TheBloke.
 
-Call it through ``WorkersAI().model('@hf/thebloke/zephyr-7b-beta-awq')``, which returns :class:`Zephyr7bBetaAwq`.
 """
 
 from __future__ import annotations
 
-from typing import TypeAlias
-
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_kjdhol import *  # noqa: F403
-from ....models._shapes.text_generation_kjdhol import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_onafpj import *  # noqa: F403
+from ....models._shapes.text_generation_onafpj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
-Zephyr7bBetaAwqInput: TypeAlias = ShapeInput
-Zephyr7bBetaAwqOutput: TypeAlias = ShapeOutput
+Zephyr7bBetaAwqInput = ShapeInput  # type aliases, as the shape's are
+Zephyr7bBetaAwqOutput = ShapeOutput
 
 INFO = ModelInfo(
     model_id="@hf/thebloke/zephyr-7b-beta-awq",
     task="Text Generation",
     description="Beta text generation model, a quantized community build published by TheBloke.",
-    price=(),
     properties={"beta": "true", "info": "https://huggingface.co/TheBloke/zephyr-7B-beta-AWQ"},
     schema="models/hf/thebloke/zephyr_7b_beta_awq.json",
 )
@@ -29,7 +25,7 @@ DECODER = ShapeHandle.decoder.named("Zephyr7bBetaAwqOutput")  # its errors name 
 
 
 class Zephyr7bBetaAwq(ShapeHandle, info=INFO, decoder=DECODER):
-    """Typed handle for ``@hf/thebloke/zephyr-7b-beta-awq``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
+    """Typed handle for ``@hf/thebloke/zephyr-7b-beta-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
 class AsyncZephyr7bBetaAwq(AsyncShapeHandle, info=INFO, decoder=DECODER):
