@@ -346,6 +346,8 @@ class ModelPlan:
             lines.append(f"from {up}_tools.structured import Parsed")
         if any(m.tool_form for m in self.methods):
             lines.append(f"from {up}_tools.tooldefs import ToolLike")
+        if any(m.runs_tools for m in self.methods):
+            lines.append(f"from {up}_tools.toolloop import ToolRun")
         return tuple(lines)
 
     @property
@@ -1021,10 +1023,7 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
     need.setdefault("typing", set()).update({"TypeAlias", "Any"})
     if p.type_only_imports:
         need["typing"].add("TYPE_CHECKING")
-    tools = any(m.runs_tools for m in p.methods)  # the handles subclass the bases that have run_tools()
-    need[_relative(depth, "_handles.sync")] = {"OutputDecoder"} if tools else {"ModelHandle", "OutputDecoder"}
-    if tools:
-        need[_relative(depth, "_tools.handles")] = {"ToolModelHandle", "AsyncToolModelHandle"}
+    need[_relative(depth, "_handles.sync")] = {"ModelHandle", "OutputDecoder"}
     if any(m.params_name for m in p.methods):
         need[_relative(depth, "_handles.ops")] = {"Op"}
     if any(m.params_name and m.params_own for m in p.methods):
@@ -1035,9 +1034,11 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
         need["typing"].update({"TypeVar", "overload"})
     if any(len(m.batch_variants) > 1 for m in p.methods):
         need["typing"].add("overload")
+    if any(m.runs_tools for m in p.methods):
+        need["typing"].add("Literal")
+        need.setdefault("collections.abc", set()).update({"Callable", "Mapping", "Sequence"})
     # The async twin: _aio_handle imports nothing heavy; its batch and stream types are TYPE_CHECKING imports.
-    if not tools:
-        need[_relative(depth, "_handles.aio")] = {"AsyncModelHandle"}
+    need[_relative(depth, "_handles.aio")] = {"AsyncModelHandle"}
     if any(m.kind == "json" for m in p.methods):
         need.setdefault("", set()).add("msgspec")
     binary: set[str] = (
@@ -1056,6 +1057,8 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
     for s in p.structs:
         exported += [s.name, *([s.twin] if s.twin else [])]
     exported += [a.name for a in p.aliases]
+    # The keyword arguments' TypedDicts (``ChatParams``): a model module re-exports only what is listed here.
+    exported += [m.params_name for m in p.methods if m.params_name and m.params_own]
     for _mod, names in p.shared:
         exported += list(names)
     skip = {p.handle, p.async_handle, p.input_alias, p.output_alias, "BinaryInput", "BinaryOutput"}

@@ -71,18 +71,20 @@ def test_client_aliases_are_module_names_and_whole_paths_where_two_share_one(tmp
         write_schema(schemas, f"{model_id}.json", _model(model_id, TEXT_IN, TEXT_OUT))
     build(schemas, out, "pkg_same")
     for name in ("_client.py", "_aio_client.py"):
+        prefix = "Async" if name == "_aio_client.py" else ""
         tree_ = ast.parse((out / "pkg_same" / name).read_text(encoding="utf-8"))
+        # The handle classes by name; where two models share one, under the module's whole path.
         imported = {
-            a.asname: f"{node.module}.{a.name}"
+            a.asname or a.name: f"{node.module}.{a.name}"
             for node in ast.walk(tree_)
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("models.")
             for a in node.names
             if not node.module.startswith("models._shapes")  # run()'s types, one module per shape
         }
         assert imported == {
-            "_cf__x__one": "models.cf.x.one",
-            "_cf__y__one": "models.cf.y.one",
-            "_two": "models.cf.x.two",
+            f"_cf__x__one_{prefix}One": f"models.cf.x.one.{prefix}One",
+            f"_cf__y__one_{prefix}One": f"models.cf.y.one.{prefix}One",
+            f"{prefix}Two": f"models.cf.x.two.{prefix}Two",
         }
         (cls,) = [n for n in tree_.body if isinstance(n, ast.ClassDef)]
         returns = {
@@ -90,7 +92,6 @@ def test_client_aliases_are_module_names_and_whole_paths_where_two_share_one(tmp
             for fn in ast.walk(cls)  # the overloads stand under ``if TYPE_CHECKING:`` in the class
             if isinstance(fn, ast.FunctionDef) and fn.name == "model" and fn.returns is not None
         }
-        prefix = "Async" if name == "_aio_client.py" else ""
-        assert returns["Literal['@cf/x/one']"] == f"_cf__x__one.{prefix}One"
-        assert returns["Literal['@cf/y/one']"] == f"_cf__y__one.{prefix}One"
-        assert returns["Literal['@cf/x/two']"] == f"_two.{prefix}Two"
+        assert returns["Literal['@cf/x/one']"] == f"_cf__x__one_{prefix}One"
+        assert returns["Literal['@cf/y/one']"] == f"_cf__y__one_{prefix}One"
+        assert returns["Literal['@cf/x/two']"] == f"{prefix}Two"

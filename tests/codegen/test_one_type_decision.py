@@ -171,10 +171,7 @@ def _typeddict_keys(dotted: str, name: str) -> dict[str, str]:
             keys.update(_typeddict_keys(dotted, base.id))
     for st in cls.body:
         if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name):
-            annotation = st.annotation  # ``Required[T]`` marks a required key of a total=False class: the type is T
-            if isinstance(annotation, ast.Subscript) and ast.unparse(annotation.value) == "Required":
-                annotation = annotation.slice
-            keys[st.target.id] = ast.unparse(annotation)
+            keys[st.target.id] = ast.unparse(st.annotation)
     return keys
 
 

@@ -9,8 +9,8 @@ Price: 0.342 USD per M input tokens; 0.342 USD per M output tokens.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.translation_ijfglo import *  # noqa: F403
-from ....models._shapes.translation_ijfglo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.translation_cabimh import *  # noqa: F403
+from ....models._shapes.translation_cabimh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Indictrans2EnIndic1BInput = ShapeInput  # type aliases, as the shape's are
 Indictrans2EnIndic1BOutput = ShapeOutput

@@ -9,8 +9,8 @@ Price: 0.35 USD per M input tokens; 0.56 USD per M output tokens.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_ifoelh import *  # noqa: F403
-from ....models._shapes.text_generation_ifoelh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_dbjnak import *  # noqa: F403
+from ....models._shapes.text_generation_dbjnak import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 GemmaSeaLionV4_27bItInput = ShapeInput  # type aliases, as the shape's are
 GemmaSeaLionV4_27bItOutput = ShapeOutput

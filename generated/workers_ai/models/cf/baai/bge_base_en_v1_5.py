@@ -9,8 +9,8 @@ Price: 0.067 USD per M input tokens.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_embeddings_kejmik import *  # noqa: F403
-from ....models._shapes.text_embeddings_kejmik import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_embeddings_glnbpc import *  # noqa: F403
+from ....models._shapes.text_embeddings_glnbpc import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 BgeBaseEnV1_5Input = ShapeInput  # type aliases, as the shape's are
 BgeBaseEnV1_5Output = ShapeOutput

@@ -9,8 +9,8 @@ Price: 0.2 USD per M input tokens.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_embeddings_depeag import *  # noqa: F403
-from ....models._shapes.text_embeddings_depeag import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_embeddings_japlci import *  # noqa: F403
+from ....models._shapes.text_embeddings_japlci import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 BgeLargeEnV1_5Input = ShapeInput  # type aliases, as the shape's are
 BgeLargeEnV1_5Output = ShapeOutput

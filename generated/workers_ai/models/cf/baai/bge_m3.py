@@ -9,8 +9,8 @@ Price: 0.0118 USD per M input tokens.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_embeddings_bmmfbb import *  # noqa: F403
-from ....models._shapes.text_embeddings_bmmfbb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_embeddings_djfhkp import *  # noqa: F403
+from ....models._shapes.text_embeddings_djfhkp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 BgeM3Input = ShapeInput  # type aliases, as the shape's are
 BgeM3Output = ShapeOutput

@@ -8,8 +8,8 @@ Reranking model from BAAI. Given a query and a list of passages, it scores how r
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_classification_adpkfg import *  # noqa: F403
-from ....models._shapes.text_classification_adpkfg import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_classification_efmjan import *  # noqa: F403
+from ....models._shapes.text_classification_efmjan import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 BgeRerankerBaseInput = ShapeInput  # type aliases, as the shape's are
 BgeRerankerBaseOutput = ShapeOutput

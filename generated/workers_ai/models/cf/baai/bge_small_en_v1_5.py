@@ -9,8 +9,8 @@ Price: 0.02 USD per M input tokens.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_embeddings_kejmik import *  # noqa: F403
-from ....models._shapes.text_embeddings_kejmik import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_embeddings_glnbpc import *  # noqa: F403
+from ....models._shapes.text_embeddings_glnbpc import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 BgeSmallEnV1_5Input = ShapeInput  # type aliases, as the shape's are
 BgeSmallEnV1_5Output = ShapeOutput

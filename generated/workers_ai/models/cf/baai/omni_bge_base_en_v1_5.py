@@ -8,8 +8,8 @@ Text embedding model from BAAI, with 768-dimensional vectors, inputs of up to 51
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_embeddings_depeag import *  # noqa: F403
-from ....models._shapes.text_embeddings_depeag import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_embeddings_japlci import *  # noqa: F403
+from ....models._shapes.text_embeddings_japlci import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 OmniBgeBaseEnV1_5Input = ShapeInput  # type aliases, as the shape's are
 OmniBgeBaseEnV1_5Output = ShapeOutput

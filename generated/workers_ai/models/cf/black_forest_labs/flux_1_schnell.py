@@ -8,8 +8,8 @@ FLUX.1 [schnell] from Black Forest Labs: a fast 12-billion-parameter model that 
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_gpjmdl import *  # noqa: F403
-from ....models._shapes.text_to_image_gpjmdl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_mohmok import *  # noqa: F403
+from ....models._shapes.text_to_image_mohmok import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Flux1SchnellInput = ShapeInput  # type aliases, as the shape's are
 Flux1SchnellOutput = ShapeOutput

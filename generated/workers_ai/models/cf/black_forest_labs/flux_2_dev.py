@@ -9,8 +9,8 @@ Price: 0.000413 USD per input 512x512 tile, per step; 0.000825 USD per output 51
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_iflldi import *  # noqa: F403
-from ....models._shapes.text_to_image_iflldi import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_afljki import *  # noqa: F403
+from ....models._shapes.text_to_image_afljki import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Flux2DevInput = ShapeInput  # type aliases, as the shape's are
 Flux2DevOutput = ShapeOutput

@@ -8,8 +8,8 @@ Image generation model from Black Forest Labs.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_pbeifo import *  # noqa: F403
-from ....models._shapes.text_to_image_pbeifo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_kembpl import *  # noqa: F403
+from ....models._shapes.text_to_image_kembpl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Flux2Klein4bInput = ShapeInput  # type aliases, as the shape's are
 Flux2Klein4bOutput = ShapeOutput

@@ -8,8 +8,8 @@ Image generation model from Black Forest Labs.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_bhnppj import *  # noqa: F403
-from ....models._shapes.text_to_image_bhnppj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_mkiijb import *  # noqa: F403
+from ....models._shapes.text_to_image_mkiijb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Flux2Klein9bInput = ShapeInput  # type aliases, as the shape's are
 Flux2Klein9bOutput = ShapeOutput

@@ -8,8 +8,8 @@ Cloudflare's extraction model: reads a text state (and optional images) and retu
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mbpfkb import *  # noqa: F403
-from ....models._shapes.text_generation_mbpfkb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mnmcnn import *  # noqa: F403
+from ....models._shapes.text_generation_mnmcnn import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 ClairicInput = ShapeInput  # type aliases, as the shape's are
 ClairicOutput = ShapeOutput

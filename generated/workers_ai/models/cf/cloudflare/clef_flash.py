@@ -9,8 +9,8 @@ Price: 0.09 USD per M input tokens.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_kiedgo import *  # noqa: F403
-from ....models._shapes.text_generation_kiedgo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_oakpgn import *  # noqa: F403
+from ....models._shapes.text_generation_oakpgn import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 ClefFlashInput = ShapeInput  # type aliases, as the shape's are
 ClefFlashOutput = ShapeOutput

@@ -9,8 +9,8 @@ Price: 0.15 USD per M input tokens.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_kjjldi import *  # noqa: F403
-from ....models._shapes.text_generation_kjjldi import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_cfbdcd import *  # noqa: F403
+from ....models._shapes.text_generation_cfbdcd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 ClefOmniInput = ShapeInput  # type aliases, as the shape's are
 ClefOmniOutput = ShapeOutput

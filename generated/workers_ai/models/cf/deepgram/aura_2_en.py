@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_speech_ejpeih import *  # noqa: F403
-from ....models._shapes.text_to_speech_ejpeih import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_speech_pihhin import *  # noqa: F403
+from ....models._shapes.text_to_speech_pihhin import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

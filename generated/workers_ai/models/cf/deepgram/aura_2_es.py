@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_speech_ihneak import *  # noqa: F403
-from ....models._shapes.text_to_speech_ihneak import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_speech_pklihb import *  # noqa: F403
+from ....models._shapes.text_to_speech_pklihb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

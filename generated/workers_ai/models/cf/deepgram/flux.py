@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.automatic_speech_recognition_dgomkd import *  # noqa: F403
-from ....models._shapes.automatic_speech_recognition_dgomkd import (
+from ....models._shapes.automatic_speech_recognition_cjboef import *  # noqa: F403
+from ....models._shapes.automatic_speech_recognition_cjboef import (
     AsyncShapeHandle,
     ShapeHandle,
     ShapeInput,

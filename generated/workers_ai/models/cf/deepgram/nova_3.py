@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.automatic_speech_recognition_chgnop import *  # noqa: F403
-from ....models._shapes.automatic_speech_recognition_chgnop import (
+from ....models._shapes.automatic_speech_recognition_gnfpej import *  # noqa: F403
+from ....models._shapes.automatic_speech_recognition_gnfpej import (
     AsyncShapeHandle,
     ShapeHandle,
     ShapeInput,

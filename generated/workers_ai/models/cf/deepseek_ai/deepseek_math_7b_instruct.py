@@ -8,8 +8,8 @@ DeepSeek Math (7B), tuned for mathematical reasoning.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mjpjgl import *  # noqa: F403
-from ....models._shapes.text_generation_mjpjgl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_baojkl import *  # noqa: F403
+from ....models._shapes.text_generation_baojkl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 DeepseekMath7bInstructInput = ShapeInput  # type aliases, as the shape's are
 DeepseekMath7bInstructOutput = ShapeOutput

@@ -9,8 +9,8 @@ Price: 0.497 USD per M input tokens; 4.881 USD per M output tokens.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_pnchif import *  # noqa: F403
-from ....models._shapes.text_generation_pnchif import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mgnknl import *  # noqa: F403
+from ....models._shapes.text_generation_mgnknl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 DeepseekR1DistillQwen32bInput = ShapeInput  # type aliases, as the shape's are
 DeepseekR1DistillQwen32bOutput = ShapeOutput

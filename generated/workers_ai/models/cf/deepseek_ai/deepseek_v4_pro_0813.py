@@ -9,8 +9,8 @@ Price: 1.32 USD per M input tokens; 3.96 USD per M output tokens; 0.044 USD per 
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_igiidp import *  # noqa: F403
-from ....models._shapes.text_generation_igiidp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_ppcdhe import *  # noqa: F403
+from ....models._shapes.text_generation_ppcdhe import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 DeepseekV4Pro0813Input = ShapeInput  # type aliases, as the shape's are
 DeepseekV4Pro0813Output = ShapeOutput

@@ -8,8 +8,8 @@ Defog's SQLCoder (7B): writes SQL queries from questions in plain language.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_pnchif import *  # noqa: F403
-from ....models._shapes.text_generation_pnchif import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mgnknl import *  # noqa: F403
+from ....models._shapes.text_generation_mgnknl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Sqlcoder7b2Input = ShapeInput  # type aliases, as the shape's are
 Sqlcoder7b2Output = ShapeOutput

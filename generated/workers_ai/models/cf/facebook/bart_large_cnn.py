@@ -8,8 +8,8 @@ Facebook's BART sequence-to-sequence model, fine-tuned on news articles to write
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.summarization_ghipan import *  # noqa: F403
-from ....models._shapes.summarization_ghipan import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.summarization_idefbo import *  # noqa: F403
+from ....models._shapes.summarization_idefbo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 BartLargeCnnInput = ShapeInput  # type aliases, as the shape's are
 BartLargeCnnOutput = ShapeOutput

@@ -8,8 +8,8 @@ Facebook's DETR transformer model for finding objects in images, trained on COCO
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.object_detection_emlgmg import *  # noqa: F403
-from ....models._shapes.object_detection_emlgmg import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.object_detection_cbdncb import *  # noqa: F403
+from ....models._shapes.object_detection_cbdncb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 DetrResnet50Input = ShapeInput  # type aliases, as the shape's are
 DetrResnet50Output = ShapeOutput

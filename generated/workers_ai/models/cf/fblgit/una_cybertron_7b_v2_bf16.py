@@ -8,8 +8,8 @@ Beta text generation model from fblgit.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_onafpj import *  # noqa: F403
-from ....models._shapes.text_generation_onafpj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_ljelob import *  # noqa: F403
+from ....models._shapes.text_generation_ljelob import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 UnaCybertron7bV2Bf16Input = ShapeInput  # type aliases, as the shape's are
 UnaCybertron7bV2Bf16Output = ShapeOutput

@@ -8,8 +8,8 @@ Google's EmbeddingGemma (300M), a small multilingual embedding model.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_embeddings_ceamci import *  # noqa: F403
-from ....models._shapes.text_embeddings_ceamci import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_embeddings_ppngdm import *  # noqa: F403
+from ....models._shapes.text_embeddings_ppngdm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Embeddinggemma300mInput = ShapeInput  # type aliases, as the shape's are
 Embeddinggemma300mOutput = ShapeOutput

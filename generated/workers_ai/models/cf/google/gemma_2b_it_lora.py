@@ -8,8 +8,8 @@ Beta text generation model from Google, with an 8,192-token context window and L
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_enpkao import *  # noqa: F403
-from ....models._shapes.text_generation_enpkao import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_klcpcn import *  # noqa: F403
+from ....models._shapes.text_generation_klcpcn import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Gemma2bItLoraInput = ShapeInput  # type aliases, as the shape's are
 Gemma2bItLoraOutput = ShapeOutput

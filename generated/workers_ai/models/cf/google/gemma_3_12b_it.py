@@ -9,8 +9,8 @@ Price: 0.35 USD per M input tokens; 0.56 USD per M output tokens.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mnpceg import *  # noqa: F403
-from ....models._shapes.text_generation_mnpceg import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_nheajf import *  # noqa: F403
+from ....models._shapes.text_generation_nheajf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Gemma3_12bItInput = ShapeInput  # type aliases, as the shape's are
 Gemma3_12bItOutput = ShapeOutput

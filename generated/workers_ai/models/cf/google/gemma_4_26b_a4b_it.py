@@ -9,8 +9,8 @@ Price: 0.1 USD per M input tokens; 0.3 USD per M output tokens.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_bigmna import *  # noqa: F403
-from ....models._shapes.text_generation_bigmna import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_pphifl import *  # noqa: F403
+from ....models._shapes.text_generation_pphifl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Gemma4_26bA4bItInput = ShapeInput  # type aliases, as the shape's are
 Gemma4_26bA4bItOutput = ShapeOutput

@@ -8,8 +8,8 @@ Beta text generation model from Google, with LoRA adapters.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mjpjgl import *  # noqa: F403
-from ....models._shapes.text_generation_mjpjgl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_baojkl import *  # noqa: F403
+from ....models._shapes.text_generation_baojkl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Gemma7bItLoraInput = ShapeInput  # type aliases, as the shape's are
 Gemma7bItLoraOutput = ShapeOutput

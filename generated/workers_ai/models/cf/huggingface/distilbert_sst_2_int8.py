@@ -8,8 +8,8 @@ Small int8-quantized DistilBERT classifier, fine-tuned on SST-2, that tells whet
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_classification_abclla import *  # noqa: F403
-from ....models._shapes.text_classification_abclla import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_classification_pmajlk import *  # noqa: F403
+from ....models._shapes.text_classification_pmajlk import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 DistilbertSst2Int8Input = ShapeInput  # type aliases, as the shape's are
 DistilbertSst2Int8Output = ShapeOutput

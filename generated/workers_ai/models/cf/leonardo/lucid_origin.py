@@ -9,8 +9,8 @@ Price: 0.007 USD per 512 by 512 tile; 0.000132 USD per step.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_naaegf import *  # noqa: F403
-from ....models._shapes.text_to_image_naaegf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_opnijp import *  # noqa: F403
+from ....models._shapes.text_to_image_opnijp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 LucidOriginInput = ShapeInput  # type aliases, as the shape's are
 LucidOriginOutput = ShapeOutput

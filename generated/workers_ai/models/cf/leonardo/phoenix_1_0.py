@@ -9,8 +9,8 @@ Price: 0.0058 USD per 512 by 512 tile; 0.00011 USD per step.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_mjgeaj import *  # noqa: F403
-from ....models._shapes.text_to_image_mjgeaj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_bgcjkg import *  # noqa: F403
+from ....models._shapes.text_to_image_bgcjkg import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Phoenix1_0Input = ShapeInput  # type aliases, as the shape's are
 Phoenix1_0Output = ShapeOutput

@@ -8,8 +8,8 @@ LLaVA 1.5 (7B), an open multimodal chat model that describes images and answers 
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.image_to_text_akclop import *  # noqa: F403
-from ....models._shapes.image_to_text_akclop import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.image_to_text_kncpep import *  # noqa: F403
+from ....models._shapes.image_to_text_kncpep import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llava1_5_7bHfInput = ShapeInput  # type aliases, as the shape's are
 Llava1_5_7bHfOutput = ShapeOutput

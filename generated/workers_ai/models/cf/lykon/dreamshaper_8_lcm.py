@@ -8,8 +8,8 @@ Beta image generation model from Lykon.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_jhapbp import *  # noqa: F403
-from ....models._shapes.text_to_image_jhapbp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_dmhlgm import *  # noqa: F403
+from ....models._shapes.text_to_image_dmhlgm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Dreamshaper8LcmInput = ShapeInput  # type aliases, as the shape's are
 Dreamshaper8LcmOutput = ShapeOutput

@@ -8,8 +8,8 @@ Text generation model from Meta, with a 4,096-token context window.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_enpkao import *  # noqa: F403
-from ....models._shapes.text_generation_enpkao import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_klcpcn import *  # noqa: F403
+from ....models._shapes.text_generation_klcpcn import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama2_7bChatFp16Input = ShapeInput  # type aliases, as the shape's are
 Llama2_7bChatFp16Output = ShapeOutput

@@ -8,8 +8,8 @@ Text generation model from Meta, with an 8,192-token context window; scheduled t
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_pnchif import *  # noqa: F403
-from ....models._shapes.text_generation_pnchif import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mgnknl import *  # noqa: F403
+from ....models._shapes.text_generation_mgnknl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama2_7bChatInt8Input = ShapeInput  # type aliases, as the shape's are
 Llama2_7bChatInt8Output = ShapeOutput

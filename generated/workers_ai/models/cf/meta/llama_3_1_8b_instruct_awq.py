@@ -8,8 +8,8 @@ Text generation model from Meta.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mjpjgl import *  # noqa: F403
-from ....models._shapes.text_generation_mjpjgl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_baojkl import *  # noqa: F403
+from ....models._shapes.text_generation_baojkl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama3_1_8bInstructAwqInput = ShapeInput  # type aliases, as the shape's are
 Llama3_1_8bInstructAwqOutput = ShapeOutput

@@ -9,8 +9,8 @@ Price: 0.049 USD per M input tokens; 0.68 USD per M output tokens.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_onafpj import *  # noqa: F403
-from ....models._shapes.text_generation_onafpj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_ljelob import *  # noqa: F403
+from ....models._shapes.text_generation_ljelob import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama3_2_11bVisionInstructInput = ShapeInput  # type aliases, as the shape's are
 Llama3_2_11bVisionInstructOutput = ShapeOutput

@@ -8,8 +8,8 @@ Text generation model from Meta.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_alkfij import *  # noqa: F403
-from ....models._shapes.text_generation_alkfij import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mmdlbf import *  # noqa: F403
+from ....models._shapes.text_generation_mmdlbf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama3_2_1bInstructInput = ShapeInput  # type aliases, as the shape's are
 Llama3_2_1bInstructOutput = ShapeOutput

@@ -9,8 +9,8 @@ Price: 0.29 USD per M input tokens; 2.25 USD per M output tokens.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_dilood import *  # noqa: F403
-from ....models._shapes.text_generation_dilood import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_flbpeh import *  # noqa: F403
+from ....models._shapes.text_generation_flbpeh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama3_3_70bInstructFp8FastInput = ShapeInput  # type aliases, as the shape's are
 Llama3_3_70bInstructFp8FastOutput = ShapeOutput

@@ -8,8 +8,8 @@ Meta's 8-billion-parameter Llama 3 model, tuned to follow instructions and hold 
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_ieablj import *  # noqa: F403
-from ....models._shapes.text_generation_ieablj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_glffbh import *  # noqa: F403
+from ....models._shapes.text_generation_glffbh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama3_8bInstructInput = ShapeInput  # type aliases, as the shape's are
 Llama3_8bInstructOutput = ShapeOutput

@@ -8,8 +8,8 @@ Beta text generation model from Meta.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_onafpj import *  # noqa: F403
-from ....models._shapes.text_generation_onafpj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_ljelob import *  # noqa: F403
+from ....models._shapes.text_generation_ljelob import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama3_8bInstructAwqInput = ShapeInput  # type aliases, as the shape's are
 Llama3_8bInstructAwqOutput = ShapeOutput

@@ -9,8 +9,8 @@ Price: 0.27 USD per M input tokens; 0.85 USD per M output tokens.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_jbcnen import *  # noqa: F403
-from ....models._shapes.text_generation_jbcnen import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_flbgpe import *  # noqa: F403
+from ....models._shapes.text_generation_flbgpe import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama4Scout17b16eInstructInput = ShapeInput  # type aliases, as the shape's are
 Llama4Scout17b16eInstructOutput = ShapeOutput

@@ -8,8 +8,8 @@ Meta's Llama Guard 3 (8B): classifies prompts and replies as safe or unsafe.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_madocg import *  # noqa: F403
-from ....models._shapes.text_generation_madocg import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_iobgij import *  # noqa: F403
+from ....models._shapes.text_generation_iobgij import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 LlamaGuard3_8bInput = ShapeInput  # type aliases, as the shape's are
 LlamaGuard3_8bOutput = ShapeOutput

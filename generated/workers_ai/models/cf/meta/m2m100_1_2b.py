@@ -8,8 +8,8 @@ Meta's M2M-100 model (1.2B parameters), which translates directly between many p
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.translation_nolaca import *  # noqa: F403
-from ....models._shapes.translation_nolaca import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.translation_lajmol import *  # noqa: F403
+from ....models._shapes.translation_lajmol import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 M2m100_1_2bInput = ShapeInput  # type aliases, as the shape's are
 M2m100_1_2bOutput = ShapeOutput

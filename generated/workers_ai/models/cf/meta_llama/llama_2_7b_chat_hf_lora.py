@@ -8,8 +8,8 @@ Beta text generation model from Meta, with an 8,192-token context window and LoR
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mjpjgl import *  # noqa: F403
-from ....models._shapes.text_generation_mjpjgl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_baojkl import *  # noqa: F403
+from ....models._shapes.text_generation_baojkl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama2_7bChatHfLoraInput = ShapeInput  # type aliases, as the shape's are
 Llama2_7bChatHfLoraOutput = ShapeOutput

@@ -9,8 +9,8 @@ Price: 2.51e-06 USD per inference request.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.image_classification_cggpkb import *  # noqa: F403
-from ....models._shapes.image_classification_cggpkb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.image_classification_acpfic import *  # noqa: F403
+from ....models._shapes.image_classification_acpfic import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Resnet50Input = ShapeInput  # type aliases, as the shape's are
 Resnet50Output = ShapeOutput

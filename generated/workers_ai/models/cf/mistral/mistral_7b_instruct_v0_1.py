@@ -8,8 +8,8 @@ Text generation model from Mistral AI, with LoRA adapters.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mjpjgl import *  # noqa: F403
-from ....models._shapes.text_generation_mjpjgl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_baojkl import *  # noqa: F403
+from ....models._shapes.text_generation_baojkl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Mistral7bInstructV0_1Input = ShapeInput  # type aliases, as the shape's are
 Mistral7bInstructV0_1Output = ShapeOutput

@@ -8,8 +8,8 @@ Text generation model from Mistral AI, with a 15,000-token context window and Lo
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_pnchif import *  # noqa: F403
-from ....models._shapes.text_generation_pnchif import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mgnknl import *  # noqa: F403
+from ....models._shapes.text_generation_mgnknl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Mistral7bInstructV0_2LoraInput = ShapeInput  # type aliases, as the shape's are
 Mistral7bInstructV0_2LoraOutput = ShapeOutput

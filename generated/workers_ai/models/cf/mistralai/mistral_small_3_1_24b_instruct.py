@@ -9,8 +9,8 @@ Price: 0.35 USD per M input tokens; 0.56 USD per M output tokens.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_ncngkd import *  # noqa: F403
-from ....models._shapes.text_generation_ncngkd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_lhmfpb import *  # noqa: F403
+from ....models._shapes.text_generation_lhmfpb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 MistralSmall3_1_24bInstructInput = ShapeInput  # type aliases, as the shape's are
 MistralSmall3_1_24bInstructOutput = ShapeOutput

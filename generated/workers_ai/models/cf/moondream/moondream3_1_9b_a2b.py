@@ -9,8 +9,8 @@ Price: 0.3 USD per M input tokens; 1 USD per M output tokens.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.image_to_text_bnfdkm import *  # noqa: F403
-from ....models._shapes.image_to_text_bnfdkm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.image_to_text_jkoblg import *  # noqa: F403
+from ....models._shapes.image_to_text_jkoblg import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Moondream3_1_9BA2BInput = ShapeInput  # type aliases, as the shape's are
 Moondream3_1_9BA2BOutput = ShapeOutput

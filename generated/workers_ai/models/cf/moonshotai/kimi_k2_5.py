@@ -9,8 +9,8 @@ Price: 0.6 USD per M input tokens; 3 USD per M output tokens; 0.1 USD per M cach
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_pggagf import *  # noqa: F403
-from ....models._shapes.text_generation_pggagf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_lnmpda import *  # noqa: F403
+from ....models._shapes.text_generation_lnmpda import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 KimiK2_5Input = ShapeInput  # type aliases, as the shape's are
 KimiK2_5Output = ShapeOutput

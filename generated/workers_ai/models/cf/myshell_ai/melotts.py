@@ -8,8 +8,8 @@ Multilingual text-to-speech model from MyShell.ai.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_speech_nhkneo import *  # noqa: F403
-from ....models._shapes.text_to_speech_nhkneo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_speech_bcngjd import *  # noqa: F403
+from ....models._shapes.text_to_speech_bcngjd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 MelottsInput = ShapeInput  # type aliases, as the shape's are
 MelottsOutput = ShapeOutput

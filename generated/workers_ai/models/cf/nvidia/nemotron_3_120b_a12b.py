@@ -9,8 +9,8 @@ Price: 0.5 USD per M input tokens; 1.5 USD per M output tokens.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mljlic import *  # noqa: F403
-from ....models._shapes.text_generation_mljlic import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_fadehd import *  # noqa: F403
+from ....models._shapes.text_generation_fadehd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Nemotron3_120bA12bInput = ShapeInput  # type aliases, as the shape's are
 Nemotron3_120bA12bOutput = ShapeOutput

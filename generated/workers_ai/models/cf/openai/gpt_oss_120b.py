@@ -9,8 +9,8 @@ Price: 0.35 USD per M input tokens; 0.75 USD per M output tokens.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_jjgjki import *  # noqa: F403
-from ....models._shapes.text_generation_jjgjki import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_apbjdm import *  # noqa: F403
+from ....models._shapes.text_generation_apbjdm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 GptOss120bInput = ShapeInput  # type aliases, as the shape's are
 GptOss120bOutput = ShapeOutput

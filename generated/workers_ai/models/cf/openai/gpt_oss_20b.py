@@ -9,8 +9,8 @@ Price: 0.2 USD per M input tokens; 0.3 USD per M output tokens.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_fcmkhb import *  # noqa: F403
-from ....models._shapes.text_generation_fcmkhb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_ffanki import *  # noqa: F403
+from ....models._shapes.text_generation_ffanki import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 GptOss20bInput = ShapeInput  # type aliases, as the shape's are
 GptOss20bOutput = ShapeOutput

@@ -8,8 +8,8 @@ OpenAI's Whisper speech recognition model. It transcribes speech in many languag
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.automatic_speech_recognition_bpbemg import *  # noqa: F403
-from ....models._shapes.automatic_speech_recognition_bpbemg import (
+from ....models._shapes.automatic_speech_recognition_ojfjhp import *  # noqa: F403
+from ....models._shapes.automatic_speech_recognition_ojfjhp import (
     AsyncShapeHandle,
     ShapeHandle,
     ShapeInput,

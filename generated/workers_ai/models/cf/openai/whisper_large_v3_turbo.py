@@ -9,8 +9,8 @@ Price: 0.00051 USD per audio minute.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.automatic_speech_recognition_ogckdc import *  # noqa: F403
-from ....models._shapes.automatic_speech_recognition_ogckdc import (
+from ....models._shapes.automatic_speech_recognition_dfkdcf import *  # noqa: F403
+from ....models._shapes.automatic_speech_recognition_dfkdcf import (
     AsyncShapeHandle,
     ShapeHandle,
     ShapeInput,

@@ -8,8 +8,8 @@ The smallest English-only Whisper model: fast speech recognition for English aud
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.automatic_speech_recognition_ibahkk import *  # noqa: F403
-from ....models._shapes.automatic_speech_recognition_ibahkk import (
+from ....models._shapes.automatic_speech_recognition_ckbfmp import *  # noqa: F403
+from ....models._shapes.automatic_speech_recognition_ckbfmp import (
     AsyncShapeHandle,
     ShapeHandle,
     ShapeInput,

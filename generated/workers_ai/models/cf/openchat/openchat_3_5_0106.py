@@ -8,8 +8,8 @@ Beta text generation model from OpenChat, with an 8,192-token context window.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mjpjgl import *  # noqa: F403
-from ....models._shapes.text_generation_mjpjgl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_baojkl import *  # noqa: F403
+from ....models._shapes.text_generation_baojkl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Openchat3_5_0106Input = ShapeInput  # type aliases, as the shape's are
 Openchat3_5_0106Output = ShapeOutput

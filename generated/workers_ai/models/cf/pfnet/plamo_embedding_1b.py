@@ -9,8 +9,8 @@ Price: 0.0186 USD per M input tokens.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_embeddings_dalomi import *  # noqa: F403
-from ....models._shapes.text_embeddings_dalomi import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_embeddings_phedei import *  # noqa: F403
+from ....models._shapes.text_embeddings_phedei import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 PlamoEmbedding1bInput = ShapeInput  # type aliases, as the shape's are
 PlamoEmbedding1bOutput = ShapeOutput

@@ -9,8 +9,8 @@ Price: 0.00034 USD per audio minute.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.voice_activity_detection_eebdif import *  # noqa: F403
-from ....models._shapes.voice_activity_detection_eebdif import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.voice_activity_detection_fcdkpi import *  # noqa: F403
+from ....models._shapes.voice_activity_detection_fcdkpi import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 SmartTurnV2Input = ShapeInput  # type aliases, as the shape's are
 SmartTurnV2Output = ShapeOutput

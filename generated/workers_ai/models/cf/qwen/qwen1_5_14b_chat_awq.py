@@ -8,8 +8,8 @@ Beta text generation model from Qwen, with a 7,500-token context window.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_enpkao import *  # noqa: F403
-from ....models._shapes.text_generation_enpkao import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_klcpcn import *  # noqa: F403
+from ....models._shapes.text_generation_klcpcn import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Qwen1_5_14bChatAwqInput = ShapeInput  # type aliases, as the shape's are
 Qwen1_5_14bChatAwqOutput = ShapeOutput

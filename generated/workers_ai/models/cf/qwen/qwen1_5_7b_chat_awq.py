@@ -8,8 +8,8 @@ Beta text generation model from Qwen, with a 20,000-token context window; schedu
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_pnchif import *  # noqa: F403
-from ....models._shapes.text_generation_pnchif import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mgnknl import *  # noqa: F403
+from ....models._shapes.text_generation_mgnknl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Qwen1_5_7bChatAwqInput = ShapeInput  # type aliases, as the shape's are
 Qwen1_5_7bChatAwqOutput = ShapeOutput

@@ -9,8 +9,8 @@ Price: 0.66 USD per M input tokens; 1 USD per M output tokens.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_enpkao import *  # noqa: F403
-from ....models._shapes.text_generation_enpkao import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_klcpcn import *  # noqa: F403
+from ....models._shapes.text_generation_klcpcn import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Qwen2_5Coder32bInstructInput = ShapeInput  # type aliases, as the shape's are
 Qwen2_5Coder32bInstructOutput = ShapeOutput

@@ -9,8 +9,8 @@ Price: 0.051 USD per M input tokens; 0.34 USD per M output tokens.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_ebhlcg import *  # noqa: F403
-from ....models._shapes.text_generation_ebhlcg import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_cofcdj import *  # noqa: F403
+from ....models._shapes.text_generation_cofcdj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Qwen3_30bA3bFp8Input = ShapeInput  # type aliases, as the shape's are
 Qwen3_30bA3bFp8Output = ShapeOutput

@@ -9,8 +9,8 @@ Price: 0.012 USD per M input tokens.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_embeddings_mmkhbo import *  # noqa: F403
-from ....models._shapes.text_embeddings_mmkhbo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_embeddings_gdakjd import *  # noqa: F403
+from ....models._shapes.text_embeddings_gdakjd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Qwen3Embedding0_6bInput = ShapeInput  # type aliases, as the shape's are
 Qwen3Embedding0_6bOutput = ShapeOutput

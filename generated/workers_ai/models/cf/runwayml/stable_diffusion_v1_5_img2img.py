@@ -8,8 +8,8 @@ Beta image generation model from Runway.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_jhapbp import *  # noqa: F403
-from ....models._shapes.text_to_image_jhapbp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_dmhlgm import *  # noqa: F403
+from ....models._shapes.text_to_image_dmhlgm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 StableDiffusionV1_5Img2imgInput = ShapeInput  # type aliases, as the shape's are
 StableDiffusionV1_5Img2imgOutput = ShapeOutput

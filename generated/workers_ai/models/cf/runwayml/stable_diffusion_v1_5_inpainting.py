@@ -9,8 +9,8 @@ Price: 0 USD per step.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_jhapbp import *  # noqa: F403
-from ....models._shapes.text_to_image_jhapbp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_dmhlgm import *  # noqa: F403
+from ....models._shapes.text_to_image_dmhlgm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 StableDiffusionV1_5InpaintingInput = ShapeInput  # type aliases, as the shape's are
 StableDiffusionV1_5InpaintingOutput = ShapeOutput

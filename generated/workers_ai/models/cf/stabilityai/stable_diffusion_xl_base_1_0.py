@@ -8,8 +8,8 @@ Stability AI's Stable Diffusion XL base model for creating and editing pictures 
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_nfebie import *  # noqa: F403
-from ....models._shapes.text_to_image_nfebie import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_dafofl import *  # noqa: F403
+from ....models._shapes.text_to_image_dafofl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 StableDiffusionXlBase1_0Input = ShapeInput  # type aliases, as the shape's are
 StableDiffusionXlBase1_0Output = ShapeOutput

@@ -8,8 +8,8 @@ Beta text generation model from TII.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_alkfij import *  # noqa: F403
-from ....models._shapes.text_generation_alkfij import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mmdlbf import *  # noqa: F403
+from ....models._shapes.text_generation_mmdlbf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Falcon7bInstructInput = ShapeInput  # type aliases, as the shape's are
 Falcon7bInstructOutput = ShapeOutput

@@ -8,8 +8,8 @@ Beta text generation model from the TinyLlama project.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_alkfij import *  # noqa: F403
-from ....models._shapes.text_generation_alkfij import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mmdlbf import *  # noqa: F403
+from ....models._shapes.text_generation_mmdlbf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Tinyllama1_1bChatV1_0Input = ShapeInput  # type aliases, as the shape's are
 Tinyllama1_1bChatV1_0Output = ShapeOutput

@@ -8,8 +8,8 @@ Beta image understanding model from Unum.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.image_to_text_gmkmjf import *  # noqa: F403
-from ....models._shapes.image_to_text_gmkmjf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.image_to_text_bhfcdo import *  # noqa: F403
+from ....models._shapes.image_to_text_bhfcdo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 UformGen2Qwen500mInput = ShapeInput  # type aliases, as the shape's are
 UformGen2Qwen500mOutput = ShapeOutput

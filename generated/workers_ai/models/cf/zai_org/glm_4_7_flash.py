@@ -9,8 +9,8 @@ Price: 0.0605 USD per M input tokens; 0.4 USD per M output tokens.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mljlic import *  # noqa: F403
-from ....models._shapes.text_generation_mljlic import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_fadehd import *  # noqa: F403
+from ....models._shapes.text_generation_fadehd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Glm4_7FlashInput = ShapeInput  # type aliases, as the shape's are
 Glm4_7FlashOutput = ShapeOutput

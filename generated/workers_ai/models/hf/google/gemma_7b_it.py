@@ -8,8 +8,8 @@ Beta text generation model from Google, with an 8,192-token context window and L
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mjpjgl import *  # noqa: F403
-from ....models._shapes.text_generation_mjpjgl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_baojkl import *  # noqa: F403
+from ....models._shapes.text_generation_baojkl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Gemma7bItInput = ShapeInput  # type aliases, as the shape's are
 Gemma7bItOutput = ShapeOutput

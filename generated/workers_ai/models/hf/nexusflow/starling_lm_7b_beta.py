@@ -8,8 +8,8 @@ Beta text generation model from Nexusflow, with a 4,096-token context window.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_lceilo import *  # noqa: F403
-from ....models._shapes.text_generation_lceilo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_bdaacb import *  # noqa: F403
+from ....models._shapes.text_generation_bdaacb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 StarlingLm7bBetaInput = ShapeInput  # type aliases, as the shape's are
 StarlingLm7bBetaOutput = ShapeOutput

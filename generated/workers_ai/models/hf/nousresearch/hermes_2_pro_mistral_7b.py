@@ -8,8 +8,8 @@ Nous Research's Hermes 2 Pro, a Mistral 7B fine-tune trained for chat, function 
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mjjhki import *  # noqa: F403
-from ....models._shapes.text_generation_mjjhki import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_pbllmj import *  # noqa: F403
+from ....models._shapes.text_generation_pbllmj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Hermes2ProMistral7bInput = ShapeInput  # type aliases, as the shape's are
 Hermes2ProMistral7bOutput = ShapeOutput

@@ -8,8 +8,8 @@ DeepSeek Coder base model (6.7B, AWQ-quantized) for completing code.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_onafpj import *  # noqa: F403
-from ....models._shapes.text_generation_onafpj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_ljelob import *  # noqa: F403
+from ....models._shapes.text_generation_ljelob import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 DeepseekCoder6_7bBaseAwqInput = ShapeInput  # type aliases, as the shape's are
 DeepseekCoder6_7bBaseAwqOutput = ShapeOutput

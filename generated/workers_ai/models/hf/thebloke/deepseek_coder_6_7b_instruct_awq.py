@@ -8,8 +8,8 @@ DeepSeek Coder (6.7B, AWQ-quantized), tuned to write code.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_lceilo import *  # noqa: F403
-from ....models._shapes.text_generation_lceilo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_bdaacb import *  # noqa: F403
+from ....models._shapes.text_generation_bdaacb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 DeepseekCoder6_7bInstructAwqInput = ShapeInput  # type aliases, as the shape's are
 DeepseekCoder6_7bInstructAwqOutput = ShapeOutput

@@ -8,8 +8,8 @@ Llama Guard (7B, AWQ-quantized): rates prompts and replies as safe or unsafe.
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mjpjgl import *  # noqa: F403
-from ....models._shapes.text_generation_mjpjgl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_baojkl import *  # noqa: F403
+from ....models._shapes.text_generation_baojkl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llamaguard7bAwqInput = ShapeInput  # type aliases, as the shape's are
 Llamaguard7bAwqOutput = ShapeOutput

@@ -8,8 +8,8 @@ Beta text generation model, a quantized community build published by TheBloke, w
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mjpjgl import *  # noqa: F403
-from ....models._shapes.text_generation_mjpjgl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_baojkl import *  # noqa: F403
+from ....models._shapes.text_generation_baojkl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 NeuralChat7bV3_1AwqInput = ShapeInput  # type aliases, as the shape's are
 NeuralChat7bV3_1AwqOutput = ShapeOutput

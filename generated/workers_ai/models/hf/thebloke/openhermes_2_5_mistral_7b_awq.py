@@ -8,8 +8,8 @@ Beta text generation model, a quantized community build published by TheBloke, w
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_lceilo import *  # noqa: F403
-from ....models._shapes.text_generation_lceilo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_bdaacb import *  # noqa: F403
+from ....models._shapes.text_generation_bdaacb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Openhermes2_5Mistral7bAwqInput = ShapeInput  # type aliases, as the shape's are
 Openhermes2_5Mistral7bAwqOutput = ShapeOutput
