@@ -89,3 +89,28 @@ def test_no_generated_module_is_named_by_a_counter() -> None:
         and ("_shared" in p.parts or "_shapes" in p.parts)
     ]
     assert counted == []
+
+
+def test_renaming_a_model_moves_no_shape(tmp_path: Path) -> None:
+    """A shape module is named from its text only: a model under a new id keeps its shape module (and
+    every other), and only its own module and the indexes change."""
+    schemas = tmp_path / "schemas"
+    shutil.copytree(ROOT / "schemas", schemas)
+    out = tmp_path / "out"
+    build(schemas, out, "workers_ai")
+    old = tree(out / "workers_ai")
+    source = schemas / "@cf/baai/bge-m3.json"
+    doc = json.loads(source.read_text(encoding="utf-8"))
+    doc["name"] = "@cf/baai/bge-m3-renamed"
+    source.unlink()
+    (schemas / "@cf/baai/bge-m3-renamed.json").write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    build(schemas, out, "workers_ai")
+    new = tree(out / "workers_ai")
+    assert sorted(set(new) - set(old)) == [
+        "_schemas/models/cf/baai/bge_m3_renamed.json.gz",
+        "models/cf/baai/bge_m3_renamed.py",
+    ]
+    # (the writer removes only what looks generated: .py, .json; the old .json.gz of the emulator stays)
+    assert sorted(set(old) - set(new)) == ["models/cf/baai/bge_m3.py"]
+    changed = sorted(rel for rel in set(old) & set(new) if old[rel] != new[rel])
+    assert set(changed) <= INDEXES, changed
