@@ -40,6 +40,8 @@ import numpy as np
 import ray.data
 
 from ._batch.embed_rows import embed_rows
+from ._batch.many import BatchManyOptions, options_of
+from ._batch.wire import require_batch
 from ._client import WorkersAI
 from ._core.pickling import with_options
 from ._core.ratelimit import RateBudget
@@ -194,27 +196,40 @@ def embed(
 
     _, limit = text_batch_limit(handle)  # refuses a model without a list-of-texts input, before Ray runs
     rows = batch_size or 4 * (request_size or limit or 100)
+    return _map(
+        ds,
+        _Embedder,
+        rows,
+        client,
+        concurrency,
+        num_cpus,
+        model=model,
+        column=column,
+        output_column=output_column,
+        error_column=error_column,
+        on_error=on_error,
+        options=dict(options or {}),
+        request_size=request_size,
+        output_path=output_path,
+    )
+
+
+def _map(
+    ds: ray.data.Dataset, actor: type, rows: int, client: WorkersAI, concurrency: int, num_cpus: float, **kwargs: Any
+) -> ray.data.Dataset:
+    """``ds`` through a pool of ``concurrency`` ``actor``s, ``rows`` rows at a time, in order; each actor
+    made with a copy of ``client`` holding its share of the rate budget and ``kwargs``."""
     ds.context.execution_options.preserve_order = True
     mapper: Any = cast(Any, ds).map_batches  # Ray's own signature is only partly typed
     return cast(
         "ray.data.Dataset",
         mapper(
-            _Embedder,
+            actor,
             batch_size=rows,
             batch_format="numpy",
             compute=ray.data.ActorPoolStrategy(size=concurrency),
             num_cpus=num_cpus,
-            fn_constructor_kwargs={
-                "client": _actor_client(client, concurrency),
-                "model": model,
-                "column": column,
-                "output_column": output_column,
-                "error_column": error_column,
-                "on_error": on_error,
-                "options": dict(options or {}),
-                "request_size": request_size,
-                "output_path": output_path,
-            },
+            fn_constructor_kwargs={"client": _actor_client(client, concurrency), **kwargs},
         ),
     )
 
@@ -249,14 +264,16 @@ class _Mapper:
         self.pool = ThreadPoolExecutor(max_workers=threads)
         self.checkpoint = _Checkpoint(output_path, _ENCODER.encode(["map", model, method or "", queue]))
 
+    def _value(self, output: Any) -> Any:
+        return self.parse(output) if self.parse is not None else _ENCODER.encode(output).decode()
+
     def _one(self, payload: Mapping[str, Any]) -> tuple[Any, str | None]:
         try:
             if self.method is not None:
                 out = getattr(self.handle, self.method)(**payload)
             else:
                 out = self.handle.run(payload)
-            value = self.parse(out) if self.parse is not None else _ENCODER.encode(out).decode()
-            return value, None
+            return self._value(out), None
         except WorkersAIError as exc:
             if self.on_error == "raise":
                 raise
@@ -270,9 +287,7 @@ class _Mapper:
         out: list[tuple[Any, str | None]] = []
         for item in items:
             if item.success:
-                out.append(
-                    (self.parse(item.result) if self.parse is not None else _ENCODER.encode(item.result).decode(), None)
-                )
+                out.append((self._value(item.result), None))
             elif self.on_error == "raise":
                 raise WorkersAIError(f"{self.handle.model_id}: row {item.id} of a batch failed: {item.error}")
             else:
@@ -351,31 +366,25 @@ def map_model(
         raise ConfigurationError(f"threads must be an int >= 1, got {threads!r}")
     if queue and method is not None:
         raise ConfigurationError("queue=True sends the requests build() makes as they are: give no method")
-    if queue and getattr(client.model(model), "batch_input", None) is None:
-        raise ConfigurationError(f"{model} has no async batch (`requests`) input variant: it cannot use queue=True")
-    ds.context.execution_options.preserve_order = True
-    mapper: Any = cast(Any, ds).map_batches
-    return cast(
-        "ray.data.Dataset",
-        mapper(
-            _Mapper,
-            batch_size=batch_size,
-            batch_format="numpy",
-            compute=ray.data.ActorPoolStrategy(size=concurrency),
-            num_cpus=num_cpus,
-            fn_constructor_kwargs={
-                "client": _actor_client(client, concurrency),
-                "model": model,
-                "build": build,
-                "parse": parse,
-                "method": method,
-                "output_column": output_column,
-                "error_column": error_column,
-                "on_error": on_error,
-                "threads": threads,
-                "output_path": output_path,
-                "queue": queue,
-                "queue_options": dict(queue_options or {}),
-            },
-        ),
+    if queue:  # checked here, by batch_many's own rules, not first on a worker
+        require_batch(client.model(model), ": it cannot use queue=True")
+        options_of(cast(BatchManyOptions, {**(queue_options or {}), "journal": None}))
+    return _map(
+        ds,
+        _Mapper,
+        batch_size,
+        client,
+        concurrency,
+        num_cpus,
+        model=model,
+        build=build,
+        parse=parse,
+        method=method,
+        output_column=output_column,
+        error_column=error_column,
+        on_error=on_error,
+        threads=threads,
+        output_path=output_path,
+        queue=queue,
+        queue_options=dict(queue_options or {}),
     )

@@ -11,6 +11,7 @@ import pytest
 import ray
 import ray.data
 from workers_ai import WorkersAI
+from workers_ai.errors import ConfigurationError
 from workers_ai.ray import embed, map_model
 from workers_ai.testing import Emulator
 
@@ -228,3 +229,23 @@ def test_map_model_queue_mode_refuses_a_model_without_batches(cluster: None, emu
         map_model(ds, SST, build=lambda row: {"text": row["text"]}, client=_client(emu), queue=True)
     with pytest.raises(ConfigurationError, match="give no method"):
         map_model(ds, BGE, build=lambda row: {"text": row["text"]}, client=_client(emu), queue=True, method="embed")
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"poll_interval": -1.0}, {"timeout": True}, {"timeout": float("nan")}, {"batch_size": 0}, {"jurnal": "x"}],
+)
+def test_map_model_queue_options_are_checked_on_the_driver_as_batch_many_does(
+    cluster: None, emu: Emulator, bad: dict[str, Any]
+) -> None:
+    """A bad queue option fails map_model itself (nothing planned, nothing sent), with the error
+    batch_many gives in-process, not later on a worker."""
+    ai = _client(emu)
+    with pytest.raises((TypeError, ConfigurationError)) as in_process:
+        ai.model(LLAMA).batch_many([{"prompt": "x"}], **bad)
+    ds = ray.data.from_items([{"id": 0}])
+    before = len(emu.requests)
+    with pytest.raises(type(in_process.value)) as on_driver:
+        map_model(ds, LLAMA, build=_question, client=ai, queue=True, queue_options=bad)
+    assert str(on_driver.value) == str(in_process.value)
+    assert len(emu.requests) == before

@@ -9,7 +9,8 @@ by a CA made for the test (``trustme``), which the client trusts only when told 
 :class:`Proxy` speaks HTTP/1.1 forward proxying: ``CONNECT host:port`` (a tunnel whose bytes it cannot
 read) and absolute-form requests for ``http://`` targets. It records everything it could read in clear
 (``seen``), checks ``Proxy-Authorization`` when made with ``auth=`` (407 otherwise) and, with
-``cut_after=``, drops a tunnel after that many bytes came back from the target.
+``cut_after=``, drops a tunnel after that many bytes came back from the target; with ``refuse=``
+(a status line such as ``"403 Forbidden"``), answers every CONNECT with it.
 
 Only the standard library (and ``trustme`` for the certificates), so a fenced child can import it.
 """
@@ -131,13 +132,15 @@ class Proxy:
         *,
         auth: str | None = None,
         cut_after: int | None = None,
+        refuse: str | None = None,
     ) -> None:
         self.hosts = dict(hosts or {})  # "name:port" -> where it really is
         self.auth = auth
+        self.refuse = refuse
         self.cut_after = cut_after
         self.seen: list[bytes] = []  # every byte the proxy read in clear (heads, forwarded bodies)
         self.tunnels: list[str] = []  # CONNECT targets it opened
-        self.refused = 0  # 407 answers
+        self.refused = 0  # 407 answers (and `refuse` ones)
         self.live: list[socket.socket] = []  # open tunnels' client sockets (cut_all drops them)
 
         class Handler(socketserver.StreamRequestHandler):
@@ -203,6 +206,10 @@ class Proxy:
                     b"Content-Length: 0\r\nConnection: close\r\n\r\n"
                 )
                 return
+        if method == "CONNECT" and self.refuse is not None:
+            self.refused += 1
+            conn.sendall(f"HTTP/1.1 {self.refuse}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".encode())
+            return
         if method == "CONNECT":
             host, _, port = target.rpartition(":")
             try:

@@ -262,6 +262,30 @@ def test_407_names_the_proxy_masks_the_password_and_is_not_retried(
 
 
 @pytest.mark.parametrize("use_async", [False, True])
+@pytest.mark.parametrize(
+    ("answer", "tries"),
+    [("403 Forbidden", 1), ("502 Bad Gateway: upstream said 407 403", 3), ("503 Busy", 3)],
+)
+def test_a_refused_tunnel_names_the_proxy_and_only_403_and_407_are_final(
+    emu: Emulator, pki: PKI, use_async: bool, answer: str, tries: int
+) -> None:
+    """The status decides, not the words after it: a 502 whose phrase says 407 is retried."""
+    with Proxy(refuse=answer) as refusing:
+        url = refusing.url_with("frank", "pw1")
+        with pytest.raises(APIConnectionError) as caught:
+            if use_async:
+                asyncio.run(_embed_async(async_client(emu, proxy=url, verify=pki.ca_file, max_retries=2)))
+            else:
+                sync_client(emu, proxy=url, verify=pki.ca_file, max_retries=2).model(BGE).embed(text=["a"])
+        message = str(caught.value)
+        assert f"the proxy http://frank:***@127.0.0.1:{refusing.port} refused the tunnel" in message, message
+        assert answer.split()[0] in message and "pw1" not in message
+        assert "check the user and password" not in message
+        assert caught.value.request_sent is False and caught.value.retryable is (tries > 1)
+        assert refusing.refused == tries
+
+
+@pytest.mark.parametrize("use_async", [False, True])
 def test_a_dead_proxy_is_named(emu: Emulator, pki: PKI, use_async: bool) -> None:
     url = f"http://bob:hunter2@127.0.0.1:{dead_port()}"
     with pytest.raises(APIConnectionError) as caught:

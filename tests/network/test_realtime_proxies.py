@@ -94,3 +94,20 @@ def test_async_session_through_an_https_proxy(emu: Emulator, proxy: Proxy, pki: 
         assert proxy.tunnels == [f"{HOST}:443"]
     finally:
         tls_proxy.close()
+
+
+@pytest.mark.parametrize(("answer", "final"), [("403 Forbidden", True), ("502 Bad Gateway: upstream said 407", False)])
+def test_a_refused_session_tunnel_is_final_by_its_status_not_its_words(
+    emu: Emulator, pki: PKI, answer: str, final: bool
+) -> None:
+    with Proxy(refuse=answer) as refusing:
+        with pytest.raises(APIConnectionError) as caught:
+            with (
+                _sync(emu, proxy=refusing.url_with("gina", "pw2"), verify=pki.ca_file)
+                .model(NOVA)
+                .listen(encoding="linear16", sample_rate=16000)
+            ):
+                pass
+    message = str(caught.value)
+    assert f"the proxy http://gina:***@127.0.0.1:{refusing.port} refused the tunnel" in message, message
+    assert caught.value.retryable is not final and caught.value.request_sent is False

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from workers_ai import BatchItem, BatchJob, BatchRequest, BatchStatus, WorkersAI
 from workers_ai._batch.jobs import BatchResult, BatchStatusWarning
-from workers_ai._batch.submit import submit
+from workers_ai._batch.submit import submit_flow
+from workers_ai._batch.wire import encode_requests
 from workers_ai._core.usage import Usage
 from workers_ai.errors import (
     APIConnectionError,
@@ -131,7 +132,8 @@ def test_a_body_over_the_size_limit_is_refused_before_sending(server: ScriptedSe
     server.script(QueueSim())
     handle = client(server).model(BASE)
     with pytest.raises(InputValidationError, match="under 200"):
-        submit(handle, [{"text": ["x" * 300]}], max_bytes=200)
+        body = encode_requests(handle, [{"text": ["x" * 300]}])
+        handle.client.drive(submit_flow(handle, BatchJob[Any], body, 1, None, 200))
     assert server.requests == []
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -197,6 +199,49 @@ def test_an_in_flight_batch_in_the_journal_is_sent_again_and_the_rest_is_not(emu
     received = emu.batch_items_received
     assert {k for k, v in received.items() if v == 2} == {str(i) for i in range(10, 20)}
     assert all(v == 1 for k, v in received.items() if int(k) < 10)
+
+
+def test_async_journal_writes_leave_the_event_loop_free(
+    emu: Emulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each fsync of the journal waits until another task of the loop has run: on the loop's thread it
+    could not (the loop is blocked), so it would wait out its second and count as blocking."""
+    journal = tmp_path / "j.jsonl"
+    real_fsync = os.fsync
+    ticked = threading.Event()
+    blocked: list[bool] = []
+
+    def slow_fsync(fd: int) -> None:
+        if os.readlink(f"/proc/self/fd/{fd}") == str(journal):
+            ticked.clear()
+            blocked.append(not ticked.wait(1.0))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", slow_fsync)
+
+    async def main() -> list[Any]:
+        stop = False
+
+        async def ticker() -> None:
+            while not stop:
+                ticked.set()
+                await asyncio.sleep(0.002)
+
+        tick = asyncio.create_task(ticker())
+        try:
+            async with emu.async_client() as ai:
+                return await ai.model(LLAMA).batch_many(
+                    _prompts(12), batch_size=5, poll_interval=0.01, journal=str(journal)
+                )
+        finally:
+            stop = True
+            await tick
+
+    items = asyncio.run(main())
+    assert all(i.success for i in items)
+    assert blocked == [False] * 8  # header, 3 intents, 3 submitted, finished: none on the loop's thread
+    kinds = [json.loads(line)["t"] for line in journal.read_text().splitlines()]
+    assert kinds == ["journal", *["intent", "submitted"] * 3, "finished"]
 
 
 @pytest.mark.parametrize(

@@ -168,3 +168,23 @@ def test_call_cost_units_cached_tokens_and_unknowns() -> None:
     assert call_cost([{"unit": "per step", "price": 0.0001, "currency": "USD"}], used) is None
     assert call_cost([{"unit": "per M input tokens", "price": 1.0, "currency": "EUR"}], used) is None
     assert call_cost((), used) is None
+
+
+def test_the_meter_costs_a_call_by_call_cost() -> None:
+    """UsageMeter.record and call_cost are one rule: every price list and usage costs the same in both."""
+    from workers_ai._core.accounting import UsageMeter, call_cost
+    from workers_ai._core.usage import Usage
+
+    prices: list[list[dict[str, object]]] = [
+        [{"unit": "per M input tokens", "price": 1.0}, {"unit": "per M cached input tokens", "price": 0.1}],
+        [{"unit": "per inference request", "price": 0.002}, {"unit": "per M output tokens", "price": 2.0}],
+        [{"unit": "per inference request", "price": 0.002}],
+        [{"unit": "per step", "price": 0.0001}],
+        [],
+    ]
+    used = Usage(prompt_tokens=1000, completion_tokens=500, prompt_tokens_details={"cached_tokens": 400})
+    for price in prices:
+        for usage in (used, None):
+            meter = UsageMeter()
+            meter.record("m", usage, price, calls=3)
+            assert meter.total_cost_usd == call_cost(price, usage, calls=3), (price, usage)

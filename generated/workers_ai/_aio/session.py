@@ -12,9 +12,9 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._core.config import Reply, SessionConfig
-from .._core.flow import Flow, Send, T
+from .._core.flow import Call, Flow, Send, T
 from ..errors import APIConnectionError
-from .transport import AiohttpTransport, AsyncResponse, AsyncTransport
+from .transport import AiohttpTransport, AsyncTransport
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -41,6 +41,19 @@ class _TaskLocal:
     @last.setter
     def last(self, value: Any) -> None:
         _LAST.set((self, value))
+
+
+async def _off_loop(command: Call) -> Any:
+    """``command.fn(*args)`` in the loop's default executor. Cancelled meanwhile, it still waits for the
+    call to end (a journal record is written whole or not at all before the flow is closed)."""
+    import asyncio
+
+    done = asyncio.get_running_loop().run_in_executor(None, command.fn, *command.args)
+    try:
+        return await asyncio.shield(done)
+    except asyncio.CancelledError:
+        await asyncio.wait([done])
+        raise
 
 
 class AsyncSession(SessionConfig):
@@ -79,6 +92,12 @@ class AsyncSession(SessionConfig):
                         command = flow.throw(exc)
                         continue
                     answer = (resp, data)
+                elif isinstance(command, Call):
+                    try:
+                        answer = await _off_loop(command)
+                    except Exception as exc:
+                        command = flow.throw(exc)
+                        continue
                 else:
                     await self._sleep_async(command.seconds)
                     answer = None
@@ -94,13 +113,6 @@ class AsyncSession(SessionConfig):
     ) -> Reply:
         """As :meth:`Session.request <.._sync.session.Session.request>`, awaited."""
         return await self.drive(self.request_flow(method, url, body, **options))
-
-    async def open_stream(
-        self, url: str, body: bytes, *, headers: Mapping[str, str] | None = None, model_id: str | None = None
-    ) -> AsyncResponse:
-        """POST and return the 2xx reply with its body unread (retried like :meth:`request` until then)."""
-        resp: AsyncResponse = await self.drive(self.stream_flow(url, body, headers, model_id))
-        return resp
 
     async def get_json(self, path: str, query: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """GET an account API path; the checked envelope (``result``, ``result_info``, ...)."""

@@ -270,7 +270,7 @@ class AiohttpTransport:
             raise APITimeoutError(f"no reply in time{_through(via)}") from None
         except aiohttp.ClientHttpProxyError as exc:  # the proxy answered the CONNECT with an error status
             reason = via.scrub(f"Tunnel connection failed: {exc.status} {exc.message}") if via else str(exc)
-            raise proxy_failure(via, reason) from None
+            raise proxy_failure(via, reason, exc.status) from None
         except aiohttp.ClientProxyConnectionError as exc:
             raise proxy_failure(via, _reason(exc, via)) from None
         except aiohttp.ClientSSLError as exc:

@@ -34,39 +34,13 @@ if TYPE_CHECKING:
 __all__ = ["embed_flow", "embed_many"]
 
 
-def embed_many(
-    handle: BatchModel,
-    texts: Sequence[str],
-    *,
-    batch_size: int | None = None,
-    options: Mapping[str, Any] | None = None,
-    on_progress: Callable[[BatchProgress], None] | None = None,
-    timeout: float = 3600.0,
-    poll_interval: float = 1.0,
-    max_interval: float = 15.0,
-    max_bytes: int = MAX_BATCH_BYTES,
-    as_numpy: bool = False,
-) -> Any:
-    """Embed ``texts`` with the async batch API; one vector per text, in input order (see :func:`embed_flow`).
-
-    Runs on the handle's client: the vectors with the sync client, an awaitable of them with the async one.
-    """
+def embed_many(handle: BatchModel, texts: Sequence[str], **options: Any) -> Any:
+    """Embed ``texts`` with the async batch API; one vector per text, in input order (:func:`embed_flow`
+    and its keywords). Runs on the handle's client: the vectors with the sync client, an awaitable of
+    them with the async one."""
     client: Any = handle.client
     job_type: Callable[..., BatchJobBase[Any]] = AsyncBatchJob[Any] if client.is_async else BatchJob[Any]
-    flow = embed_flow(
-        handle,
-        job_type,
-        texts,
-        batch_size=batch_size,
-        options=options,
-        on_progress=on_progress,
-        timeout=timeout,
-        poll_interval=poll_interval,
-        max_interval=max_interval,
-        max_bytes=max_bytes,
-        as_numpy=as_numpy,
-    )
-    return client.drive(flow)
+    return client.drive(embed_flow(handle, job_type, texts, **options))
 
 
 def embed_flow(

@@ -18,7 +18,7 @@ import msgspec
 
 from .._core.body import encode_body
 from ..errors import ConfigurationError, InputValidationError
-from .wire import BatchModel, batch_item_types, strip_annotated, union_members
+from .wire import BatchModel, batch_item_types, require_batch, strip_annotated, union_members
 
 __all__ = ["NUMPY_TEXTS_PER_BATCH", "BatchProgress", "plan_batches", "text_batch_limit"]
 
@@ -50,8 +50,7 @@ def text_batch_limit(handle: BatchModel) -> tuple[type[Any], int | None]:
 
     Raises :class:`~workers_ai.errors.ConfigurationError` for a model without such a batch variant.
     """
-    if getattr(handle, "batch_input", None) is None:
-        raise ConfigurationError(f"{handle.model_id} has no async batch (`requests`) input variant")
+    require_batch(handle)
     for cls in batch_item_types(handle):
         for field in msgspec.structs.fields(cls):
             if field.encode_name != "text":

@@ -18,7 +18,7 @@ import msgspec
 from .._core.decode import decode_typed
 from .._sync.session import Reply
 from ..errors import ConfigurationError
-from .jobs import BatchJob, BatchJobBase
+from .jobs import BatchJobBase
 
 
 class F32(Protocol):
@@ -41,7 +41,7 @@ class F32(Protocol):
     def tolist(self) -> Any: ...
 
 
-__all__ = ["F32", "BatchPoll", "as_block", "decode_block", "numpy", "poll_raw", "read_lean"]
+__all__ = ["F32", "BatchPoll", "as_block", "decode_block", "numpy", "read_lean"]
 
 
 def numpy() -> Any:
@@ -114,11 +114,6 @@ class BatchPoll:
 
 
 _PENDING = frozenset({"queued", "running"})
-
-
-def poll_raw(job: BatchJob[Any], *, deadline: float | None) -> BatchPoll:
-    """Poll ``job`` once and read the reply with :func:`read_lean`."""
-    return read_lean(job, job.poll(deadline=deadline))
 
 
 def read_lean(job: BatchJobBase[Any], reply: Reply) -> BatchPoll:

@@ -45,16 +45,10 @@ from .wire import (
     BatchRequest,
     BatchResult,
     BatchStatus,
-    batch_item_types,
-    check_batch_size,
-    encode_batch,
     encode_requests,
     failure_text,
     missing_item,
     result_object,
-    strip_annotated,
-    submitted_id,
-    union_members,
 )
 
 # The wire names are re-exported: the jobs are what the rest of the runtime imports from here.
@@ -72,14 +66,8 @@ __all__ = [
     "BatchStatusWarning",
     "BatchTarget",
     "PollSchedule",
-    "batch_item_types",
-    "check_batch_size",
     "check_poll_options",
-    "encode_batch",
     "encode_requests",
-    "strip_annotated",
-    "submitted_id",
-    "union_members",
 ]
 
 

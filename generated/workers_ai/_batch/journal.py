@@ -50,12 +50,10 @@ class Fingerprint:
 
     def __init__(self, model_id: str) -> None:
         self._hash = hashlib.sha256(model_id.encode() + b"\n")
-        self.count = 0
 
     def add(self, body: bytes) -> None:
         self._hash.update(len(body).to_bytes(8, "little"))
         self._hash.update(body)
-        self.count += 1
 
     def hexdigest(self) -> str:
         return self._hash.hexdigest()
@@ -99,7 +97,6 @@ class Journal:
         self.model_id = model_id
         self.batches: dict[int, JournalBatch] = {}
         self.finished = False
-        self.in_flight: list[JournalBatch] = []  # intents without a request id, as read at open
         self._fh: IO[bytes] | None = None
         header = {"t": "journal", "v": VERSION, "model": model_id, "count": count, "fingerprint": fingerprint}
         try:
@@ -127,7 +124,6 @@ class Journal:
         self._fh = fh
         if not lines:
             self._append(header)
-        self.in_flight = [b for b in self.batches.values() if b.request_id is None]
 
     def _read(self, lines: list[bytes], model_id: str, count: int, fingerprint: str) -> None:
         try:

@@ -33,7 +33,7 @@ from typing import Any, NamedTuple, Protocol, TypedDict, cast
 
 import msgspec
 
-from .._core.flow import Flow, Sleep
+from .._core.flow import Flow, Sleep, call
 from ..errors import (
     APITimeoutError,
     BatchError,
@@ -46,7 +46,7 @@ from .embed_plan import BatchProgress
 from .jobs import BatchItem, BatchJobBase, BatchModel, check_poll_options
 from .journal import Fingerprint, Journal, JournalBatch, ranges_of
 from .submit import submit_flow
-from .wire import MAX_BATCH_BYTES, batch_item_types, request_data
+from .wire import MAX_BATCH_BYTES, batch_item_types, request_data, require_batch
 
 __all__ = [
     "RETRYABLE_CODES",
@@ -55,6 +55,7 @@ __all__ = [
     "ManyOptions",
     "Source",
     "Unit",
+    "check_options",
     "many_flow",
     "prepare",
 ]
@@ -132,8 +133,7 @@ def prepare(handle: BatchModel, requests: Iterable[Any], max_bytes: int = MAX_BA
     """Every request validated and encoded (nothing is sent when one is bad: the error names it)."""
     if isinstance(requests, (str, bytes, dict)):
         raise InputValidationError(handle.model_id, "$.requests", "expected a list of requests")
-    if getattr(handle, "batch_input", None) is None:
-        raise ConfigurationError(f"{handle.model_id} has no async batch (`requests`) input variant")
+    require_batch(handle)
     kinds = batch_item_types(handle)
     fp = Fingerprint(handle.model_id)
     units: list[Unit] = []
@@ -176,19 +176,26 @@ class BatchManyOptions(TypedDict, total=False):
     max_bytes: int
 
 
+def check_options(opts: ManyOptions) -> None:
+    """The run's counts and timing as :func:`many_flow` takes them (timing by ``BatchJob.wait``'s rule);
+    else ``ConfigurationError``, before anything is sent."""
+    if opts.batch_size < 1 or opts.max_in_flight < 1 or opts.item_retries < 0:
+        raise ConfigurationError("batch_size and max_in_flight must be >= 1, item_retries >= 0")
+    check_poll_options(opts.timeout, opts.poll_interval, opts.max_interval)
+
+
 def options_of(given: BatchManyOptions) -> tuple[ManyOptions, str | None, Callable[[BatchProgress], None] | None]:
-    """The run's options from ``batch_many``'s keywords (unknown ones are a ``TypeError``, as in a call)."""
+    """The run's options from ``batch_many``'s keywords (unknown ones are a ``TypeError``, as in a call;
+    bad values a ``ConfigurationError``: :func:`check_options`)."""
     known = set(BatchManyOptions.__annotations__)
     extra = set(given) - known
     if extra:
         raise TypeError(f"batch_many() got unexpected keyword arguments: {', '.join(sorted(extra))}")
     fields = {k: v for k, v in given.items() if k in ManyOptions._fields}
     journal = given.get("journal")
-    return (
-        ManyOptions(**cast("dict[str, Any]", fields)),
-        (None if journal is None else str(journal)),
-        given.get("on_progress"),
-    )
+    options = ManyOptions(**cast("dict[str, Any]", fields))
+    check_options(options)
+    return options, (None if journal is None else str(journal)), given.get("on_progress")
 
 
 class _Attempt:
@@ -209,12 +216,11 @@ class _Slot:
     """A run of consecutive requests and the batches sent for them; settled when every request has a
     final outcome."""
 
-    __slots__ = ("attempts", "first", "number", "results", "settled", "tries", "units")
+    __slots__ = ("attempts", "number", "results", "settled", "tries", "units")
 
     def __init__(self, number: int, units: list[Unit]) -> None:
         self.number = number
         self.units = units
-        self.first = units[0].pos
         self.attempts: list[_Attempt] = []
         self.results: dict[int, BatchItem[Any]] = {}
         self.tries: dict[int, int] = {}
@@ -254,14 +260,13 @@ def many_flow(
     ``total``: what progress counts as all of it (default: the number of requests; see ``Unit.weight``).
     ``on_queued(request_id)`` is called for every batch this run queues."""
     opts = options
-    if opts.batch_size < 1 or opts.max_in_flight < 1 or opts.item_retries < 0:
-        raise ConfigurationError("batch_size and max_in_flight must be >= 1, item_retries >= 0")
-    check_poll_options(opts.timeout, opts.poll_interval, opts.max_interval)  # BatchJob.wait's rule
+    check_options(opts)
     model = handle.model_id
     started = clock()
     deadline = started + opts.timeout
     real_deadline = time.monotonic() + opts.timeout
-    book = Journal(journal, model, source.count, source.fingerprint) if journal is not None else None
+    # The journal's file work (open, append, fsync) is a Call: the async client does it off the event loop.
+    book = (yield from call(Journal, journal, model, source.count, source.fingerprint)) if journal is not None else None
     try:
         return (
             yield from _run(
@@ -345,7 +350,7 @@ def _run(
         if parent is None:
             slot.number = number
         if book is not None:
-            book.intent(number, ranges_of(u.pos for u in batch), parent)
+            yield from call(book.intent, number, ranges_of(u.pos for u in batch), parent)
         body = b'{"requests":[' + b",".join(u.body for u in batch) + b"]}"
         try:
             job = yield from submit_flow(handle, job_type, body, len(batch), None, opts.max_bytes)
@@ -359,7 +364,7 @@ def _run(
                 request_id=queued[0],
             ) from exc
         if book is not None:
-            book.submitted(number, job.request_id)
+            yield from call(book.submitted, number, job.request_id)
         if on_queued is not None:
             on_queued(job.request_id)
         sent += 1
@@ -493,7 +498,7 @@ def _run(
             on_progress(BatchProgress(resolved, total, attempts_done, attempts_total, now - started, states))
         if not slots and ahead is None:
             if book is not None:
-                book.finish()
+                yield from call(book.finish)
             return sent
         polls = [a.next_poll for s in slots for a in s.attempts if a.job is not None]
         if not polls:

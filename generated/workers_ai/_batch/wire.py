@@ -20,7 +20,7 @@ from .._core.envelope import checked
 from .._core.error_replies import error_details, format_details
 from .._core.jsonview import as_object
 from .._core.usage import Usage
-from ..errors import BatchItemError, ErrorDetail, InputValidationError, ResponseDecodeError
+from ..errors import BatchItemError, ConfigurationError, ErrorDetail, InputValidationError, ResponseDecodeError
 
 __all__ = [
     "KNOWN",
@@ -33,8 +33,8 @@ __all__ = [
     "BatchStatus",
     "batch_item_types",
     "check_batch_size",
-    "encode_batch",
     "encode_requests",
+    "require_batch",
     "failure_text",
     "missing_item",
     "request_data",
@@ -212,6 +212,12 @@ def strip_annotated(tp: Any) -> Any:
 _ITEM_TYPES: dict[type[Any], tuple[type[Any], ...]] = {}
 
 
+def require_batch(handle: BatchModel, why: str = "") -> None:
+    """``ConfigurationError`` for a model without an async batch (``requests``) input variant."""
+    if getattr(handle, "batch_input", None) is None:
+        raise ConfigurationError(f"{handle.model_id} has no async batch (`requests`) input variant{why}")
+
+
 def batch_item_types(handle: BatchModel) -> tuple[type[Any], ...]:
     """The struct types a request in this model's batch may have (from its ``requests`` variant).
 
@@ -298,13 +304,6 @@ def request_data(handle: BatchModel, item: Any, where: str, kinds: Sequence[type
     if ext is not None and not isinstance(ext, str):
         raise InputValidationError(handle.model_id, where + ".external_reference", "must be a string")
     return data
-
-
-def encode_batch(model_id: str, requests: Sequence[bytes]) -> bytes:
-    """The body of requests already validated and encoded, one JSON object each (sent as they are)."""
-    if not requests:
-        raise InputValidationError(model_id, "$.requests", "a batch needs at least one request")
-    return b'{"requests":[' + b",".join(requests) + b"]}"
 
 
 def check_batch_size(model_id: str, body: bytes, max_bytes: int) -> None:

@@ -19,8 +19,8 @@ from typing import Any
 
 import msgspec
 
-from .files import OutputError, OutputFile
-from .output import ProgressBar, usage_line
+from .files import output_file
+from .output import ProgressBar, UsageError, new_client
 
 __all__ = ["cmd_batch"]
 
@@ -77,20 +77,16 @@ def cmd_batch(args: argparse.Namespace) -> int:
     from .._batch.jobs import BatchItem, BatchJob
     from .._batch.journal import Journal
     from .._batch.many import ManyOptions, many_flow
-    from .._batch.wire import MAX_BATCH_BYTES
-    from .._client import WorkersAI
-    from ..errors import ConfigurationError
+    from .._batch.wire import MAX_BATCH_BYTES, require_batch
 
-    ai = WorkersAI(base_url=args.base_url)
+    ai = new_client(args)
     model_id: str = args.model
     handle: Any = ai.model(model_id)
-    if getattr(handle, "batch_input", None) is None:
-        raise ConfigurationError(f"{model_id} has no async batch (`requests`) input variant")
+    require_batch(handle)
     try:
         source = FileSource(handle, args.input, MAX_BATCH_BYTES)
     except OSError as exc:
-        print(f"workers-ai batch: cannot read {args.input}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+        raise UsageError(f"cannot read {args.input}: {exc.strerror or exc}") from None
     if args.journal is not None and os.path.exists(args.output):
         book = Journal(args.journal, model_id, source.count, source.fingerprint)
         done = book.finished
@@ -102,11 +98,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 0
-    try:
-        out = OutputFile(args.output)
-    except OutputError as exc:
-        print(f"workers-ai batch: {exc}", file=sys.stderr)
-        return 2
+    out = output_file(args.output)
     encode = msgspec.json.Encoder().encode
     failed = 0
 
@@ -141,5 +133,4 @@ def cmd_batch(args: argparse.Namespace) -> int:
         f"{sent} {'batch' if sent == 1 else 'batches'} sent",
         file=sys.stderr,
     )
-    print(usage_line(ai.usage), file=sys.stderr)
     return 1 if failed else 0

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import msgspec
 
-from .files import OutputError, OutputFile
-from .output import ProgressBar, usage_line
+from .files import output_file
+from .output import ProgressBar, UsageError, new_client
 
 __all__ = ["cmd_embed"]
 
@@ -17,35 +17,25 @@ __all__ = ["cmd_embed"]
 def cmd_embed(args: argparse.Namespace) -> int:
     """``embed MODEL --texts FILE``: one text per line through ``embed_many``, a progress bar on stderr;
     prints one JSON array per text, one per line, in the order of the texts."""
-    from .._client import WorkersAI
-
     try:
         raw = sys.stdin.buffer.read() if args.texts == "-" else Path(args.texts).read_bytes()
     except OSError as exc:
-        print(f"workers-ai embed: cannot read {args.texts}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+        raise UsageError(f"cannot read {args.texts}: {exc.strerror or exc}") from None
     texts = raw.decode("utf-8", "replace").splitlines()
     if not texts:
-        print(f"workers-ai embed: {args.texts} has no text (one text per line)", file=sys.stderr)
-        return 2
+        raise UsageError(f"{args.texts} has no text (one text per line)")
     # One vector per line, in order: a blank line is refused, never skipped (the outputs would no
     # longer line up with the lines).
     blank = [str(number) for number, line in enumerate(texts, 1) if not line.strip()]
     if blank:
         where = ", ".join(blank[:10]) + (f" and {len(blank) - 10} more" if len(blank) > 10 else "")
         lines = f"lines {where} are" if len(blank) > 1 else f"line {where} is"
-        print(
-            f"workers-ai embed: {args.texts}: {lines} blank; every line is one text and gets one vector,"
-            " so remove the line or give it text",
-            file=sys.stderr,
+        raise UsageError(
+            f"{args.texts}: {lines} blank; every line is one text and gets one vector,"
+            " so remove the line or give it text"
         )
-        return 2
-    try:
-        out = OutputFile(args.output) if args.output not in (None, "-") else None
-    except OutputError as exc:
-        print(f"workers-ai embed: {exc}", file=sys.stderr)
-        return 2
-    ai = WorkersAI(base_url=args.base_url)
+    out = output_file(args.output) if args.output not in (None, "-") else None
+    ai = new_client(args)
     bar = ProgressBar()
     try:
         model_id: str = args.model
@@ -59,7 +49,6 @@ def cmd_embed(args: argparse.Namespace) -> int:
         raise
     finally:
         bar.end()
-        print(usage_line(ai.usage), file=sys.stderr)
     encoded = b"".join(msgspec.json.encode(vector) + b"\n" for vector in vectors)
     if out is not None:
         with out:

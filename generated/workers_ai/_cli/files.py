@@ -17,11 +17,21 @@ import tempfile
 from types import TracebackType
 from typing import IO
 
-__all__ = ["OutputError", "OutputFile"]
+from .output import UsageError
+
+__all__ = ["OutputError", "OutputFile", "output_file"]
 
 
 class OutputError(Exception):
     """The output file cannot be written; the message names it."""
+
+
+def output_file(path: str) -> OutputFile:
+    """``-o PATH`` opened before anything is sent; a place it cannot be written is a usage error."""
+    try:
+        return OutputFile(path)
+    except OutputError as exc:
+        raise UsageError(str(exc)) from None
 
 
 class OutputFile:

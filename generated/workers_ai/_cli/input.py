@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 
 from .. import _listing
+from .output import UsageError
 
 __all__ = ["CLIInputError", "Payload", "build_payload"]
 
@@ -20,7 +21,7 @@ _FALSE = frozenset({"false", "no", "0", "off"})
 _BINARY_KINDS = frozenset({"bytes", "base64", "uint8"})
 
 
-class CLIInputError(Exception):
+class CLIInputError(UsageError):
     """A command-line input that cannot become a payload; the message says which and why."""
 
 

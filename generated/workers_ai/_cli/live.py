@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .output import UsageError
+
 __all__ = ["add_live_commands"]
 
 LISTEN_MODEL = "@cf/deepgram/nova-3"
@@ -57,20 +59,17 @@ def _cmd_listen(args: argparse.Namespace) -> int:
     handle: Any = ai.model(str(args.model))
     spec = _spec(handle, "listen")
     if spec is None:
-        print(f"workers-ai listen: {args.model} is not a realtime speech-to-text model", file=sys.stderr)
-        return 2
+        raise UsageError(f"{args.model} is not a realtime speech-to-text model")
     try:
         with args.file.open("rb") as fh:
             head = fh.read(64 * 1024)
     except OSError as exc:
-        print(f"workers-ai listen: {args.file}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+        raise UsageError(f"{args.file}: {exc.strerror or exc}") from None
     rate, channels = args.sample_rate, 1
     if wav_info(head) is not None:
         info, _ = read_wav(args.file)
         if info.bits != 16:
-            print(f"workers-ai listen: {args.file}: {info.bits}-bit WAV; only 16-bit PCM is streamed", file=sys.stderr)
-            return 2
+            raise UsageError(f"{args.file}: {info.bits}-bit WAV; only 16-bit PCM is streamed")
         rate, channels = info.sample_rate, info.channels
     wanted: dict[str, Any] = {"encoding": "linear16", "sample_rate": rate, "interim_results": True}
     if channels != 1:
@@ -118,14 +117,12 @@ def _cmd_speak(args: argparse.Namespace) -> int:
     from ..realtime import SpeakSession, write_wav
 
     if not args.text.strip():
-        print("workers-ai speak: the text is empty", file=sys.stderr)
-        return 2
+        raise UsageError("the text is empty")
     ai = WorkersAI(base_url=args.base_url)
     handle: Any = ai.model(str(args.model))
     spec = _spec(handle, "speak")
     if spec is None:
-        print(f"workers-ai speak: {args.model} is not a realtime text-to-speech model", file=sys.stderr)
-        return 2
+        raise UsageError(f"{args.model} is not a realtime text-to-speech model")
     options: dict[str, Any] = {"encoding": "linear16", "sample_rate": args.sample_rate}
     if args.speaker:
         options["speaker"] = args.speaker

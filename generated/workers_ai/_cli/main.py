@@ -1,5 +1,10 @@
 """The ``workers-ai`` command line: its parser, ``serve`` and ``sync``, and the dispatch to each command's
-module (``run``, ``embed``, ``models``; ``listen`` and ``speak`` in :mod:`.live`)."""
+module (``run``, ``embed``, ``models``; ``listen`` and ``speak`` in :mod:`.live`).
+
+How every command ends is decided here, once: a usage error (:class:`.output.UsageError`, argparse's
+own included) is one line, ``workers-ai COMMAND: message``, and exit 2; an SDK error one line and exit
+1; a command that made its client (:func:`.output.new_client`) ends with the usage line, however it
+ends (in the one ``interrupted`` line on Ctrl-C)."""
 
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ from .embed import cmd_embed
 from .files import OutputError
 from .live import add_live_commands
 from .models import cmd_models
+from .output import Parser, UsageError, usage_line
 from .run import cmd_run
 
 __all__ = ["main"]
@@ -27,10 +33,9 @@ def _serve(argv: list[str]) -> int:
     try:  # imported by name: a lean vendored copy has no emulator, and must type-check without one
         module = importlib.import_module(f"{_registry.__package__}.testing.__main__")
     except ImportError as exc:
-        print(f"workers-ai serve: the emulator is not available here ({exc})", file=sys.stderr)
-        return 2
+        raise UsageError(f"the emulator is not available here ({exc})") from None
     serve: Callable[..., int] = module.main
-    return serve(argv, prog="workers-ai serve")
+    return serve(argv, prog="workers-ai serve", parser_class=Parser)
 
 
 # Commands of the schema generator, which this package never imports by name: a generator that is
@@ -57,12 +62,10 @@ def _cmd_sync(args: argparse.Namespace) -> int:
         # The extra is named after the generator's package: read from the entry point, never written here.
         dist = getattr(args.generator.dist, "name", None) or "workers-ai"
         extra = str(args.generator.module).split(".")[0]
-        print(
-            f"workers-ai sync: the schema generator is installed but cannot be imported ({exc}); "
-            f"it needs its extra: pip install '{dist}[{extra}]'",
-            file=sys.stderr,
-        )
-        return 2
+        raise UsageError(
+            f"the schema generator is installed but cannot be imported ({exc}); "
+            f"it needs its extra: pip install '{dist}[{extra}]'"
+        ) from None
     from .._clients.sync import BaseClient
     from ..errors import APIError
 
@@ -80,8 +83,8 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     return cmd_batch(args)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="workers-ai", description="Cloudflare Workers AI from the command line")
+def _parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="workers-ai", description="Cloudflare Workers AI from the command line")
     sub = parser.add_subparsers(dest="command", required=True)
     p_run = sub.add_parser(
         "run",
@@ -152,39 +155,62 @@ def main(argv: Sequence[str] | None = None) -> int:
         p_sync.add_argument("--per-page", type=int, default=50, help="page size for models/search")
         p_sync.set_defaults(func=_cmd_sync, generator=generator)
     add_live_commands(sub)  # listen, speak (realtime sessions: _cli/live.py)
-    given = list(sys.argv[1:] if argv is None else argv)
-    if given[:1] == ["serve"]:
-        return _serve(given[1:])
-    args, extra = parser.parse_known_args(argv)
+    return parser
+
+
+def _parse(given: list[str]) -> argparse.Namespace:
+    parser = _parser()
+    args, extra = parser.parse_known_args(given)
     if args.command == "run" and extra:  # key=value pairs given after an option
         pairs = [e for e in extra if "=" in e and not e.startswith("-")]
-        if len(pairs) != len(extra):
-            parser.error(f"unrecognized arguments: {' '.join(e for e in extra if e not in pairs)}")
+        extra = [e for e in extra if e not in pairs]
         args.pairs = [*args.pairs, *pairs]
-    elif extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if extra:  # the command's own words: its --help says what it takes
+        prog = f"workers-ai {args.command}"
+        raise UsageError(f"unrecognized arguments: {' '.join(extra)} (see {prog} --help)", prog)
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    given = list(sys.argv[1:] if argv is None else argv)
+    prog = "workers-ai serve" if given[:1] == ["serve"] else "workers-ai"
+    args = argparse.Namespace()
+
+    def usage(code: int, line: str = "") -> int:
+        """``line`` (if any) after the usage line of the command's client, if it made one."""
+        meter = getattr(args, "usage_meter", None)
+        if meter is not None and (code != 2 or meter.calls):  # a usage error before any call: one line
+            print(usage_line(meter), file=sys.stderr)
+        if line:
+            print(line, file=sys.stderr)
+        return code
+
     try:
+        if prog == "workers-ai serve":
+            return _serve(given[1:])
+        args = _parse(given)
+        prog = f"workers-ai {args.command}"
         code: int = args.func(args)
         sys.stdout.flush()
+    except UsageError as exc:
+        return usage(2, f"{exc.prog or prog}: {exc}")
     except WorkersAIError as exc:
-        print(f"workers-ai: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
+        return usage(1, f"workers-ai: {type(exc).__name__}: {exc}")
     except OutputError as exc:
-        print(f"workers-ai: {exc}", file=sys.stderr)
-        return 1
+        return usage(1, f"workers-ai: {exc}")
     except BrokenPipeError:
         return _closed_pipe()
-    except KeyboardInterrupt as exc:  # Ctrl-C: one line, and the shell's status for SIGINT (128 + 2)
+    except KeyboardInterrupt:  # Ctrl-C: one line, and the shell's status for SIGINT (128 + 2)
         start = "\n" if sys.stderr.isatty() else ""  # after a streamed partial line on the terminal
-        print(f"{start}workers-ai: interrupted{f'; {exc}' if str(exc) else ''}", file=sys.stderr)
+        meter = getattr(args, "usage_meter", None)
+        print(f"{start}workers-ai: interrupted{f'; usage: {meter.summary()}' if meter else ''}", file=sys.stderr)
         return 130
     except OSError as exc:  # stdout itself could not be written (`> /dev/full`)
         if exc.errno not in _WRITE_ERRORS:
             raise
-        print(f"workers-ai: cannot write the output: {exc.strerror}; the output was not written", file=sys.stderr)
         _drop_stdout()
-        return 1
-    return code
+        return usage(1, f"workers-ai: cannot write the output: {exc.strerror}; the output was not written")
+    return usage(code)
 
 
 _WRITE_ERRORS = frozenset({errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT, errno.EROFS})

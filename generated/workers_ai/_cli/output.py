@@ -1,12 +1,13 @@
 """What ``workers-ai`` prints: binary replies only to a file or a pipe, a progress bar on a terminal
-(plain lines otherwise), and the usage line at the end."""
+(plain lines otherwise), and, printed by ``main`` alone, usage errors and the usage line at the end."""
 
 from __future__ import annotations
 
+import argparse
 import base64
 import binascii
 import sys
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 import msgspec
 
@@ -14,7 +15,45 @@ from .._batch.embed_plan import BatchProgress
 from .._core.accounting import UsageMeter
 from .._core.jsonview import as_object
 
-__all__ = ["ProgressBar", "binary_refusal", "media_of", "print_json", "usage_line"]
+if TYPE_CHECKING:
+    from .._client import WorkersAI
+
+__all__ = [
+    "Parser",
+    "ProgressBar",
+    "UsageError",
+    "binary_refusal",
+    "media_of",
+    "new_client",
+    "print_json",
+    "usage_line",
+]
+
+
+class UsageError(Exception):
+    """Bad command-line input: an option or argument that does not fit, a file that cannot be read, a
+    reply that cannot go where it was sent. ``main`` prints it, and only it: one line, ``workers-ai
+    COMMAND: message``, exit status 2."""
+
+    def __init__(self, message: str, prog: str | None = None) -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser whose errors are usage errors like the commands' own (one line, exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)", self.prog)
+
+
+def new_client(args: argparse.Namespace, **options: Any) -> WorkersAI:
+    """The command's client (``--base-url``); ``main`` prints its usage line when the command ends."""
+    from .._client import WorkersAI
+
+    ai = WorkersAI(base_url=args.base_url, **options)
+    args.usage_meter = ai.usage
+    return ai
 
 
 def binary_refusal(content_type: str, size: int | None = None) -> str:
@@ -22,7 +61,7 @@ def binary_refusal(content_type: str, size: int | None = None) -> str:
     ext = content_type.split("/")[-1].split(";")[0].split("+")[0].strip() or "bin"
     what = f"{size} bytes of {content_type}" if size is not None else content_type
     return (
-        f"workers-ai run: the reply is {what}, not text, and stdout is a terminal; "
+        f"the reply is {what}, not text, and stdout is a terminal; "
         f"write it to a file with -o out.{ext} (or redirect: > out.{ext})"
     )
 

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from .. import _registry
-from .files import OutputError, OutputFile
-from .input import CLIInputError, build_payload
-from .output import binary_refusal, media_of, print_json, usage_line
+from .files import OutputFile, output_file
+from .input import build_payload
+from .output import UsageError, binary_refusal, media_of, new_client, print_json
 
 if TYPE_CHECKING:
     from .._batch.jobs import BatchJob, BatchResult, BatchStatus
@@ -86,53 +86,34 @@ def _run_batch(ai: WorkersAI, args: argparse.Namespace, payload: Any) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .._client import WorkersAI
-
     given = args.json is not None or args.pairs or args.file is not None
     if not given and not args.request_id:
-        print(
-            "workers-ai run: give the input: --json JSON (or - for stdin, @file.json), key=value pairs, "
-            "--file PATH; or --queue --request-id ID to resume a batch",
-            file=sys.stderr,
+        raise UsageError(
+            "give the input: --json JSON (or - for stdin, @file.json), key=value pairs, "
+            "--file PATH; or --queue --request-id ID to resume a batch"
         )
-        return 2
-    try:
-        payload = build_payload(args.model, args.json, args.pairs, args.file)
-    except CLIInputError as exc:
-        print(f"workers-ai run: {exc}", file=sys.stderr)
-        return 2
+    payload = build_payload(args.model, args.json, args.pairs, args.file)
     data = payload.data
     stream = bool(args.stream)
     if data is not None and data.get("stream") is True:
         del data["stream"]  # `"stream": true` inside the JSON means the same as --stream
         stream = True
-    ai = WorkersAI(base_url=args.base_url, strict_inputs=args.strict)
+    ai = new_client(args, strict_inputs=args.strict)
     warnings.formatwarning = _warning_line
     binary = _binary_only(ai, args.model)
     if args.output is None and not stream and binary and sys.stdout.isatty():
-        print(binary_refusal(binary), file=sys.stderr)  # refused before anything is sent (or billed)
-        return 2
+        raise UsageError(binary_refusal(binary))  # refused before anything is sent (or billed)
     queue = bool(args.queue or args.request_id)
-    try:
-        # Opened before the call: a folder that does not exist or cannot be written is refused unbilled.
-        out = OutputFile(args.output) if args.output not in (None, "-") and not queue else None
-    except OutputError as exc:
-        print(f"workers-ai run: {exc}", file=sys.stderr)
-        return 2
+    # Opened before the call: a folder that does not exist or cannot be written is refused unbilled.
+    out = output_file(args.output) if args.output not in (None, "-") and not queue else None
     try:
         if queue:
-            code = _run_batch(ai, args, data if payload.body is None else payload.body)
-        else:
-            code = _run_payload(ai, args, data if payload.body is None else payload.body, stream, out)
-    except BaseException as exc:
+            return _run_batch(ai, args, data if payload.body is None else payload.body)
+        return _run_payload(ai, args, data if payload.body is None else payload.body, stream, out)
+    except BaseException:
         if out is not None:
             out.discard()  # a failed call or a broken stream leaves no partial file
-        if isinstance(exc, KeyboardInterrupt):  # Ctrl-C: `main` says so in one line, the usage in it
-            raise KeyboardInterrupt(f"usage: {ai.usage.summary()}") from None
-        print(usage_line(ai.usage), file=sys.stderr)
         raise
-    print(usage_line(ai.usage), file=sys.stderr)
-    return code
 
 
 def _warning_line(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> str:
@@ -151,8 +132,7 @@ def _binary_only(ai: WorkersAI, model_id: str) -> str:
 def _run_payload(ai: WorkersAI, args: argparse.Namespace, payload: Any, stream: bool, out: OutputFile | None) -> int:
     if stream:
         if not isinstance(payload, dict):
-            print("workers-ai run: --stream needs a JSON payload", file=sys.stderr)
-            return 2
+            raise UsageError("--stream needs a JSON payload")
         with ai.run(args.model, payload, stream=True) as events:
             for event in events:
                 if out is not None:
@@ -175,8 +155,7 @@ def _run_payload(ai: WorkersAI, args: argparse.Namespace, payload: Any, stream: 
     if isinstance(result, (bytes, bytearray)):
         kind = getattr(result, "content_type", "") or "decoded base64"
         if out is None and sys.stdout.isatty():
-            print(binary_refusal(kind, len(result)), file=sys.stderr)
-            return 2
+            raise UsageError(binary_refusal(kind, len(result)))
         if out is None:
             sys.stdout.buffer.write(bytes(result))
             sys.stdout.buffer.flush()

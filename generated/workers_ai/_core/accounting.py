@@ -140,8 +140,8 @@ class UsageMeter:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._models: dict[str, _Tally] = {}
-        # Per price list (module constants, keyed by identity): its rates, and whether any is per token.
-        self._rates: dict[int, tuple[Sequence[Any], dict[str, float] | None, bool]] = {}
+        # Per price list (module constants, keyed by identity): its rates.
+        self._rates: dict[int, tuple[Sequence[Any], dict[str, float] | None]] = {}
 
     def __repr__(self) -> str:
         return f"<UsageMeter {self.summary()}>"
@@ -158,16 +158,8 @@ class UsageMeter:
         """Add ``calls`` calls (and ``items`` batch items) of ``model_id`` that used ``usage`` in all."""
         cached = self._rates.get(id(price))
         if cached is None or cached[0] is not price:  # parsed once per price list (they are module constants)
-            by_unit = rates(price)
-            per_token = by_unit is not None and not by_unit.keys().isdisjoint(_TOKEN_UNITS)
-            cached = self._rates[id(price)] = (price, by_unit, per_token)
-        by_unit = cached[1]
-        if by_unit is not None and not cached[2]:  # priced per request only: no usage to read
-            cost: float | None = by_unit.get("per inference request", 0.0) * calls
-        elif by_unit is None or usage is None:  # no price, or priced per token and no usage said: unknown
-            cost = None
-        else:
-            cost = call_cost(by_unit, usage, calls)
+            cached = self._rates[id(price)] = (price, rates(price))
+        cost = call_cost(cached[1], usage, calls)
         with self._lock:
             tally = self._models.get(model_id)
             if tally is None:

@@ -6,6 +6,9 @@ A flow yields commands and receives their answers:
   ``limit``), or ``b""`` with the body left unread for a 2xx ``stream``. A connection failure
   (:class:`~..errors.APIConnectionError`) is thrown into the flow at the ``yield``.
 - :class:`Sleep`: wait ``seconds``; the answer is None.
+- :class:`Call`: blocking work that is not HTTP (a journal's write and fsync); the answer is what
+  ``fn(*args)`` returns, and what it raises is thrown into the flow at the ``yield``. The sync driver
+  calls it in place, the async driver in a worker thread, so the event loop is never blocked by it.
 
 The flow returns its result (``StopIteration.value``). The sync session runs flows with a blocking
 loop over urllib3 (``Session.drive``), the async session with an awaiting loop over aiohttp
@@ -17,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Mapping
 from typing import Any, TypeAlias, TypeVar
 
-__all__ = ["Command", "Flow", "Send", "Sleep", "T"]
+__all__ = ["Call", "Command", "Flow", "Send", "Sleep", "T", "call"]
 
 T = TypeVar("T")
 
@@ -71,6 +74,22 @@ class Sleep:
         self.seconds = seconds
 
 
-Command: TypeAlias = Send | Sleep
-# A flow's answers are a (response, body) pair for Send and None for Sleep.
+class Call:
+    """Blocking work off the HTTP path, run by the driver: ``fn(*args)`` (see the module docstring)."""
+
+    __slots__ = ("args", "fn")
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        self.fn = fn
+        self.args = args
+
+
+Command: TypeAlias = Send | Sleep | Call
+# A flow's answers are a (response, body) pair for Send, None for Sleep and fn's result for Call.
 Flow: TypeAlias = Generator[Command, Any, T]
+
+
+def call(fn: Callable[..., T], *args: Any) -> Flow[T]:
+    """``yield from call(fn, *args)`` in a flow: ``fn(*args)`` run by the driver, its result returned."""
+    result: T = yield Call(fn, args)
+    return result

@@ -27,6 +27,7 @@ The rules (docs/networks.md):
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -38,7 +39,16 @@ from .redact import MASK, mask_url
 if TYPE_CHECKING:
     import ssl
 
-__all__ = ["Network", "NoProxy", "ProxyURL", "is_loopback", "parse_proxy", "proxy_failure", "tls_failure"]
+__all__ = [
+    "Network",
+    "NoProxy",
+    "ProxyURL",
+    "is_loopback",
+    "parse_proxy",
+    "proxy_failure",
+    "tls_failure",
+    "tunnel_status",
+]
 
 _ENV_CONTEXTS: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
 _SCHEMES = ("http", "https", "socks4", "socks4a", "socks5", "socks5h")
@@ -243,7 +253,6 @@ class Network:
         "explicit",
         "no_proxy",
         "proxied",
-        "trust_env",
         "verify",
     )
 
@@ -257,7 +266,6 @@ class Network:
         if not isinstance(trust_env, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ConfigurationError("trust_env must be True or False")
         env: Mapping[str, str] = os.environ if environ is None else environ
-        self.trust_env = trust_env
         self.verify = verify
         self.explicit = parse_proxy(proxy, "proxy=") if proxy is not None else None
         self.env_proxies: dict[str, ProxyURL] = {}
@@ -415,18 +423,20 @@ def _untrusted(reason: str) -> bool:
     return "certificate verify failed" in low or "certificate_verify_failed" in low
 
 
-def proxy_failure(via: ProxyURL | None, reason: str) -> APIConnectionError:
-    """A proxy that is down, refuses the tunnel (407, 403, 502...) or fails TLS: the error names it.
+def proxy_failure(via: ProxyURL | None, reason: str, status: int | None = None) -> APIConnectionError:
+    """A proxy that is down, refuses the tunnel (``status``: its answer to CONNECT, 407, 403, 502...) or
+    fails TLS: the error names it.
 
     The request never reached the target. A 407 or 403 is not retried (the same credentials would be
     refused again); a proxy that is down or answers 5xx may be.
     """
     shown = via.shown if via is not None else "(unknown)"
-    if "Tunnel connection failed" in reason:  # the drivers word a refused CONNECT this way
-        denied = " 407" in reason or " 403" in reason
-        hint = "; check the user and password in the proxy URL" if " 407" in reason else ""
+    if status is not None:
+        hint = "; check the user and password in the proxy URL" if status == 407 else ""
         return APIConnectionError(
-            f"the proxy {shown} refused the tunnel ({reason}){hint}", request_sent=False, retryable=not denied
+            f"the proxy {shown} refused the tunnel ({reason}){hint}",
+            request_sent=False,
+            retryable=status not in (403, 407),
         )
     if _untrusted(reason):
         return APIConnectionError(
@@ -435,6 +445,26 @@ def proxy_failure(via: ProxyURL | None, reason: str) -> APIConnectionError:
             retryable=False,
         )
     return APIConnectionError(f"cannot connect to the proxy {shown}: {reason}", request_sent=False)
+
+
+_TUNNEL_REFUSED = re.compile(r"Tunnel connection failed: (\d{3}) ")
+
+
+def tunnel_status(exc: BaseException) -> int | None:
+    """The status a proxy refused a CONNECT with, when urllib3 reports it: http.client raises the refusal
+    as ``OSError("Tunnel connection failed: 407 ...")``, its only form, which urllib3 wraps. Read here,
+    from that exception, once; every other driver hands :func:`proxy_failure` the status it got."""
+    seen: BaseException | None = exc
+    for _ in range(4):  # ProxyError(.original_error) / MaxRetryError(.reason) / __cause__, a few deep
+        if seen is None:
+            break
+        if type(seen) is OSError and seen.args and isinstance(seen.args[0], str):
+            got = _TUNNEL_REFUSED.match(seen.args[0] + " ")
+            if got is not None:
+                return int(got.group(1))
+        inner = getattr(seen, "original_error", None) or getattr(seen, "reason", None) or seen.__cause__
+        seen = inner if isinstance(inner, BaseException) else None
+    return None
 
 
 def tls_failure(url: str, reason: str, via: ProxyURL | None) -> APIConnectionError:

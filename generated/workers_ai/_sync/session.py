@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._core.config import DEFAULT_BASE_URL, Reply, ResponseInfo, SessionConfig
-from .._core.flow import Flow, Send, T
+from .._core.flow import Call, Flow, Send, T
 from .._core.options import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES
 from ..errors import APIConnectionError
-from .transport import Response, Transport, Urllib3Transport
+from .transport import Transport, Urllib3Transport
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -65,6 +65,12 @@ class Session(SessionConfig):
                         command = flow.throw(exc)
                         continue
                     answer = (resp, data)
+                elif isinstance(command, Call):
+                    try:
+                        answer = command.fn(*command.args)
+                    except Exception as exc:
+                        command = flow.throw(exc)
+                        continue
                 else:
                     self._sleep(command.seconds)
                     answer = None
@@ -79,13 +85,6 @@ class Session(SessionConfig):
         """Send a request, retrying what is safe to retry; return a 2xx reply, its body read, or raise
         (the rules: :func:`.._core.exchange.exchange`)."""
         return self.drive(self.request_flow(method, url, body, **options))
-
-    def open_stream(
-        self, url: str, body: bytes, *, headers: Mapping[str, str] | None = None, model_id: str | None = None
-    ) -> Response:
-        """POST and return the 2xx reply with its body unread (retried like :meth:`request` until then)."""
-        resp: Response = self.drive(self.stream_flow(url, body, headers, model_id))
-        return resp
 
     def get_json(self, path: str, query: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """GET an account API path; the checked envelope (``result``, ``result_info``, ...)."""

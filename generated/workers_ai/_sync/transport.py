@@ -33,7 +33,7 @@ from urllib3.exceptions import (
     SSLError,
 )
 
-from .._core.network import Network, ProxyURL, proxy_failure, tls_failure
+from .._core.network import Network, ProxyURL, proxy_failure, tls_failure, tunnel_status
 from .._core.options import DEFAULT_MAX_CONNECTIONS
 from ..errors import APIConnectionError, APITimeoutError, ConfigurationError, ResponseTooLargeError
 from .connections import CURRENT_DEADLINE, POOLS, Deadline, socks_pools
@@ -318,7 +318,7 @@ class Urllib3Transport:
                 retries=False,
             )
         except ProxyError as exc:
-            raise proxy_failure(via, _reason(exc, via)) from None
+            raise proxy_failure(via, _reason(exc, via), tunnel_status(exc)) from None
         except NewConnectionError as exc:
             if via is not None:  # the connection to the proxy failed: name it, not the target
                 raise proxy_failure(via, _reason(exc, via)) from None
@@ -333,8 +333,9 @@ class Urllib3Transport:
             raise APITimeoutError(f"no reply in time{_through(via)} ({_reason(exc, via)})") from None
         except (ProtocolError, HTTPError, OSError) as exc:
             reason = _reason(exc, via)
-            if via is not None and "Tunnel connection failed" in reason:  # the proxy refused the CONNECT
-                raise proxy_failure(via, reason) from None
+            status = tunnel_status(exc)
+            if via is not None and status is not None:  # the proxy refused the CONNECT
+                raise proxy_failure(via, reason, status) from None
             raise APIConnectionError(f"connection failed{_through(via)}: {reason}") from None
         except ValueError:
             # http.client rejects header values with control characters and quotes the value: keep it out.

@@ -9,59 +9,37 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
-
-import msgspec
+from typing import Any, TypeVar
 
 from ..errors import RealtimeError
 from ._audio import AudioSource, Pacer, Transcript, audio_chunks, chunk_size, collect
-from ._core import Limits, SessionCore
-from ._spec import RealtimeSpec, tag_of
+from ._core import END, SessionBase
+from ._spec import tag_of
 from ._wsopts import AsyncConnection, close_of, connect_options, handshake_error, websockets_module
-
-if TYPE_CHECKING:
-    from .._core.config import SessionConfig
-
 
 __all__ = ["AsyncListenSession", "AsyncSession", "AsyncSpeakSession"]
 
 E = TypeVar("E")
 _NOTHING: Any = object()
-_END: Any = object()
 
 
-class AsyncSession(Generic[E]):
+class AsyncSession(SessionBase[E, AsyncConnection]):
     """What the async listen and speak sessions share: open, receive, keepalive, close.
 
     A reader task moves frames from the socket into a queue of at most ``max_queue`` events; when it
     is full the reader waits, the socket is no longer read and the server is held back.
     """
 
-    def __init__(
-        self,
-        client: SessionConfig,
-        spec: RealtimeSpec,
-        options: Mapping[str, Any] | msgspec.Struct,
-        *,
-        model_id: str | None = None,
-        limits: Limits | None = None,
-    ) -> None:
-        self.core = SessionCore(client, spec, options, model_id=model_id, limits=limits)
-        self.model_id = self.core.model_id
-        self._ws: AsyncConnection | None = None
+    _opened_with = "async with"
+
+    def _setup(self) -> None:
         self._queue: asyncio.Queue[Any] = asyncio.Queue(self.core.limits.max_queue)
-        self._backlog: deque[Any] = deque()
         self._done = asyncio.Event()  # the connection is over (the reader saw the end)
         self._drained = False  # the end marker was taken from the queue
         self._consumers = 0
-        self._error: RealtimeError | None = None
         self._tasks: list[asyncio.Task[None]] = []
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.core.url}>"
 
     async def __aenter__(self) -> AsyncSession[E]:
         await self.open()
@@ -113,7 +91,7 @@ class AsyncSession(Generic[E]):
                     continue
                 break
             got = await self._next(left)
-            if got is _END:
+            if got is END:
                 break
             if got is not None:
                 rest.append(got)
@@ -136,7 +114,7 @@ class AsyncSession(Generic[E]):
         try:
             while True:
                 event = await self._next(None)
-                if event is _END:
+                if event is END:
                     return
                 yield event
         finally:
@@ -145,7 +123,7 @@ class AsyncSession(Generic[E]):
     async def receive(self, timeout: float | None = None) -> Any:
         """The next event, or None when nothing came within ``timeout`` or the session is over."""
         got = await self._next(timeout)
-        return None if got is _END else got
+        return None if got is END else got
 
     async def poll(self) -> list[Any]:
         """Every event already received, without waiting."""
@@ -154,7 +132,7 @@ class AsyncSession(Generic[E]):
         queue = self._queue
         while not queue.empty() and not self._drained:  # nothing waits here: the reader task fills it
             got = queue.get_nowait()
-            if got is _END:
+            if got is END:
                 self._drained = True
                 break
             out.append(got)
@@ -189,7 +167,7 @@ class AsyncSession(Generic[E]):
                         item = await self._queue.get()
                 except asyncio.TimeoutError:
                     continue
-            if item is _END:
+            if item is END:
                 self._drained = True
                 return self._finished()
             return item
@@ -204,13 +182,7 @@ class AsyncSession(Generic[E]):
             code, reason = close_of(exc)
         self._error = self.core.closed(code, reason)
         self._done.set()
-        await self._queue.put(_END)
-
-    def _finished(self) -> Any:
-        if self._error is not None:
-            error, self._error = self._error, None
-            raise error
-        return _END
+        await self._queue.put(END)
 
     async def _send(self, frame: str | bytes) -> None:
         ws = self._connected()
@@ -240,13 +212,6 @@ class AsyncSession(Generic[E]):
                 return
             except asyncio.TimeoutError:
                 pass
-
-    def _connected(self) -> AsyncConnection:
-        if self._ws is None:
-            raise RealtimeError(
-                f"{self.model_id}: the session is not open (use it with `async with`)", model_id=self.model_id
-            )
-        return self._ws
 
     async def _shutdown(self) -> None:
         if self._ws is not None:

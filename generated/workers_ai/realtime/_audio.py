@@ -128,15 +128,6 @@ def collect(core: SessionCore, events: list[Any]) -> Transcript[Any]:
 # ---------------------------------------------------------------------------- audio out
 
 
-def speech_format(core: SessionCore) -> tuple[int, int]:
-    """(sample rate, bytes per sample) of a speak session's audio; WAV needs linear16."""
-    encoding = getattr(core.options, "encoding", None) or "linear16"
-    rate = getattr(core.options, "sample_rate", None)
-    if encoding != "linear16":
-        raise ConfigurationError(f"{core.model_id}: a WAV file needs encoding='linear16', not {encoding!r}")
-    return (rate if isinstance(rate, int) else 24000), 2
-
-
 def wav_header(sample_rate: int, data_bytes: int, *, channels: int = 1, bits: int = 16) -> bytes:
     """A 44-byte RIFF/WAVE header for PCM audio of ``data_bytes`` bytes."""
     block = channels * bits // 8

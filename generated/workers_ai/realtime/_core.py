@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import importlib.util
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 from urllib.parse import urlencode
 
 import msgspec
@@ -28,7 +29,11 @@ if TYPE_CHECKING:
     from .._core.network import Network
     from .._core.telemetry import Call
 
-__all__ = ["Limits", "SessionCore"]
+__all__ = ["END", "Limits", "SessionBase", "SessionCore"]
+
+E = TypeVar("E")
+C = TypeVar("C")
+END: Any = object()  # what a driver's reading gives once the connection ended
 
 _ENCODE = msgspec.json.Encoder()
 # Close codes that end a session cleanly (1000 normal, 1005 "no status" after a normal close).
@@ -305,3 +310,46 @@ def _ws_url(client: SessionConfig, model_id: str, query: list[tuple[str, str]]) 
     elif base.startswith("http://"):
         base = "ws://" + base[len("http://") :]
     return f"{base}?{urlencode(query, safe='@/')}" if query else base
+
+
+class SessionBase(Generic[E, C]):
+    """What the sync and asyncio sessions hold alike: the core, the connection ``C`` once open, events
+    read ahead of the caller and the error that ended the session."""
+
+    _opened_with: ClassVar[str] = "with"
+
+    def __init__(
+        self,
+        client: SessionConfig,
+        spec: RealtimeSpec,
+        options: Mapping[str, Any] | msgspec.Struct,
+        *,
+        model_id: str | None = None,
+        limits: Limits | None = None,
+    ) -> None:
+        self.core = SessionCore(client, spec, options, model_id=model_id, limits=limits)
+        self.model_id = self.core.model_id
+        self._ws: C | None = None
+        self._backlog: deque[Any] = deque()
+        self._error: RealtimeError | None = None
+        self._setup()
+
+    def _setup(self) -> None:
+        """The driver's own state (locks, queues), made when the session is."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.core.url}>"
+
+    def _connected(self) -> C:
+        if self._ws is None:
+            raise RealtimeError(
+                f"{self.model_id}: the session is not open (use it with `{self._opened_with}`)", model_id=self.model_id
+            )
+        return self._ws
+
+    def _finished(self) -> Any:
+        """END, or the error that ended the session (raised once)."""
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        return END

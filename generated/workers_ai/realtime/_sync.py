@@ -9,56 +9,32 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
-
-import msgspec
+from typing import Any, TypeVar
 
 from ..errors import RealtimeError
 from ._audio import AudioSource, Pacer, Transcript, audio_chunks, chunk_size, collect
-from ._core import Limits, SessionCore
-from ._spec import RealtimeSpec, tag_of
+from ._core import END, SessionBase
+from ._spec import tag_of
 from ._wsopts import SyncConnection, close_of, connect_options, handshake_error, websockets_module
-
-if TYPE_CHECKING:
-    from .._core.config import SessionConfig
-
 
 __all__ = ["ListenSession", "SpeakSession", "SyncSession"]
 
 E = TypeVar("E")
 _NOTHING: Any = object()  # no frame within the wait
-_END: Any = object()  # the connection ended
 
 
-class SyncSession(Generic[E]):
+class SyncSession(SessionBase[E, SyncConnection]):
     """What the listen and speak sessions share: open, receive, keepalive, close."""
 
-    def __init__(
-        self,
-        client: SessionConfig,
-        spec: RealtimeSpec,
-        options: Mapping[str, Any] | msgspec.Struct,
-        *,
-        model_id: str | None = None,
-        limits: Limits | None = None,
-    ) -> None:
-        self.core = SessionCore(client, spec, options, model_id=model_id, limits=limits)
-        self.model_id = self.core.model_id
-        self._ws: SyncConnection | None = None
-        self._backlog: deque[Any] = deque()
+    def _setup(self) -> None:
         self._send_lock = threading.Lock()
         self._read_lock = threading.Lock()
         self._done = threading.Event()
-        self._error: RealtimeError | None = None
         self._ticker: threading.Thread | None = None
         self._stack = ExitStack()
-
-    def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.core.url}>"
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -96,7 +72,7 @@ class SyncSession(Generic[E]):
         ws = self._connected()
         if not self._done.is_set():
             if not self.core.close_sent:
-                self._send(self.core.control("close"))
+                self._say(self.core.control, "close")
             deadline = time.monotonic() + self.core.limits.close_timeout
             while not self._done.is_set():
                 left = deadline - time.monotonic()
@@ -111,7 +87,7 @@ class SyncSession(Generic[E]):
                         got = self._read(left)
                     finally:
                         self._read_lock.release()
-                    if got is not _NOTHING and got is not _END:
+                    if got is not _NOTHING and got is not END:
                         self._backlog.append(got)
                 else:
                     self._done.wait(min(left, 0.05))  # another thread is reading: it will see the end
@@ -126,7 +102,7 @@ class SyncSession(Generic[E]):
     def __iter__(self) -> Iterator[Any]:
         while True:
             event = self._next(None)
-            if event is _END:
+            if event is END:
                 return
             yield event
 
@@ -138,7 +114,7 @@ class SyncSession(Generic[E]):
     def receive(self, timeout: float | None = None) -> Any:
         """The next event, or None when nothing came within ``timeout`` or the session is over."""
         got = self._next(timeout)
-        return None if got is _END else got
+        return None if got is END else got
 
     def _next(self, timeout: float | None) -> Any:
         if self._backlog:
@@ -152,7 +128,7 @@ class SyncSession(Generic[E]):
                     return self._backlog.popleft()
                 wait = None if deadline is None else max(0.0, deadline - time.monotonic())
                 got = self._read(wait)
-                if got is _END:
+                if got is END:
                     return self._finished()
                 if got is not _NOTHING:
                     return got
@@ -164,7 +140,7 @@ class SyncSession(Generic[E]):
         out: list[Any] = []
         while True:
             got = self._next(0)
-            if got is None or got is _END:
+            if got is None or got is END:
                 return out
             out.append(got)
 
@@ -187,16 +163,16 @@ class SyncSession(Generic[E]):
             code, reason = close_of(exc)
             self._error = self.core.closed(code, reason)
             self._done.set()
-            return _END
+            return END
         return self.core.receive(data)
 
-    def _finished(self) -> Any:
-        if self._error is not None:
-            error, self._error = self._error, None
-            raise error
-        return _END
-
     # ------------------------------------------------------------------ sending
+
+    def _say(self, make: Callable[..., str | bytes], *args: Any) -> None:
+        """Send the frame ``make(*args)`` builds, built under the lock the keepalive thread takes too."""
+        with self._send_lock:
+            frame = make(*args)
+        self._send(frame)
 
     def _send(self, frame: str | bytes) -> None:
         ws = self._connected()
@@ -224,13 +200,6 @@ class SyncSession(Generic[E]):
             if wait is None or self._done.wait(max(wait, 0.05)):
                 return
 
-    def _connected(self) -> SyncConnection:
-        if self._ws is None:
-            raise RealtimeError(
-                f"{self.model_id}: the session is not open (use it with `with`)", model_id=self.model_id
-            )
-        return self._ws
-
     def _shutdown(self) -> None:
         self._done.set()
         if self._ws is not None:
@@ -252,15 +221,11 @@ class ListenSession(SyncSession[E]):
 
     def send(self, audio: bytes | bytearray | memoryview) -> None:
         """Send one chunk of audio (a binary frame); blocks while the connection is backed up."""
-        with self._send_lock:
-            frame = self.core.audio(audio)
-        self._send(frame)
+        self._say(self.core.audio, audio)
 
     def finalize(self) -> None:
         """Ask for results of all audio sent so far now (the stream stays open)."""
-        with self._send_lock:
-            frame = self.core.control("finalize")
-        self._send(frame)
+        self._say(self.core.control, "finalize")
 
     def close(self) -> list[E]:
         """Send CloseStream, drain the remaining results and return them."""
@@ -268,7 +233,7 @@ class ListenSession(SyncSession[E]):
 
     def transcribe(self, audio: AudioSource, *, pace: bool = False, chunk_ms: int = 100) -> Transcript[E]:
         """Send ``audio`` (bytes, a path, a binary file or chunks), close, and return a ``Transcript``."""
-        return SyncTranscriber(self, pace=pace, chunk_ms=chunk_ms).run(audio)
+        return transcribe_sync(self, audio, pace=pace, chunk_ms=chunk_ms)
 
 
 class SpeakSession(SyncSession[E]):
@@ -283,21 +248,15 @@ class SpeakSession(SyncSession[E]):
         return super().__iter__()
 
     def send_text(self, text: str) -> None:
-        with self._send_lock:
-            frame = self.core.text(text)
-        self._send(frame)
+        self._say(self.core.text, text)
 
     def flush(self) -> None:
         """Speak everything sent so far (answered by ``Flushed``)."""
-        with self._send_lock:
-            frame = self.core.control("flush")
-        self._send(frame)
+        self._say(self.core.control, "flush")
 
     def clear(self) -> None:
         """Drop text not yet spoken (answered by ``Cleared``)."""
-        with self._send_lock:
-            frame = self.core.control("clear")
-        self._send(frame)
+        self._say(self.core.control, "clear")
 
     def close(self) -> list[bytes | E]:
         return super().close()
@@ -307,26 +266,21 @@ class SpeakSession(SyncSession[E]):
         return speak_chunks(self, text)
 
 
-class SyncTranscriber:
-    def __init__(self, session: ListenSession[Any], *, pace: bool, chunk_ms: int) -> None:
-        self.session = session
-        self.pacer = Pacer(session.core, pace)
-        self.size = chunk_size(session.core, chunk_ms)
-
-    def run(self, audio: AudioSource) -> Transcript[Any]:
-        events: list[Any] = []
-        # Read as we go, so the server is never held back by us: after every chunk when paced, else
-        # every few chunks (fewer than max_queue events can arrive in between: at most one per chunk).
-        every = 1 if self.pacer.rate is not None else max(1, self.session.core.limits.max_queue // 4)
-        for n, chunk in enumerate(audio_chunks(audio, self.size), 1):
-            wait = self.pacer.delay(len(chunk))
-            if wait:
-                time.sleep(wait)
-            self.session.send(chunk)
-            if n % every == 0:
-                events += self.session.poll()
-        events += self.session.close()
-        return collect(self.session.core, events)
+def transcribe_sync(session: ListenSession[Any], audio: AudioSource, *, pace: bool, chunk_ms: int) -> Transcript[Any]:
+    pacer = Pacer(session.core, pace)
+    events: list[Any] = []
+    # Read as we go, so the server is never held back by us: after every chunk when paced, else
+    # every few chunks (fewer than max_queue events can arrive in between: at most one per chunk).
+    every = 1 if pacer.rate is not None else max(1, session.core.limits.max_queue // 4)
+    for n, chunk in enumerate(audio_chunks(audio, chunk_size(session.core, chunk_ms)), 1):
+        wait = pacer.delay(len(chunk))
+        if wait:
+            time.sleep(wait)
+        session.send(chunk)
+        if n % every == 0:
+            events += session.poll()
+    events += session.close()
+    return collect(session.core, events)
 
 
 def speak_chunks(session: SpeakSession[Any], text: str) -> Iterator[bytes]:

@@ -126,9 +126,8 @@ def handshake_error(core: SessionCore, exc: BaseException) -> WorkersAIError:
         if isinstance(exc, errors.InvalidProxyStatus):
             answer = _response_of(exc)
             reason = f"Tunnel connection failed: {answer.status_code} {answer.reason_phrase}"
-        else:
-            reason = f"{type(exc).__name__}: {said}"
-        return proxy_failure(proxy, reason)
+            return proxy_failure(proxy, reason, answer.status_code)
+        return proxy_failure(proxy, f"{type(exc).__name__}: {said}")
     if isinstance(exc, ssl.SSLError):
         return tls_failure(core.url, f"{type(exc).__name__}: {said}", proxy)
     if isinstance(exc, OSError) and not isinstance(exc, TimeoutError) and proxy is not None:

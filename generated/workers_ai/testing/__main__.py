@@ -13,11 +13,14 @@ from typing import Any
 __all__ = ["build_parser", "emulator_options", "main"]
 
 
-def build_parser(prog: str = "python -m workers_ai.testing") -> argparse.ArgumentParser:
-    """The command line: every ``Emulator`` option (:mod:`._options`), named as the keyword with dashes."""
+def build_parser(
+    prog: str = "python -m workers_ai.testing", parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser
+) -> argparse.ArgumentParser:
+    """The command line: every ``Emulator`` option (:mod:`._options`), named as the keyword with dashes
+    (``parser_class``: ``workers-ai serve`` reports a bad option as every ``workers-ai`` command does)."""
     from ._options import add_options
 
-    parser = argparse.ArgumentParser(prog=prog, description="Serve a local Workers AI emulator until Ctrl-C.")
+    parser = parser_class(prog=prog, description="Serve a local Workers AI emulator until Ctrl-C.")
     add_options(parser)
     return parser
 
@@ -29,8 +32,13 @@ def emulator_options(args: argparse.Namespace, parser: argparse.ArgumentParser |
     return options_from(parser or build_parser(), args)
 
 
-def main(argv: Sequence[str] | None = None, *, prog: str = "python -m workers_ai.testing") -> int:
-    parser = build_parser(prog)
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    prog: str = "python -m workers_ai.testing",
+    parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser,
+) -> int:
+    parser = build_parser(prog, parser_class)
     args = parser.parse_args(argv)
     try:
         from ._emulator import Emulator

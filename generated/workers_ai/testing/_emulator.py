@@ -17,6 +17,7 @@ from ._api import Api
 from ._catalog import Catalog, ModelSpec
 from ._faults import Fault
 from ._http import Request
+from ._options import DEFAULT_ACCOUNT_ID, DEFAULT_API_TOKEN
 from ._realtime import is_upgrade, upgrade
 from ._records import RecordedRequest
 from ._reply import Reply
@@ -30,8 +31,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_ACCOUNT_ID", "DEFAULT_API_TOKEN", "Emulator"]
 
-DEFAULT_ACCOUNT_ID = "0123456789abcdef0123456789abcdef"
-DEFAULT_API_TOKEN = "emulator-token"
 T = TypeVar("T")
 
 

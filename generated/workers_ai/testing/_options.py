@@ -10,7 +10,10 @@ import argparse
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["OPTIONS", "Option", "add_options", "options_from"]
+__all__ = ["DEFAULT_ACCOUNT_ID", "DEFAULT_API_TOKEN", "OPTIONS", "Option", "add_options", "options_from"]
+
+DEFAULT_ACCOUNT_ID = "0123456789abcdef0123456789abcdef"
+DEFAULT_API_TOKEN = "emulator-token"
 
 _UNSET: Any = object()
 
@@ -42,8 +45,8 @@ class Option:
 OPTIONS: tuple[Option, ...] = (
     Option("host", "127.0.0.1", "address to listen on"),
     Option("port", 0, "port (0 picks a free one)", "int", serve_default=8787),
-    Option("account_id", "0123456789abcdef0123456789abcdef", "account id clients must use (32 hex characters)"),
-    Option("api_token", "emulator-token", "API token clients must send", aliases=("--token",)),
+    Option("account_id", DEFAULT_ACCOUNT_ID, "account id clients must use (32 hex characters)"),
+    Option("api_token", DEFAULT_API_TOKEN, "API token clients must send", aliases=("--token",)),
     Option("models", None, "serve only these model ids", "list", metavar="MODEL"),
     Option("schemas", None, "also serve the model schemas in this folder"),
     Option(

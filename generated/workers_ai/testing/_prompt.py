@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from functools import lru_cache
 from typing import Any
 
 from .._core.jsonview import as_list, as_object
@@ -76,28 +76,67 @@ def numbers_in(text: str) -> list[float]:
     return [float(n) for n in re.findall(r"(?<![\w.-])-?\d+(?:\.\d+)?(?![\w.-])", text)]
 
 
-def _json_objects(text: str) -> Iterator[dict[str, Any]]:
-    """Every JSON object written inside ``text`` (outermost first)."""
+def _decode_at(text: str, i: int) -> tuple[Any, int, bool]:
+    """The JSON value that starts at ``text[i]``: ``(value, end, True)``, or ``(None, where it failed,
+    False)``. It is read in a window that doubles while the failure may be the window's cut (a
+    JSONDecodeError counts the lines of all it was given, so a failure costs what it read, not the
+    whole text before it)."""
+    size = 256
+    while True:
+        part = text[i : i + size]
+        whole = i + size >= len(text)
+        try:
+            value, end = _DECODER.raw_decode(part)
+        except json.JSONDecodeError as exc:
+            if whole or (exc.pos + 64 < len(part) and not exc.msg.startswith("Unterminated string")):
+                return None, i + exc.pos, False
+        except RecursionError:  # nested deeper than the decoder goes
+            return None, i + len(part), False
+        else:
+            return value, i + end, True
+        size *= 2
+
+
+@lru_cache(maxsize=8)
+def _json_spans(text: str) -> tuple[tuple[int, int, dict[str, Any]], ...]:
+    """Every JSON object written inside ``text`` (outermost first), each with where it stands:
+    ``(start, end, object)``. One pass, cached (the schema reader and every argument hint share it).
+
+    A ``{`` that opens no object is passed over. The cost is bounded by the text's length: once a run
+    of starts keeps failing at the same place (a deep nest of invalid JSON, each level read again) the
+    rest of that run is skipped, and once failed reads add up to 32 times the text the scan stops (the
+    objects found so far stand)."""
+    found: list[tuple[int, int, dict[str, Any]]] = []
+    budget = 32 * len(text) + 4096
+    fail_at, fails = -1, 0
     i = text.find("{")
     while i != -1:
-        try:
-            value, end = _DECODER.raw_decode(text, i)
-        except ValueError:
-            i = text.find("{", i + 1)
+        value, end, ok = _decode_at(text, i)
+        if not ok:
+            budget -= end - i + 1
+            fails = fails + 1 if end == fail_at else 1
+            fail_at = end
+            if budget < 0:
+                break
+            i = text.find("{", end if fails > 16 and end > i else i + 1)
             continue
         obj = as_object(value)
         if obj is not None:
-            yield obj
+            found.append((i, end, obj))
+        fail_at, fails = -1, 0
         i = text.find("{", end)
+    return tuple(found)
 
 
-def _example_schema(example: dict[str, Any]) -> dict[str, Any]:
-    """The schema an example object implies: its keys, each typed like its value."""
+def _example_schema(example: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+    """The schema an example object implies: its keys, each typed like its value (32 levels deep)."""
 
     def of(value: Any) -> dict[str, Any]:
         obj, items = as_object(value), as_list(value)
+        if depth > 32:
+            return {}
         if obj is not None:
-            return _example_schema(obj)
+            return _example_schema(obj, depth + 1)
         if items is not None:
             return {"type": "array", "items": of(items[0]) if items else {}}
         if isinstance(value, bool):
@@ -162,16 +201,13 @@ def _without_json(text: str) -> str:
     if "{" not in text:
         return text
     out = _undoubled(text) if "{{" in text else text
-    i = out.find("{")
-    while i != -1:
-        try:
-            _, end = _DECODER.raw_decode(out, i)
-        except ValueError:
-            i = out.find("{", i + 1)
-            continue
-        out = out[:i] + " " + out[end:]
-        i = out.find("{", i + 1)
-    return out
+    pieces: list[str] = []
+    at = 0
+    for start, end, _ in _json_spans(out):
+        pieces += (out[at:start], " ")
+        at = end
+    pieces.append(out[at:])
+    return "".join(pieces)
 
 
 def _undoubled(text: str) -> str:
@@ -189,11 +225,10 @@ def stated_schema(text: str) -> dict[str, Any] | None:
     ``properties``, also when a template wrote it with doubled braces), an example object written in
     it, or the field names it lists (with the types they ask for); None when it states none."""
     candidates = [text, _undoubled(text)] if "{{" in text else [text]
-    for candidate in candidates:
-        for obj in _json_objects(candidate):
-            if _is_schema(obj):
-                return obj
-    found = [obj for candidate in candidates for obj in _json_objects(candidate)]
+    found = [obj for candidate in candidates for _, _, obj in _json_spans(candidate)]
+    for obj in found:
+        if _is_schema(obj):
+            return obj
     if found:
         return _example_schema(max(found, key=len))
     names = _named_fields(text)
