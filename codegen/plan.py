@@ -17,7 +17,8 @@ import hashlib
 import keyword
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, is_dataclass, replace
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,7 @@ from .variants import (
 
 __all__ = [
     "ALWAYS_RETURNED",
+    "SHAPE_NAMES",
     "RESERVED_METHODS",
     "RESERVED_NAMES",
     "MethodPlan",
@@ -69,7 +71,9 @@ __all__ = [
     "always_returned",
     "output_rule",
     "fingerprint",
+    "letters",
     "plan_models",
+    "shape_plan",
     "variant_schemas",
 ]
 
@@ -261,6 +265,13 @@ class ModelPlan:
     fingerprint: str
     struct_doc: str  # what datamodel-code-generator prints the structs from (shared ones imported)
     realtime: RealtimePlan | None = None  # its ``*_live`` module, when its file has an ``x-realtime`` section
+
+    @property
+    def info_properties(self) -> dict[str, Any]:
+        """The catalog's properties as ``INFO`` prints them: less ``price`` when ``INFO.price`` holds it
+        (``ModelInfo`` puts it back, so ``INFO.properties["price"]`` reads as before)."""
+        props = self.source.properties
+        return {k: v for k, v in props.items() if k != "price"} if self.price else dict(props)
 
     @property
     def alias_key(self) -> str:
@@ -880,7 +891,7 @@ def _share(plans: list[ModelPlan], package: str) -> tuple[list[ModelPlan], list[
                 dep_keys[(st.name, st.key)] = {(d, own.get(d, "")) for d in st.deps if d != st.name}
         where, openers = _slots({k for k, n in counts.items() if n >= 2}, dep_keys)
         modules = [f"models._shared.{task}"] + [
-            f"models._shared.{task}_{snake(re.sub(r'(?<=[a-z0-9])(?=[A-Z])', '_', name))}_{_letters(key)}"
+            f"models._shared.{task}_{snake(re.sub(r'(?<=[a-z0-9])(?=[A-Z])', '_', name))}_{letters(key)}"
             for name, key in openers[1:]
         ]
         if len(set(modules)) != len(modules):
@@ -960,7 +971,7 @@ def _slots(
     return where, openers
 
 
-def _letters(key: str) -> str:
+def letters(key: str) -> str:
     """Six letters from a struct's content key (hex digits 0-f as a-p): a module name part that reads as
     no number, so it is never taken for a counter."""
     return "".join(chr(ord("a") + int(c, 16)) for c in key[:6])
@@ -1012,7 +1023,7 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
     need.setdefault("typing", set()).update({"TypeAlias", "Any"})
     if p.type_only_imports:
         need["typing"].add("TYPE_CHECKING")
-    need[_relative(depth, "_handles.sync")] = {"ModelHandle", "ModelInfo", "OutputDecoder"}
+    need[_relative(depth, "_handles.sync")] = {"ModelHandle", "OutputDecoder"}
     if any(m.params_name for m in p.methods):
         need[_relative(depth, "_handles.ops")] = {"Op"}
     if any(m.params_name and m.params_own for m in p.methods):
@@ -1046,6 +1057,8 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
     for s in p.structs:
         exported += [s.name, *([s.twin] if s.twin else [])]
     exported += [a.name for a in p.aliases]
+    # The keyword arguments' TypedDicts (``ChatParams``): a model module re-exports only what is listed here.
+    exported += [m.params_name for m in p.methods if m.params_name and m.params_own]
     for _mod, names in p.shared:
         exported += list(names)
     skip = {p.handle, p.async_handle, p.input_alias, p.output_alias, "BinaryInput", "BinaryOutput"}
@@ -1053,6 +1066,50 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
     shared_of = {n: mod for mod, names in p.shared for n in names}
     doc = struct_document(p.structs, shared_of, package)
     return replace(p, imports=tuple(merge_imports(need)), exported=tuple(exported), struct_doc=doc)
+
+
+# The names a shape module gives its handles and unions, and what a model module adds beside them: no
+# struct of the shape may have one (it would be shadowed in the model module that re-exports the shape).
+SHAPE_NAMES = frozenset(
+    {"ShapeHandle", "AsyncShapeHandle", "ShapeInput", "ShapeOutput", "DECODER", "SHAPE_DECODER", "INPUTS", "INFO"}
+    | {"ModelInfo", "TypeAlias", "TYPE_CHECKING", "Unpack", "annotations"}
+)
+
+
+def shape_plan(p: ModelPlan, package: str) -> ModelPlan:
+    """The model-independent part of ``p``: what its shape module prints (structs, TypedDicts, ``INPUTS``,
+    ``DECODER``, ``Op`` recipes and the handle base classes), with neutral names in place of the model's.
+
+    Models whose shape plans print the same text share one module, named from that text
+    (:func:`codegen.render.render_package`); the model's own module keeps its id, ``INFO`` and handle names.
+    """
+    clash = sorted(SHAPE_NAMES & ({*p.exported} | {st.name for st in p.structs}))
+    if clash:
+        raise PlanError(p.source.file, f"a struct would shadow a name of the model module: {clash}")
+    names = {p.input_alias: "ShapeInput", p.output_alias: "ShapeOutput"}
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
+
+    def renamed(value: Any) -> Any:  # a method's types name the model's unions where it returns one
+        if isinstance(value, str):
+            return pattern.sub(lambda m: names[m.group(1)], value)
+        if isinstance(value, tuple):
+            items: tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
+            return tuple(renamed(v) for v in items)
+        if is_dataclass(value) and not isinstance(value, type):
+            return replace(value, **{f.name: renamed(getattr(value, f.name)) for f in dataclass_fields(value)})
+        return value
+
+    neutral = replace(
+        p,
+        model_id="",
+        module="models._shapes.shape",
+        handle="ShapeHandle",
+        input_alias="ShapeInput",
+        output_alias="ShapeOutput",
+        methods=renamed(p.methods),
+        realtime=None,
+    )
+    return _finish(neutral, package)
 
 
 def _finish_shared(

@@ -40,13 +40,18 @@ def _is_type_checking(node: ast.stmt) -> bool:
     )
 
 
+def _is_import(node: ast.stmt) -> bool:
+    return isinstance(node, (ast.Import, ast.ImportFrom))
+
+
 def _relative(node: ast.stmt, package: str, depth: int) -> str:
     """One import statement, with an absolute import of the package itself made relative."""
     if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
         if node.module == package or node.module.startswith(package + "."):
             rest = node.module[len(package) + 1 :]
             node = ast.ImportFrom(module=rest or None, names=node.names, level=depth + 1)
-    return ast.unparse(node)
+    star = isinstance(node, ast.ImportFrom) and node.names[0].name == "*"
+    return ast.unparse(node) + ("  # noqa: F403" if star else "")  # a model module re-exports its shape
 
 
 def tidy_module(text: str, rel: str, package: str, header: str) -> str:
@@ -69,7 +74,7 @@ def tidy_module(text: str, rel: str, package: str, header: str) -> str:
             continue
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             imports.append(_relative(node, package, depth))
-        elif isinstance(node, ast.If) and _is_type_checking(node):
+        elif isinstance(node, ast.If) and _is_type_checking(node) and all(_is_import(s) for s in node.body):
             typing_only += [_relative(s, package, depth) for s in node.body]
         else:
             continue

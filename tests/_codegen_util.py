@@ -72,6 +72,21 @@ def model_modules(package: str) -> dict[str, Any]:
     return {mid: importlib.import_module(f"{package}.{module}") for mid, (module, _) in sorted(registry.MODELS.items())}
 
 
+def handle_class(module: Any) -> Any:
+    """A model module's sync handle class (a subclass of its shape's ``ShapeHandle``, defined there)."""
+    base = module.ShapeHandle
+    (cls,) = [v for v in vars(module).values() if isinstance(v, type) and v is not base and issubclass(v, base)]
+    return cls
+
+
+def model_exports(module: Any) -> list[str]:
+    """What a model module exports: its handles and Input/Output aliases, then its shape's ``__all__``
+    (re-exported with ``from <shape> import *``; a model module has no ``__all__`` of its own)."""
+    name = handle_class(module).__name__
+    shape = sys.modules[module.ShapeHandle.__module__]
+    return [name, f"Async{name}", f"{name}Input", f"{name}Output", *shape.__all__]
+
+
 def write_schema(folder: Path, rel: str, doc: dict[str, Any]) -> Path:
     path = folder / rel
     path.parent.mkdir(parents=True, exist_ok=True)

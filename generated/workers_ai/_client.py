@@ -15,107 +15,165 @@ if TYPE_CHECKING:
     from ._batch.jobs import BatchJob
     from ._clients.run_options import AnyRun, DecodedRun, RunOptions
     from ._sync.stream import EventStream
-    from .models.cf.ai4bharat import indictrans2_en_indic_1b as _indictrans2_en_indic_1b
-    from .models.cf.aisingapore import gemma_sea_lion_v4_27b_it as _gemma_sea_lion_v4_27b_it
-    from .models.cf.baai import bge_base_en_v1_5 as _bge_base_en_v1_5
-    from .models.cf.baai import bge_large_en_v1_5 as _bge_large_en_v1_5
-    from .models.cf.baai import bge_m3 as _bge_m3
-    from .models.cf.baai import bge_reranker_base as _bge_reranker_base
-    from .models.cf.baai import bge_small_en_v1_5 as _bge_small_en_v1_5
-    from .models.cf.baai import omni_bge_base_en_v1_5 as _omni_bge_base_en_v1_5
-    from .models.cf.black_forest_labs import flux_1_schnell as _flux_1_schnell
-    from .models.cf.black_forest_labs import flux_2_dev as _flux_2_dev
-    from .models.cf.black_forest_labs import flux_2_klein_4b as _flux_2_klein_4b
-    from .models.cf.black_forest_labs import flux_2_klein_9b as _flux_2_klein_9b
-    from .models.cf.bytedance import stable_diffusion_xl_lightning as _stable_diffusion_xl_lightning
-    from .models.cf.cloudflare import clairic as _clairic
-    from .models.cf.cloudflare import clef as _clef
-    from .models.cf.cloudflare import clef_flash as _clef_flash
-    from .models.cf.cloudflare import clef_omni as _clef_omni
-    from .models.cf.deepgram import aura_1 as _aura_1
-    from .models.cf.deepgram import aura_2_en as _aura_2_en
-    from .models.cf.deepgram import aura_2_es as _aura_2_es
-    from .models.cf.deepgram import flux as _flux
-    from .models.cf.deepgram import nova_3 as _nova_3
-    from .models.cf.deepseek_ai import deepseek_math_7b_instruct as _deepseek_math_7b_instruct
-    from .models.cf.deepseek_ai import deepseek_r1_distill_qwen_32b as _deepseek_r1_distill_qwen_32b
-    from .models.cf.deepseek_ai import deepseek_v4_pro_0813 as _deepseek_v4_pro_0813
-    from .models.cf.defog import sqlcoder_7b_2 as _sqlcoder_7b_2
-    from .models.cf.facebook import bart_large_cnn as _bart_large_cnn
-    from .models.cf.facebook import detr_resnet_50 as _detr_resnet_50
-    from .models.cf.fblgit import una_cybertron_7b_v2_bf16 as _una_cybertron_7b_v2_bf16
-    from .models.cf.google import embeddinggemma_300m as _embeddinggemma_300m
-    from .models.cf.google import gemma_2b_it_lora as _gemma_2b_it_lora
-    from .models.cf.google import gemma_3_12b_it as _gemma_3_12b_it
-    from .models.cf.google import gemma_4_26b_a4b_it as _gemma_4_26b_a4b_it
-    from .models.cf.google import gemma_7b_it_lora as _gemma_7b_it_lora
-    from .models.cf.huggingface import distilbert_sst_2_int8 as _distilbert_sst_2_int8
-    from .models.cf.leonardo import lucid_origin as _lucid_origin
-    from .models.cf.leonardo import phoenix_1_0 as _phoenix_1_0
-    from .models.cf.llava_hf import llava_1_5_7b_hf as _llava_1_5_7b_hf
-    from .models.cf.lykon import dreamshaper_8_lcm as _dreamshaper_8_lcm
-    from .models.cf.meta import llama_2_7b_chat_fp16 as _llama_2_7b_chat_fp16
-    from .models.cf.meta import llama_2_7b_chat_int8 as _llama_2_7b_chat_int8
-    from .models.cf.meta import llama_3_1_8b_instruct as _llama_3_1_8b_instruct
-    from .models.cf.meta import llama_3_1_8b_instruct_awq as _llama_3_1_8b_instruct_awq
-    from .models.cf.meta import llama_3_1_8b_instruct_fast as _llama_3_1_8b_instruct_fast
-    from .models.cf.meta import llama_3_1_8b_instruct_fp8 as _llama_3_1_8b_instruct_fp8
-    from .models.cf.meta import llama_3_1_70b_instruct as _llama_3_1_70b_instruct
-    from .models.cf.meta import llama_3_2_1b_instruct as _llama_3_2_1b_instruct
-    from .models.cf.meta import llama_3_2_3b_instruct as _llama_3_2_3b_instruct
-    from .models.cf.meta import llama_3_2_11b_vision_instruct as _llama_3_2_11b_vision_instruct
-    from .models.cf.meta import llama_3_3_70b_instruct_fp8_fast as _llama_3_3_70b_instruct_fp8_fast
-    from .models.cf.meta import llama_3_8b_instruct as _llama_3_8b_instruct
-    from .models.cf.meta import llama_3_8b_instruct_awq as _llama_3_8b_instruct_awq
-    from .models.cf.meta import llama_4_scout_17b_16e_instruct as _llama_4_scout_17b_16e_instruct
-    from .models.cf.meta import llama_guard_3_8b as _llama_guard_3_8b
-    from .models.cf.meta import m2m100_1_2b as _m2m100_1_2b
-    from .models.cf.meta_llama import llama_2_7b_chat_hf_lora as _llama_2_7b_chat_hf_lora
-    from .models.cf.microsoft import phi_2 as _phi_2
-    from .models.cf.microsoft import resnet_50 as _resnet_50
-    from .models.cf.mistral import mistral_7b_instruct_v0_1 as _mistral_7b_instruct_v0_1
-    from .models.cf.mistral import mistral_7b_instruct_v0_2_lora as _mistral_7b_instruct_v0_2_lora
-    from .models.cf.mistralai import mistral_small_3_1_24b_instruct as _mistral_small_3_1_24b_instruct
-    from .models.cf.moondream import moondream3_1_9b_a2b as _moondream3_1_9b_a2b
-    from .models.cf.moonshotai import kimi_k2_5 as _kimi_k2_5
-    from .models.cf.myshell_ai import melotts as _melotts
-    from .models.cf.nvidia import nemotron_3_120b_a12b as _nemotron_3_120b_a12b
-    from .models.cf.openai import gpt_oss_20b as _gpt_oss_20b
-    from .models.cf.openai import gpt_oss_120b as _gpt_oss_120b
-    from .models.cf.openai import whisper as _whisper
-    from .models.cf.openai import whisper_large_v3_turbo as _whisper_large_v3_turbo
-    from .models.cf.openai import whisper_tiny_en as _whisper_tiny_en
-    from .models.cf.openchat import openchat_3_5_0106 as _openchat_3_5_0106
-    from .models.cf.pfnet import plamo_embedding_1b as _plamo_embedding_1b
-    from .models.cf.pipecat_ai import smart_turn_v2 as _smart_turn_v2
-    from .models.cf.qwen import qwen1_5_0_5b_chat as _qwen1_5_0_5b_chat
-    from .models.cf.qwen import qwen1_5_1_8b_chat as _qwen1_5_1_8b_chat
-    from .models.cf.qwen import qwen1_5_7b_chat_awq as _qwen1_5_7b_chat_awq
-    from .models.cf.qwen import qwen1_5_14b_chat_awq as _qwen1_5_14b_chat_awq
-    from .models.cf.qwen import qwen2_5_coder_32b_instruct as _qwen2_5_coder_32b_instruct
-    from .models.cf.qwen import qwen3_30b_a3b_fp8 as _qwen3_30b_a3b_fp8
-    from .models.cf.qwen import qwen3_embedding_0_6b as _qwen3_embedding_0_6b
-    from .models.cf.runwayml import stable_diffusion_v1_5_img2img as _stable_diffusion_v1_5_img2img
-    from .models.cf.runwayml import stable_diffusion_v1_5_inpainting as _stable_diffusion_v1_5_inpainting
-    from .models.cf.stabilityai import stable_diffusion_xl_base_1_0 as _stable_diffusion_xl_base_1_0
-    from .models.cf.thebloke import discolm_german_7b_v1_awq as _discolm_german_7b_v1_awq
-    from .models.cf.tiiuae import falcon_7b_instruct as _falcon_7b_instruct
-    from .models.cf.tinyllama import tinyllama_1_1b_chat_v1_0 as _tinyllama_1_1b_chat_v1_0
-    from .models.cf.unum import uform_gen2_qwen_500m as _uform_gen2_qwen_500m
-    from .models.cf.zai_org import glm_4_7_flash as _glm_4_7_flash
-    from .models.hf.google import gemma_7b_it as _gemma_7b_it
-    from .models.hf.meta_llama import meta_llama_3_8b_instruct as _meta_llama_3_8b_instruct
-    from .models.hf.mistral import mistral_7b_instruct_v0_2 as _mistral_7b_instruct_v0_2
-    from .models.hf.nexusflow import starling_lm_7b_beta as _starling_lm_7b_beta
-    from .models.hf.nousresearch import hermes_2_pro_mistral_7b as _hermes_2_pro_mistral_7b
-    from .models.hf.thebloke import deepseek_coder_6_7b_base_awq as _deepseek_coder_6_7b_base_awq
-    from .models.hf.thebloke import deepseek_coder_6_7b_instruct_awq as _deepseek_coder_6_7b_instruct_awq
-    from .models.hf.thebloke import llama_2_13b_chat_awq as _llama_2_13b_chat_awq
-    from .models.hf.thebloke import llamaguard_7b_awq as _llamaguard_7b_awq
-    from .models.hf.thebloke import mistral_7b_instruct_v0_1_awq as _mistral_7b_instruct_v0_1_awq
-    from .models.hf.thebloke import neural_chat_7b_v3_1_awq as _neural_chat_7b_v3_1_awq
-    from .models.hf.thebloke import openhermes_2_5_mistral_7b_awq as _openhermes_2_5_mistral_7b_awq
-    from .models.hf.thebloke import zephyr_7b_beta_awq as _zephyr_7b_beta_awq
+    from .models._shapes import automatic_speech_recognition_cjboef as _shape_automatic_speech_recognition_cjboef
+    from .models._shapes import automatic_speech_recognition_ckbfmp as _shape_automatic_speech_recognition_ckbfmp
+    from .models._shapes import automatic_speech_recognition_dfkdcf as _shape_automatic_speech_recognition_dfkdcf
+    from .models._shapes import automatic_speech_recognition_gnfpej as _shape_automatic_speech_recognition_gnfpej
+    from .models._shapes import automatic_speech_recognition_ojfjhp as _shape_automatic_speech_recognition_ojfjhp
+    from .models._shapes import image_classification_acpfic as _shape_image_classification_acpfic
+    from .models._shapes import image_to_text_bhfcdo as _shape_image_to_text_bhfcdo
+    from .models._shapes import image_to_text_jkoblg as _shape_image_to_text_jkoblg
+    from .models._shapes import image_to_text_kncpep as _shape_image_to_text_kncpep
+    from .models._shapes import object_detection_cbdncb as _shape_object_detection_cbdncb
+    from .models._shapes import summarization_idefbo as _shape_summarization_idefbo
+    from .models._shapes import text_classification_efmjan as _shape_text_classification_efmjan
+    from .models._shapes import text_classification_pmajlk as _shape_text_classification_pmajlk
+    from .models._shapes import text_embeddings_djfhkp as _shape_text_embeddings_djfhkp
+    from .models._shapes import text_embeddings_gdakjd as _shape_text_embeddings_gdakjd
+    from .models._shapes import text_embeddings_glnbpc as _shape_text_embeddings_glnbpc
+    from .models._shapes import text_embeddings_japlci as _shape_text_embeddings_japlci
+    from .models._shapes import text_embeddings_phedei as _shape_text_embeddings_phedei
+    from .models._shapes import text_embeddings_ppngdm as _shape_text_embeddings_ppngdm
+    from .models._shapes import text_generation_apbjdm as _shape_text_generation_apbjdm
+    from .models._shapes import text_generation_baojkl as _shape_text_generation_baojkl
+    from .models._shapes import text_generation_bdaacb as _shape_text_generation_bdaacb
+    from .models._shapes import text_generation_cfbdcd as _shape_text_generation_cfbdcd
+    from .models._shapes import text_generation_cofcdj as _shape_text_generation_cofcdj
+    from .models._shapes import text_generation_dbjnak as _shape_text_generation_dbjnak
+    from .models._shapes import text_generation_fadehd as _shape_text_generation_fadehd
+    from .models._shapes import text_generation_ffanki as _shape_text_generation_ffanki
+    from .models._shapes import text_generation_flbgpe as _shape_text_generation_flbgpe
+    from .models._shapes import text_generation_flbpeh as _shape_text_generation_flbpeh
+    from .models._shapes import text_generation_glffbh as _shape_text_generation_glffbh
+    from .models._shapes import text_generation_iobgij as _shape_text_generation_iobgij
+    from .models._shapes import text_generation_klcpcn as _shape_text_generation_klcpcn
+    from .models._shapes import text_generation_lhmfpb as _shape_text_generation_lhmfpb
+    from .models._shapes import text_generation_ljelob as _shape_text_generation_ljelob
+    from .models._shapes import text_generation_lnmpda as _shape_text_generation_lnmpda
+    from .models._shapes import text_generation_mgnknl as _shape_text_generation_mgnknl
+    from .models._shapes import text_generation_mmdlbf as _shape_text_generation_mmdlbf
+    from .models._shapes import text_generation_mnmcnn as _shape_text_generation_mnmcnn
+    from .models._shapes import text_generation_nheajf as _shape_text_generation_nheajf
+    from .models._shapes import text_generation_oakpgn as _shape_text_generation_oakpgn
+    from .models._shapes import text_generation_pbllmj as _shape_text_generation_pbllmj
+    from .models._shapes import text_generation_ppcdhe as _shape_text_generation_ppcdhe
+    from .models._shapes import text_generation_pphifl as _shape_text_generation_pphifl
+    from .models._shapes import text_to_image_afljki as _shape_text_to_image_afljki
+    from .models._shapes import text_to_image_bgcjkg as _shape_text_to_image_bgcjkg
+    from .models._shapes import text_to_image_dafofl as _shape_text_to_image_dafofl
+    from .models._shapes import text_to_image_dmhlgm as _shape_text_to_image_dmhlgm
+    from .models._shapes import text_to_image_kembpl as _shape_text_to_image_kembpl
+    from .models._shapes import text_to_image_mkiijb as _shape_text_to_image_mkiijb
+    from .models._shapes import text_to_image_mohmok as _shape_text_to_image_mohmok
+    from .models._shapes import text_to_image_opnijp as _shape_text_to_image_opnijp
+    from .models._shapes import text_to_speech_bbdaoi as _shape_text_to_speech_bbdaoi
+    from .models._shapes import text_to_speech_bcngjd as _shape_text_to_speech_bcngjd
+    from .models._shapes import text_to_speech_pihhin as _shape_text_to_speech_pihhin
+    from .models._shapes import text_to_speech_pklihb as _shape_text_to_speech_pklihb
+    from .models._shapes import translation_cabimh as _shape_translation_cabimh
+    from .models._shapes import translation_lajmol as _shape_translation_lajmol
+    from .models._shapes import voice_activity_detection_fcdkpi as _shape_voice_activity_detection_fcdkpi
+    from .models.cf.ai4bharat.indictrans2_en_indic_1b import Indictrans2EnIndic1B
+    from .models.cf.aisingapore.gemma_sea_lion_v4_27b_it import GemmaSeaLionV4_27bIt
+    from .models.cf.baai.bge_base_en_v1_5 import BgeBaseEnV1_5
+    from .models.cf.baai.bge_large_en_v1_5 import BgeLargeEnV1_5
+    from .models.cf.baai.bge_m3 import BgeM3
+    from .models.cf.baai.bge_reranker_base import BgeRerankerBase
+    from .models.cf.baai.bge_small_en_v1_5 import BgeSmallEnV1_5
+    from .models.cf.baai.omni_bge_base_en_v1_5 import OmniBgeBaseEnV1_5
+    from .models.cf.black_forest_labs.flux_1_schnell import Flux1Schnell
+    from .models.cf.black_forest_labs.flux_2_dev import Flux2Dev
+    from .models.cf.black_forest_labs.flux_2_klein_4b import Flux2Klein4b
+    from .models.cf.black_forest_labs.flux_2_klein_9b import Flux2Klein9b
+    from .models.cf.bytedance.stable_diffusion_xl_lightning import StableDiffusionXlLightning
+    from .models.cf.cloudflare.clairic import Clairic
+    from .models.cf.cloudflare.clef import Clef
+    from .models.cf.cloudflare.clef_flash import ClefFlash
+    from .models.cf.cloudflare.clef_omni import ClefOmni
+    from .models.cf.deepgram.aura_1 import Aura1
+    from .models.cf.deepgram.aura_2_en import Aura2En
+    from .models.cf.deepgram.aura_2_es import Aura2Es
+    from .models.cf.deepgram.flux import Flux
+    from .models.cf.deepgram.nova_3 import Nova3
+    from .models.cf.deepseek_ai.deepseek_math_7b_instruct import DeepseekMath7bInstruct
+    from .models.cf.deepseek_ai.deepseek_r1_distill_qwen_32b import DeepseekR1DistillQwen32b
+    from .models.cf.deepseek_ai.deepseek_v4_pro_0813 import DeepseekV4Pro0813
+    from .models.cf.defog.sqlcoder_7b_2 import Sqlcoder7b2
+    from .models.cf.facebook.bart_large_cnn import BartLargeCnn
+    from .models.cf.facebook.detr_resnet_50 import DetrResnet50
+    from .models.cf.fblgit.una_cybertron_7b_v2_bf16 import UnaCybertron7bV2Bf16
+    from .models.cf.google.embeddinggemma_300m import Embeddinggemma300m
+    from .models.cf.google.gemma_2b_it_lora import Gemma2bItLora
+    from .models.cf.google.gemma_3_12b_it import Gemma3_12bIt
+    from .models.cf.google.gemma_4_26b_a4b_it import Gemma4_26bA4bIt
+    from .models.cf.google.gemma_7b_it_lora import Gemma7bItLora
+    from .models.cf.huggingface.distilbert_sst_2_int8 import DistilbertSst2Int8
+    from .models.cf.leonardo.lucid_origin import LucidOrigin
+    from .models.cf.leonardo.phoenix_1_0 import Phoenix1_0
+    from .models.cf.llava_hf.llava_1_5_7b_hf import Llava1_5_7bHf
+    from .models.cf.lykon.dreamshaper_8_lcm import Dreamshaper8Lcm
+    from .models.cf.meta.llama_2_7b_chat_fp16 import Llama2_7bChatFp16
+    from .models.cf.meta.llama_2_7b_chat_int8 import Llama2_7bChatInt8
+    from .models.cf.meta.llama_3_1_8b_instruct import Llama3_1_8bInstruct
+    from .models.cf.meta.llama_3_1_8b_instruct_awq import Llama3_1_8bInstructAwq
+    from .models.cf.meta.llama_3_1_8b_instruct_fast import Llama3_1_8bInstructFast
+    from .models.cf.meta.llama_3_1_8b_instruct_fp8 import Llama3_1_8bInstructFp8
+    from .models.cf.meta.llama_3_1_70b_instruct import Llama3_1_70bInstruct
+    from .models.cf.meta.llama_3_2_1b_instruct import Llama3_2_1bInstruct
+    from .models.cf.meta.llama_3_2_3b_instruct import Llama3_2_3bInstruct
+    from .models.cf.meta.llama_3_2_11b_vision_instruct import Llama3_2_11bVisionInstruct
+    from .models.cf.meta.llama_3_3_70b_instruct_fp8_fast import Llama3_3_70bInstructFp8Fast
+    from .models.cf.meta.llama_3_8b_instruct import Llama3_8bInstruct
+    from .models.cf.meta.llama_3_8b_instruct_awq import Llama3_8bInstructAwq
+    from .models.cf.meta.llama_4_scout_17b_16e_instruct import Llama4Scout17b16eInstruct
+    from .models.cf.meta.llama_guard_3_8b import LlamaGuard3_8b
+    from .models.cf.meta.m2m100_1_2b import M2m100_1_2b
+    from .models.cf.meta_llama.llama_2_7b_chat_hf_lora import Llama2_7bChatHfLora
+    from .models.cf.microsoft.phi_2 import Phi2
+    from .models.cf.microsoft.resnet_50 import Resnet50
+    from .models.cf.mistral.mistral_7b_instruct_v0_1 import Mistral7bInstructV0_1
+    from .models.cf.mistral.mistral_7b_instruct_v0_2_lora import Mistral7bInstructV0_2Lora
+    from .models.cf.mistralai.mistral_small_3_1_24b_instruct import MistralSmall3_1_24bInstruct
+    from .models.cf.moondream.moondream3_1_9b_a2b import Moondream3_1_9BA2B
+    from .models.cf.moonshotai.kimi_k2_5 import KimiK2_5
+    from .models.cf.myshell_ai.melotts import Melotts
+    from .models.cf.nvidia.nemotron_3_120b_a12b import Nemotron3_120bA12b
+    from .models.cf.openai.gpt_oss_20b import GptOss20b
+    from .models.cf.openai.gpt_oss_120b import GptOss120b
+    from .models.cf.openai.whisper import Whisper
+    from .models.cf.openai.whisper_large_v3_turbo import WhisperLargeV3Turbo
+    from .models.cf.openai.whisper_tiny_en import WhisperTinyEn
+    from .models.cf.openchat.openchat_3_5_0106 import Openchat3_5_0106
+    from .models.cf.pfnet.plamo_embedding_1b import PlamoEmbedding1b
+    from .models.cf.pipecat_ai.smart_turn_v2 import SmartTurnV2
+    from .models.cf.qwen.qwen1_5_0_5b_chat import Qwen1_5_0_5bChat
+    from .models.cf.qwen.qwen1_5_1_8b_chat import Qwen1_5_1_8bChat
+    from .models.cf.qwen.qwen1_5_7b_chat_awq import Qwen1_5_7bChatAwq
+    from .models.cf.qwen.qwen1_5_14b_chat_awq import Qwen1_5_14bChatAwq
+    from .models.cf.qwen.qwen2_5_coder_32b_instruct import Qwen2_5Coder32bInstruct
+    from .models.cf.qwen.qwen3_30b_a3b_fp8 import Qwen3_30bA3bFp8
+    from .models.cf.qwen.qwen3_embedding_0_6b import Qwen3Embedding0_6b
+    from .models.cf.runwayml.stable_diffusion_v1_5_img2img import StableDiffusionV1_5Img2img
+    from .models.cf.runwayml.stable_diffusion_v1_5_inpainting import StableDiffusionV1_5Inpainting
+    from .models.cf.stabilityai.stable_diffusion_xl_base_1_0 import StableDiffusionXlBase1_0
+    from .models.cf.thebloke.discolm_german_7b_v1_awq import DiscolmGerman7bV1Awq
+    from .models.cf.tiiuae.falcon_7b_instruct import Falcon7bInstruct
+    from .models.cf.tinyllama.tinyllama_1_1b_chat_v1_0 import Tinyllama1_1bChatV1_0
+    from .models.cf.unum.uform_gen2_qwen_500m import UformGen2Qwen500m
+    from .models.cf.zai_org.glm_4_7_flash import Glm4_7Flash
+    from .models.hf.google.gemma_7b_it import Gemma7bIt
+    from .models.hf.meta_llama.meta_llama_3_8b_instruct import MetaLlama3_8bInstruct
+    from .models.hf.mistral.mistral_7b_instruct_v0_2 import Mistral7bInstructV0_2
+    from .models.hf.nexusflow.starling_lm_7b_beta import StarlingLm7bBeta
+    from .models.hf.nousresearch.hermes_2_pro_mistral_7b import Hermes2ProMistral7b
+    from .models.hf.thebloke.deepseek_coder_6_7b_base_awq import DeepseekCoder6_7bBaseAwq
+    from .models.hf.thebloke.deepseek_coder_6_7b_instruct_awq import DeepseekCoder6_7bInstructAwq
+    from .models.hf.thebloke.llama_2_13b_chat_awq import Llama2_13bChatAwq
+    from .models.hf.thebloke.llamaguard_7b_awq import Llamaguard7bAwq
+    from .models.hf.thebloke.mistral_7b_instruct_v0_1_awq import Mistral7bInstructV0_1Awq
+    from .models.hf.thebloke.neural_chat_7b_v3_1_awq import NeuralChat7bV3_1Awq
+    from .models.hf.thebloke.openhermes_2_5_mistral_7b_awq import Openhermes2_5Mistral7bAwq
+    from .models.hf.thebloke.zephyr_7b_beta_awq import Zephyr7bBetaAwq
 
 
 __all__ = ["WorkersAI"]
@@ -133,315 +191,227 @@ class WorkersAI(BaseClient):
     if TYPE_CHECKING:
 
         @overload
-        def model(
-            self, model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"]
-        ) -> _indictrans2_en_indic_1b.Indictrans2EnIndic1B: ...
+        def model(self, model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"]) -> Indictrans2EnIndic1B: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"]
-        ) -> _gemma_sea_lion_v4_27b_it.GemmaSeaLionV4_27bIt: ...
+        def model(self, model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"]) -> GemmaSeaLionV4_27bIt: ...
         @overload
-        def model(self, model_id: Literal["@cf/baai/bge-base-en-v1.5"]) -> _bge_base_en_v1_5.BgeBaseEnV1_5: ...
+        def model(self, model_id: Literal["@cf/baai/bge-base-en-v1.5"]) -> BgeBaseEnV1_5: ...
         @overload
-        def model(self, model_id: Literal["@cf/baai/bge-large-en-v1.5"]) -> _bge_large_en_v1_5.BgeLargeEnV1_5: ...
+        def model(self, model_id: Literal["@cf/baai/bge-large-en-v1.5"]) -> BgeLargeEnV1_5: ...
         @overload
-        def model(self, model_id: Literal["@cf/baai/bge-m3"]) -> _bge_m3.BgeM3: ...
+        def model(self, model_id: Literal["@cf/baai/bge-m3"]) -> BgeM3: ...
         @overload
-        def model(self, model_id: Literal["@cf/baai/bge-reranker-base"]) -> _bge_reranker_base.BgeRerankerBase: ...
+        def model(self, model_id: Literal["@cf/baai/bge-reranker-base"]) -> BgeRerankerBase: ...
         @overload
-        def model(self, model_id: Literal["@cf/baai/bge-small-en-v1.5"]) -> _bge_small_en_v1_5.BgeSmallEnV1_5: ...
+        def model(self, model_id: Literal["@cf/baai/bge-small-en-v1.5"]) -> BgeSmallEnV1_5: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/baai/omni-bge-base-en-v1.5"]
-        ) -> _omni_bge_base_en_v1_5.OmniBgeBaseEnV1_5: ...
+        def model(self, model_id: Literal["@cf/baai/omni-bge-base-en-v1.5"]) -> OmniBgeBaseEnV1_5: ...
         @overload
-        def model(self, model_id: Literal["@cf/black-forest-labs/flux-1-schnell"]) -> _flux_1_schnell.Flux1Schnell: ...
+        def model(self, model_id: Literal["@cf/black-forest-labs/flux-1-schnell"]) -> Flux1Schnell: ...
         @overload
-        def model(self, model_id: Literal["@cf/black-forest-labs/flux-2-dev"]) -> _flux_2_dev.Flux2Dev: ...
+        def model(self, model_id: Literal["@cf/black-forest-labs/flux-2-dev"]) -> Flux2Dev: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"]
-        ) -> _flux_2_klein_4b.Flux2Klein4b: ...
+        def model(self, model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"]) -> Flux2Klein4b: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"]
-        ) -> _flux_2_klein_9b.Flux2Klein9b: ...
+        def model(self, model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"]) -> Flux2Klein9b: ...
         @overload
         def model(
             self, model_id: Literal["@cf/bytedance/stable-diffusion-xl-lightning"]
-        ) -> _stable_diffusion_xl_lightning.StableDiffusionXlLightning: ...
+        ) -> StableDiffusionXlLightning: ...
         @overload
-        def model(self, model_id: Literal["@cf/cloudflare/clairic"]) -> _clairic.Clairic: ...
+        def model(self, model_id: Literal["@cf/cloudflare/clairic"]) -> Clairic: ...
         @overload
-        def model(self, model_id: Literal["@cf/cloudflare/clef"]) -> _clef.Clef: ...
+        def model(self, model_id: Literal["@cf/cloudflare/clef"]) -> Clef: ...
         @overload
-        def model(self, model_id: Literal["@cf/cloudflare/clef-flash"]) -> _clef_flash.ClefFlash: ...
+        def model(self, model_id: Literal["@cf/cloudflare/clef-flash"]) -> ClefFlash: ...
         @overload
-        def model(self, model_id: Literal["@cf/cloudflare/clef-omni"]) -> _clef_omni.ClefOmni: ...
+        def model(self, model_id: Literal["@cf/cloudflare/clef-omni"]) -> ClefOmni: ...
         @overload
-        def model(self, model_id: Literal["@cf/deepgram/aura-1"]) -> _aura_1.Aura1: ...
+        def model(self, model_id: Literal["@cf/deepgram/aura-1"]) -> Aura1: ...
         @overload
-        def model(self, model_id: Literal["@cf/deepgram/aura-2-en"]) -> _aura_2_en.Aura2En: ...
+        def model(self, model_id: Literal["@cf/deepgram/aura-2-en"]) -> Aura2En: ...
         @overload
-        def model(self, model_id: Literal["@cf/deepgram/aura-2-es"]) -> _aura_2_es.Aura2Es: ...
+        def model(self, model_id: Literal["@cf/deepgram/aura-2-es"]) -> Aura2Es: ...
         @overload
-        def model(self, model_id: Literal["@cf/deepgram/flux"]) -> _flux.Flux: ...
+        def model(self, model_id: Literal["@cf/deepgram/flux"]) -> Flux: ...
         @overload
-        def model(self, model_id: Literal["@cf/deepgram/nova-3"]) -> _nova_3.Nova3: ...
+        def model(self, model_id: Literal["@cf/deepgram/nova-3"]) -> Nova3: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/deepseek-ai/deepseek-math-7b-instruct"]
-        ) -> _deepseek_math_7b_instruct.DeepseekMath7bInstruct: ...
+        def model(self, model_id: Literal["@cf/deepseek-ai/deepseek-math-7b-instruct"]) -> DeepseekMath7bInstruct: ...
         @overload
         def model(
             self, model_id: Literal["@cf/deepseek-ai/deepseek-r1-distill-qwen-32b"]
-        ) -> _deepseek_r1_distill_qwen_32b.DeepseekR1DistillQwen32b: ...
+        ) -> DeepseekR1DistillQwen32b: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"]
-        ) -> _deepseek_v4_pro_0813.DeepseekV4Pro0813: ...
+        def model(self, model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"]) -> DeepseekV4Pro0813: ...
         @overload
-        def model(self, model_id: Literal["@cf/defog/sqlcoder-7b-2"]) -> _sqlcoder_7b_2.Sqlcoder7b2: ...
+        def model(self, model_id: Literal["@cf/defog/sqlcoder-7b-2"]) -> Sqlcoder7b2: ...
         @overload
-        def model(self, model_id: Literal["@cf/facebook/bart-large-cnn"]) -> _bart_large_cnn.BartLargeCnn: ...
+        def model(self, model_id: Literal["@cf/facebook/bart-large-cnn"]) -> BartLargeCnn: ...
         @overload
-        def model(self, model_id: Literal["@cf/facebook/detr-resnet-50"]) -> _detr_resnet_50.DetrResnet50: ...
+        def model(self, model_id: Literal["@cf/facebook/detr-resnet-50"]) -> DetrResnet50: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/fblgit/una-cybertron-7b-v2-bf16"]
-        ) -> _una_cybertron_7b_v2_bf16.UnaCybertron7bV2Bf16: ...
+        def model(self, model_id: Literal["@cf/fblgit/una-cybertron-7b-v2-bf16"]) -> UnaCybertron7bV2Bf16: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/google/embeddinggemma-300m"]
-        ) -> _embeddinggemma_300m.Embeddinggemma300m: ...
+        def model(self, model_id: Literal["@cf/google/embeddinggemma-300m"]) -> Embeddinggemma300m: ...
         @overload
-        def model(self, model_id: Literal["@cf/google/gemma-2b-it-lora"]) -> _gemma_2b_it_lora.Gemma2bItLora: ...
+        def model(self, model_id: Literal["@cf/google/gemma-2b-it-lora"]) -> Gemma2bItLora: ...
         @overload
-        def model(self, model_id: Literal["@cf/google/gemma-3-12b-it"]) -> _gemma_3_12b_it.Gemma3_12bIt: ...
+        def model(self, model_id: Literal["@cf/google/gemma-3-12b-it"]) -> Gemma3_12bIt: ...
         @overload
-        def model(self, model_id: Literal["@cf/google/gemma-4-26b-a4b-it"]) -> _gemma_4_26b_a4b_it.Gemma4_26bA4bIt: ...
+        def model(self, model_id: Literal["@cf/google/gemma-4-26b-a4b-it"]) -> Gemma4_26bA4bIt: ...
         @overload
-        def model(self, model_id: Literal["@cf/google/gemma-7b-it-lora"]) -> _gemma_7b_it_lora.Gemma7bItLora: ...
+        def model(self, model_id: Literal["@cf/google/gemma-7b-it-lora"]) -> Gemma7bItLora: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"]
-        ) -> _distilbert_sst_2_int8.DistilbertSst2Int8: ...
+        def model(self, model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"]) -> DistilbertSst2Int8: ...
         @overload
-        def model(self, model_id: Literal["@cf/leonardo/lucid-origin"]) -> _lucid_origin.LucidOrigin: ...
+        def model(self, model_id: Literal["@cf/leonardo/lucid-origin"]) -> LucidOrigin: ...
         @overload
-        def model(self, model_id: Literal["@cf/leonardo/phoenix-1.0"]) -> _phoenix_1_0.Phoenix1_0: ...
+        def model(self, model_id: Literal["@cf/leonardo/phoenix-1.0"]) -> Phoenix1_0: ...
         @overload
-        def model(self, model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"]) -> _llava_1_5_7b_hf.Llava1_5_7bHf: ...
+        def model(self, model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"]) -> Llava1_5_7bHf: ...
         @overload
-        def model(self, model_id: Literal["@cf/lykon/dreamshaper-8-lcm"]) -> _dreamshaper_8_lcm.Dreamshaper8Lcm: ...
+        def model(self, model_id: Literal["@cf/lykon/dreamshaper-8-lcm"]) -> Dreamshaper8Lcm: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/meta-llama/llama-2-7b-chat-hf-lora"]
-        ) -> _llama_2_7b_chat_hf_lora.Llama2_7bChatHfLora: ...
+        def model(self, model_id: Literal["@cf/meta-llama/llama-2-7b-chat-hf-lora"]) -> Llama2_7bChatHfLora: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/meta/llama-2-7b-chat-fp16"]
-        ) -> _llama_2_7b_chat_fp16.Llama2_7bChatFp16: ...
+        def model(self, model_id: Literal["@cf/meta/llama-2-7b-chat-fp16"]) -> Llama2_7bChatFp16: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/meta/llama-2-7b-chat-int8"]
-        ) -> _llama_2_7b_chat_int8.Llama2_7bChatInt8: ...
+        def model(self, model_id: Literal["@cf/meta/llama-2-7b-chat-int8"]) -> Llama2_7bChatInt8: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/meta/llama-3-8b-instruct"]
-        ) -> _llama_3_8b_instruct.Llama3_8bInstruct: ...
+        def model(self, model_id: Literal["@cf/meta/llama-3-8b-instruct"]) -> Llama3_8bInstruct: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/meta/llama-3-8b-instruct-awq"]
-        ) -> _llama_3_8b_instruct_awq.Llama3_8bInstructAwq: ...
+        def model(self, model_id: Literal["@cf/meta/llama-3-8b-instruct-awq"]) -> Llama3_8bInstructAwq: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/meta/llama-3.1-70b-instruct"]
-        ) -> _llama_3_1_70b_instruct.Llama3_1_70bInstruct: ...
+        def model(self, model_id: Literal["@cf/meta/llama-3.1-70b-instruct"]) -> Llama3_1_70bInstruct: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/meta/llama-3.1-8b-instruct"]
-        ) -> _llama_3_1_8b_instruct.Llama3_1_8bInstruct: ...
+        def model(self, model_id: Literal["@cf/meta/llama-3.1-8b-instruct"]) -> Llama3_1_8bInstruct: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/meta/llama-3.1-8b-instruct-awq"]
-        ) -> _llama_3_1_8b_instruct_awq.Llama3_1_8bInstructAwq: ...
+        def model(self, model_id: Literal["@cf/meta/llama-3.1-8b-instruct-awq"]) -> Llama3_1_8bInstructAwq: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fast"]
-        ) -> _llama_3_1_8b_instruct_fast.Llama3_1_8bInstructFast: ...
+        def model(self, model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fast"]) -> Llama3_1_8bInstructFast: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fp8"]
-        ) -> _llama_3_1_8b_instruct_fp8.Llama3_1_8bInstructFp8: ...
+        def model(self, model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fp8"]) -> Llama3_1_8bInstructFp8: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/meta/llama-3.2-11b-vision-instruct"]
-        ) -> _llama_3_2_11b_vision_instruct.Llama3_2_11bVisionInstruct: ...
+        def model(self, model_id: Literal["@cf/meta/llama-3.2-11b-vision-instruct"]) -> Llama3_2_11bVisionInstruct: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/meta/llama-3.2-1b-instruct"]
-        ) -> _llama_3_2_1b_instruct.Llama3_2_1bInstruct: ...
+        def model(self, model_id: Literal["@cf/meta/llama-3.2-1b-instruct"]) -> Llama3_2_1bInstruct: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/meta/llama-3.2-3b-instruct"]
-        ) -> _llama_3_2_3b_instruct.Llama3_2_3bInstruct: ...
+        def model(self, model_id: Literal["@cf/meta/llama-3.2-3b-instruct"]) -> Llama3_2_3bInstruct: ...
         @overload
         def model(
             self, model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"]
-        ) -> _llama_3_3_70b_instruct_fp8_fast.Llama3_3_70bInstructFp8Fast: ...
+        ) -> Llama3_3_70bInstructFp8Fast: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"]
-        ) -> _llama_4_scout_17b_16e_instruct.Llama4Scout17b16eInstruct: ...
+        def model(self, model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"]) -> Llama4Scout17b16eInstruct: ...
         @overload
-        def model(self, model_id: Literal["@cf/meta/llama-guard-3-8b"]) -> _llama_guard_3_8b.LlamaGuard3_8b: ...
+        def model(self, model_id: Literal["@cf/meta/llama-guard-3-8b"]) -> LlamaGuard3_8b: ...
         @overload
-        def model(self, model_id: Literal["@cf/meta/m2m100-1.2b"]) -> _m2m100_1_2b.M2m100_1_2b: ...
+        def model(self, model_id: Literal["@cf/meta/m2m100-1.2b"]) -> M2m100_1_2b: ...
         @overload
-        def model(self, model_id: Literal["@cf/microsoft/phi-2"]) -> _phi_2.Phi2: ...
+        def model(self, model_id: Literal["@cf/microsoft/phi-2"]) -> Phi2: ...
         @overload
-        def model(self, model_id: Literal["@cf/microsoft/resnet-50"]) -> _resnet_50.Resnet50: ...
+        def model(self, model_id: Literal["@cf/microsoft/resnet-50"]) -> Resnet50: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/mistral/mistral-7b-instruct-v0.1"]
-        ) -> _mistral_7b_instruct_v0_1.Mistral7bInstructV0_1: ...
+        def model(self, model_id: Literal["@cf/mistral/mistral-7b-instruct-v0.1"]) -> Mistral7bInstructV0_1: ...
         @overload
         def model(
             self, model_id: Literal["@cf/mistral/mistral-7b-instruct-v0.2-lora"]
-        ) -> _mistral_7b_instruct_v0_2_lora.Mistral7bInstructV0_2Lora: ...
+        ) -> Mistral7bInstructV0_2Lora: ...
         @overload
         def model(
             self, model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"]
-        ) -> _mistral_small_3_1_24b_instruct.MistralSmall3_1_24bInstruct: ...
+        ) -> MistralSmall3_1_24bInstruct: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"]
-        ) -> _moondream3_1_9b_a2b.Moondream3_1_9BA2B: ...
+        def model(self, model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"]) -> Moondream3_1_9BA2B: ...
         @overload
-        def model(self, model_id: Literal["@cf/moonshotai/kimi-k2.5"]) -> _kimi_k2_5.KimiK2_5: ...
+        def model(self, model_id: Literal["@cf/moonshotai/kimi-k2.5"]) -> KimiK2_5: ...
         @overload
-        def model(self, model_id: Literal["@cf/myshell-ai/melotts"]) -> _melotts.Melotts: ...
+        def model(self, model_id: Literal["@cf/myshell-ai/melotts"]) -> Melotts: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b"]
-        ) -> _nemotron_3_120b_a12b.Nemotron3_120bA12b: ...
+        def model(self, model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b"]) -> Nemotron3_120bA12b: ...
         @overload
-        def model(self, model_id: Literal["@cf/openai/gpt-oss-120b"]) -> _gpt_oss_120b.GptOss120b: ...
+        def model(self, model_id: Literal["@cf/openai/gpt-oss-120b"]) -> GptOss120b: ...
         @overload
-        def model(self, model_id: Literal["@cf/openai/gpt-oss-20b"]) -> _gpt_oss_20b.GptOss20b: ...
+        def model(self, model_id: Literal["@cf/openai/gpt-oss-20b"]) -> GptOss20b: ...
         @overload
-        def model(self, model_id: Literal["@cf/openai/whisper"]) -> _whisper.Whisper: ...
+        def model(self, model_id: Literal["@cf/openai/whisper"]) -> Whisper: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/openai/whisper-large-v3-turbo"]
-        ) -> _whisper_large_v3_turbo.WhisperLargeV3Turbo: ...
+        def model(self, model_id: Literal["@cf/openai/whisper-large-v3-turbo"]) -> WhisperLargeV3Turbo: ...
         @overload
-        def model(self, model_id: Literal["@cf/openai/whisper-tiny-en"]) -> _whisper_tiny_en.WhisperTinyEn: ...
+        def model(self, model_id: Literal["@cf/openai/whisper-tiny-en"]) -> WhisperTinyEn: ...
         @overload
-        def model(self, model_id: Literal["@cf/openchat/openchat-3.5-0106"]) -> _openchat_3_5_0106.Openchat3_5_0106: ...
+        def model(self, model_id: Literal["@cf/openchat/openchat-3.5-0106"]) -> Openchat3_5_0106: ...
         @overload
-        def model(self, model_id: Literal["@cf/pfnet/plamo-embedding-1b"]) -> _plamo_embedding_1b.PlamoEmbedding1b: ...
+        def model(self, model_id: Literal["@cf/pfnet/plamo-embedding-1b"]) -> PlamoEmbedding1b: ...
         @overload
-        def model(self, model_id: Literal["@cf/pipecat-ai/smart-turn-v2"]) -> _smart_turn_v2.SmartTurnV2: ...
+        def model(self, model_id: Literal["@cf/pipecat-ai/smart-turn-v2"]) -> SmartTurnV2: ...
         @overload
-        def model(self, model_id: Literal["@cf/qwen/qwen1.5-0.5b-chat"]) -> _qwen1_5_0_5b_chat.Qwen1_5_0_5bChat: ...
+        def model(self, model_id: Literal["@cf/qwen/qwen1.5-0.5b-chat"]) -> Qwen1_5_0_5bChat: ...
         @overload
-        def model(self, model_id: Literal["@cf/qwen/qwen1.5-1.8b-chat"]) -> _qwen1_5_1_8b_chat.Qwen1_5_1_8bChat: ...
+        def model(self, model_id: Literal["@cf/qwen/qwen1.5-1.8b-chat"]) -> Qwen1_5_1_8bChat: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/qwen/qwen1.5-14b-chat-awq"]
-        ) -> _qwen1_5_14b_chat_awq.Qwen1_5_14bChatAwq: ...
+        def model(self, model_id: Literal["@cf/qwen/qwen1.5-14b-chat-awq"]) -> Qwen1_5_14bChatAwq: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/qwen/qwen1.5-7b-chat-awq"]
-        ) -> _qwen1_5_7b_chat_awq.Qwen1_5_7bChatAwq: ...
+        def model(self, model_id: Literal["@cf/qwen/qwen1.5-7b-chat-awq"]) -> Qwen1_5_7bChatAwq: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/qwen/qwen2.5-coder-32b-instruct"]
-        ) -> _qwen2_5_coder_32b_instruct.Qwen2_5Coder32bInstruct: ...
+        def model(self, model_id: Literal["@cf/qwen/qwen2.5-coder-32b-instruct"]) -> Qwen2_5Coder32bInstruct: ...
         @overload
-        def model(self, model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"]) -> _qwen3_30b_a3b_fp8.Qwen3_30bA3bFp8: ...
+        def model(self, model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"]) -> Qwen3_30bA3bFp8: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"]
-        ) -> _qwen3_embedding_0_6b.Qwen3Embedding0_6b: ...
+        def model(self, model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"]) -> Qwen3Embedding0_6b: ...
         @overload
         def model(
             self, model_id: Literal["@cf/runwayml/stable-diffusion-v1-5-img2img"]
-        ) -> _stable_diffusion_v1_5_img2img.StableDiffusionV1_5Img2img: ...
+        ) -> StableDiffusionV1_5Img2img: ...
         @overload
         def model(
             self, model_id: Literal["@cf/runwayml/stable-diffusion-v1-5-inpainting"]
-        ) -> _stable_diffusion_v1_5_inpainting.StableDiffusionV1_5Inpainting: ...
+        ) -> StableDiffusionV1_5Inpainting: ...
         @overload
         def model(
             self, model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"]
-        ) -> _stable_diffusion_xl_base_1_0.StableDiffusionXlBase1_0: ...
+        ) -> StableDiffusionXlBase1_0: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/thebloke/discolm-german-7b-v1-awq"]
-        ) -> _discolm_german_7b_v1_awq.DiscolmGerman7bV1Awq: ...
+        def model(self, model_id: Literal["@cf/thebloke/discolm-german-7b-v1-awq"]) -> DiscolmGerman7bV1Awq: ...
         @overload
-        def model(self, model_id: Literal["@cf/tiiuae/falcon-7b-instruct"]) -> _falcon_7b_instruct.Falcon7bInstruct: ...
+        def model(self, model_id: Literal["@cf/tiiuae/falcon-7b-instruct"]) -> Falcon7bInstruct: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/tinyllama/tinyllama-1.1b-chat-v1.0"]
-        ) -> _tinyllama_1_1b_chat_v1_0.Tinyllama1_1bChatV1_0: ...
+        def model(self, model_id: Literal["@cf/tinyllama/tinyllama-1.1b-chat-v1.0"]) -> Tinyllama1_1bChatV1_0: ...
         @overload
-        def model(
-            self, model_id: Literal["@cf/unum/uform-gen2-qwen-500m"]
-        ) -> _uform_gen2_qwen_500m.UformGen2Qwen500m: ...
+        def model(self, model_id: Literal["@cf/unum/uform-gen2-qwen-500m"]) -> UformGen2Qwen500m: ...
         @overload
-        def model(self, model_id: Literal["@cf/zai-org/glm-4.7-flash"]) -> _glm_4_7_flash.Glm4_7Flash: ...
+        def model(self, model_id: Literal["@cf/zai-org/glm-4.7-flash"]) -> Glm4_7Flash: ...
         @overload
-        def model(self, model_id: Literal["@hf/google/gemma-7b-it"]) -> _gemma_7b_it.Gemma7bIt: ...
+        def model(self, model_id: Literal["@hf/google/gemma-7b-it"]) -> Gemma7bIt: ...
         @overload
-        def model(
-            self, model_id: Literal["@hf/meta-llama/meta-llama-3-8b-instruct"]
-        ) -> _meta_llama_3_8b_instruct.MetaLlama3_8bInstruct: ...
+        def model(self, model_id: Literal["@hf/meta-llama/meta-llama-3-8b-instruct"]) -> MetaLlama3_8bInstruct: ...
         @overload
-        def model(
-            self, model_id: Literal["@hf/mistral/mistral-7b-instruct-v0.2"]
-        ) -> _mistral_7b_instruct_v0_2.Mistral7bInstructV0_2: ...
+        def model(self, model_id: Literal["@hf/mistral/mistral-7b-instruct-v0.2"]) -> Mistral7bInstructV0_2: ...
         @overload
-        def model(
-            self, model_id: Literal["@hf/nexusflow/starling-lm-7b-beta"]
-        ) -> _starling_lm_7b_beta.StarlingLm7bBeta: ...
+        def model(self, model_id: Literal["@hf/nexusflow/starling-lm-7b-beta"]) -> StarlingLm7bBeta: ...
         @overload
-        def model(
-            self, model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"]
-        ) -> _hermes_2_pro_mistral_7b.Hermes2ProMistral7b: ...
+        def model(self, model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"]) -> Hermes2ProMistral7b: ...
         @overload
-        def model(
-            self, model_id: Literal["@hf/thebloke/deepseek-coder-6.7b-base-awq"]
-        ) -> _deepseek_coder_6_7b_base_awq.DeepseekCoder6_7bBaseAwq: ...
+        def model(self, model_id: Literal["@hf/thebloke/deepseek-coder-6.7b-base-awq"]) -> DeepseekCoder6_7bBaseAwq: ...
         @overload
         def model(
             self, model_id: Literal["@hf/thebloke/deepseek-coder-6.7b-instruct-awq"]
-        ) -> _deepseek_coder_6_7b_instruct_awq.DeepseekCoder6_7bInstructAwq: ...
+        ) -> DeepseekCoder6_7bInstructAwq: ...
         @overload
-        def model(
-            self, model_id: Literal["@hf/thebloke/llama-2-13b-chat-awq"]
-        ) -> _llama_2_13b_chat_awq.Llama2_13bChatAwq: ...
+        def model(self, model_id: Literal["@hf/thebloke/llama-2-13b-chat-awq"]) -> Llama2_13bChatAwq: ...
         @overload
-        def model(self, model_id: Literal["@hf/thebloke/llamaguard-7b-awq"]) -> _llamaguard_7b_awq.Llamaguard7bAwq: ...
+        def model(self, model_id: Literal["@hf/thebloke/llamaguard-7b-awq"]) -> Llamaguard7bAwq: ...
         @overload
-        def model(
-            self, model_id: Literal["@hf/thebloke/mistral-7b-instruct-v0.1-awq"]
-        ) -> _mistral_7b_instruct_v0_1_awq.Mistral7bInstructV0_1Awq: ...
+        def model(self, model_id: Literal["@hf/thebloke/mistral-7b-instruct-v0.1-awq"]) -> Mistral7bInstructV0_1Awq: ...
         @overload
-        def model(
-            self, model_id: Literal["@hf/thebloke/neural-chat-7b-v3-1-awq"]
-        ) -> _neural_chat_7b_v3_1_awq.NeuralChat7bV3_1Awq: ...
+        def model(self, model_id: Literal["@hf/thebloke/neural-chat-7b-v3-1-awq"]) -> NeuralChat7bV3_1Awq: ...
         @overload
         def model(
             self, model_id: Literal["@hf/thebloke/openhermes-2.5-mistral-7b-awq"]
-        ) -> _openhermes_2_5_mistral_7b_awq.Openhermes2_5Mistral7bAwq: ...
+        ) -> Openhermes2_5Mistral7bAwq: ...
         @overload
-        def model(
-            self, model_id: Literal["@hf/thebloke/zephyr-7b-beta-awq"]
-        ) -> _zephyr_7b_beta_awq.Zephyr7bBetaAwq: ...
+        def model(self, model_id: Literal["@hf/thebloke/zephyr-7b-beta-awq"]) -> Zephyr7bBetaAwq: ...
         @overload
         def model(self, model_id: str) -> ModelHandle[Any, Any]: ...
 
@@ -475,710 +445,462 @@ class WorkersAI(BaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"],
-            payload: _indictrans2_en_indic_1b.Indictrans2EnIndic1BInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _indictrans2_en_indic_1b.Indictrans2EnIndic1BOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
-            payload: _gemma_sea_lion_v4_27b_it.GemmaSeaLionV4_27bItInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _gemma_sea_lion_v4_27b_it.GemmaSeaLionV4_27bItOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-base-en-v1.5"],
-            payload: _bge_base_en_v1_5.BgeBaseEnV1_5Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _bge_base_en_v1_5.BgeBaseEnV1_5Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-large-en-v1.5"],
-            payload: _bge_large_en_v1_5.BgeLargeEnV1_5Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _bge_large_en_v1_5.BgeLargeEnV1_5Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-m3"],
-            payload: _bge_m3.BgeM3Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _bge_m3.BgeM3Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-reranker-base"],
-            payload: _bge_reranker_base.BgeRerankerBaseInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _bge_reranker_base.BgeRerankerBaseOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-small-en-v1.5"],
-            payload: _bge_small_en_v1_5.BgeSmallEnV1_5Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _bge_small_en_v1_5.BgeSmallEnV1_5Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/omni-bge-base-en-v1.5"],
-            payload: _omni_bge_base_en_v1_5.OmniBgeBaseEnV1_5Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _omni_bge_base_en_v1_5.OmniBgeBaseEnV1_5Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
-            payload: _flux_1_schnell.Flux1SchnellInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _flux_1_schnell.Flux1SchnellOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
-            payload: _flux_2_dev.Flux2DevInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _flux_2_dev.Flux2DevOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"],
-            payload: _flux_2_klein_4b.Flux2Klein4bInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _flux_2_klein_4b.Flux2Klein4bOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
-            payload: _flux_2_klein_9b.Flux2Klein9bInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _flux_2_klein_9b.Flux2Klein9bOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/bytedance/stable-diffusion-xl-lightning"],
-            payload: _stable_diffusion_xl_lightning.StableDiffusionXlLightningInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _stable_diffusion_xl_lightning.StableDiffusionXlLightningOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clairic"],
-            payload: _clairic.ClairicInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _clairic.ClairicOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clef"],
-            payload: _clef.ClefInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _clef.ClefOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clef-flash"],
-            payload: _clef_flash.ClefFlashInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _clef_flash.ClefFlashOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clef-omni"],
-            payload: _clef_omni.ClefOmniInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _clef_omni.ClefOmniOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepgram/aura-1"],
-            payload: _aura_1.Aura1Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _aura_1.Aura1Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepgram/aura-2-en"],
-            payload: _aura_2_en.Aura2EnInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _aura_2_en.Aura2EnOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepgram/aura-2-es"],
-            payload: _aura_2_es.Aura2EsInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _aura_2_es.Aura2EsOutput: ...
-        @overload
-        def run(
-            self,
             model_id: Literal["@cf/deepgram/flux"],
-            payload: _flux.FluxInput | Mapping[str, Any],
+            payload: _shape_automatic_speech_recognition_cjboef.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _flux.FluxOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepgram/nova-3"],
-            payload: _nova_3.Nova3Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _nova_3.Nova3Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepseek-ai/deepseek-math-7b-instruct"],
-            payload: _deepseek_math_7b_instruct.DeepseekMath7bInstructInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _deepseek_math_7b_instruct.DeepseekMath7bInstructOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepseek-ai/deepseek-r1-distill-qwen-32b"],
-            payload: _deepseek_r1_distill_qwen_32b.DeepseekR1DistillQwen32bInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _deepseek_r1_distill_qwen_32b.DeepseekR1DistillQwen32bOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
-            payload: _deepseek_v4_pro_0813.DeepseekV4Pro0813Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _deepseek_v4_pro_0813.DeepseekV4Pro0813Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/defog/sqlcoder-7b-2"],
-            payload: _sqlcoder_7b_2.Sqlcoder7b2Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _sqlcoder_7b_2.Sqlcoder7b2Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/facebook/bart-large-cnn"],
-            payload: _bart_large_cnn.BartLargeCnnInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _bart_large_cnn.BartLargeCnnOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/facebook/detr-resnet-50"],
-            payload: _detr_resnet_50.DetrResnet50Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _detr_resnet_50.DetrResnet50Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/fblgit/una-cybertron-7b-v2-bf16"],
-            payload: _una_cybertron_7b_v2_bf16.UnaCybertron7bV2Bf16Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _una_cybertron_7b_v2_bf16.UnaCybertron7bV2Bf16Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/embeddinggemma-300m"],
-            payload: _embeddinggemma_300m.Embeddinggemma300mInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _embeddinggemma_300m.Embeddinggemma300mOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/gemma-2b-it-lora"],
-            payload: _gemma_2b_it_lora.Gemma2bItLoraInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _gemma_2b_it_lora.Gemma2bItLoraOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/gemma-3-12b-it"],
-            payload: _gemma_3_12b_it.Gemma3_12bItInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _gemma_3_12b_it.Gemma3_12bItOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
-            payload: _gemma_4_26b_a4b_it.Gemma4_26bA4bItInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _gemma_4_26b_a4b_it.Gemma4_26bA4bItOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/gemma-7b-it-lora"],
-            payload: _gemma_7b_it_lora.Gemma7bItLoraInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _gemma_7b_it_lora.Gemma7bItLoraOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"],
-            payload: _distilbert_sst_2_int8.DistilbertSst2Int8Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _distilbert_sst_2_int8.DistilbertSst2Int8Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/leonardo/lucid-origin"],
-            payload: _lucid_origin.LucidOriginInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _lucid_origin.LucidOriginOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/leonardo/phoenix-1.0"],
-            payload: _phoenix_1_0.Phoenix1_0Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _phoenix_1_0.Phoenix1_0Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
-            payload: _llava_1_5_7b_hf.Llava1_5_7bHfInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llava_1_5_7b_hf.Llava1_5_7bHfOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/lykon/dreamshaper-8-lcm"],
-            payload: _dreamshaper_8_lcm.Dreamshaper8LcmInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _dreamshaper_8_lcm.Dreamshaper8LcmOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta-llama/llama-2-7b-chat-hf-lora"],
-            payload: _llama_2_7b_chat_hf_lora.Llama2_7bChatHfLoraInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_2_7b_chat_hf_lora.Llama2_7bChatHfLoraOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-2-7b-chat-fp16"],
-            payload: _llama_2_7b_chat_fp16.Llama2_7bChatFp16Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_2_7b_chat_fp16.Llama2_7bChatFp16Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-2-7b-chat-int8"],
-            payload: _llama_2_7b_chat_int8.Llama2_7bChatInt8Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_2_7b_chat_int8.Llama2_7bChatInt8Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
-            payload: _llama_3_8b_instruct.Llama3_8bInstructInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_3_8b_instruct.Llama3_8bInstructOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3-8b-instruct-awq"],
-            payload: _llama_3_8b_instruct_awq.Llama3_8bInstructAwqInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_3_8b_instruct_awq.Llama3_8bInstructAwqOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.1-70b-instruct"],
-            payload: _llama_3_1_70b_instruct.Llama3_1_70bInstructInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_3_1_70b_instruct.Llama3_1_70bInstructOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.1-8b-instruct"],
-            payload: _llama_3_1_8b_instruct.Llama3_1_8bInstructInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_3_1_8b_instruct.Llama3_1_8bInstructOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.1-8b-instruct-awq"],
-            payload: _llama_3_1_8b_instruct_awq.Llama3_1_8bInstructAwqInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_3_1_8b_instruct_awq.Llama3_1_8bInstructAwqOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fast"],
-            payload: _llama_3_1_8b_instruct_fast.Llama3_1_8bInstructFastInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_3_1_8b_instruct_fast.Llama3_1_8bInstructFastOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.1-8b-instruct-fp8"],
-            payload: _llama_3_1_8b_instruct_fp8.Llama3_1_8bInstructFp8Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_3_1_8b_instruct_fp8.Llama3_1_8bInstructFp8Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.2-11b-vision-instruct"],
-            payload: _llama_3_2_11b_vision_instruct.Llama3_2_11bVisionInstructInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_3_2_11b_vision_instruct.Llama3_2_11bVisionInstructOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.2-1b-instruct"],
-            payload: _llama_3_2_1b_instruct.Llama3_2_1bInstructInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_3_2_1b_instruct.Llama3_2_1bInstructOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.2-3b-instruct"],
-            payload: _llama_3_2_3b_instruct.Llama3_2_3bInstructInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_3_2_3b_instruct.Llama3_2_3bInstructOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
-            payload: _llama_3_3_70b_instruct_fp8_fast.Llama3_3_70bInstructFp8FastInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_3_3_70b_instruct_fp8_fast.Llama3_3_70bInstructFp8FastOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
-            payload: _llama_4_scout_17b_16e_instruct.Llama4Scout17b16eInstructInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_4_scout_17b_16e_instruct.Llama4Scout17b16eInstructOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-guard-3-8b"],
-            payload: _llama_guard_3_8b.LlamaGuard3_8bInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _llama_guard_3_8b.LlamaGuard3_8bOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/m2m100-1.2b"],
-            payload: _m2m100_1_2b.M2m100_1_2bInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _m2m100_1_2b.M2m100_1_2bOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/microsoft/phi-2"],
-            payload: _phi_2.Phi2Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _phi_2.Phi2Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/microsoft/resnet-50"],
-            payload: _resnet_50.Resnet50Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _resnet_50.Resnet50Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/mistral/mistral-7b-instruct-v0.1"],
-            payload: _mistral_7b_instruct_v0_1.Mistral7bInstructV0_1Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _mistral_7b_instruct_v0_1.Mistral7bInstructV0_1Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/mistral/mistral-7b-instruct-v0.2-lora"],
-            payload: _mistral_7b_instruct_v0_2_lora.Mistral7bInstructV0_2LoraInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _mistral_7b_instruct_v0_2_lora.Mistral7bInstructV0_2LoraOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
-            payload: _mistral_small_3_1_24b_instruct.MistralSmall3_1_24bInstructInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _mistral_small_3_1_24b_instruct.MistralSmall3_1_24bInstructOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
-            payload: _moondream3_1_9b_a2b.Moondream3_1_9BA2BInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _moondream3_1_9b_a2b.Moondream3_1_9BA2BOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
-            payload: _kimi_k2_5.KimiK2_5Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _kimi_k2_5.KimiK2_5Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/myshell-ai/melotts"],
-            payload: _melotts.MelottsInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _melotts.MelottsOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b"],
-            payload: _nemotron_3_120b_a12b.Nemotron3_120bA12bInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _nemotron_3_120b_a12b.Nemotron3_120bA12bOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/gpt-oss-120b"],
-            payload: _gpt_oss_120b.GptOss120bInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _gpt_oss_120b.GptOss120bOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/gpt-oss-20b"],
-            payload: _gpt_oss_20b.GptOss20bInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _gpt_oss_20b.GptOss20bOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/whisper"],
-            payload: _whisper.WhisperInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _whisper.WhisperOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
-            payload: _whisper_large_v3_turbo.WhisperLargeV3TurboInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _whisper_large_v3_turbo.WhisperLargeV3TurboOutput: ...
+        ) -> _shape_automatic_speech_recognition_cjboef.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/openai/whisper-tiny-en"],
-            payload: _whisper_tiny_en.WhisperTinyEnInput | Mapping[str, Any],
+            payload: _shape_automatic_speech_recognition_ckbfmp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _whisper_tiny_en.WhisperTinyEnOutput: ...
+        ) -> _shape_automatic_speech_recognition_ckbfmp.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openchat/openchat-3.5-0106"],
-            payload: _openchat_3_5_0106.Openchat3_5_0106Input | Mapping[str, Any],
+            model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
+            payload: _shape_automatic_speech_recognition_dfkdcf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _openchat_3_5_0106.Openchat3_5_0106Output: ...
+        ) -> _shape_automatic_speech_recognition_dfkdcf.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
-            payload: _plamo_embedding_1b.PlamoEmbedding1bInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepgram/nova-3"],
+            payload: _shape_automatic_speech_recognition_gnfpej.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _plamo_embedding_1b.PlamoEmbedding1bOutput: ...
+        ) -> _shape_automatic_speech_recognition_gnfpej.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/pipecat-ai/smart-turn-v2"],
-            payload: _smart_turn_v2.SmartTurnV2Input | Mapping[str, Any],
+            model_id: Literal["@cf/openai/whisper"],
+            payload: _shape_automatic_speech_recognition_ojfjhp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _smart_turn_v2.SmartTurnV2Output: ...
+        ) -> _shape_automatic_speech_recognition_ojfjhp.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/qwen/qwen1.5-0.5b-chat"],
-            payload: _qwen1_5_0_5b_chat.Qwen1_5_0_5bChatInput | Mapping[str, Any],
+            model_id: Literal["@cf/microsoft/resnet-50"],
+            payload: _shape_image_classification_acpfic.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _qwen1_5_0_5b_chat.Qwen1_5_0_5bChatOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen1.5-1.8b-chat"],
-            payload: _qwen1_5_1_8b_chat.Qwen1_5_1_8bChatInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _qwen1_5_1_8b_chat.Qwen1_5_1_8bChatOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen1.5-14b-chat-awq"],
-            payload: _qwen1_5_14b_chat_awq.Qwen1_5_14bChatAwqInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _qwen1_5_14b_chat_awq.Qwen1_5_14bChatAwqOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen1.5-7b-chat-awq"],
-            payload: _qwen1_5_7b_chat_awq.Qwen1_5_7bChatAwqInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _qwen1_5_7b_chat_awq.Qwen1_5_7bChatAwqOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen2.5-coder-32b-instruct"],
-            payload: _qwen2_5_coder_32b_instruct.Qwen2_5Coder32bInstructInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _qwen2_5_coder_32b_instruct.Qwen2_5Coder32bInstructOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
-            payload: _qwen3_30b_a3b_fp8.Qwen3_30bA3bFp8Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _qwen3_30b_a3b_fp8.Qwen3_30bA3bFp8Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
-            payload: _qwen3_embedding_0_6b.Qwen3Embedding0_6bInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _qwen3_embedding_0_6b.Qwen3Embedding0_6bOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/runwayml/stable-diffusion-v1-5-img2img"],
-            payload: _stable_diffusion_v1_5_img2img.StableDiffusionV1_5Img2imgInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _stable_diffusion_v1_5_img2img.StableDiffusionV1_5Img2imgOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/runwayml/stable-diffusion-v1-5-inpainting"],
-            payload: _stable_diffusion_v1_5_inpainting.StableDiffusionV1_5InpaintingInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _stable_diffusion_v1_5_inpainting.StableDiffusionV1_5InpaintingOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
-            payload: _stable_diffusion_xl_base_1_0.StableDiffusionXlBase1_0Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _stable_diffusion_xl_base_1_0.StableDiffusionXlBase1_0Output: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/thebloke/discolm-german-7b-v1-awq"],
-            payload: _discolm_german_7b_v1_awq.DiscolmGerman7bV1AwqInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _discolm_german_7b_v1_awq.DiscolmGerman7bV1AwqOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/tiiuae/falcon-7b-instruct"],
-            payload: _falcon_7b_instruct.Falcon7bInstructInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _falcon_7b_instruct.Falcon7bInstructOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/tinyllama/tinyllama-1.1b-chat-v1.0"],
-            payload: _tinyllama_1_1b_chat_v1_0.Tinyllama1_1bChatV1_0Input | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _tinyllama_1_1b_chat_v1_0.Tinyllama1_1bChatV1_0Output: ...
+        ) -> _shape_image_classification_acpfic.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/unum/uform-gen2-qwen-500m"],
-            payload: _uform_gen2_qwen_500m.UformGen2Qwen500mInput | Mapping[str, Any],
+            payload: _shape_image_to_text_bhfcdo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _uform_gen2_qwen_500m.UformGen2Qwen500mOutput: ...
+        ) -> _shape_image_to_text_bhfcdo.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/zai-org/glm-4.7-flash"],
-            payload: _glm_4_7_flash.Glm4_7FlashInput | Mapping[str, Any],
+            model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
+            payload: _shape_image_to_text_jkoblg.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _glm_4_7_flash.Glm4_7FlashOutput: ...
+        ) -> _shape_image_to_text_jkoblg.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/google/gemma-7b-it"],
-            payload: _gemma_7b_it.Gemma7bItInput | Mapping[str, Any],
+            model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
+            payload: _shape_image_to_text_kncpep.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _gemma_7b_it.Gemma7bItOutput: ...
+        ) -> _shape_image_to_text_kncpep.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/meta-llama/meta-llama-3-8b-instruct"],
-            payload: _meta_llama_3_8b_instruct.MetaLlama3_8bInstructInput | Mapping[str, Any],
+            model_id: Literal["@cf/facebook/detr-resnet-50"],
+            payload: _shape_object_detection_cbdncb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _meta_llama_3_8b_instruct.MetaLlama3_8bInstructOutput: ...
+        ) -> _shape_object_detection_cbdncb.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/mistral/mistral-7b-instruct-v0.2"],
-            payload: _mistral_7b_instruct_v0_2.Mistral7bInstructV0_2Input | Mapping[str, Any],
+            model_id: Literal["@cf/facebook/bart-large-cnn"],
+            payload: _shape_summarization_idefbo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _mistral_7b_instruct_v0_2.Mistral7bInstructV0_2Output: ...
+        ) -> _shape_summarization_idefbo.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/nexusflow/starling-lm-7b-beta"],
-            payload: _starling_lm_7b_beta.StarlingLm7bBetaInput | Mapping[str, Any],
+            model_id: Literal["@cf/baai/bge-reranker-base"],
+            payload: _shape_text_classification_efmjan.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _starling_lm_7b_beta.StarlingLm7bBetaOutput: ...
+        ) -> _shape_text_classification_efmjan.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"],
+            payload: _shape_text_classification_pmajlk.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_classification_pmajlk.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/baai/bge-m3"],
+            payload: _shape_text_embeddings_djfhkp.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_embeddings_djfhkp.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
+            payload: _shape_text_embeddings_gdakjd.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_embeddings_gdakjd.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
+            payload: _shape_text_embeddings_glnbpc.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_embeddings_glnbpc.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/baai/bge-large-en-v1.5", "@cf/baai/omni-bge-base-en-v1.5"],
+            payload: _shape_text_embeddings_japlci.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_embeddings_japlci.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
+            payload: _shape_text_embeddings_phedei.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_embeddings_phedei.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/embeddinggemma-300m"],
+            payload: _shape_text_embeddings_ppngdm.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_embeddings_ppngdm.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-120b"],
+            payload: _shape_text_generation_apbjdm.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_apbjdm.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/deepseek-ai/deepseek-math-7b-instruct",
+                "@cf/google/gemma-7b-it-lora",
+                "@cf/meta-llama/llama-2-7b-chat-hf-lora",
+                "@cf/meta/llama-3.1-8b-instruct-awq",
+                "@cf/mistral/mistral-7b-instruct-v0.1",
+                "@cf/openchat/openchat-3.5-0106",
+                "@cf/qwen/qwen1.5-0.5b-chat",
+                "@cf/qwen/qwen1.5-1.8b-chat",
+                "@cf/thebloke/discolm-german-7b-v1-awq",
+                "@hf/google/gemma-7b-it",
+                "@hf/meta-llama/meta-llama-3-8b-instruct",
+                "@hf/thebloke/llamaguard-7b-awq",
+                "@hf/thebloke/neural-chat-7b-v3-1-awq",
+            ],
+            payload: _shape_text_generation_baojkl.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_baojkl.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@hf/nexusflow/starling-lm-7b-beta",
+                "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
+                "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
+                "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
+            ],
+            payload: _shape_text_generation_bdaacb.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_bdaacb.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clef-omni"],
+            payload: _shape_text_generation_cfbdcd.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_cfbdcd.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
+            payload: _shape_text_generation_cofcdj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_cofcdj.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
+            payload: _shape_text_generation_dbjnak.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_dbjnak.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
+            payload: _shape_text_generation_fadehd.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_fadehd.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-20b"],
+            payload: _shape_text_generation_ffanki.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_ffanki.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
+            payload: _shape_text_generation_flbgpe.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_flbgpe.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
+            payload: _shape_text_generation_flbpeh.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_flbpeh.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
+            payload: _shape_text_generation_glffbh.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_glffbh.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-guard-3-8b"],
+            payload: _shape_text_generation_iobgij.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_iobgij.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/google/gemma-2b-it-lora",
+                "@cf/meta/llama-2-7b-chat-fp16",
+                "@cf/meta/llama-3.1-8b-instruct-fp8",
+                "@cf/qwen/qwen1.5-14b-chat-awq",
+                "@cf/qwen/qwen2.5-coder-32b-instruct",
+            ],
+            payload: _shape_text_generation_klcpcn.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_klcpcn.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
+            payload: _shape_text_generation_lhmfpb.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_lhmfpb.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/fblgit/una-cybertron-7b-v2-bf16",
+                "@cf/meta/llama-3-8b-instruct-awq",
+                "@cf/meta/llama-3.1-70b-instruct",
+                "@cf/meta/llama-3.1-8b-instruct",
+                "@cf/meta/llama-3.1-8b-instruct-fast",
+                "@cf/meta/llama-3.2-11b-vision-instruct",
+                "@hf/thebloke/deepseek-coder-6.7b-base-awq",
+                "@hf/thebloke/llama-2-13b-chat-awq",
+                "@hf/thebloke/zephyr-7b-beta-awq",
+            ],
+            payload: _shape_text_generation_ljelob.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_ljelob.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
+            payload: _shape_text_generation_lnmpda.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_lnmpda.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/deepseek-ai/deepseek-r1-distill-qwen-32b",
+                "@cf/defog/sqlcoder-7b-2",
+                "@cf/meta/llama-2-7b-chat-int8",
+                "@cf/mistral/mistral-7b-instruct-v0.2-lora",
+                "@cf/qwen/qwen1.5-7b-chat-awq",
+                "@hf/mistral/mistral-7b-instruct-v0.2",
+            ],
+            payload: _shape_text_generation_mgnknl.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_mgnknl.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/meta/llama-3.2-1b-instruct",
+                "@cf/meta/llama-3.2-3b-instruct",
+                "@cf/microsoft/phi-2",
+                "@cf/tiiuae/falcon-7b-instruct",
+                "@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
+            ],
+            payload: _shape_text_generation_mmdlbf.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_mmdlbf.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clairic"],
+            payload: _shape_text_generation_mnmcnn.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_mnmcnn.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-3-12b-it"],
+            payload: _shape_text_generation_nheajf.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_nheajf.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
+            payload: _shape_text_generation_oakpgn.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_oakpgn.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
-            payload: _hermes_2_pro_mistral_7b.Hermes2ProMistral7bInput | Mapping[str, Any],
+            payload: _shape_text_generation_pbllmj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _hermes_2_pro_mistral_7b.Hermes2ProMistral7bOutput: ...
+        ) -> _shape_text_generation_pbllmj.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/thebloke/deepseek-coder-6.7b-base-awq"],
-            payload: _deepseek_coder_6_7b_base_awq.DeepseekCoder6_7bBaseAwqInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
+            payload: _shape_text_generation_ppcdhe.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _deepseek_coder_6_7b_base_awq.DeepseekCoder6_7bBaseAwqOutput: ...
+        ) -> _shape_text_generation_ppcdhe.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/thebloke/deepseek-coder-6.7b-instruct-awq"],
-            payload: _deepseek_coder_6_7b_instruct_awq.DeepseekCoder6_7bInstructAwqInput | Mapping[str, Any],
+            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
+            payload: _shape_text_generation_pphifl.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _deepseek_coder_6_7b_instruct_awq.DeepseekCoder6_7bInstructAwqOutput: ...
+        ) -> _shape_text_generation_pphifl.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/thebloke/llama-2-13b-chat-awq"],
-            payload: _llama_2_13b_chat_awq.Llama2_13bChatAwqInput | Mapping[str, Any],
+            model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
+            payload: _shape_text_to_image_afljki.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _llama_2_13b_chat_awq.Llama2_13bChatAwqOutput: ...
+        ) -> _shape_text_to_image_afljki.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/thebloke/llamaguard-7b-awq"],
-            payload: _llamaguard_7b_awq.Llamaguard7bAwqInput | Mapping[str, Any],
+            model_id: Literal["@cf/leonardo/phoenix-1.0"],
+            payload: _shape_text_to_image_bgcjkg.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _llamaguard_7b_awq.Llamaguard7bAwqOutput: ...
+        ) -> _shape_text_to_image_bgcjkg.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/thebloke/mistral-7b-instruct-v0.1-awq"],
-            payload: _mistral_7b_instruct_v0_1_awq.Mistral7bInstructV0_1AwqInput | Mapping[str, Any],
+            model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
+            payload: _shape_text_to_image_dafofl.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _mistral_7b_instruct_v0_1_awq.Mistral7bInstructV0_1AwqOutput: ...
+        ) -> _shape_text_to_image_dafofl.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/thebloke/neural-chat-7b-v3-1-awq"],
-            payload: _neural_chat_7b_v3_1_awq.NeuralChat7bV3_1AwqInput | Mapping[str, Any],
+            model_id: Literal[
+                "@cf/bytedance/stable-diffusion-xl-lightning",
+                "@cf/lykon/dreamshaper-8-lcm",
+                "@cf/runwayml/stable-diffusion-v1-5-img2img",
+                "@cf/runwayml/stable-diffusion-v1-5-inpainting",
+            ],
+            payload: _shape_text_to_image_dmhlgm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _neural_chat_7b_v3_1_awq.NeuralChat7bV3_1AwqOutput: ...
+        ) -> _shape_text_to_image_dmhlgm.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/thebloke/openhermes-2.5-mistral-7b-awq"],
-            payload: _openhermes_2_5_mistral_7b_awq.Openhermes2_5Mistral7bAwqInput | Mapping[str, Any],
+            model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"],
+            payload: _shape_text_to_image_kembpl.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _openhermes_2_5_mistral_7b_awq.Openhermes2_5Mistral7bAwqOutput: ...
+        ) -> _shape_text_to_image_kembpl.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/thebloke/zephyr-7b-beta-awq"],
-            payload: _zephyr_7b_beta_awq.Zephyr7bBetaAwqInput | Mapping[str, Any],
+            model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
+            payload: _shape_text_to_image_mkiijb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _zephyr_7b_beta_awq.Zephyr7bBetaAwqOutput: ...
+        ) -> _shape_text_to_image_mkiijb.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
+            payload: _shape_text_to_image_mohmok.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_to_image_mohmok.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/leonardo/lucid-origin"],
+            payload: _shape_text_to_image_opnijp.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_to_image_opnijp.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepgram/aura-1"],
+            payload: _shape_text_to_speech_bbdaoi.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_to_speech_bbdaoi.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/myshell-ai/melotts"],
+            payload: _shape_text_to_speech_bcngjd.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_to_speech_bcngjd.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepgram/aura-2-en"],
+            payload: _shape_text_to_speech_pihhin.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_to_speech_pihhin.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepgram/aura-2-es"],
+            payload: _shape_text_to_speech_pklihb.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_to_speech_pklihb.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"],
+            payload: _shape_translation_cabimh.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_translation_cabimh.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/m2m100-1.2b"],
+            payload: _shape_translation_lajmol.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_translation_lajmol.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/pipecat-ai/smart-turn-v2"],
+            payload: _shape_voice_activity_detection_fcdkpi.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_voice_activity_detection_fcdkpi.ShapeOutput: ...
         @overload
         def run(self, model_id: str, payload: Any, **options: Unpack[AnyRun]) -> Any: ...
 

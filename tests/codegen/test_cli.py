@@ -144,10 +144,16 @@ def test_one_changed_schema_rewrites_only_what_depends_on_it(tmp_path: Path) -> 
         p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and p.stat().st_mtime_ns != old
     )
     assert touched == result.changed
-    # A new model adds its files and changes only the registry, the listing, the two clients and folder indexes.
+    # A new model adds its files (and the module of its shape, new here) and changes only the registry,
+    # the listing, the two clients and folder indexes.
     write_schema(schemas, "@cf/baai/new-model.json", _small("@cf/baai/new-model"))
     result = generate(schemas, out, "workers_ai")
-    assert result.added == ["_schemas/models/cf/baai/new_model.json.gz", "models/cf/baai/new_model.py"]
+    shapes = [rel for rel in result.added if rel.startswith("models/_shapes/")]
+    assert len(shapes) == 1
+    assert sorted(set(result.added) - set(shapes)) == [
+        "_schemas/models/cf/baai/new_model.json.gz",
+        "models/cf/baai/new_model.py",
+    ]
     assert result.changed == ["_aio_client.py", "_client.py", "_listing.py", "_registry.py"]
 
 
@@ -179,7 +185,7 @@ def test_models_glob_selects_models(tmp_path: Path) -> None:
     assert result.code == 0
     files = tree(tmp_path / "out" / "pkg_glob")
     ids = sorted(p for p in files if p.startswith("models/") and p.endswith(".py") and "__init__" not in p)
-    assert ids and all(p.startswith(("models/cf/baai/", "models/_shared/")) for p in ids)
+    assert ids and all(p.startswith(("models/cf/baai/", "models/_shared/", "models/_shapes/")) for p in ids)
     assert generate(SCHEMAS, tmp_path / "none", "pkg_glob", ["@cf/nothing/*"]).code == 2
 
 

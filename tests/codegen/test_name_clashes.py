@@ -13,7 +13,7 @@ import pytest
 
 from codegen.plan import RESERVED_METHODS
 from codegen.render import undefined_names
-from tests._codegen_util import build, codegen_cli, importable, model_modules, write_schema
+from tests._codegen_util import build, codegen_cli, handle_class, importable, model_exports, model_modules, write_schema
 from tests._server import ScriptedServer, ok
 from tests.codegen._schemas import TEXT_IN, TEXT_OUT, _model, _obj
 from tests.conftest import ACCOUNT, TOKEN
@@ -41,7 +41,7 @@ def test_duplicate_branches_and_a_root_ref_generate_importable_modules(tmp_path:
             assert len(module.DECODER.variants) == 1  # the identical output alternatives are one
             struct = msgspec.json.decode(b'{"answer": "yes"}', type=module.DECODER.variants[0])
             assert struct.answer == "yes"
-            handle = getattr(module, module.__all__[0])
+            handle = handle_class(module)
             cls, required = handle.input_types[0]
             assert msgspec.json.encode(cls(text="hi")) == b'{"text":"hi"}' and required == ("text",)
         same = loaded["@cf/x/same"]
@@ -78,10 +78,12 @@ def test_titles_never_shadow_handle_members_or_make_empty_names(tmp_path: Path) 
     build(schemas, out, "pkg_titles")
     with importable(out, "pkg_titles"):
         module = model_modules("pkg_titles")["@cf/x/titles"]
-        handle = getattr(module, module.__all__[0])
+        handle = handle_class(module)
         from pkg_titles._handles.sync import ModelHandle
 
-        own = [n for n in vars(handle) if not n.startswith("_") and callable(getattr(handle, n))]
+        shape = module.ShapeHandle  # the methods are the shape's
+        assert issubclass(handle, shape)
+        own = [n for n in vars(shape) if not n.startswith("_") and callable(getattr(handle, n))]
         assert len(own) == len(titles), own
         for name in own:
             assert name not in dir(ModelHandle) and name not in ("model", "m"), name
@@ -148,7 +150,13 @@ def test_module_all_lists_every_struct_a_caller_builds(tmp_path: Path) -> None:
     build(schemas, out, "pkg_all")
     with importable(out, "pkg_all"):
         module = model_modules("pkg_all")["@cf/x/chat"]
-        classes = {n for n, v in vars(module).items() if isinstance(v, type) and v.__module__ == module.__name__}
-        assert classes <= set(module.__all__), sorted(classes - set(module.__all__))
-        assert any("Message" in n for n in module.__all__)
-        assert all(hasattr(module, n) for n in module.__all__)
+        exports = model_exports(module)
+        homes = (module.__name__, module.ShapeHandle.__module__)
+        classes = {
+            n
+            for n, v in vars(module).items()
+            if isinstance(v, type) and v.__module__ in homes and not n.startswith(("Shape", "AsyncShape"))
+        }
+        assert classes <= set(exports), sorted(classes - set(exports))
+        assert any("Message" in n for n in exports)
+        assert all(hasattr(module, n) for n in exports)

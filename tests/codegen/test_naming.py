@@ -12,6 +12,7 @@ from workers_ai import _registry
 
 from codegen.cli import generate
 from codegen.naming import handle_name
+from tests._codegen_util import model_exports
 
 ROOT = Path(__file__).resolve().parents[2]
 GENERATED = ROOT / "generated" / "workers_ai"
@@ -53,7 +54,7 @@ def test_no_public_name_ends_in_a_collision_counter() -> None:
 def test_identical_shapes_are_shared_across_a_family() -> None:
     a = importlib.import_module("workers_ai.models.cf.meta.llama_3_8b_instruct")
     b = importlib.import_module("workers_ai.models.hf.nousresearch.hermes_2_pro_mistral_7b")
-    common = [n for n in a.__all__ if n in b.__all__ and getattr(a, n) is getattr(b, n)]
+    common = [n for n in model_exports(a) if n in model_exports(b) and getattr(a, n) is getattr(b, n)]
     homes = {getattr(a, n).__module__ for n in common}
     assert common and all(h.startswith("workers_ai.models._shared.text_generation") for h in homes), homes
     text = (GENERATED / "models" / "cf" / "meta" / "llama_3_8b_instruct.py").read_text(encoding="utf-8")
@@ -93,7 +94,11 @@ def test_two_shapes_one_name_are_told_apart_by_a_key_or_refused(tmp_path: Path) 
     (schemas / "apart.json").write_text(json.dumps(_model("@cf/x/apart", apart)))
     result = generate(tmp_path / "schemas", tmp_path / "out", "pkg_apart")
     assert result.code == 0, result.problems
-    text = (tmp_path / "out" / "pkg_apart" / "models" / "cf" / "x" / "apart.py").read_text(encoding="utf-8")
+    root = tmp_path / "out" / "pkg_apart"
+    text = (root / "models" / "cf" / "x" / "apart.py").read_text(encoding="utf-8")
+    shape = re.search(r"from \.+models\._shapes\.(\w+) import \*", text)
+    assert shape is not None
+    text = (root / "models" / "_shapes" / f"{shape.group(1)}.py").read_text(encoding="utf-8")  # its structs
     assert "class UsageWithA(" in text and "class UsageWithB(" in text
     same_keys = {
         "type": "object",

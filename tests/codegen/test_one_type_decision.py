@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -174,10 +175,18 @@ def _typeddict_keys(dotted: str, name: str) -> dict[str, str]:
     return keys
 
 
+def _home(plan: ModelPlan) -> str:
+    """The shape module that prints a model's structs, TypedDicts and handle methods (its module re-exports it)."""
+    text = (PACKAGE / (plan.module.replace(".", "/") + ".py")).read_text(encoding="utf-8")
+    found = re.search(r"^from \.+(models\._shapes\.\w+) import \*", text, re.M)
+    assert found is not None, plan.module
+    return found.group(1)
+
+
 def _struct_modules() -> Iterator[tuple[str, tuple[StructPlan, ...]]]:
     plans, shared = _plans()
     for p in plans:
-        yield p.module, p.structs
+        yield _home(p), p.structs
         if p.realtime is not None:
             yield p.realtime.module, p.realtime.structs
     for s in shared:
@@ -232,8 +241,9 @@ def test_every_method_argument_is_its_fields_type_as_the_twin_takes_it() -> None
     twins = {s.name for _, structs in _struct_modules() for s in structs if s.twin}
     checked = 0
     for p in plans:
-        where = _where(p.structs, p.shared, p.module)
-        cls = _classes(p.module)[p.handle]
+        home = _home(p)
+        where = _where(p.structs, p.shared, home)
+        cls = _classes(home)["ShapeHandle"]
         for m in p.methods:
             if not (m.params and m.params_name):
                 continue  # a raw body, or a batch (its request forms are the typing tests')
@@ -247,7 +257,7 @@ def test_every_method_argument_is_its_fields_type_as_the_twin_takes_it() -> None
             sig = _signature(cls, m.name)
             unpacked = sig.pop("**", "")
             assert unpacked == f"Unpack[{m.params_name}]", (p.model_id, m.name)
-            keys = _typeddict_keys(p.module, m.params_name)
+            keys = _typeddict_keys(home, m.params_name)
             for prm in m.params:
                 field = fields[prm.field]
                 if prm.binary:

@@ -8,6 +8,7 @@ with a warning (exit 2 only with ``--strict``); the build runs on a copy of the 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ from codegen.cli import generate
 from codegen.load import load_schemas
 from codegen.plan import ModelPlan, always_returned, output_rule, plan_models, variant_schemas
 from tests._catalog import catalog_dir
-from tests._codegen_util import build, copy_catalog, importable, model_modules, mypy_strict
+from tests._codegen_util import build, copy_catalog, handle_class, importable, model_modules, mypy_strict
 
 PACKAGE = "wai_catalog"
 
@@ -82,7 +83,7 @@ def test_every_model_generates_and_imports(built: Built) -> None:
 
 def test_every_variant_gets_a_msgspec_decoder(built: Built) -> None:
     for model_id, module in built.modules.items():
-        handle = getattr(module, module.__all__[0])
+        handle = handle_class(module)
         for cls, _required in handle.input_types:
             msgspec.json.Decoder(cls)
         for variant in handle.decoder.variants:
@@ -117,7 +118,8 @@ def test_schema_valid_examples_round_trip(built: Built, half: str) -> None:
         module = _module_for(built, plan)
         for class_name, example, _optional, validator in _examples(plan, half):
             # An output alias decodes from its wire type (a family's list view wraps the decoded list).
-            tp = getattr(module, f"_{class_name}_TYPE", None) or getattr(module, class_name)
+            shape = sys.modules[module.ShapeHandle.__module__]  # the private _<alias>_TYPE values are the shape's
+            tp = getattr(shape, f"_{class_name}_TYPE", None) or getattr(module, class_name)
             value = msgspec.convert(example, tp)
             wire = msgspec.json.decode(msgspec.json.encode(value))
             problem = validator.first_error(wire)
@@ -137,7 +139,8 @@ def test_output_dispatch_picks_the_variant_the_example_came_from(built: Built) -
                 continue
             variant = next(o for o in plan.json_outputs if o.class_name == class_name)
             picked = module.DECODER.pick(example)
-            expected = getattr(module, class_name) if not variant.alias else getattr(module, f"_{class_name}_TYPE")
+            shape = sys.modules[module.ShapeHandle.__module__]
+            expected = getattr(module, class_name) if not variant.alias else getattr(shape, f"_{class_name}_TYPE")
             assert picked is expected, f"{plan.model_id}: {class_name} example decoded as {picked}"
 
 

@@ -122,6 +122,12 @@ class OutputDecoder:
         self._keys: dict[type[Any], frozenset[str]] = {}
         self._needs: dict[type[Any], frozenset[str]] = {}
 
+    def named(self, name: str) -> OutputDecoder:
+        """This decoder (rules and caches shared) under another name: a shape's, named for each model of it."""
+        twin = object.__new__(OutputDecoder)
+        twin.__dict__.update(self.__dict__, name=name)
+        return twin
+
     def _declared(self, cls: type[Any]) -> frozenset[str]:
         keys = self._keys.get(cls)
         if keys is None:

@@ -55,6 +55,12 @@ class ModelInfo(msgspec.Struct, frozen=True):
     raw_body: str | None = None  # the input field the REST API takes as the raw body (options as query)
     form_body: str | None = None  # the input struct the REST API takes as a multipart/form-data body
 
+    def __post_init__(self) -> None:
+        # Generated modules print the price once (``price=``); ``properties["price"]`` is the same list.
+        props = as_object(self.properties)
+        if self.price and props is not None and "price" not in props:
+            msgspec.structs.force_setattr(self, "properties", {**props, "price": self.price})
+
 
 # Replies read as bytes (``BinaryOutput``): nothing else is taken as an answer, whatever the model.
 _BINARY_FAMILIES = ("image/", "audio/", "video/")
