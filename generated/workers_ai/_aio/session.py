@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from .._core.config import Reply, SessionConfig
 from .._core.flow import Call, Flow, Send, T
 from ..errors import APIConnectionError
-from .transport import AiohttpTransport, AsyncTransport
+from .transport import AiohttpTransport
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from .._core.config import RequestOptions
+    from .transport import AsyncTransport
 
 __all__ = ["AsyncSession"]
 

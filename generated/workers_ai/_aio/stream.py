@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._core.stream_events import StreamEvent, StreamResult
 from .._core.stream_parser import (
@@ -25,7 +25,9 @@ from .._core.stream_parser import (
     StreamParser,
 )
 from ..errors import APIConnectionError, ResponseTooLargeError
-from .transport import AsyncResponse
+
+if TYPE_CHECKING:
+    from .transport import AsyncResponse
 
 __all__ = ["AsyncEventStream", "AsyncStreamRequest"]
 

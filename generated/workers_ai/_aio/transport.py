@@ -17,7 +17,7 @@ import os
 import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._core.network import Network, ProxyURL, proxy_failure, tls_failure
 from .._core.options import DEFAULT_MAX_CONNECTIONS
@@ -25,38 +25,39 @@ from ..errors import APIConnectionError, APITimeoutError, ConfigurationError, Re
 
 # aiohttp (and yarl) are imported by name at run time only: a type checker following our imports never
 # loads them (or pydantic, which yarl's stubs reach) for a user who does not use the async client.
-__all__ = ["AiohttpResponse", "AiohttpTransport", "AsyncResponse", "AsyncTransport", "bounded"]
+__all__ = ["AiohttpResponse", "AiohttpTransport", "bounded"]  # AsyncResponse, AsyncTransport: typing only
 
 _CHUNK = 64 * 1024
 _READ_STEP = 1 << 20
 T = TypeVar("T")
 
 
-class AsyncResponse(Protocol):
-    """:class:`~._transport.Response` with awaitable readers (same meaning, same errors)."""
-
-    status: int
-    headers: Mapping[str, str]
-
-    async def read_all(self, limit: int) -> bytes: ...
-
-    async def read_chunk(self, deadline: float) -> bytes: ...
-
-    def release(self) -> None: ...
-
-    def close(self) -> None: ...
-
-
-class AsyncTransport(Protocol):
-    async def send(
-        self, method: str, url: str, headers: Mapping[str, str], body: bytes | None, *, deadline: float
-    ) -> AsyncResponse: ...
-
-    async def aclose(self) -> None: ...
-
-
+# Under TYPE_CHECKING, as the sync seam's (see ``_sync.transport``).
 if TYPE_CHECKING:
     import asyncio
+    from typing import Protocol
+
+    class AsyncResponse(Protocol):
+        """:class:`~._transport.Response` with awaitable readers (same meaning, same errors)."""
+
+        status: int
+        headers: Mapping[str, str]
+
+        async def read_all(self, limit: int) -> bytes: ...
+
+        async def read_chunk(self, deadline: float) -> bytes: ...
+
+        def release(self) -> None: ...
+
+        def close(self) -> None: ...
+
+    class AsyncTransport(Protocol):
+        async def send(
+            self, method: str, url: str, headers: Mapping[str, str], body: bytes | None, *, deadline: float
+        ) -> AsyncResponse: ...
+
+        async def aclose(self) -> None: ...
+
 
 # asyncio is imported on first use, never by ``import workers_ai`` (it costs tens of milliseconds).
 if sys.version_info >= (3, 11):

@@ -20,11 +20,12 @@ if TYPE_CHECKING:
     from .._batch.jobs import AsyncBatchJob
     from .._core.form import FileInput
 
+    # annotations only: a TypeVar with a string bound compiles it (a ForwardRef) at every import
+    _Client = TypeVar("_Client", bound="AsyncBaseClient")
+
 # The account endpoints, batches and the universal route load their modules on first use.
 
 __all__ = ["AsyncBaseClient"]
-
-_Client = TypeVar("_Client", bound="AsyncBaseClient")
 
 
 class AsyncBaseClient(AsyncSession, ClientBase):

@@ -20,11 +20,12 @@ if TYPE_CHECKING:
     from .._batch.jobs import BatchJob
     from .._core.form import FileInput
 
+    # annotations only: a TypeVar with a string bound compiles it (a ForwardRef) at every import
+    _Client = TypeVar("_Client", bound="BaseClient")
+
 # The account endpoints, batches and the universal route load their modules on first use.
 
 __all__ = ["DEFAULT_BASE_URL", "BaseClient", "ResponseInfo"]
-
-_Client = TypeVar("_Client", bound="BaseClient")
 
 
 class BaseClient(Session, ClientBase):

@@ -452,7 +452,7 @@ def proxy_failure(via: ProxyURL | None, reason: str, status: int | None = None) 
     return APIConnectionError(f"cannot connect to the proxy {shown}: {reason}", request_sent=False)
 
 
-_TUNNEL_REFUSED = re.compile(r"Tunnel connection failed: (\d{3}) ")
+_TUNNEL_REFUSED = r"Tunnel connection failed: (\d{3}) "  # compiled (and cached by re) on first use, not at import
 
 
 def tunnel_status(exc: BaseException) -> int | None:
@@ -464,7 +464,7 @@ def tunnel_status(exc: BaseException) -> int | None:
         if seen is None:
             break
         if type(seen) is OSError and seen.args and isinstance(seen.args[0], str):
-            got = _TUNNEL_REFUSED.match(seen.args[0] + " ")
+            got = re.match(_TUNNEL_REFUSED, seen.args[0] + " ")
             if got is not None:
                 return int(got.group(1))
         inner = getattr(seen, "original_error", None) or getattr(seen, "reason", None) or seen.__cause__

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-__all__ = ["Rebuildable", "Secret", "handle_of", "rebuild", "with_options"]
+    # annotations only: a TypeVar with a string bound compiles it (a ForwardRef) at every import
+    _R = TypeVar("_R", bound="Rebuildable")
 
-_R = TypeVar("_R", bound="Rebuildable")
+__all__ = ["Rebuildable", "Secret", "handle_of", "rebuild", "with_options"]
 
 
 class Secret:

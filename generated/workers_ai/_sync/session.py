@@ -14,12 +14,13 @@ from .._core.config import DEFAULT_BASE_URL, Reply, ResponseInfo, SessionConfig
 from .._core.flow import Call, Flow, Send, T
 from .._core.options import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES
 from ..errors import APIConnectionError
-from .transport import Transport, Urllib3Transport
+from .transport import Urllib3Transport
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from .._core.config import RequestOptions
+    from .transport import Transport
 
 __all__ = [
     "DEFAULT_BASE_URL",

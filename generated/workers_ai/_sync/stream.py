@@ -7,6 +7,7 @@ import itertools
 import time
 from collections.abc import Iterator
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from .._core.stream_events import EventJoiner, StreamEvent, StreamResult, ToolCall, ToolCallMerger, Usage, event_from
 from .._core.stream_parser import DRAIN_LIMIT, DRAIN_SECONDS, WANT_BODY, WANT_BYTES, StreamParser
@@ -14,7 +15,9 @@ from ..errors import (
     APIConnectionError,
     ResponseTooLargeError,
 )
-from .transport import Response
+
+if TYPE_CHECKING:
+    from .transport import Response
 
 __all__ = [
     "EventJoiner",

@@ -20,7 +20,7 @@ import os
 import time
 import weakref
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import urllib3
 from urllib3.exceptions import (
@@ -38,58 +38,62 @@ from .._core.options import DEFAULT_MAX_CONNECTIONS
 from ..errors import APIConnectionError, APITimeoutError, ConfigurationError, ResponseTooLargeError
 from .connections import CURRENT_DEADLINE, POOLS, Deadline, socks_pools
 
-__all__ = ["DEFAULT_MAX_CONNECTIONS", "Response", "Transport", "Urllib3Response", "Urllib3Transport"]
+__all__ = ["DEFAULT_MAX_CONNECTIONS", "Urllib3Response", "Urllib3Transport"]  # Response, Transport: typing only
 
 _READ_STEP = 1 << 20  # an unknown-length body is read this much at a time (never one huge allocation)
 _CHUNK = 64 * 1024
 
 
-class Response(Protocol):
-    """A reply whose body has not been read yet.
+# Under TYPE_CHECKING (as in ``_core.telemetry``): the seam a ``transport=`` object fills is checked by type
+# checkers only; making Protocol classes would cost every import.
+if TYPE_CHECKING:
+    from typing import Protocol
 
-    ``headers`` must look keys up case-insensitively. Every reader raises ``APITimeoutError`` when its
-    deadline passes, ``APIConnectionError`` when the connection breaks and ``ResponseTooLargeError``
-    over the limit; after any of them the connection is closed.
-    """
+    class Response(Protocol):
+        """A reply whose body has not been read yet.
 
-    status: int
-    headers: Mapping[str, str]
-
-    def read_all(self, limit: int) -> bytes:
-        """The whole body, at most ``limit`` bytes (more raises), by the deadline given to ``send``."""
-        ...
-
-    def read_chunk(self, deadline: float) -> bytes:
-        """The next bytes of the body as they arrive (``b""`` at its end); waits until ``deadline`` at most."""
-        ...
-
-    def release(self) -> None:
-        """Done with a body read to its end: the connection goes back to the pool."""
-        ...
-
-    def close(self) -> None:
-        """Drop the connection (the rest of the body is never read)."""
-        ...
-
-
-class Transport(Protocol):
-    def send(
-        self,
-        method: str,
-        url: str,
-        headers: Mapping[str, str],
-        body: bytes | None,
-        *,
-        deadline: float,
-    ) -> Response:
-        """Send one request and read the status line and headers by ``deadline`` (``time.monotonic()``).
-
-        Raises ``APIConnectionError`` (``request_sent=False`` when the request surely did not reach the
-        server), ``APITimeoutError`` and ``ConfigurationError`` (a request that is not valid HTTP).
+        ``headers`` must look keys up case-insensitively. Every reader raises ``APITimeoutError`` when its
+        deadline passes, ``APIConnectionError`` when the connection breaks and ``ResponseTooLargeError``
+        over the limit; after any of them the connection is closed.
         """
-        ...
 
-    def close(self) -> None: ...
+        status: int
+        headers: Mapping[str, str]
+
+        def read_all(self, limit: int) -> bytes:
+            """The whole body, at most ``limit`` bytes (more raises), by the deadline given to ``send``."""
+            ...
+
+        def read_chunk(self, deadline: float) -> bytes:
+            """The next bytes of the body as they arrive (``b""`` at its end); waits until ``deadline`` at most."""
+            ...
+
+        def release(self) -> None:
+            """Done with a body read to its end: the connection goes back to the pool."""
+            ...
+
+        def close(self) -> None:
+            """Drop the connection (the rest of the body is never read)."""
+            ...
+
+    class Transport(Protocol):
+        def send(
+            self,
+            method: str,
+            url: str,
+            headers: Mapping[str, str],
+            body: bytes | None,
+            *,
+            deadline: float,
+        ) -> Response:
+            """Send one request and read the status line and headers by ``deadline`` (``time.monotonic()``).
+
+            Raises ``APIConnectionError`` (``request_sent=False`` when the request surely did not reach the
+            server), ``APITimeoutError`` and ``ConfigurationError`` (a request that is not valid HTTP).
+            """
+            ...
+
+        def close(self) -> None: ...
 
 
 # ---------------------------------------------------------------------- the urllib3 transport
