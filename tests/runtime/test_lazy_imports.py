@@ -157,6 +157,29 @@ def test_a_text_model_call_loads_no_tool_stream_or_batch_module(emu: Emulator) -
     assert fresh(code) == ["workers_ai.families.text_generation"]
 
 
+def test_a_sync_call_compiles_no_regex_of_ours(emu: Emulator) -> None:
+    # A pattern compiled in a fresh process costs 50-300 us: none on the way from import to a first call
+    # (urllib3, opentelemetry and the standard library compile their own; only workers_ai's count).
+    code = (
+        "import json, re, sys, urllib3, msgspec\n"
+        "ours = []\n"
+        "compile_ = re._compiler.compile\n"
+        "def spy(p, flags=0):\n"
+        "    f = sys._getframe(1)\n"
+        "    while f.f_back is not None and f.f_code.co_filename.endswith(('re/__init__.py', 're/_compiler.py')):\n"
+        "        f = f.f_back  # the code that asked re for the pattern\n"
+        "    if '/workers_ai/' in f.f_code.co_filename:\n"
+        "        ours.append(str(p))\n"
+        "    return compile_(p, flags)\n"
+        "re._compiler.compile = spy\n"
+        "from workers_ai import WorkersAI\n"
+        f"ai = WorkersAI(account_id={emu.account_id!r}, api_token={emu.api_token!r}, base_url={emu.base_url!r})\n"
+        f"ai.model({BGE!r}).embed(text=['hello'])\n"
+        "print(json.dumps(ours))"
+    )
+    assert fresh(code) == []
+
+
 def test_a_pickled_handle_works_in_a_process_that_never_imported_the_package(emu: Emulator) -> None:
     handle = WorkersAI(account_id=emu.account_id, api_token=emu.api_token, base_url=emu.base_url).model(BGE)
     want = list(handle.embed(text=["pickled"]).vectors[0])
