@@ -26,9 +26,9 @@ if TYPE_CHECKING:
     from .models._shapes import automatic_speech_recognition_nepbap as _shape_automatic_speech_recognition_nepbap
     from .models._shapes import automatic_speech_recognition_odhiho as _shape_automatic_speech_recognition_odhiho
     from .models._shapes import image_classification_lclaaf as _shape_image_classification_lclaaf
-    from .models._shapes import image_to_text_afilnl as _shape_image_to_text_afilnl
     from .models._shapes import image_to_text_eelhic as _shape_image_to_text_eelhic
     from .models._shapes import image_to_text_hedhon as _shape_image_to_text_hedhon
+    from .models._shapes import image_to_text_iklhhm as _shape_image_to_text_iklhhm
     from .models._shapes import object_detection_ghlgfb as _shape_object_detection_ghlgfb
     from .models._shapes import summarization_hddkgh as _shape_summarization_hddkgh
     from .models._shapes import text_classification_ahemoi as _shape_text_classification_ahemoi
@@ -39,30 +39,30 @@ if TYPE_CHECKING:
     from .models._shapes import text_embeddings_fnbjpa as _shape_text_embeddings_fnbjpa
     from .models._shapes import text_embeddings_jknmfa as _shape_text_embeddings_jknmfa
     from .models._shapes import text_embeddings_opaopi as _shape_text_embeddings_opaopi
-    from .models._shapes import text_generation_abmidc as _shape_text_generation_abmidc
+    from .models._shapes import text_generation_aanlcn as _shape_text_generation_aanlcn
+    from .models._shapes import text_generation_abjfoj as _shape_text_generation_abjfoj
     from .models._shapes import text_generation_akiodg as _shape_text_generation_akiodg
-    from .models._shapes import text_generation_bppipa as _shape_text_generation_bppipa
-    from .models._shapes import text_generation_caoecf as _shape_text_generation_caoecf
-    from .models._shapes import text_generation_cllmnl as _shape_text_generation_cllmnl
-    from .models._shapes import text_generation_ddjldm as _shape_text_generation_ddjldm
-    from .models._shapes import text_generation_dmohin as _shape_text_generation_dmohin
-    from .models._shapes import text_generation_dogfmm as _shape_text_generation_dogfmm
+    from .models._shapes import text_generation_ammkbd as _shape_text_generation_ammkbd
+    from .models._shapes import text_generation_cngham as _shape_text_generation_cngham
     from .models._shapes import text_generation_fdoekn as _shape_text_generation_fdoekn
-    from .models._shapes import text_generation_fhnbio as _shape_text_generation_fhnbio
-    from .models._shapes import text_generation_fmgigl as _shape_text_generation_fmgigl
-    from .models._shapes import text_generation_fnmfbm as _shape_text_generation_fnmfbm
-    from .models._shapes import text_generation_gddeid as _shape_text_generation_gddeid
-    from .models._shapes import text_generation_hcabid as _shape_text_generation_hcabid
-    from .models._shapes import text_generation_hdldnh as _shape_text_generation_hdldnh
+    from .models._shapes import text_generation_gjefin as _shape_text_generation_gjefin
+    from .models._shapes import text_generation_gnebao as _shape_text_generation_gnebao
+    from .models._shapes import text_generation_gphdem as _shape_text_generation_gphdem
+    from .models._shapes import text_generation_iacnne as _shape_text_generation_iacnne
+    from .models._shapes import text_generation_iaeeom as _shape_text_generation_iaeeom
     from .models._shapes import text_generation_ilibea as _shape_text_generation_ilibea
+    from .models._shapes import text_generation_jdiifl as _shape_text_generation_jdiifl
+    from .models._shapes import text_generation_jjpbhh as _shape_text_generation_jjpbhh
+    from .models._shapes import text_generation_lknnnc as _shape_text_generation_lknnnc
     from .models._shapes import text_generation_lpkdho as _shape_text_generation_lpkdho
-    from .models._shapes import text_generation_mfhokb as _shape_text_generation_mfhokb
-    from .models._shapes import text_generation_mgngbp as _shape_text_generation_mgngbp
-    from .models._shapes import text_generation_mojfpf as _shape_text_generation_mojfpf
-    from .models._shapes import text_generation_niioee as _shape_text_generation_niioee
-    from .models._shapes import text_generation_nkgbfi as _shape_text_generation_nkgbfi
-    from .models._shapes import text_generation_ohfmap as _shape_text_generation_ohfmap
-    from .models._shapes import text_generation_ojifoo as _shape_text_generation_ojifoo
+    from .models._shapes import text_generation_mdpekj as _shape_text_generation_mdpekj
+    from .models._shapes import text_generation_mofocc as _shape_text_generation_mofocc
+    from .models._shapes import text_generation_ngekei as _shape_text_generation_ngekei
+    from .models._shapes import text_generation_ngmbij as _shape_text_generation_ngmbij
+    from .models._shapes import text_generation_nofhnn as _shape_text_generation_nofhnn
+    from .models._shapes import text_generation_phifon as _shape_text_generation_phifon
+    from .models._shapes import text_generation_pjfail as _shape_text_generation_pjfail
+    from .models._shapes import text_generation_pkepmi as _shape_text_generation_pkepmi
     from .models._shapes import text_to_image_bacbcp as _shape_text_to_image_bacbcp
     from .models._shapes import text_to_image_bdmeli as _shape_text_to_image_bdmeli
     from .models._shapes import text_to_image_cccija as _shape_text_to_image_cccija
@@ -503,13 +503,6 @@ class AsyncWorkersAI(AsyncBaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
-            payload: _shape_image_to_text_afilnl.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_to_text_afilnl.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
             model_id: Literal["@cf/unum/uform-gen2-qwen-500m"],
             payload: _shape_image_to_text_eelhic.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
@@ -521,6 +514,13 @@ class AsyncWorkersAI(AsyncBaseClient):
             payload: _shape_image_to_text_hedhon.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
         ) -> Coroutine[Any, Any, _shape_image_to_text_hedhon.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
+            payload: _shape_image_to_text_iklhhm.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_image_to_text_iklhhm.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -594,10 +594,17 @@ class AsyncWorkersAI(AsyncBaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
-            payload: _shape_text_generation_abmidc.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
+            payload: _shape_text_generation_aanlcn.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_abmidc.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_aanlcn.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
+            payload: _shape_text_generation_abjfoj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_abjfoj.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -608,17 +615,83 @@ class AsyncWorkersAI(AsyncBaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/gpt-oss-120b"],
-            payload: _shape_text_generation_bppipa.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
+            payload: _shape_text_generation_ammkbd.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_bppipa.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_ammkbd.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
+            payload: _shape_text_generation_cngham.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_cngham.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-guard-3-8b"],
+            payload: _shape_text_generation_fdoekn.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_fdoekn.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/moonshotai/kimi-k2.5"],
-            payload: _shape_text_generation_caoecf.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_gjefin.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_caoecf.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_gjefin.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
+            payload: _shape_text_generation_gnebao.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_gnebao.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/fblgit/una-cybertron-7b-v2-bf16",
+                "@cf/meta/llama-3-8b-instruct-awq",
+                "@cf/meta/llama-3.1-70b-instruct",
+                "@cf/meta/llama-3.1-8b-instruct",
+                "@cf/meta/llama-3.1-8b-instruct-fast",
+                "@cf/meta/llama-3.2-11b-vision-instruct",
+                "@hf/thebloke/deepseek-coder-6.7b-base-awq",
+                "@hf/thebloke/llama-2-13b-chat-awq",
+                "@hf/thebloke/zephyr-7b-beta-awq",
+            ],
+            payload: _shape_text_generation_gphdem.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_gphdem.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
+            payload: _shape_text_generation_iacnne.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_iacnne.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
+            payload: _shape_text_generation_iaeeom.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_iaeeom.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
+            payload: _shape_text_generation_ilibea.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_ilibea.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
+            payload: _shape_text_generation_jdiifl.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_jdiifl.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -630,44 +703,29 @@ class AsyncWorkersAI(AsyncBaseClient):
                 "@cf/qwen/qwen1.5-7b-chat-awq",
                 "@hf/mistral/mistral-7b-instruct-v0.2",
             ],
-            payload: _shape_text_generation_cllmnl.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_jjpbhh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_cllmnl.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_jjpbhh.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
-            payload: _shape_text_generation_ddjldm.ShapeInput | Mapping[str, Any],
+            model_id: Literal[
+                "@cf/google/gemma-2b-it-lora",
+                "@cf/meta/llama-2-7b-chat-fp16",
+                "@cf/meta/llama-3.1-8b-instruct-fp8",
+                "@cf/qwen/qwen1.5-14b-chat-awq",
+                "@cf/qwen/qwen2.5-coder-32b-instruct",
+            ],
+            payload: _shape_text_generation_lknnnc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ddjldm.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_lknnnc.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
-            payload: _shape_text_generation_dmohin.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/cloudflare/clairic"],
+            payload: _shape_text_generation_lpkdho.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_dmohin.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
-            payload: _shape_text_generation_dogfmm.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_dogfmm.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-guard-3-8b"],
-            payload: _shape_text_generation_fdoekn.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_fdoekn.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
-            payload: _shape_text_generation_fhnbio.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_fhnbio.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_lpkdho.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -686,93 +744,23 @@ class AsyncWorkersAI(AsyncBaseClient):
                 "@hf/thebloke/llamaguard-7b-awq",
                 "@hf/thebloke/neural-chat-7b-v3-1-awq",
             ],
-            payload: _shape_text_generation_fmgigl.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_mdpekj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_fmgigl.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
-            payload: _shape_text_generation_fnmfbm.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_fnmfbm.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@cf/google/gemma-2b-it-lora",
-                "@cf/meta/llama-2-7b-chat-fp16",
-                "@cf/meta/llama-3.1-8b-instruct-fp8",
-                "@cf/qwen/qwen1.5-14b-chat-awq",
-                "@cf/qwen/qwen2.5-coder-32b-instruct",
-            ],
-            payload: _shape_text_generation_gddeid.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_gddeid.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
-            payload: _shape_text_generation_hcabid.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_hcabid.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
-            payload: _shape_text_generation_hdldnh.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_hdldnh.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
-            payload: _shape_text_generation_ilibea.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ilibea.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clairic"],
-            payload: _shape_text_generation_lpkdho.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_lpkdho.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@cf/fblgit/una-cybertron-7b-v2-bf16",
-                "@cf/meta/llama-3-8b-instruct-awq",
-                "@cf/meta/llama-3.1-70b-instruct",
-                "@cf/meta/llama-3.1-8b-instruct",
-                "@cf/meta/llama-3.1-8b-instruct-fast",
-                "@cf/meta/llama-3.2-11b-vision-instruct",
-                "@hf/thebloke/deepseek-coder-6.7b-base-awq",
-                "@hf/thebloke/llama-2-13b-chat-awq",
-                "@hf/thebloke/zephyr-7b-beta-awq",
-            ],
-            payload: _shape_text_generation_mfhokb.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_mfhokb.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_mdpekj.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/openai/gpt-oss-20b"],
-            payload: _shape_text_generation_mgngbp.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_mofocc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_mgngbp.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_mofocc.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal[
-                "@hf/nexusflow/starling-lm-7b-beta",
-                "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
-                "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
-                "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
-            ],
-            payload: _shape_text_generation_mojfpf.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
+            payload: _shape_text_generation_ngekei.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_mojfpf.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_ngekei.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -783,30 +771,42 @@ class AsyncWorkersAI(AsyncBaseClient):
                 "@cf/tiiuae/falcon-7b-instruct",
                 "@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
             ],
-            payload: _shape_text_generation_niioee.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_ngmbij.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_niioee.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_ngmbij.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-120b"],
+            payload: _shape_text_generation_nofhnn.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_nofhnn.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/google/gemma-3-12b-it"],
-            payload: _shape_text_generation_nkgbfi.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_phifon.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_nkgbfi.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_phifon.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
-            payload: _shape_text_generation_ohfmap.ShapeInput | Mapping[str, Any],
+            model_id: Literal[
+                "@hf/nexusflow/starling-lm-7b-beta",
+                "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
+                "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
+                "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
+            ],
+            payload: _shape_text_generation_pjfail.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ohfmap.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_pjfail.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
-            payload: _shape_text_generation_ojifoo.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
+            payload: _shape_text_generation_pkepmi.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ojifoo.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_pkepmi.ShapeOutput]: ...
         @overload
         def run(
             self,

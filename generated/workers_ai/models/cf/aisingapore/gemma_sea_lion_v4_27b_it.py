@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_dogfmm import *  # noqa: F403
-from ....models._shapes.text_generation_dogfmm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_iaeeom import *  # noqa: F403
+from ....models._shapes.text_generation_iaeeom import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 GemmaSeaLionV4_27bItInput = ShapeInput  # type aliases, as the shape's are
 GemmaSeaLionV4_27bItOutput = ShapeOutput

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_ohfmap import *  # noqa: F403
-from ....models._shapes.text_generation_ohfmap import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_aanlcn import *  # noqa: F403
+from ....models._shapes.text_generation_aanlcn import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 DeepseekV4Pro0813Input = ShapeInput  # type aliases, as the shape's are
 DeepseekV4Pro0813Output = ShapeOutput

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_nkgbfi import *  # noqa: F403
-from ....models._shapes.text_generation_nkgbfi import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_phifon import *  # noqa: F403
+from ....models._shapes.text_generation_phifon import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Gemma3_12bItInput = ShapeInput  # type aliases, as the shape's are
 Gemma3_12bItOutput = ShapeOutput

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_hdldnh import *  # noqa: F403
-from ....models._shapes.text_generation_hdldnh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_jdiifl import *  # noqa: F403
+from ....models._shapes.text_generation_jdiifl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Gemma4_26bA4bItInput = ShapeInput  # type aliases, as the shape's are
 Gemma4_26bA4bItOutput = ShapeOutput

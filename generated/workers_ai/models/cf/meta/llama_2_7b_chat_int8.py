@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_cllmnl import *  # noqa: F403
-from ....models._shapes.text_generation_cllmnl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_jjpbhh import *  # noqa: F403
+from ....models._shapes.text_generation_jjpbhh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama2_7bChatInt8Input = ShapeInput  # type aliases, as the shape's are
 Llama2_7bChatInt8Output = ShapeOutput

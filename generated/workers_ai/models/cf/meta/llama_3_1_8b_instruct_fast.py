@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mfhokb import *  # noqa: F403
-from ....models._shapes.text_generation_mfhokb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_gphdem import *  # noqa: F403
+from ....models._shapes.text_generation_gphdem import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama3_1_8bInstructFastInput = ShapeInput  # type aliases, as the shape's are
 Llama3_1_8bInstructFastOutput = ShapeOutput

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_niioee import *  # noqa: F403
-from ....models._shapes.text_generation_niioee import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_ngmbij import *  # noqa: F403
+from ....models._shapes.text_generation_ngmbij import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama3_2_1bInstructInput = ShapeInput  # type aliases, as the shape's are
 Llama3_2_1bInstructOutput = ShapeOutput

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_ddjldm import *  # noqa: F403
-from ....models._shapes.text_generation_ddjldm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_pkepmi import *  # noqa: F403
+from ....models._shapes.text_generation_pkepmi import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama3_3_70bInstructFp8FastInput = ShapeInput  # type aliases, as the shape's are
 Llama3_3_70bInstructFp8FastOutput = ShapeOutput

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_hcabid import *  # noqa: F403
-from ....models._shapes.text_generation_hcabid import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_abjfoj import *  # noqa: F403
+from ....models._shapes.text_generation_abjfoj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama3_8bInstructInput = ShapeInput  # type aliases, as the shape's are
 Llama3_8bInstructOutput = ShapeOutput

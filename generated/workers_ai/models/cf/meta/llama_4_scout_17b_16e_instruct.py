@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_dmohin import *  # noqa: F403
-from ....models._shapes.text_generation_dmohin import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_gnebao import *  # noqa: F403
+from ....models._shapes.text_generation_gnebao import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama4Scout17b16eInstructInput = ShapeInput  # type aliases, as the shape's are
 Llama4Scout17b16eInstructOutput = ShapeOutput

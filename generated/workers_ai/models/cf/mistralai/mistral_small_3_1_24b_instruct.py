@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_fnmfbm import *  # noqa: F403
-from ....models._shapes.text_generation_fnmfbm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_ngekei import *  # noqa: F403
+from ....models._shapes.text_generation_ngekei import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 MistralSmall3_1_24bInstructInput = ShapeInput  # type aliases, as the shape's are
 MistralSmall3_1_24bInstructOutput = ShapeOutput

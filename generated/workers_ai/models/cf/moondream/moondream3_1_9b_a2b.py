@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.image_to_text_afilnl import *  # noqa: F403
-from ....models._shapes.image_to_text_afilnl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.image_to_text_iklhhm import *  # noqa: F403
+from ....models._shapes.image_to_text_iklhhm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Moondream3_1_9BA2BInput = ShapeInput  # type aliases, as the shape's are
 Moondream3_1_9BA2BOutput = ShapeOutput

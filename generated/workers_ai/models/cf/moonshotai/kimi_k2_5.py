@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_caoecf import *  # noqa: F403
-from ....models._shapes.text_generation_caoecf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_gjefin import *  # noqa: F403
+from ....models._shapes.text_generation_gjefin import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 KimiK2_5Input = ShapeInput  # type aliases, as the shape's are
 KimiK2_5Output = ShapeOutput

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_fhnbio import *  # noqa: F403
-from ....models._shapes.text_generation_fhnbio import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_iacnne import *  # noqa: F403
+from ....models._shapes.text_generation_iacnne import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Nemotron3_120bA12bInput = ShapeInput  # type aliases, as the shape's are
 Nemotron3_120bA12bOutput = ShapeOutput

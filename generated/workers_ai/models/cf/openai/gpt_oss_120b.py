@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_bppipa import *  # noqa: F403
-from ....models._shapes.text_generation_bppipa import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_nofhnn import *  # noqa: F403
+from ....models._shapes.text_generation_nofhnn import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 GptOss120bInput = ShapeInput  # type aliases, as the shape's are
 GptOss120bOutput = ShapeOutput

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mgngbp import *  # noqa: F403
-from ....models._shapes.text_generation_mgngbp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mofocc import *  # noqa: F403
+from ....models._shapes.text_generation_mofocc import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 GptOss20bInput = ShapeInput  # type aliases, as the shape's are
 GptOss20bOutput = ShapeOutput

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_fmgigl import *  # noqa: F403
-from ....models._shapes.text_generation_fmgigl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mdpekj import *  # noqa: F403
+from ....models._shapes.text_generation_mdpekj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Openchat3_5_0106Input = ShapeInput  # type aliases, as the shape's are
 Openchat3_5_0106Output = ShapeOutput

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_gddeid import *  # noqa: F403
-from ....models._shapes.text_generation_gddeid import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_lknnnc import *  # noqa: F403
+from ....models._shapes.text_generation_lknnnc import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Qwen1_5_14bChatAwqInput = ShapeInput  # type aliases, as the shape's are
 Qwen1_5_14bChatAwqOutput = ShapeOutput

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_gddeid import *  # noqa: F403
-from ....models._shapes.text_generation_gddeid import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_lknnnc import *  # noqa: F403
+from ....models._shapes.text_generation_lknnnc import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Qwen2_5Coder32bInstructInput = ShapeInput  # type aliases, as the shape's are
 Qwen2_5Coder32bInstructOutput = ShapeOutput

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_ojifoo import *  # noqa: F403
-from ....models._shapes.text_generation_ojifoo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_ammkbd import *  # noqa: F403
+from ....models._shapes.text_generation_ammkbd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Qwen3_30bA3bFp8Input = ShapeInput  # type aliases, as the shape's are
 Qwen3_30bA3bFp8Output = ShapeOutput

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_niioee import *  # noqa: F403
-from ....models._shapes.text_generation_niioee import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_ngmbij import *  # noqa: F403
+from ....models._shapes.text_generation_ngmbij import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Tinyllama1_1bChatV1_0Input = ShapeInput  # type aliases, as the shape's are
 Tinyllama1_1bChatV1_0Output = ShapeOutput

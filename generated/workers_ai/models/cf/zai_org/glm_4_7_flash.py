@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_fhnbio import *  # noqa: F403
-from ....models._shapes.text_generation_fhnbio import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_iacnne import *  # noqa: F403
+from ....models._shapes.text_generation_iacnne import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Glm4_7FlashInput = ShapeInput  # type aliases, as the shape's are
 Glm4_7FlashOutput = ShapeOutput

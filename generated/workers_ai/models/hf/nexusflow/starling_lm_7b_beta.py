@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mojfpf import *  # noqa: F403
-from ....models._shapes.text_generation_mojfpf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_pjfail import *  # noqa: F403
+from ....models._shapes.text_generation_pjfail import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 StarlingLm7bBetaInput = ShapeInput  # type aliases, as the shape's are
 StarlingLm7bBetaOutput = ShapeOutput

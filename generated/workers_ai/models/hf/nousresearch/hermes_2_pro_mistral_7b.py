@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_abmidc import *  # noqa: F403
-from ....models._shapes.text_generation_abmidc import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_cngham import *  # noqa: F403
+from ....models._shapes.text_generation_cngham import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Hermes2ProMistral7bInput = ShapeInput  # type aliases, as the shape's are
 Hermes2ProMistral7bOutput = ShapeOutput

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mojfpf import *  # noqa: F403
-from ....models._shapes.text_generation_mojfpf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_pjfail import *  # noqa: F403
+from ....models._shapes.text_generation_pjfail import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Mistral7bInstructV0_1AwqInput = ShapeInput  # type aliases, as the shape's are
 Mistral7bInstructV0_1AwqOutput = ShapeOutput
