@@ -11,6 +11,7 @@ every run and in ``--check``.
 from __future__ import annotations
 
 import ast
+import itertools
 import subprocess
 import sys
 import tempfile
@@ -86,7 +87,21 @@ def tidy_module(text: str, rel: str, package: str, header: str) -> str:
         out += [*dict.fromkeys(imports), ""]
     if typing_only:
         out += ["if TYPE_CHECKING:", *(f"    {s}" for s in dict.fromkeys(typing_only)), ""]
-    return "\n".join([*out, *rest]).rstrip("\n") + "\n"
+    return _one_blank_between_assignments("\n".join([*out, *rest]).rstrip("\n") + "\n", rel)
+
+
+def _one_blank_between_assignments(text: str, rel: str) -> str:
+    """``text`` with one blank line, not two, between top-level assignments that follow each other (the
+    struct generator's type aliases); ruff keeps either, and classes and functions keep their two."""
+    body = ast.parse(text, rel).body
+    lines = text.split("\n")
+    drop: set[int] = set()
+    for a, b in itertools.pairwise(body):
+        if isinstance(a, (ast.Assign, ast.AnnAssign)) and isinstance(b, (ast.Assign, ast.AnnAssign)):
+            end = a.end_lineno or a.lineno
+            if b.lineno - end == 3 and lines[end] == lines[end + 1] == "":
+                drop.add(end)
+    return "\n".join(line for i, line in enumerate(lines) if i not in drop)
 
 
 def format_modules(files: Mapping[str, str]) -> dict[str, str]:

@@ -128,57 +128,13 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-__all__ = [
-    "AsyncBatchJob",
-    "AsyncEventStream",
-    "AsyncModelHandle",
-    "AsyncStreamRequest",
-    "AsyncWorkersAI",
-    "BatchItem",
-    "BatchJob",
-    "BatchProgress",
-    "BatchRequest",
-    "BatchResult",
-    "BatchStatus",
-    "BinaryOutput",
-    "BoundingBox",
-    "ClassificationResult",
-    "Classifications",
-    "ClientOptions",
-    "DetectedObject",
-    "DetectionResult",
-    "Detections",
-    "EmbeddingResult",
-    "EventStream",
-    "Finetune",
-    "Gateway",
-    "ImageTextResult",
-    "MarkdownFormat",
-    "MarkdownResult",
-    "MediaResult",
-    "ModelHandle",
-    "ModelInfo",
-    "ModelUsage",
-    "Parsed",
-    "Ranked",
-    "RerankResult",
-    "ScoredLabel",
-    "StreamEvent",
-    "StreamResult",
-    "SummaryResult",
-    "TextResult",
-    "TimedText",
-    "TimedWord",
-    "TokenUsage",
-    "ToolCall",
-    "ToolCallDelta",
-    "ToolRun",
-    "TranscriptResult",
-    "TranslationResult",
-    "Usage",
-    "UsageMeter",
-    "WorkersAI",
-    "errors",
-    "reply_text",
-    "tool_calls",
-]
+__all__ = ["AsyncBatchJob", "AsyncEventStream", "AsyncModelHandle", "AsyncStreamRequest", "AsyncWorkersAI"]
+__all__ += ["BatchItem", "BatchJob", "BatchProgress", "BatchRequest", "BatchResult", "BatchStatus"]
+__all__ += ["BinaryOutput", "BoundingBox", "ClassificationResult", "Classifications", "ClientOptions"]
+__all__ += ["DetectedObject", "DetectionResult", "Detections", "EmbeddingResult", "EventStream"]
+__all__ += ["Finetune", "Gateway", "ImageTextResult", "MarkdownFormat", "MarkdownResult", "MediaResult"]
+__all__ += ["ModelHandle", "ModelInfo", "ModelUsage", "Parsed", "Ranked", "RerankResult"]
+__all__ += ["ScoredLabel", "StreamEvent", "StreamResult", "SummaryResult", "TextResult", "TimedText"]
+__all__ += ["TimedWord", "TokenUsage", "ToolCall", "ToolCallDelta", "ToolRun", "TranscriptResult"]
+__all__ += ["TranslationResult", "Usage", "UsageMeter", "WorkersAI", "errors", "reply_text"]
+__all__ += ["tool_calls"]

@@ -20,64 +20,64 @@ if TYPE_CHECKING:
     from ._aio.stream import AsyncStreamRequest
     from ._batch.jobs import AsyncBatchJob
     from ._clients.run_options import AnyRun, DecodedRun, RunOptions
-    from .models._shapes import automatic_speech_recognition_cjboef as _shape_automatic_speech_recognition_cjboef
-    from .models._shapes import automatic_speech_recognition_ckbfmp as _shape_automatic_speech_recognition_ckbfmp
-    from .models._shapes import automatic_speech_recognition_dfkdcf as _shape_automatic_speech_recognition_dfkdcf
-    from .models._shapes import automatic_speech_recognition_gnfpej as _shape_automatic_speech_recognition_gnfpej
-    from .models._shapes import automatic_speech_recognition_ojfjhp as _shape_automatic_speech_recognition_ojfjhp
-    from .models._shapes import image_classification_acpfic as _shape_image_classification_acpfic
-    from .models._shapes import image_to_text_bhfcdo as _shape_image_to_text_bhfcdo
-    from .models._shapes import image_to_text_jkoblg as _shape_image_to_text_jkoblg
-    from .models._shapes import image_to_text_kncpep as _shape_image_to_text_kncpep
-    from .models._shapes import object_detection_cbdncb as _shape_object_detection_cbdncb
-    from .models._shapes import summarization_idefbo as _shape_summarization_idefbo
-    from .models._shapes import text_classification_efmjan as _shape_text_classification_efmjan
-    from .models._shapes import text_classification_pmajlk as _shape_text_classification_pmajlk
-    from .models._shapes import text_embeddings_djfhkp as _shape_text_embeddings_djfhkp
-    from .models._shapes import text_embeddings_gdakjd as _shape_text_embeddings_gdakjd
-    from .models._shapes import text_embeddings_glnbpc as _shape_text_embeddings_glnbpc
-    from .models._shapes import text_embeddings_japlci as _shape_text_embeddings_japlci
-    from .models._shapes import text_embeddings_phedei as _shape_text_embeddings_phedei
-    from .models._shapes import text_embeddings_ppngdm as _shape_text_embeddings_ppngdm
-    from .models._shapes import text_generation_apbjdm as _shape_text_generation_apbjdm
-    from .models._shapes import text_generation_baojkl as _shape_text_generation_baojkl
-    from .models._shapes import text_generation_bdaacb as _shape_text_generation_bdaacb
-    from .models._shapes import text_generation_cfbdcd as _shape_text_generation_cfbdcd
-    from .models._shapes import text_generation_cofcdj as _shape_text_generation_cofcdj
-    from .models._shapes import text_generation_dbjnak as _shape_text_generation_dbjnak
-    from .models._shapes import text_generation_fadehd as _shape_text_generation_fadehd
-    from .models._shapes import text_generation_ffanki as _shape_text_generation_ffanki
-    from .models._shapes import text_generation_flbgpe as _shape_text_generation_flbgpe
-    from .models._shapes import text_generation_flbpeh as _shape_text_generation_flbpeh
-    from .models._shapes import text_generation_glffbh as _shape_text_generation_glffbh
-    from .models._shapes import text_generation_iobgij as _shape_text_generation_iobgij
-    from .models._shapes import text_generation_klcpcn as _shape_text_generation_klcpcn
-    from .models._shapes import text_generation_lhmfpb as _shape_text_generation_lhmfpb
-    from .models._shapes import text_generation_ljelob as _shape_text_generation_ljelob
-    from .models._shapes import text_generation_lnmpda as _shape_text_generation_lnmpda
-    from .models._shapes import text_generation_mgnknl as _shape_text_generation_mgnknl
-    from .models._shapes import text_generation_mmdlbf as _shape_text_generation_mmdlbf
-    from .models._shapes import text_generation_mnmcnn as _shape_text_generation_mnmcnn
-    from .models._shapes import text_generation_nheajf as _shape_text_generation_nheajf
-    from .models._shapes import text_generation_oakpgn as _shape_text_generation_oakpgn
-    from .models._shapes import text_generation_pbllmj as _shape_text_generation_pbllmj
-    from .models._shapes import text_generation_ppcdhe as _shape_text_generation_ppcdhe
-    from .models._shapes import text_generation_pphifl as _shape_text_generation_pphifl
-    from .models._shapes import text_to_image_afljki as _shape_text_to_image_afljki
-    from .models._shapes import text_to_image_bgcjkg as _shape_text_to_image_bgcjkg
-    from .models._shapes import text_to_image_dafofl as _shape_text_to_image_dafofl
-    from .models._shapes import text_to_image_dmhlgm as _shape_text_to_image_dmhlgm
-    from .models._shapes import text_to_image_kembpl as _shape_text_to_image_kembpl
-    from .models._shapes import text_to_image_mkiijb as _shape_text_to_image_mkiijb
-    from .models._shapes import text_to_image_mohmok as _shape_text_to_image_mohmok
-    from .models._shapes import text_to_image_opnijp as _shape_text_to_image_opnijp
-    from .models._shapes import text_to_speech_bbdaoi as _shape_text_to_speech_bbdaoi
-    from .models._shapes import text_to_speech_bcngjd as _shape_text_to_speech_bcngjd
-    from .models._shapes import text_to_speech_pihhin as _shape_text_to_speech_pihhin
-    from .models._shapes import text_to_speech_pklihb as _shape_text_to_speech_pklihb
-    from .models._shapes import translation_cabimh as _shape_translation_cabimh
-    from .models._shapes import translation_lajmol as _shape_translation_lajmol
-    from .models._shapes import voice_activity_detection_fcdkpi as _shape_voice_activity_detection_fcdkpi
+    from .models._shapes import automatic_speech_recognition_bonklp as _shape_automatic_speech_recognition_bonklp
+    from .models._shapes import automatic_speech_recognition_emgjma as _shape_automatic_speech_recognition_emgjma
+    from .models._shapes import automatic_speech_recognition_fanabo as _shape_automatic_speech_recognition_fanabo
+    from .models._shapes import automatic_speech_recognition_nepbap as _shape_automatic_speech_recognition_nepbap
+    from .models._shapes import automatic_speech_recognition_odhiho as _shape_automatic_speech_recognition_odhiho
+    from .models._shapes import image_classification_lclaaf as _shape_image_classification_lclaaf
+    from .models._shapes import image_to_text_eelhic as _shape_image_to_text_eelhic
+    from .models._shapes import image_to_text_hedhon as _shape_image_to_text_hedhon
+    from .models._shapes import image_to_text_iklhhm as _shape_image_to_text_iklhhm
+    from .models._shapes import object_detection_ghlgfb as _shape_object_detection_ghlgfb
+    from .models._shapes import summarization_hddkgh as _shape_summarization_hddkgh
+    from .models._shapes import text_classification_ahemoi as _shape_text_classification_ahemoi
+    from .models._shapes import text_classification_lidlpi as _shape_text_classification_lidlpi
+    from .models._shapes import text_embeddings_benhmg as _shape_text_embeddings_benhmg
+    from .models._shapes import text_embeddings_cjhdpi as _shape_text_embeddings_cjhdpi
+    from .models._shapes import text_embeddings_ddnjhf as _shape_text_embeddings_ddnjhf
+    from .models._shapes import text_embeddings_fnbjpa as _shape_text_embeddings_fnbjpa
+    from .models._shapes import text_embeddings_jknmfa as _shape_text_embeddings_jknmfa
+    from .models._shapes import text_embeddings_opaopi as _shape_text_embeddings_opaopi
+    from .models._shapes import text_generation_aanlcn as _shape_text_generation_aanlcn
+    from .models._shapes import text_generation_abjfoj as _shape_text_generation_abjfoj
+    from .models._shapes import text_generation_akiodg as _shape_text_generation_akiodg
+    from .models._shapes import text_generation_ammkbd as _shape_text_generation_ammkbd
+    from .models._shapes import text_generation_cngham as _shape_text_generation_cngham
+    from .models._shapes import text_generation_fdoekn as _shape_text_generation_fdoekn
+    from .models._shapes import text_generation_gjefin as _shape_text_generation_gjefin
+    from .models._shapes import text_generation_gnebao as _shape_text_generation_gnebao
+    from .models._shapes import text_generation_gphdem as _shape_text_generation_gphdem
+    from .models._shapes import text_generation_iacnne as _shape_text_generation_iacnne
+    from .models._shapes import text_generation_iaeeom as _shape_text_generation_iaeeom
+    from .models._shapes import text_generation_ilibea as _shape_text_generation_ilibea
+    from .models._shapes import text_generation_jdiifl as _shape_text_generation_jdiifl
+    from .models._shapes import text_generation_jjpbhh as _shape_text_generation_jjpbhh
+    from .models._shapes import text_generation_lknnnc as _shape_text_generation_lknnnc
+    from .models._shapes import text_generation_lpkdho as _shape_text_generation_lpkdho
+    from .models._shapes import text_generation_mdpekj as _shape_text_generation_mdpekj
+    from .models._shapes import text_generation_mofocc as _shape_text_generation_mofocc
+    from .models._shapes import text_generation_ngekei as _shape_text_generation_ngekei
+    from .models._shapes import text_generation_ngmbij as _shape_text_generation_ngmbij
+    from .models._shapes import text_generation_nofhnn as _shape_text_generation_nofhnn
+    from .models._shapes import text_generation_phifon as _shape_text_generation_phifon
+    from .models._shapes import text_generation_pjfail as _shape_text_generation_pjfail
+    from .models._shapes import text_generation_pkepmi as _shape_text_generation_pkepmi
+    from .models._shapes import text_to_image_bacbcp as _shape_text_to_image_bacbcp
+    from .models._shapes import text_to_image_bdmeli as _shape_text_to_image_bdmeli
+    from .models._shapes import text_to_image_cccija as _shape_text_to_image_cccija
+    from .models._shapes import text_to_image_enajcn as _shape_text_to_image_enajcn
+    from .models._shapes import text_to_image_gfemgm as _shape_text_to_image_gfemgm
+    from .models._shapes import text_to_image_jjnfdd as _shape_text_to_image_jjnfdd
+    from .models._shapes import text_to_image_kfeonn as _shape_text_to_image_kfeonn
+    from .models._shapes import text_to_image_mojipo as _shape_text_to_image_mojipo
+    from .models._shapes import text_to_speech_aacmph as _shape_text_to_speech_aacmph
+    from .models._shapes import text_to_speech_ikmpdm as _shape_text_to_speech_ikmpdm
+    from .models._shapes import text_to_speech_lphnfa as _shape_text_to_speech_lphnfa
+    from .models._shapes import text_to_speech_nnaehk as _shape_text_to_speech_nnaehk
+    from .models._shapes import translation_adoeki as _shape_translation_adoeki
+    from .models._shapes import translation_bbmikb as _shape_translation_bbmikb
+    from .models._shapes import voice_activity_detection_ifdehk as _shape_voice_activity_detection_ifdehk
     from .models.cf.ai4bharat.indictrans2_en_indic_1b import AsyncIndictrans2EnIndic1B
     from .models.cf.aisingapore.gemma_sea_lion_v4_27b_it import AsyncGemmaSeaLionV4_27bIt
     from .models.cf.baai.bge_base_en_v1_5 import AsyncBgeBaseEnV1_5
@@ -461,143 +461,271 @@ class AsyncWorkersAI(AsyncBaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepgram/flux"],
-            payload: _shape_automatic_speech_recognition_cjboef.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepgram/nova-3"],
+            payload: _shape_automatic_speech_recognition_bonklp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_cjboef.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/whisper-tiny-en"],
-            payload: _shape_automatic_speech_recognition_ckbfmp.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_ckbfmp.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_bonklp.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
-            payload: _shape_automatic_speech_recognition_dfkdcf.ShapeInput | Mapping[str, Any],
+            payload: _shape_automatic_speech_recognition_emgjma.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_dfkdcf.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_emgjma.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepgram/nova-3"],
-            payload: _shape_automatic_speech_recognition_gnfpej.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepgram/flux"],
+            payload: _shape_automatic_speech_recognition_fanabo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_gnfpej.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_fanabo.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/openai/whisper"],
-            payload: _shape_automatic_speech_recognition_ojfjhp.ShapeInput | Mapping[str, Any],
+            payload: _shape_automatic_speech_recognition_nepbap.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_ojfjhp.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_nepbap.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/whisper-tiny-en"],
+            payload: _shape_automatic_speech_recognition_odhiho.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_odhiho.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/microsoft/resnet-50"],
-            payload: _shape_image_classification_acpfic.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_classification_lclaaf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_classification_acpfic.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_image_classification_lclaaf.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/unum/uform-gen2-qwen-500m"],
-            payload: _shape_image_to_text_bhfcdo.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_to_text_eelhic.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_to_text_bhfcdo.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
-            payload: _shape_image_to_text_jkoblg.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_to_text_jkoblg.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_image_to_text_eelhic.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
-            payload: _shape_image_to_text_kncpep.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_to_text_hedhon.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_to_text_kncpep.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_image_to_text_hedhon.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
+            payload: _shape_image_to_text_iklhhm.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_image_to_text_iklhhm.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/facebook/detr-resnet-50"],
-            payload: _shape_object_detection_cbdncb.ShapeInput | Mapping[str, Any],
+            payload: _shape_object_detection_ghlgfb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_object_detection_cbdncb.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_object_detection_ghlgfb.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/facebook/bart-large-cnn"],
-            payload: _shape_summarization_idefbo.ShapeInput | Mapping[str, Any],
+            payload: _shape_summarization_hddkgh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_summarization_idefbo.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_summarization_hddkgh.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/baai/bge-reranker-base"],
-            payload: _shape_text_classification_efmjan.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_classification_ahemoi.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_classification_efmjan.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_classification_ahemoi.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"],
-            payload: _shape_text_classification_pmajlk.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_classification_lidlpi.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_classification_pmajlk.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_classification_lidlpi.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/baai/bge-m3"],
-            payload: _shape_text_embeddings_djfhkp.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_benhmg.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_djfhkp.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
-            payload: _shape_text_embeddings_gdakjd.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_gdakjd.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
-            payload: _shape_text_embeddings_glnbpc.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_glnbpc.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-large-en-v1.5", "@cf/baai/omni-bge-base-en-v1.5"],
-            payload: _shape_text_embeddings_japlci.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_japlci.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_benhmg.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
-            payload: _shape_text_embeddings_phedei.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_cjhdpi.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_phedei.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_cjhdpi.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/baai/bge-large-en-v1.5", "@cf/baai/omni-bge-base-en-v1.5"],
+            payload: _shape_text_embeddings_ddnjhf.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_ddnjhf.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/google/embeddinggemma-300m"],
-            payload: _shape_text_embeddings_ppngdm.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_fnbjpa.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_ppngdm.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_fnbjpa.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/gpt-oss-120b"],
-            payload: _shape_text_generation_apbjdm.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
+            payload: _shape_text_embeddings_jknmfa.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_apbjdm.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_jknmfa.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
+            payload: _shape_text_embeddings_opaopi.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_opaopi.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
+            payload: _shape_text_generation_aanlcn.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_aanlcn.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
+            payload: _shape_text_generation_abjfoj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_abjfoj.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clef-omni"],
+            payload: _shape_text_generation_akiodg.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_akiodg.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
+            payload: _shape_text_generation_ammkbd.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_ammkbd.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
+            payload: _shape_text_generation_cngham.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_cngham.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-guard-3-8b"],
+            payload: _shape_text_generation_fdoekn.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_fdoekn.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
+            payload: _shape_text_generation_gjefin.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_gjefin.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
+            payload: _shape_text_generation_gnebao.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_gnebao.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/fblgit/una-cybertron-7b-v2-bf16",
+                "@cf/meta/llama-3-8b-instruct-awq",
+                "@cf/meta/llama-3.1-70b-instruct",
+                "@cf/meta/llama-3.1-8b-instruct",
+                "@cf/meta/llama-3.1-8b-instruct-fast",
+                "@cf/meta/llama-3.2-11b-vision-instruct",
+                "@hf/thebloke/deepseek-coder-6.7b-base-awq",
+                "@hf/thebloke/llama-2-13b-chat-awq",
+                "@hf/thebloke/zephyr-7b-beta-awq",
+            ],
+            payload: _shape_text_generation_gphdem.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_gphdem.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
+            payload: _shape_text_generation_iacnne.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_iacnne.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
+            payload: _shape_text_generation_iaeeom.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_iaeeom.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
+            payload: _shape_text_generation_ilibea.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_ilibea.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
+            payload: _shape_text_generation_jdiifl.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_jdiifl.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/deepseek-ai/deepseek-r1-distill-qwen-32b",
+                "@cf/defog/sqlcoder-7b-2",
+                "@cf/meta/llama-2-7b-chat-int8",
+                "@cf/mistral/mistral-7b-instruct-v0.2-lora",
+                "@cf/qwen/qwen1.5-7b-chat-awq",
+                "@hf/mistral/mistral-7b-instruct-v0.2",
+            ],
+            payload: _shape_text_generation_jjpbhh.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_jjpbhh.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/google/gemma-2b-it-lora",
+                "@cf/meta/llama-2-7b-chat-fp16",
+                "@cf/meta/llama-3.1-8b-instruct-fp8",
+                "@cf/qwen/qwen1.5-14b-chat-awq",
+                "@cf/qwen/qwen2.5-coder-32b-instruct",
+            ],
+            payload: _shape_text_generation_lknnnc.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_lknnnc.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clairic"],
+            payload: _shape_text_generation_lpkdho.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_lpkdho.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -616,142 +744,23 @@ class AsyncWorkersAI(AsyncBaseClient):
                 "@hf/thebloke/llamaguard-7b-awq",
                 "@hf/thebloke/neural-chat-7b-v3-1-awq",
             ],
-            payload: _shape_text_generation_baojkl.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_mdpekj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_baojkl.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@hf/nexusflow/starling-lm-7b-beta",
-                "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
-                "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
-                "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
-            ],
-            payload: _shape_text_generation_bdaacb.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_bdaacb.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clef-omni"],
-            payload: _shape_text_generation_cfbdcd.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_cfbdcd.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
-            payload: _shape_text_generation_cofcdj.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_cofcdj.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
-            payload: _shape_text_generation_dbjnak.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_dbjnak.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
-            payload: _shape_text_generation_fadehd.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_fadehd.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_mdpekj.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/openai/gpt-oss-20b"],
-            payload: _shape_text_generation_ffanki.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_mofocc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ffanki.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
-            payload: _shape_text_generation_flbgpe.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_flbgpe.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
-            payload: _shape_text_generation_flbpeh.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_flbpeh.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
-            payload: _shape_text_generation_glffbh.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_glffbh.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-guard-3-8b"],
-            payload: _shape_text_generation_iobgij.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_iobgij.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@cf/google/gemma-2b-it-lora",
-                "@cf/meta/llama-2-7b-chat-fp16",
-                "@cf/meta/llama-3.1-8b-instruct-fp8",
-                "@cf/qwen/qwen1.5-14b-chat-awq",
-                "@cf/qwen/qwen2.5-coder-32b-instruct",
-            ],
-            payload: _shape_text_generation_klcpcn.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_klcpcn.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_mofocc.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
-            payload: _shape_text_generation_lhmfpb.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_ngekei.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_lhmfpb.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@cf/fblgit/una-cybertron-7b-v2-bf16",
-                "@cf/meta/llama-3-8b-instruct-awq",
-                "@cf/meta/llama-3.1-70b-instruct",
-                "@cf/meta/llama-3.1-8b-instruct",
-                "@cf/meta/llama-3.1-8b-instruct-fast",
-                "@cf/meta/llama-3.2-11b-vision-instruct",
-                "@hf/thebloke/deepseek-coder-6.7b-base-awq",
-                "@hf/thebloke/llama-2-13b-chat-awq",
-                "@hf/thebloke/zephyr-7b-beta-awq",
-            ],
-            payload: _shape_text_generation_ljelob.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ljelob.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
-            payload: _shape_text_generation_lnmpda.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_lnmpda.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@cf/deepseek-ai/deepseek-r1-distill-qwen-32b",
-                "@cf/defog/sqlcoder-7b-2",
-                "@cf/meta/llama-2-7b-chat-int8",
-                "@cf/mistral/mistral-7b-instruct-v0.2-lora",
-                "@cf/qwen/qwen1.5-7b-chat-awq",
-                "@hf/mistral/mistral-7b-instruct-v0.2",
-            ],
-            payload: _shape_text_generation_mgnknl.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_mgnknl.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_ngekei.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -762,72 +771,42 @@ class AsyncWorkersAI(AsyncBaseClient):
                 "@cf/tiiuae/falcon-7b-instruct",
                 "@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
             ],
-            payload: _shape_text_generation_mmdlbf.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_ngmbij.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_mmdlbf.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_ngmbij.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/cloudflare/clairic"],
-            payload: _shape_text_generation_mnmcnn.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/openai/gpt-oss-120b"],
+            payload: _shape_text_generation_nofhnn.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_mnmcnn.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_nofhnn.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/google/gemma-3-12b-it"],
-            payload: _shape_text_generation_nheajf.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_phifon.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_nheajf.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_phifon.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
-            payload: _shape_text_generation_oakpgn.ShapeInput | Mapping[str, Any],
+            model_id: Literal[
+                "@hf/nexusflow/starling-lm-7b-beta",
+                "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
+                "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
+                "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
+            ],
+            payload: _shape_text_generation_pjfail.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_oakpgn.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_pjfail.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
-            payload: _shape_text_generation_pbllmj.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
+            payload: _shape_text_generation_pkepmi.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_pbllmj.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
-            payload: _shape_text_generation_ppcdhe.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ppcdhe.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
-            payload: _shape_text_generation_pphifl.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_pphifl.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
-            payload: _shape_text_to_image_afljki.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_afljki.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/leonardo/phoenix-1.0"],
-            payload: _shape_text_to_image_bgcjkg.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_bgcjkg.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
-            payload: _shape_text_to_image_dafofl.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_dafofl.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_pkepmi.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -837,86 +816,107 @@ class AsyncWorkersAI(AsyncBaseClient):
                 "@cf/runwayml/stable-diffusion-v1-5-img2img",
                 "@cf/runwayml/stable-diffusion-v1-5-inpainting",
             ],
-            payload: _shape_text_to_image_dmhlgm.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_bacbcp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_dmhlgm.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"],
-            payload: _shape_text_to_image_kembpl.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_kembpl.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_bacbcp.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
-            payload: _shape_text_to_image_mkiijb.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_bdmeli.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_mkiijb.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_bdmeli.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
-            payload: _shape_text_to_image_mohmok.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
+            payload: _shape_text_to_image_cccija.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_mohmok.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_cccija.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/leonardo/lucid-origin"],
-            payload: _shape_text_to_image_opnijp.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_enajcn.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_opnijp.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_enajcn.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepgram/aura-1"],
-            payload: _shape_text_to_speech_bbdaoi.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"],
+            payload: _shape_text_to_image_gfemgm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_bbdaoi.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_gfemgm.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/myshell-ai/melotts"],
-            payload: _shape_text_to_speech_bcngjd.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/leonardo/phoenix-1.0"],
+            payload: _shape_text_to_image_jjnfdd.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_bcngjd.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_jjnfdd.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepgram/aura-2-en"],
-            payload: _shape_text_to_speech_pihhin.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
+            payload: _shape_text_to_image_kfeonn.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_pihhin.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_kfeonn.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
+            payload: _shape_text_to_image_mojipo.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_to_image_mojipo.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/aura-2-es"],
-            payload: _shape_text_to_speech_pklihb.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_speech_aacmph.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_pklihb.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_aacmph.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepgram/aura-1"],
+            payload: _shape_text_to_speech_ikmpdm.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_ikmpdm.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepgram/aura-2-en"],
+            payload: _shape_text_to_speech_lphnfa.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_lphnfa.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/myshell-ai/melotts"],
+            payload: _shape_text_to_speech_nnaehk.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_nnaehk.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"],
-            payload: _shape_translation_cabimh.ShapeInput | Mapping[str, Any],
+            payload: _shape_translation_adoeki.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_translation_cabimh.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_translation_adoeki.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/m2m100-1.2b"],
-            payload: _shape_translation_lajmol.ShapeInput | Mapping[str, Any],
+            payload: _shape_translation_bbmikb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_translation_lajmol.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_translation_bbmikb.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/pipecat-ai/smart-turn-v2"],
-            payload: _shape_voice_activity_detection_fcdkpi.ShapeInput | Mapping[str, Any],
+            payload: _shape_voice_activity_detection_ifdehk.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_voice_activity_detection_fcdkpi.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_voice_activity_detection_ifdehk.ShapeOutput]: ...
         @overload
         def run(self, model_id: str, payload: Any, **options: Unpack[AnyRun]) -> Any: ...
 
