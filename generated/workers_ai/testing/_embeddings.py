@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -66,19 +67,25 @@ def stem(word: str) -> str:
     return word
 
 
-def _features(text: str) -> list[tuple[str, float]]:
-    """What a text's vector is made of: each topic word's stem, and the stem's letter trigrams (so words
-    sharing a root, "retrieve"/"retrieval", overlap too); glue words count a quarter."""
-    out: list[tuple[str, float]] = []
-    tokens = words(text) or [text.strip().lower() or "<empty>"]
-    for tok in tokens:
-        weight = 0.25 if tok in _STOPWORDS else 1.0  # topic words, not glue words, decide similarity
+_GRAM_SPAN = 64  # trigrams come from a stem's first 64 letters: no word is longer, and a 10 MB "word" stays cheap
+
+
+def _features(text: str) -> dict[str, float]:
+    """What a text's vector is made of, each feature once with its summed weight: each topic word's stem,
+    and the stem's letter trigrams (so words sharing a root, "retrieve"/"retrieval", overlap too); glue
+    words count a quarter."""
+    out: dict[str, float] = {}
+    tokens = Counter(words(text) or [text.strip().lower() or "<empty>"])  # a repeated word counts n times
+    for tok, times in tokens.items():
+        weight = (0.25 if tok in _STOPWORDS else 1.0) * times  # topic words, not glue words, decide similarity
         root = stem(tok)
-        out.append(("w:" + root, weight))
-        padded = f"^{root}$"
-        grams = [padded[i : i + 3] for i in range(len(padded) - 2)]
-        for gram in grams:
-            out.append(("g:" + gram, weight * 0.6 / math.sqrt(len(grams))))
+        out["w:" + root] = out.get("w:" + root, 0.0) + weight
+        padded = f"^{root[:_GRAM_SPAN]}$"
+        count = len(padded) - 2
+        share = weight * 0.6 / math.sqrt(count)
+        for i in range(count):
+            gram = "g:" + padded[i : i + 3]
+            out[gram] = out.get(gram, 0.0) + share
     return out
 
 
@@ -86,7 +93,7 @@ def _features(text: str) -> list[tuple[str, float]]:
 def _sparse(text: str, dim: int) -> tuple[tuple[int, float], ...]:
     """The non-zero entries of :func:`embed`'s vector (a few dozen of ``dim``), computed once per text."""
     vec: dict[int, float] = {}
-    for feature, weight in _features(text):
+    for feature, weight in _features(text).items():
         digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
         idx = int.from_bytes(digest[:4], "big") % dim
         vec[idx] = vec.get(idx, 0.0) + (weight if digest[4] & 1 else -weight)
