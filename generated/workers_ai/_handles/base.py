@@ -412,23 +412,24 @@ class HandleBase(Generic[SessionT, InT, OutT]):
     def _request_flow(
         self, request: msgspec.Struct, expect: type[T] | None, headers: Mapping[str, str] | None
     ) -> Flow[T]:
-        """A typed method's call: the request validated, then sent as JSON, or, for a model whose REST
-        API takes one field as the raw body (``info.raw_body``, nova-3's audio), that field's bytes with
-        their media type and the other fields as query parameters."""
+        """A typed method's call: the request validated (here, before the flow starts), then sent as JSON,
+        or, for a model whose REST API takes one field as the raw body (``info.raw_body``, nova-3's audio),
+        that field's bytes with their media type and the other fields as query parameters. It hands back
+        :meth:`_call_flow`'s flow itself, so a call runs through one generator less."""
         body = self.validate(request)
         info = self.info
         if info.form_body is not None and type(request).__name__ == info.form_body:
             from .rest_bodies import form_body
 
             form, form_type = form_body(request)
-            return (yield from self._call_flow(form, expect, form_type, headers, request=request))
+            return self._call_flow(form, expect, form_type, headers, request=request)
         if info.raw_body is not None:
             from .rest_bodies import raw_body
 
             raw = raw_body(request, info.raw_body)
             if raw is not None:
-                return (yield from self._call_flow(raw[0], expect, raw[1], headers, raw[2], request=request))
-        return (yield from self._call_flow(body, expect, headers=headers, request=request))
+                return self._call_flow(raw[0], expect, raw[1], headers, raw[2], request=request)
+        return self._call_flow(body, expect, headers=headers, request=request)
 
     def _op_flow(self, op: Op[Any], params: Mapping[str, Any], first: Any, response_format: Any) -> Flow[Any]:
         """A generated method's call (see :mod:`.ops`): its arguments built into the request (a bad one is
@@ -438,11 +439,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             request = op.build({**params, "response_format": response_format}, self.model_id, first)
             return (yield from self._parsed_flow(self.validate(request), op.expect, response_format, request))
         request = op.build(params, self.model_id, first)
-        info = self.info
-        if info.form_body is None and info.raw_body is None:  # a JSON body: _request_flow's common case, a layer less
-            result = yield from self._call_flow(self.validate(request), op.expect, request=request)
-        else:
-            result = yield from self._request_flow(request, op.expect, None)
+        result = yield from self._request_flow(request, op.expect, None)
         if not op.media_bytes:
             return result
         from ..families.media import as_binary
