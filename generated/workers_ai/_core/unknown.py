@@ -21,7 +21,7 @@ from ..errors import InputValidationError, UnknownInputWarning
 
 log = logging.getLogger("workers_ai")
 
-__all__ = ["check_unknown_keys", "unknown_keys"]
+__all__ = ["check_unknown_keys"]
 
 # Keys never reported: ``stream`` (``stream()`` adds it whatever the schema says), the tool-call keys the
 # SDK's own tool loop puts on messages (``tool_calls``, ``tool_call_id``, ``name``) and ``stop``, which
@@ -37,15 +37,6 @@ _Compiled = tuple[str, "_Walk | None"]  # (kind of value it reads: object, array
 _CACHE: dict[type[Any], _Compiled] = {}
 
 
-def unknown_keys(value: Any, kind: type[Any]) -> list[str]:
-    """Paths (``$.a[0].b``) of the keys in ``value`` that the input type ``kind`` does not declare."""
-    found: list[str] = []
-    walk = (_CACHE.get(kind) or _compiled(kind))[1]
-    if walk is not None and type(value) not in _CLOSED:
-        walk(value, "$", found)
-    return found
-
-
 def _compiled(kind: type[Any]) -> _Compiled:
     import msgspec.inspect as mi
 
@@ -56,7 +47,6 @@ def _compiled(kind: type[Any]) -> _Compiled:
 def check_unknown_keys(model_id: str, value: Any, kind: type[Any], *, strict: bool) -> None:
     """Warn (``UnknownInputWarning``) about every unknown key, or raise ``InputValidationError`` for the
     first one when ``strict``."""
-    # unknown_keys, inlined: this runs once per call
     walk = (_CACHE.get(kind) or _compiled(kind))[1]
     if walk is None or type(value) in _CLOSED:
         return
