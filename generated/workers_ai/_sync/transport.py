@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 import urllib3
+from urllib3.connectionpool import HTTPConnectionPool
 from urllib3.exceptions import (
     ConnectTimeoutError,
     HTTPError,
@@ -32,6 +33,8 @@ from urllib3.exceptions import (
     ReadTimeoutError,
     SSLError,
 )
+from urllib3.util.retry import Retry
+from urllib3.util.url import parse_url
 
 from .._core.network import Network, ProxyURL, proxy_failure, tls_failure, tunnel_status
 from .._core.options import DEFAULT_MAX_CONNECTIONS
@@ -42,6 +45,10 @@ __all__ = ["DEFAULT_MAX_CONNECTIONS", "Urllib3Response", "Urllib3Transport"]  # 
 
 _READ_STEP = 1 << 20  # an unknown-length body is read this much at a time (never one huge allocation)
 _CHUNK = 64 * 1024
+# No retries, no redirects: what urllib3 makes of ``retries=False, redirect=False``, made once rather than
+# per request (it is only read; a failure raises at once).
+_NO_RETRIES = Retry.from_int(False, redirect=False)
+_TARGETS_MAX = 256  # URLs whose pool and request target are remembered (cleared when full)
 
 
 # Under TYPE_CHECKING (as in ``_core.telemetry``): the seam a ``transport=`` object fills is checked by type
@@ -216,6 +223,7 @@ class Urllib3Transport:
         self._pid = os.getpid()
         self._pool = self._new_pool()
         self._proxied: dict[str, urllib3.PoolManager] = {}  # proxy URL -> its manager
+        self._targets: dict[str, tuple[HTTPConnectionPool, str]] = {}  # URL -> its direct pool, request target
         self._timeouts: dict[float, urllib3.Timeout] = {}
         _TRANSPORTS.add(self)
 
@@ -274,6 +282,21 @@ class Urllib3Transport:
         self._pid = os.getpid()
         self._pool = self._new_pool()
         self._proxied = {}
+        self._targets = {}
+
+    def _target(self, url: str) -> tuple[HTTPConnectionPool, str]:
+        """The direct pool and request target of ``url``: what ``PoolManager.urlopen`` works out for every
+        request (parsing the URL, building the pool's key), worked out once per URL. A pool the manager has
+        closed since (evicted, or ``close()``) is looked up again."""
+        known = self._targets.get(url)
+        if known is not None and known[0].pool is not None:
+            return known
+        parts = parse_url(url)
+        known = (self._pool.connection_from_host(parts.host, parts.port, parts.scheme), parts.request_uri)
+        if len(self._targets) >= _TARGETS_MAX:
+            self._targets.clear()
+        self._targets[url] = known
+        return known
 
     def send(
         self,
@@ -300,28 +323,44 @@ class Urllib3Transport:
             if key > 0:
                 limits = self._timeouts[key] = urllib3.Timeout(connect=min(self._connect_timeout, key), read=key)
         limit = Deadline(deadline)
-        pool = self._pool
         via = None
+        proxied = None
         route = self._route
         if route is not None:
             via = route(url)
             if via is not None:
-                pool = self._proxy_pool(via)
+                proxied = self._proxy_pool(via)
         current = CURRENT_DEADLINE
         outer, current.deadline = current.deadline, limit
         try:
-            # urlopen rather than request(): the body is already bytes and the headers a fresh dict.
-            resp = pool.urlopen(
-                method,
-                url,
-                body=body,
-                headers=headers,
-                timeout=limits,
-                preload_content=False,
-                decode_content=self.decompress,
-                redirect=False,
-                retries=False,
-            )
+            if proxied is None:
+                # The pool itself, as PoolManager.urlopen would pick it (without its per-request lookup):
+                # the body is already bytes and the headers a fresh dict.
+                pool, target = self._target(url)
+                resp = pool.urlopen(
+                    method,
+                    target,
+                    body=body,
+                    headers=headers,
+                    timeout=limits,
+                    preload_content=False,
+                    decode_content=self.decompress,
+                    redirect=False,
+                    retries=_NO_RETRIES,
+                    assert_same_host=False,
+                )
+            else:
+                resp = proxied.urlopen(
+                    method,
+                    url,
+                    body=body,
+                    headers=headers,
+                    timeout=limits,
+                    preload_content=False,
+                    decode_content=self.decompress,
+                    redirect=False,
+                    retries=_NO_RETRIES,
+                )
         except ProxyError as exc:
             raise proxy_failure(via, _reason(exc, via), tunnel_status(exc)) from None
         except NewConnectionError as exc:
