@@ -1,10 +1,16 @@
 """urllib3 connections that keep a call's deadline and write small requests in one go.
 
 :class:`Urllib3Transport <.transport.Urllib3Transport>` sets :data:`CURRENT_DEADLINE` around each request;
-the connections and responses here read it: every socket read (headers and body) waits at most until
-that deadline, a large upload may block until it, the request head goes out with a small body in one
-write, and interim (1xx) replies are skipped with a bound. The pools in :data:`POOLS` make these
-connections; nothing else of urllib3's changes.
+the connections and responses here read it: every socket read (headers and body) and write waits at most
+until that deadline, the request head goes out with a small body in one write, and interim (1xx) replies
+are skipped with a bound. The pools in :data:`POOLS` make these connections; nothing else of urllib3's
+changes.
+
+Socket timeouts are the connection's, not urllib3's: urllib3 sets the connect timeout before each request
+and the read timeout before each reply, two ``settimeout`` system calls per request that each drop the GIL.
+Once connected, a plain or TLS socket ignores those calls while a call's deadline is set (see
+:class:`_Quiet`); the deadline sets the timeout instead, only when it is more than 10% off the time left,
+so a connection's calls with the same ``timeout`` set it about once.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import http.client
 import io
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable
@@ -42,6 +49,55 @@ class _Current(threading.local):
 
 CURRENT_DEADLINE = _Current()
 
+_SETTIMEOUT = socket.socket.settimeout  # the system call itself (ssl.SSLSocket inherits it)
+
+
+class _Quiet:
+    """A connected socket whose timeout the call's deadline sets, not urllib3's per-request calls.
+
+    ``settimeout`` is ignored while a deadline is set (:data:`CURRENT_DEADLINE`): the connection fits
+    the timeout to the time left before each write (:func:`_fit`) and :class:`DeadlineSocket` before each
+    read. Without a deadline (a pool used outside the transport) it sets the timeout as usual.
+    """
+
+    __slots__ = ()
+
+    def settimeout(self, value: float | None) -> None:
+        if CURRENT_DEADLINE.deadline is None:
+            me: Any = self  # a socket (this class is only mixed into those)
+            _SETTIMEOUT(me, value)
+
+
+class _QuietSocket(_Quiet, socket.socket):
+    __slots__ = ()
+
+
+class _QuietSSLSocket(_Quiet, ssl.SSLSocket):
+    __slots__ = ()
+
+
+# The socket types a connection makes quiet once connected (same layout, so ``__class__`` can change);
+# others (a SOCKS socket, TLS inside a TLS proxy tunnel) keep urllib3's calls.
+_QUIET: dict[type[Any], type[Any]] = {socket.socket: _QuietSocket, ssl.SSLSocket: _QuietSSLSocket}
+_QUIETED = frozenset(_QUIET.values())
+
+
+def _set_timeout(sock: Any, seconds: float) -> None:
+    """Set the socket's timeout (a quiet socket's for real)."""
+    if type(sock) in _QUIETED:
+        _SETTIMEOUT(sock, seconds)
+    else:
+        sock.settimeout(seconds)
+
+
+def _fit(sock: Any, at: float) -> None:
+    """Before a write: the socket's timeout is the time left before ``at``, give or take a tenth (as for
+    reads: set again only when it is further off), so a blocked write never waits long past the deadline."""
+    left = max(0.001, at - time.monotonic())
+    current = sock.gettimeout()
+    if current is None or not left * 0.9 <= current <= left * 1.1:
+        _set_timeout(sock, left)
+
 
 class DeadlineSocket:
     """The socket as ``http.client`` reads it: no read waits long past the deadline.
@@ -57,7 +113,7 @@ class DeadlineSocket:
     def __init__(self, sock: socket.socket, deadline: Deadline) -> None:
         self._sock = sock
         self._deadline = deadline
-        self._set = sock.gettimeout() or 0.0  # what urllib3 set before reading the headers
+        self._set = sock.gettimeout() or 0.0  # what the connection's last read or write set
 
     def recv_into(self, buffer: Any, *args: int) -> int:
         # The caller's arguments exactly (an SSLSocket reads 0 bytes when told nbytes=0).
@@ -66,7 +122,7 @@ class DeadlineSocket:
             if left <= 0:
                 raise TimeoutError("the deadline passed")
             if not left * 0.9 <= self._set <= left * 1.1:
-                self._sock.settimeout(left)
+                _set_timeout(self._sock, left)
                 self._set = left
             try:
                 return self._sock.recv_into(buffer, *args)
@@ -128,16 +184,6 @@ class _BoundedHTTPResponse(http.client.HTTPResponse):
 _ONE_WRITE_MAX = 64 * 1024
 
 
-def _upload_deadline(conn: HTTPConnection, data: Any) -> None:
-    """Before a large body is written: the socket may block until the call's deadline, not only for
-    urllib3's connect timeout (which it leaves on the socket while sending), so a big upload to a slow
-    reader is not cut after 10 s. Small bodies fit the socket buffer and never block: no system call."""
-    deadline = CURRENT_DEADLINE.deadline
-    sock = conn.sock
-    if deadline is not None and sock is not None and len(data) > _ONE_WRITE_MAX:
-        sock.settimeout(max(0.001, deadline.at - time.monotonic()))
-
-
 class _Bounded:
     """What every connection of ours adds to urllib3's: deadline-bound replies and joined writes."""
 
@@ -148,22 +194,32 @@ class _Bounded:
         self._held_head = None  # a head held by a request that never sent its body is dropped
         super().putrequest(method, url, skip_host, skip_accept_encoding)  # type: ignore[misc]
 
+    def connect(self) -> None:
+        super().connect()  # type: ignore[misc]
+        conn: Any = self  # an HTTPConnection (this class is only mixed into those)
+        sock: object = conn.sock
+        quiet = _QUIET.get(type(sock))
+        if quiet is not None:
+            sock.__class__ = quiet  # from now on the deadline sets its timeout (see _Quiet)
+
     def send(self, data: Any) -> None:
         """Send the request head together with a small body: one write instead of two.
 
         ``http.client`` sends the head, then urllib3 the body, each a system call (two more with a socket
         timeout, which polls first) and each a point where the GIL is dropped; with many threads every such
         drop costs a wait. The head is held back when a body of at most 64 KiB follows and goes out with it.
-        (One method, no helper calls: it runs twice per request.)
+        Before a write on a connected socket, its timeout is fitted to the call's deadline (a large upload
+        may take until then; urllib3 would leave its connect timeout on the socket).
+        (One method, no helper calls on the usual path: it runs twice per request.)
         """
         send: Callable[[Any], None] = super().send  # type: ignore[misc]
         held = self._held_head
         if held is not None:
             self._held_head = None
             if type(data) is bytes:  # the body (at most 64 KiB, as the head said): both in one write
-                send(held + data)
-                return
-            send(held)
+                data = held + data
+            else:
+                send(held)
         elif type(data) is bytes and data.endswith(b"\r\n\r\n"):  # a request head
             at = data.find(b"\r\nContent-Length: ")
             if at > 0:
@@ -171,9 +227,14 @@ class _Bounded:
                 if value.isdigit() and 0 < int(value) <= _ONE_WRITE_MAX:
                     self._held_head = data
                     return
-        if isinstance(data, (bytes, bytearray)) and len(data) > _ONE_WRITE_MAX:
-            conn: Any = self  # an HTTPConnection (this class is only mixed into those)
-            _upload_deadline(conn, data)
+        conn: Any = self  # an HTTPConnection (this class is only mixed into those)
+        sock = conn.sock  # None before the first write, which connects (under urllib3's connect timeout)
+        if sock is not None:
+            deadline = CURRENT_DEADLINE.deadline
+            if deadline is not None and (
+                type(sock) in _QUIETED or (isinstance(data, (bytes, bytearray)) and len(data) > _ONE_WRITE_MAX)
+            ):
+                _fit(sock, deadline.at)
         send(data)
 
 

@@ -1,0 +1,96 @@
+"""What one call asks of its socket, counted rather than timed (the 64-thread row of ``make bench`` is
+bound by it: each system call on a socket drops the GIL).
+
+On a kept-alive connection, plain or TLS, a call sets no socket timeout (urllib3 would set two, each an
+``ioctl``) and writes its request once; the call's deadline still cuts a reply that is too slow, and the
+next call goes on over a new connection. The client runs in a child process whose ``socket`` methods
+count their calls before ``workers_ai`` is imported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from tests._server import RawRequest, Server, envelope, reply
+from tests.runtime._raw import ACCOUNT, ROOT, TOKEN, self_signed
+
+CALLS = 20
+
+_CHILD = """
+import json, os, socket, ssl
+
+counts = {"settimeout": 0, "writes": 0}
+
+
+def counting(owner, name, what):
+    real = getattr(owner, name)
+
+    def counted(*args, **kwargs):
+        counts[what] += 1
+        return real(*args, **kwargs)
+
+    setattr(owner, name, counted)
+
+
+counting(socket.socket, "settimeout", "settimeout")
+for owner, name in ((socket.socket, "sendall"), (ssl.SSLSocket, "sendall"), (os, "write")):
+    counting(owner, name, "writes")
+
+from workers_ai import WorkersAI, errors
+
+ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE, timeout=1, max_retries=0, rate_limit=None)
+ai.run("@cf/acme/echo", {"prompt": "warm"})  # connects (and sets the connect timeout)
+before = dict(counts)
+answers = [ai.run("@cf/acme/echo", {"prompt": str(i)})["response"] for i in range(CALLS)]
+steady = {key: counts[key] - before[key] for key in counts}
+try:
+    ai.run("@cf/acme/echo", {"prompt": "slow"})
+    slow = "answered"
+except errors.APITimeoutError:
+    slow = "APITimeoutError"
+after = ai.run("@cf/acme/echo", {"prompt": "after"})["response"]
+print("RESULT " + json.dumps({"answers": answers, "steady": steady, "slow": slow, "after": after}))
+"""
+
+
+def _echo(conn: object, req: RawRequest) -> bool:
+    prompt = json.loads(req.body)["prompt"]
+    if prompt == "slow":
+        time.sleep(2.0)  # past the call's 1 s deadline
+    return reply(conn, envelope({"response": prompt}))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("tls", [False, True], ids=["plain", "tls"])
+def test_a_call_on_a_kept_alive_connection_sets_no_timeout_and_writes_once(tls: bool, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLOUDFLARE_")}
+    context = None
+    if tls:
+        cert, context = self_signed(tmp_path)
+        env["SSL_CERT_FILE"] = str(cert)
+    with Server(_echo, tls=context) as server:
+        values = f"ACCOUNT = {ACCOUNT!r}\nTOKEN = {TOKEN!r}\nBASE = {server.base_url!r}\nCALLS = {CALLS}\n"
+        proc = subprocess.run(
+            [sys.executable, "-c", values + textwrap.dedent(_CHILD)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+            cwd=ROOT,
+        )
+        connections = server.connections
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    assert proc.returncode == 0 and lines, proc.stderr[-4000:]
+    result = json.loads(lines[-1][len("RESULT ") :])
+    assert result["answers"] == [str(i) for i in range(CALLS)]
+    # urllib3 alone sets the timeout twice a call; ours is set when the connection's first reply is read.
+    assert result["steady"] == {"settimeout": 0, "writes": CALLS}, result
+    assert result["slow"] == "APITimeoutError" and result["after"] == "after", result
+    assert connections == 2  # the one the slow reply was cut on, and the one after it
