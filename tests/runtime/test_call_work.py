@@ -4,13 +4,19 @@ bound by it: each system call on a socket drops the GIL).
 On a kept-alive connection, plain or TLS, a call sets no socket timeout (urllib3 would set two, each an
 ``ioctl``) and writes its request once; the call's deadline still cuts a reply that is too slow, and the
 next call goes on over a new connection. The client runs in a child process whose ``socket`` methods
-count their calls before ``workers_ai`` is imported.
+count their calls before ``workers_ai`` is imported. Where ``strace`` runs, the system calls of plain
+HTTP calls are counted too: four per call (urllib3's check that the kept connection is still open, the
+request's one write, the wait for the reply and its read), where urllib3 with a timeout makes nine.
 """
 
 from __future__ import annotations
 
+import collections
 import json
 import os
+import re
+import shutil
+import socket
 import subprocess
 import sys
 import textwrap
@@ -61,11 +67,11 @@ print("RESULT " + json.dumps({"answers": answers, "steady": steady, "slow": slow
 """
 
 
-def _echo(conn: object, req: RawRequest) -> bool:
+def _echo(conn: socket.socket, req: RawRequest) -> bool:
     prompt = json.loads(req.body)["prompt"]
     if prompt == "slow":
         time.sleep(2.0)  # past the call's 1 s deadline
-    return reply(conn, envelope({"response": prompt}))  # type: ignore[arg-type]
+    return reply(conn, envelope({"response": prompt}))
 
 
 @pytest.mark.parametrize("tls", [False, True], ids=["plain", "tls"])
@@ -94,3 +100,43 @@ def test_a_call_on_a_kept_alive_connection_sets_no_timeout_and_writes_once(tls: 
     assert result["steady"] == {"settimeout": 0, "writes": CALLS}, result
     assert result["slow"] == "APITimeoutError" and result["after"] == "after", result
     assert connections == 2  # the one the slow reply was cut on, and the one after it
+
+
+_TRACED = """
+import os
+from workers_ai import WorkersAI
+
+ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE, rate_limit=None)
+ai.run("@cf/acme/echo", {"prompt": "warm"})
+os.write(2, b"CALLS-START\\n")
+for i in range(CALLS):
+    ai.run("@cf/acme/echo", {"prompt": str(i)})
+os.write(2, b"CALLS-END\\n")
+"""
+_WATCHED = "poll,ppoll,select,pselect6,ioctl,fcntl,sendto,sendmsg,write,writev,recvfrom,recvmsg,read,readv"
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_a_plain_call_is_four_socket_system_calls(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.txt"
+    with Server(_echo) as server:
+        values = f"ACCOUNT = {ACCOUNT!r}\nTOKEN = {TOKEN!r}\nBASE = {server.base_url!r}\nCALLS = {CALLS}\n"
+        proc = subprocess.run(
+            ["strace", "-f", "-o", str(trace), "-e", f"trace={_WATCHED}", sys.executable, "-c", values + _TRACED],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=ROOT,
+        )
+    if proc.returncode != 0 and "ptrace" in proc.stderr:
+        pytest.skip(f"strace cannot trace here: {proc.stderr.strip()[:200]}")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    lines = trace.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if "CALLS-START" in line)
+    end = next(i for i, line in enumerate(lines) if "CALLS-END" in line)
+    calls = collections.Counter(
+        match.group(1)
+        for line in lines[start + 1 : end]
+        if (match := re.match(r"\d+\s+(\w+)\((?:\[\{fd=)?(\d+)", line)) and match.group(2) not in ("1", "2")
+    )
+    assert calls == {"poll": 2 * CALLS, "write": CALLS, "recvfrom": CALLS}, calls

@@ -2,9 +2,9 @@
 
 :class:`Urllib3Transport <.transport.Urllib3Transport>` sets :data:`CURRENT_DEADLINE` around each request;
 the connections and responses here read it: every socket read (headers and body) and write waits at most
-until that deadline, the request head goes out with a small body in one write, and interim (1xx) replies
-are skipped with a bound. The pools in :data:`POOLS` make these connections; nothing else of urllib3's
-changes.
+until that deadline, the request head goes out with a small body in one write (on a plain socket, one
+system call: no poll before it), and interim (1xx) replies are skipped with a bound. The pools in
+:data:`POOLS` make these connections; nothing else of urllib3's changes.
 
 Socket timeouts are the connection's, not urllib3's: urllib3 sets the connect timeout before each request
 and the read timeout before each reply, two ``settimeout`` system calls per request that each drop the GIL.
@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import http.client
 import io
+import os
 import socket
 import ssl
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -235,6 +237,17 @@ class _Bounded:
                 type(sock) in _QUIETED or (isinstance(data, (bytes, bytearray)) and len(data) > _ONE_WRITE_MAX)
             ):
                 _fit(sock, deadline.at)
+            if type(sock) is _QuietSocket and type(data) is bytes and not conn.debuglevel:
+                # A plain socket with a timeout polls before each send; written to its descriptor, a
+                # request that fits the socket's buffer (all but huge ones) is one system call.
+                sys.audit("http.client.send", conn, data)
+                try:
+                    sent = os.write(sock.fileno(), data)
+                except BlockingIOError:
+                    sent = 0
+                if sent < len(data):
+                    sock.sendall(memoryview(data)[sent:])
+                return
         send(data)
 
 
