@@ -24,8 +24,11 @@ import time
 from pathlib import Path
 
 import pytest
+from workers_ai import WorkersAI
+from workers_ai.errors import APIConnectionError
 
-from tests._server import RawRequest, Server, envelope, reply
+from tests._server import RawRequest, ScriptedServer, Server, envelope, ok, reply
+from tests.runtime._client import EMBED
 from tests.runtime._raw import ACCOUNT, ROOT, TOKEN, self_signed
 
 CALLS = 20
@@ -140,3 +143,21 @@ def test_a_plain_call_is_four_socket_system_calls(tmp_path: Path) -> None:
         if (match := re.match(r"\d+\s+(\w+)\((?:\[\{fd=)?(\d+)", line)) and match.group(2) not in ("1", "2")
     )
     assert calls == {"poll": 2 * CALLS, "write": CALLS, "recvfrom": CALLS}, calls
+
+
+def test_close_drops_the_connections_and_many_hosts_still_work(server: ScriptedServer) -> None:
+    # The transport remembers each URL's pool: close() forgets them with the pool manager (the next call
+    # connects afresh), and a pool the manager let go for an eleventh host still serves its URLs.
+    server.script(ok(EMBED))
+    ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=server.base_url, rate_limit=None)
+    bge = ai.model("@cf/baai/bge-m3")
+    assert bge.embed(text="a").data == [[0.1, 0.2]]
+    ai.close()
+    assert bge.embed(text="b").data == [[0.1, 0.2]]
+    assert server.connections == 2
+    for i in range(12):  # 127.0.0.2 ... 127.0.0.13 are other hosts to urllib3 (and refuse: nothing listens)
+        other = ai.with_options(base_url=server.base_url.replace("127.0.0.1", f"127.0.0.{i + 2}"), max_retries=0)
+        with pytest.raises(APIConnectionError):
+            other.model("@cf/baai/bge-m3").embed(text="x")
+    assert bge.embed(text="c").data == [[0.1, 0.2]]
+    assert len(server.requests) == 3

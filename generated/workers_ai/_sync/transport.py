@@ -286,8 +286,8 @@ class Urllib3Transport:
 
     def _target(self, url: str) -> tuple[HTTPConnectionPool, str]:
         """The direct pool and request target of ``url``: what ``PoolManager.urlopen`` works out for every
-        request (parsing the URL, building the pool's key), worked out once per URL. A pool the manager has
-        closed since (evicted, or ``close()``) is looked up again."""
+        request (parsing the URL, building the pool's key), worked out once per URL. ``close()`` empties the
+        table with the manager; a pool closed some other way is looked up again."""
         known = self._targets.get(url)
         if known is not None and known[0].pool is not None:
             return known
@@ -389,6 +389,7 @@ class Urllib3Transport:
         return Urllib3Response(resp, limit, self.decompress, via)
 
     def close(self) -> None:
+        self._targets = {}  # the managers drop their pools (closed when collected); so does the table
         self._pool.clear()
         for pool in self._proxied.values():
             pool.clear()
