@@ -55,6 +55,10 @@ for owner, name in ((socket.socket, "sendall"), (ssl.SSLSocket, "sendall"), (os,
 
 from workers_ai import WorkersAI, errors
 
+if NO_FD_WRITE:  # as on Windows, where a socket is no descriptor for os.write: one sendall instead
+    import workers_ai._sync.connections
+
+    workers_ai._sync.connections._FD_WRITE_TYPE = None
 ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE, timeout=1, max_retries=0, rate_limit=None)
 ai.run("@cf/acme/echo", {"prompt": "warm"})  # connects (and sets the connect timeout)
 before = dict(counts)
@@ -77,8 +81,12 @@ def _echo(conn: socket.socket, req: RawRequest) -> bool:
     return reply(conn, envelope({"response": prompt}))
 
 
-@pytest.mark.parametrize("tls", [False, True], ids=["plain", "tls"])
-def test_a_call_on_a_kept_alive_connection_sets_no_timeout_and_writes_once(tls: bool, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("tls", "fd_write"), [(False, True), (False, False), (True, False)], ids=["plain", "plain-sendall", "tls"]
+)
+def test_a_call_on_a_kept_alive_connection_sets_no_timeout_and_writes_once(
+    tls: bool, fd_write: bool, tmp_path: Path
+) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLOUDFLARE_")}
     context = None
     if tls:
@@ -86,6 +94,7 @@ def test_a_call_on_a_kept_alive_connection_sets_no_timeout_and_writes_once(tls: 
         env["SSL_CERT_FILE"] = str(cert)
     with Server(_echo, tls=context) as server:
         values = f"ACCOUNT = {ACCOUNT!r}\nTOKEN = {TOKEN!r}\nBASE = {server.base_url!r}\nCALLS = {CALLS}\n"
+        values += f"NO_FD_WRITE = {not fd_write}\n"
         proc = subprocess.run(
             [sys.executable, "-c", values + textwrap.dedent(_CHILD)],
             capture_output=True,

@@ -82,6 +82,9 @@ class _QuietSSLSocket(_Quiet, ssl.SSLSocket):
 # others (a SOCKS socket, TLS inside a TLS proxy tunnel) keep urllib3's calls.
 _QUIET: dict[type[Any], type[Any]] = {socket.socket: _QuietSocket, ssl.SSLSocket: _QuietSSLSocket}
 _QUIETED = frozenset(_QUIET.values())
+# A socket is a file descriptor ``os.write`` takes on POSIX only (on Windows it is a handle): elsewhere the
+# joined request goes out through ``sendall``, as before.
+_FD_WRITE_TYPE: type[Any] | None = _QuietSocket if os.name == "posix" else None
 
 
 def _set_timeout(sock: Any, seconds: float) -> None:
@@ -237,7 +240,7 @@ class _Bounded:
                 type(sock) in _QUIETED or (isinstance(data, (bytes, bytearray)) and len(data) > _ONE_WRITE_MAX)
             ):
                 _fit(sock, deadline.at)
-            if type(sock) is _QuietSocket and type(data) is bytes and not conn.debuglevel:
+            if type(sock) is _FD_WRITE_TYPE and type(data) is bytes and not conn.debuglevel:
                 # A plain socket with a timeout polls before each send; written to its descriptor, a
                 # request that fits the socket's buffer (all but huge ones) is one system call.
                 sys.audit("http.client.send", conn, data)
