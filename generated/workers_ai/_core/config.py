@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 import msgspec
 
-from ..errors import APIConnectionError, APITimeoutError, ConfigurationError
+from .._error_base import APIConnectionError, APITimeoutError, ConfigurationError
 from .accounting import UsageMeter
 from .envelope import checked
 from .exchange import exchange

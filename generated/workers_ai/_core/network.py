@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-from ..errors import APIConnectionError, ConfigurationError
+from .._error_base import APIConnectionError, ConfigurationError
 
 if TYPE_CHECKING:
     import ssl

@@ -35,7 +35,7 @@ from urllib3.exceptions import (
 
 from .._core.network import Network, ProxyURL, proxy_failure, tls_failure, tunnel_status
 from .._core.options import DEFAULT_MAX_CONNECTIONS
-from ..errors import APIConnectionError, APITimeoutError, ConfigurationError, ResponseTooLargeError
+from .._error_base import APIConnectionError, APITimeoutError, ConfigurationError
 from .connections import CURRENT_DEADLINE, POOLS, Deadline, socks_pools
 
 __all__ = ["DEFAULT_MAX_CONNECTIONS", "Urllib3Response", "Urllib3Transport"]  # Response, Transport: typing only
@@ -48,6 +48,8 @@ _CHUNK = 64 * 1024
 # checkers only; making Protocol classes would cost every import.
 if TYPE_CHECKING:
     from typing import Protocol
+
+    from ..errors import ResponseTooLargeError
 
     class Response(Protocol):
         """A reply whose body has not been read yet.
@@ -356,6 +358,8 @@ class Urllib3Transport:
 
 
 def _too_large(status: int, headers: Mapping[str, str], what: str) -> ResponseTooLargeError:
+    from ..errors import ResponseTooLargeError
+
     return ResponseTooLargeError(
         f"the reply {what} than the client's max_response_bytes; it was not read",
         status=status,
