@@ -17,7 +17,6 @@ from .._core.envelope import media_type, unwrap
 from .._core.exchange import exchange
 from .._core.flow import Flow
 from .._core.jsonview import as_list, as_object
-from .._core.pickling import handle_of
 from .._core.telemetry import active, log, telemetry_of
 from .._core.unknown import check_unknown_keys
 from .._core.usage import Usage
@@ -108,6 +107,8 @@ class HandleBase(Generic[SessionT, InT, OutT]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         # The client pickles as its configuration (token included, see _pickle); the copy's own handle.
+        from .._core.pickling import handle_of
+
         return (handle_of, (self.client, self.model_id, type(self)))
 
     def validate(self, request: msgspec.Struct) -> bytes:
