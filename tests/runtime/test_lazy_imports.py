@@ -40,6 +40,7 @@ NOT_FOR_A_SYNC_CALL = (
     "workers_ai._core.binary",
     "workers_ai._core.error_replies",
     "workers_ai._core.pickling",
+    "workers_ai._core.proxies",
     "workers_ai._core.redact",
     "workers_ai._core.stream_events",
     "workers_ai._handles.universal",

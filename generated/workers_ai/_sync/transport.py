@@ -33,7 +33,7 @@ from urllib3.exceptions import (
     SSLError,
 )
 
-from .._core.network import Network, ProxyURL, proxy_failure, tls_failure, tunnel_status
+from .._core.network import Network
 from .._core.options import DEFAULT_MAX_CONNECTIONS
 from .._error_base import APIConnectionError, APITimeoutError, ConfigurationError
 from .connections import CURRENT_DEADLINE, POOLS, Deadline, socks_pools
@@ -49,6 +49,7 @@ _CHUNK = 64 * 1024
 if TYPE_CHECKING:
     from typing import Protocol
 
+    from .._core.proxies import ProxyURL
     from ..errors import ResponseTooLargeError
 
     class Response(Protocol):
@@ -325,9 +326,13 @@ class Urllib3Transport:
                 retries=False,
             )
         except ProxyError as exc:
+            from .._core.proxies import proxy_failure, tunnel_status  # here and below: failures only
+
             raise proxy_failure(via, _reason(exc, via), tunnel_status(exc)) from None
         except NewConnectionError as exc:
             if via is not None:  # the connection to the proxy failed: name it, not the target
+                from .._core.proxies import proxy_failure
+
                 raise proxy_failure(via, _reason(exc, via)) from None
             raise APIConnectionError(f"could not connect: {_reason(exc)}", request_sent=False) from None
         except ConnectTimeoutError as exc:
@@ -335,10 +340,14 @@ class Urllib3Transport:
                 f"could not connect{_through(via)}: {_reason(exc, via)}", request_sent=False
             ) from None
         except SSLError as exc:
+            from .._core.proxies import tls_failure
+
             raise tls_failure(url, _reason(exc, via), via) from None
         except (ReadTimeoutError, TimeoutError) as exc:
             raise APITimeoutError(f"no reply in time{_through(via)} ({_reason(exc, via)})") from None
         except (ProtocolError, HTTPError, OSError) as exc:
+            from .._core.proxies import proxy_failure, tunnel_status
+
             reason = _reason(exc, via)
             status = tunnel_status(exc)
             if via is not None and status is not None:  # the proxy refused the CONNECT
