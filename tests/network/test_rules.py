@@ -5,7 +5,8 @@ from __future__ import annotations
 import pickle
 
 import pytest
-from workers_ai._core.network import Network, NoProxy, is_loopback, parse_proxy
+from workers_ai._core.network import Network
+from workers_ai._core.proxies import NoProxy, is_loopback, parse_proxy
 from workers_ai.errors import ConfigurationError
 
 P = "http://proxy.corp:3128"

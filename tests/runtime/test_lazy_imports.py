@@ -35,12 +35,19 @@ NOT_FOR_A_SYNC_CALL = (
     "workers_ai._aio_client",
     "workers_ai._batch",
     "workers_ai._cli",
+    "workers_ai._error_leaves",  # the error classes a successful call never raises (errors.py loads them)
+    "workers_ai._core.affinity",
     "workers_ai._core.binary",
+    "workers_ai._core.error_replies",
+    "workers_ai._core.pickling",
+    "workers_ai._core.proxies",
+    "workers_ai._core.redact",
     "workers_ai._core.stream_events",
     "workers_ai._handles.universal",
     "workers_ai._listing",
     "workers_ai._sync.stream",
     "workers_ai._tools",
+    "workers_ai.errors",  # the public face of the error classes: the runtime imports the trunk itself
     "workers_ai.realtime",
     "workers_ai.testing",
 )
@@ -104,6 +111,28 @@ def test_every_public_name_is_what_its_module_defines() -> None:
     assert set(workers_ai.__all__) <= set(dir(workers_ai))
     with pytest.raises(AttributeError, match="no attribute 'NoSuchName'"):
         _ = workers_ai.NoSuchName  # type: ignore[attr-defined]
+
+
+def test_every_error_class_resolves_from_errors_and_shows_it_as_its_module() -> None:
+    """The leaves of the error tree are defined on first use, yet each is importable, catchable and
+    picklable by its public name, and names ``workers_ai.errors`` as its module, as the trunk's do."""
+    code = (
+        "import json, pickle, workers_ai.errors as errors\n"
+        "from workers_ai.errors import RateLimitError\n"
+        "names = [n for n in errors.__all__ if isinstance(getattr(errors, n), type)]\n"
+        "wrong = [n for n in names if getattr(errors, n).__module__ != 'workers_ai.errors']\n"
+        "try:\n"
+        "    raise errors.QuotaExceededError('daily', status=429)\n"
+        "except RateLimitError as exc:\n"
+        "    back = pickle.loads(pickle.dumps(exc))\n"
+        "unlisted = sorted(set(errors.__all__) - set(dir(errors)))\n"
+        "print(json.dumps([len(names), wrong, type(back).__name__, str(back), unlisted]))"
+    )
+    assert fresh(code) == [36, [], "QuotaExceededError", "daily | HTTP 429", []]
+    import workers_ai.errors as errors
+
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchError'"):
+        _ = errors.NoSuchError  # type: ignore[attr-defined]
 
 
 def test_families_load_one_family_per_name_and_all_names_resolve() -> None:

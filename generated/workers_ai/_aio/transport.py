@@ -19,8 +19,9 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .._core.network import Network, ProxyURL, proxy_failure, tls_failure
+from .._core.network import Network
 from .._core.options import DEFAULT_MAX_CONNECTIONS
+from .._core.proxies import ProxyURL, proxy_failure, tls_failure
 from ..errors import APIConnectionError, APITimeoutError, ConfigurationError, ResponseTooLargeError
 
 # aiohttp (and yarl) are imported by name at run time only: a type checker following our imports never

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 from .. import _registry
 from .._core.config import SessionConfig
-from ..errors import ConfigurationError
+from .._error_base import ConfigurationError
 
 __all__ = ["ClientBase"]
 

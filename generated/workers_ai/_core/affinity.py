@@ -3,7 +3,7 @@ the API can reuse its cached prompt prefix."""
 
 from __future__ import annotations
 
-from ..errors import ConfigurationError
+from .._error_base import ConfigurationError
 
 __all__ = ["AFFINITY_HEADER", "affinity_header"]
 

@@ -6,7 +6,7 @@ import base64
 import os
 from typing import IO, Any, TypeAlias, TypeVar, cast
 
-from ..errors import ConfigurationError
+from .._error_base import ConfigurationError
 
 __all__ = ["BinaryInput", "BinaryOutput", "as_base64", "as_bytes", "as_uint8", "read_binary"]
 

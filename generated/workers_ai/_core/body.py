@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from ..errors import InputValidationError
+from .._error_base import InputValidationError
 
 __all__ = ["encode_body"]
 

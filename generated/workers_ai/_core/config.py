@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 import msgspec
 
-from ..errors import APIConnectionError, APITimeoutError, ConfigurationError
+from .._error_base import APIConnectionError, APITimeoutError, ConfigurationError
 from .accounting import UsageMeter
 from .envelope import checked
 from .exchange import exchange
@@ -39,7 +39,6 @@ from .options import (
     DEFAULT_MAX_RESPONSE_BYTES,
     ClientOptions,
 )
-from .pickling import Rebuildable, with_options
 from .ratelimit import RateBudget, RateLimit
 from .retry import call_bound, check_seconds
 from .telemetry import env_log_bodies
@@ -84,6 +83,20 @@ if TYPE_CHECKING:
         deadline: float | None
 
 
+class _MadeWith:
+    """The constructor call that made a client (what pickles and ``with_options`` copies call again); the
+    repr hides the arguments, the token among them."""
+
+    __slots__ = ("args", "kwargs")
+
+    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self.args = args
+        self.kwargs = kwargs
+
+    def __repr__(self) -> str:
+        return f"<constructor arguments: {', '.join(self.kwargs) or 'positional only'}>"
+
+
 class Reply:
     """A whole reply: status, headers and the body bytes (read within the size limit)."""
 
@@ -95,7 +108,7 @@ class Reply:
         self.data = data
 
 
-class SessionConfig(Rebuildable):
+class SessionConfig:
     """Configuration shared by every call, whichever transport sends it (sync :class:`Session` or
     ``AsyncSession``): options, URLs, headers, ``last_response``, the rate budget and the retry helpers.
 
@@ -110,6 +123,14 @@ class SessionConfig(Rebuildable):
     """
 
     is_async: ClassVar[bool] = False  # whether ``drive`` returns the result or an awaitable of it
+    __made_with: _MadeWith
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        # Kept for pickles and ``with_options`` copies, which call the class again with it (:mod:`.pickling`,
+        # loaded by the first of them).
+        self = super().__new__(cls)
+        self.__made_with = _MadeWith(args, dict(kwargs))
+        return self
 
     def __init__(
         self,
@@ -256,6 +277,8 @@ class SessionConfig(Rebuildable):
         depend on gives the copy its own (a connection option: its own connections; ``rate_limit`` or
         another account: its own budget). Closing a copy leaves the shared connections open; they
         belong to this client. An unknown option is a ``TypeError``."""
+        from .pickling import with_options
+
         copy = with_options(self, **changes)
         if _CONNECTION_OPTIONS.isdisjoint(changes):
             copy._adopt_transport(self._transport, self.network)
@@ -287,7 +310,15 @@ class SessionConfig(Rebuildable):
                 f"a {type(self).__name__} made with verify=ssl.SSLContext cannot be pickled (a context does not "
                 "pickle and its CA files cannot be recovered): pass verify='/path/to/ca.pem', which travels as a path"
             )
-        return super().__reduce__()
+        from .pickling import reduce_client
+
+        return reduce_client(self)
+
+    def _constructor_kwargs(self) -> dict[str, Any]:
+        """The constructor's arguments by name, with the values resolved at construction pinned."""
+        from .pickling import constructor_kwargs
+
+        return constructor_kwargs(self, self.__made_with.args, self.__made_with.kwargs)
 
     @property
     def call_bound(self) -> float:

@@ -10,7 +10,7 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from ..errors import ResponseDecodeError
+from .._error_base import ResponseDecodeError
 from .jsonview import DECODE_ERRORS, as_list
 
 __all__ = ["OutputDecoder", "decode_typed", "json_shape", "split_error", "validator_for"]

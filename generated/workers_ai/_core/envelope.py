@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 
 import msgspec
 
-from ..errors import ResponseDecodeError
+from .._error_base import ResponseDecodeError
 from .jsonview import DECODE_ERRORS, as_list, as_object
 
 __all__ = ["checked", "media_type", "unreadable", "unwrap"]

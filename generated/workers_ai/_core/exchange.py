@@ -11,7 +11,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import APIConnectionError, RateLimitError
+from .._error_base import APIConnectionError
 from .flow import Flow, Send, Sleep
 from .ratelimit import Pace, throttled
 from .retry import MAX_RETRY_AFTER, delay_after_failure, delay_after_status, retry_after
@@ -128,6 +128,8 @@ def retry_slot(pace: Pace, deadline: float | None, wait: float) -> tuple[float |
     """The pause before a retry when it must also cover the retry's slot in the rate budget, and whether
     the slot is booked; ``(None, False)`` (give up: the caller raises the error it has) when the budget
     asks for longer than a call waits."""
+    from ..errors import RateLimitError  # here: only a retry with a rate budget gets this far
+
     try:
         return max(wait, budget_wait(pace, deadline)), True
     except RateLimitError:

@@ -9,7 +9,7 @@ from typing import IO, TypeAlias
 
 from urllib3.filepost import encode_multipart_formdata
 
-from ..errors import ConfigurationError
+from .._error_base import ConfigurationError
 
 __all__ = ["FileInput", "FormField", "encode_form", "read_file_input"]
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import msgspec
 
-from ..errors import ConfigurationError
+from .._error_base import ConfigurationError
 from .urls import model_path, segment
 
 __all__ = ["Gateway"]

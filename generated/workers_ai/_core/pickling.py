@@ -1,12 +1,14 @@
 """Pickling clients as the constructor call that made them, so a worker process gets a working copy.
 
 A client holds sockets, locks and thread-locals, none of which can (or should) cross a process
-boundary. :class:`Rebuildable` remembers the arguments a client was constructed with and pickles as
-"call the class again with these"; connections, locks and the rate budget are then built afresh in the
-receiving process. The credentials a client resolved from the environment are written into those
-arguments, because the worker may not have the same environment: **the API token travels inside the
-pickle**. It is held in a :class:`Secret`, whose ``repr`` is ``'***'``, so no repr, log line or error
-shows it; treat pickled clients like the token itself.
+boundary. A client remembers the arguments it was constructed with (``SessionConfig.__new__``) and
+pickles as "call the class again with these" (:func:`reduce_client`); connections, locks and the rate
+budget are then built afresh in the receiving process. The credentials a client resolved from the
+environment are written into those arguments, because the worker may not have the same environment:
+**the API token travels inside the pickle**. It is held in a :class:`Secret`, whose ``repr`` is
+``'***'``, so no repr, log line or error shows it; treat pickled clients like the token itself.
+
+This module loads with the first pickle or ``with_options`` copy, not with the client.
 """
 
 from __future__ import annotations
@@ -15,12 +17,19 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 if TYPE_CHECKING:
-    from typing_extensions import Self
+    from typing import Protocol
+
+    class Client(Protocol):
+        """What this module needs of a client (``SessionConfig``, which imports this module)."""
+
+        def _pickle_overrides(self) -> dict[str, Any]: ...
+
+        def _constructor_kwargs(self) -> dict[str, Any]: ...
 
     # annotations only: a TypeVar with a string bound compiles it (a ForwardRef) at every import
-    _R = TypeVar("_R", bound="Rebuildable")
+    _R = TypeVar("_R", bound="Client")
 
-__all__ = ["Rebuildable", "Secret", "handle_of", "rebuild", "with_options"]
+__all__ = ["Secret", "constructor_kwargs", "handle_of", "rebuild", "reduce_client", "with_options"]
 
 
 class Secret:
@@ -43,57 +52,29 @@ class Secret:
         return (Secret, (self._value,))
 
 
-class _Args:
-    """A constructor call's arguments; the repr hides secrets."""
+def constructor_kwargs(client: Client, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments ``client`` was made with (``args``, ``kwargs``) by name, with the values it resolved
+    at construction pinned (``_pickle_overrides``: the account id and token read from the environment),
+    so a copy does not depend on the worker's environment; secrets wrapped (:class:`Secret`)."""
+    import inspect  # only when pickling: inspect (and ast, dis) cost milliseconds at import
 
-    __slots__ = ("args", "kwargs")
+    bound = inspect.signature(type(client).__init__).bind(client, *args, **kwargs)
+    named = {k: v for k, v in bound.arguments.items() if k != "self"}
+    extra = named.pop("kwargs", None)
+    if isinstance(extra, Mapping):  # a constructor taking **kwargs
+        named.update(extra)  # pyright: ignore[reportUnknownArgumentType]
+    named.update(client._pickle_overrides())  # pyright: ignore[reportPrivateUsage]
+    return {k: _hidden(k, v) for k, v in named.items()}
 
-    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        self.args = args
-        self.kwargs = kwargs
 
-    def __repr__(self) -> str:
-        return f"<constructor arguments: {', '.join(self.kwargs) or 'positional only'}>"
-
-
-class Rebuildable:
-    """Mixin: pickles as a fresh call of the class with the arguments it was made with.
-
-    Subclasses override :meth:`_pickle_overrides` to pin values they resolved at construction (the
-    account id and token read from the environment), so the copy does not depend on the worker's
-    environment.
-    """
-
-    __init_call: _Args
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
-        self = super().__new__(cls)
-        self.__init_call = _Args(args, dict(kwargs))
-        return self
-
-    def _pickle_overrides(self) -> dict[str, Any]:
-        return {}
-
-    def _constructor_kwargs(self) -> dict[str, Any]:
-        """The constructor's arguments by name, with the resolved values pinned."""
-        call = self.__init_call
-        import inspect  # only when pickling: inspect (and ast, dis) cost milliseconds at import
-
-        bound = inspect.signature(type(self).__init__).bind(self, *call.args, **call.kwargs)
-        kwargs = {k: v for k, v in bound.arguments.items() if k != "self"}
-        extra = kwargs.pop("kwargs", None)
-        if isinstance(extra, Mapping):  # a constructor taking **kwargs
-            kwargs.update(extra)  # pyright: ignore[reportUnknownArgumentType]
-        kwargs.update(self._pickle_overrides())
-        return {k: _hidden(k, v) for k, v in kwargs.items()}
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        kwargs = self._constructor_kwargs()
-        # Providers hold locks and exporters: a copy in another process reports to that process's globals.
-        for name in ("tracer_provider", "meter_provider"):
-            if kwargs.get(name) is not None:
-                kwargs[name] = None
-        return (rebuild, (type(self), kwargs))
+def reduce_client(client: Client) -> tuple[Any, ...]:
+    """A client's pickle: a fresh call of its class with the arguments it was made with."""
+    kwargs = client._constructor_kwargs()  # pyright: ignore[reportPrivateUsage]
+    # Providers hold locks and exporters: a copy in another process reports to that process's globals.
+    for name in ("tracer_provider", "meter_provider"):
+        if kwargs.get(name) is not None:
+            kwargs[name] = None
+    return (rebuild, (type(client), kwargs))
 
 
 def _hidden(name: str, value: Any) -> Any:

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TypeAlias
 
-from ..errors import ConfigurationError, QuotaExceededError, RateLimitError
+from .._error_base import ConfigurationError
 from .retry import MAX_RETRY_AFTER
 
 __all__ = ["DEFAULT_RPM", "MAX_BLOCK", "MODEL_RPM", "TASK_RPM", "Pace", "RateBudget", "RateLimit", "throttled"]
@@ -85,6 +85,7 @@ def throttled(status: int, headers: Mapping[str, str], data: bytes) -> bool:
         return True
     if status < 400 or b"3040" not in data:
         return False
+    from ..errors import QuotaExceededError, RateLimitError
     from .error_replies import error_from
 
     error = error_from(status, headers, data, model_id=None)
@@ -138,6 +139,8 @@ class Pace:
             start = max(now, self._next - ahead, self._blocked_until)
             wait = start - now
             if wait > max_wait:
+                from ..errors import RateLimitError  # here: a call that waits its turn never needs it
+
                 raise RateLimitError(
                     f"{self.model_id}: the client's rate budget asks to wait {wait:.1f}s before the next request"
                     f" (the server throttled it), longer than a call waits ({max(0.0, max_wait):g}s);"

@@ -12,7 +12,7 @@ import random
 import time
 from collections.abc import Mapping
 
-from ..errors import ConfigurationError
+from .._error_base import ConfigurationError
 
 __all__ = [
     "MAX_RETRY_AFTER",

@@ -11,9 +11,8 @@ from typing import Any, cast
 
 import msgspec
 
-from ..errors import ResponseDecodeError
-from .error_replies import DECODE_ERRORS
-from .jsonview import as_list, as_object
+from .._error_base import ResponseDecodeError
+from .jsonview import DECODE_ERRORS, as_list, as_object
 
 __all__ = ["ToolCall", "decode_arguments", "tool_call_from", "tool_calls"]
 

@@ -17,7 +17,7 @@ from typing import Any, cast
 
 import msgspec
 
-from ..errors import InputValidationError, UnknownInputWarning
+from .._error_base import InputValidationError
 
 log = logging.getLogger("workers_ai")
 
@@ -56,6 +56,8 @@ def check_unknown_keys(model_id: str, value: Any, kind: type[Any], *, strict: bo
         return
     if strict:
         raise InputValidationError(model_id, paths[0], "unknown key: the model's input schema has no such field")
+    from ..errors import UnknownInputWarning
+
     for path in paths:
         log.warning("%s: unknown input key at %s (sent as given; the API ignores it)", model_id, path)
         warnings.warn(

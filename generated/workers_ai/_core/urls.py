@@ -11,7 +11,7 @@ from __future__ import annotations
 import ipaddress
 from urllib.parse import quote, urlsplit
 
-from ..errors import ConfigurationError
+from .._error_base import ConfigurationError
 
 __all__ = ["check_account_id", "check_base_url", "model_path", "segment"]
 

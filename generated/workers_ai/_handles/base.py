@@ -17,17 +17,17 @@ from .._core.envelope import media_type, unwrap
 from .._core.exchange import exchange
 from .._core.flow import Flow
 from .._core.jsonview import as_list, as_object
-from .._core.pickling import handle_of
 from .._core.telemetry import active, log, telemetry_of
 from .._core.unknown import check_unknown_keys
 from .._core.usage import Usage
-from ..errors import InputValidationError, ModelDeprecatedError, ResponseDecodeError, StreamError
+from .._error_base import APIError, InputValidationError, ResponseDecodeError
 from ..families import family_result
 
 if TYPE_CHECKING:
     from .._batch.jobs import BatchJobBase
     from .._core.telemetry import Call, Telemetry
     from .._tools.structured import Parsed
+    from ..errors import ModelDeprecatedError
     from .ops import Op
 
 __all__ = ["HandleBase", "ModelInfo", "OutputDecoder"]
@@ -107,6 +107,8 @@ class HandleBase(Generic[SessionT, InT, OutT]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         # The client pickles as its configuration (token included, see _pickle); the copy's own handle.
+        from .._core.pickling import handle_of
+
         return (handle_of, (self.client, self.model_id, type(self)))
 
     def validate(self, request: msgspec.Struct) -> bytes:
@@ -244,6 +246,8 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         from .._tools.structured import Parsed, is_schema_type, json_payload, parse_into, textual
 
         if media_type(reply.headers) == _SSE:
+            from ..errors import StreamError
+
             raise StreamError(
                 f"{self.model_id}: the server streamed a JSON-mode reply", status=reply.status, model_id=self.model_id
             )
@@ -309,6 +313,8 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         if content_type != _JSON:  # the usual reply needs no taking apart (see media_type)
             content_type = media_type(reply.headers)
         if content_type == _SSE:
+            from ..errors import StreamError  # here: a reply that fits needs no error class
+
             raise StreamError(
                 f"{self.model_id}: the server streamed the reply; call the *_stream method or stream()",
                 status=reply.status,
@@ -378,8 +384,11 @@ class HandleBase(Generic[SessionT, InT, OutT]):
                 self.client, "POST", url, body, content_type, headers, False, self.model_id, None, False
             )
             return Reply(resp.status, resp.headers, data)
-        except ModelDeprecatedError as exc:
-            self._note_deprecation(exc)
+        except APIError as exc:
+            from ..errors import ModelDeprecatedError  # loaded with the error reply's class
+
+            if isinstance(exc, ModelDeprecatedError):
+                self._note_deprecation(exc)
             raise
 
     def _call_flow(

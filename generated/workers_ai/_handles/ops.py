@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar
 
 import msgspec
 
-from ..errors import ArgumentError
+from .._error_base import ArgumentError
 
 __all__ = ["NOTHING", "Op"]
 

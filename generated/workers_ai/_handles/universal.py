@@ -14,7 +14,7 @@ import msgspec
 
 from .. import _registry
 from .._core.body import encode_body
-from ..errors import ConfigurationError, InputValidationError
+from .._error_base import ConfigurationError, InputValidationError
 from .aio import AsyncGenericHandle
 from .sync import GenericHandle
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .._core.config import DEFAULT_BASE_URL, Reply, ResponseInfo, SessionConfig
 from .._core.flow import Call, Flow, Send, T
 from .._core.options import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES
-from ..errors import APIConnectionError
+from .._error_base import APIConnectionError
 from .transport import Urllib3Transport
 
 if TYPE_CHECKING:

@@ -36,9 +36,9 @@ from urllib3.exceptions import (
 from urllib3.util.retry import Retry
 from urllib3.util.url import parse_url
 
-from .._core.network import Network, ProxyURL, proxy_failure, tls_failure, tunnel_status
+from .._core.network import Network
 from .._core.options import DEFAULT_MAX_CONNECTIONS
-from ..errors import APIConnectionError, APITimeoutError, ConfigurationError, ResponseTooLargeError
+from .._error_base import APIConnectionError, APITimeoutError, ConfigurationError
 from .connections import CURRENT_DEADLINE, POOLS, Deadline, socks_pools
 
 __all__ = ["DEFAULT_MAX_CONNECTIONS", "Urllib3Response", "Urllib3Transport"]  # Response, Transport: typing only
@@ -55,6 +55,9 @@ _TARGETS_MAX = 256  # URLs whose pool and request target are remembered (cleared
 # checkers only; making Protocol classes would cost every import.
 if TYPE_CHECKING:
     from typing import Protocol
+
+    from .._core.proxies import ProxyURL
+    from ..errors import ResponseTooLargeError
 
     class Response(Protocol):
         """A reply whose body has not been read yet.
@@ -362,9 +365,13 @@ class Urllib3Transport:
                     retries=_NO_RETRIES,
                 )
         except ProxyError as exc:
+            from .._core.proxies import proxy_failure, tunnel_status  # here and below: failures only
+
             raise proxy_failure(via, _reason(exc, via), tunnel_status(exc)) from None
         except NewConnectionError as exc:
             if via is not None:  # the connection to the proxy failed: name it, not the target
+                from .._core.proxies import proxy_failure
+
                 raise proxy_failure(via, _reason(exc, via)) from None
             raise APIConnectionError(f"could not connect: {_reason(exc)}", request_sent=False) from None
         except ConnectTimeoutError as exc:
@@ -372,10 +379,14 @@ class Urllib3Transport:
                 f"could not connect{_through(via)}: {_reason(exc, via)}", request_sent=False
             ) from None
         except SSLError as exc:
+            from .._core.proxies import tls_failure
+
             raise tls_failure(url, _reason(exc, via), via) from None
         except (ReadTimeoutError, TimeoutError) as exc:
             raise APITimeoutError(f"no reply in time{_through(via)} ({_reason(exc, via)})") from None
         except (ProtocolError, HTTPError, OSError) as exc:
+            from .._core.proxies import proxy_failure, tunnel_status
+
             reason = _reason(exc, via)
             status = tunnel_status(exc)
             if via is not None and status is not None:  # the proxy refused the CONNECT
@@ -396,6 +407,8 @@ class Urllib3Transport:
 
 
 def _too_large(status: int, headers: Mapping[str, str], what: str) -> ResponseTooLargeError:
+    from ..errors import ResponseTooLargeError
+
     return ResponseTooLargeError(
         f"the reply {what} than the client's max_response_bytes; it was not read",
         status=status,

@@ -9,7 +9,7 @@ import os
 from typing import Protocol
 
 from .._core.binary import BinaryOutput
-from ..errors import ResponseDecodeError
+from .._error_base import ResponseDecodeError
 
 __all__ = ["MediaResult", "MediaView", "as_binary", "sniff"]
 

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping, MutableMapping
 from typing import Any, Protocol
 
 from .._core.error_replies import error_from
-from .._core.network import proxy_failure, tls_failure
+from .._core.proxies import proxy_failure, tls_failure
 from .._core.redact import scrub
 from ..errors import APIConnectionError, APITimeoutError, ConfigurationError, WorkersAIError
 from ._core import SessionCore
