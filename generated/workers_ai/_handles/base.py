@@ -40,7 +40,8 @@ T = TypeVar("T")
 _JSON = "application/json"
 _SSE = "text/event-stream"
 _OCTETS = "application/octet-stream"
-_TEXT_FAMILY = __name__.rsplit(".", 2)[0] + ".families.text_generation"  # its full name in sys.modules
+_PACKAGE = __name__.rsplit(".", 2)[0]  # workers_ai, or a vendored copy's name
+_TEXT_FAMILY = _PACKAGE + ".families.text_generation"  # its full name in sys.modules
 
 
 class ModelInfo(msgspec.Struct, frozen=True):
@@ -51,7 +52,7 @@ class ModelInfo(msgspec.Struct, frozen=True):
     description: str = ""
     price: Any = ()
     properties: Any = None
-    schema: str = ""
+    schema: str = ""  # a generated model's: its module's path (models/cf/baai/bge_m3.json), set by its handle class
     raw_body: str | None = None  # the input field the REST API takes as the raw body (options as query)
     form_body: str | None = None  # the input struct the REST API takes as a multipart/form-data body
 
@@ -89,6 +90,9 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         of one model name the same module constants."""
         super().__init_subclass__(**kwargs)
         if info is not None:
+            module = cls.__module__.removeprefix(_PACKAGE + ".")
+            if not info.schema and module.startswith("models."):  # a generated model: its module's path
+                msgspec.structs.force_setattr(info, "schema", module.replace(".", "/") + ".json")
             cls.info = info
         if decoder is not None:
             cls.decoder = decoder

@@ -25,7 +25,6 @@ INFO = ModelInfo(
     description="Deepgram's Aura text-to-speech model. It adapts pacing and expression to the text, so well-written input sounds more natural.",
     price=({"unit": "per audio minute", "price": 0, "currency": "USD"},),
     properties={"async_queue": "true", "partner": "true", "realtime": "true"},
-    schema="models/cf/deepgram/aura_1.json",
 )
 DECODER = ShapeHandle.decoder.named("Aura1Output")  # its errors name this model's output
 

@@ -25,7 +25,6 @@ INFO = ModelInfo(
     description="Deepgram's Aura 2 text-to-speech model for English.",
     price=({"unit": "per 1k characters", "price": 0.03, "currency": "USD"},),
     properties={"async_queue": "true", "partner": "true", "terms": "https://deepgram.com/terms", "realtime": "true"},
-    schema="models/cf/deepgram/aura_2_en.json",
 )
 DECODER = ShapeHandle.decoder.named("Aura2EnOutput")  # its errors name this model's output
 

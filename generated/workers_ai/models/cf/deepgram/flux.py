@@ -29,7 +29,6 @@ INFO = ModelInfo(
     task="Automatic Speech Recognition",
     description="Deepgram's Flux: speech recognition for conversations that detects when a turn ends.",
     properties={"partner": "true", "terms": "https://deepgram.com/terms", "realtime": "true"},
-    schema="models/cf/deepgram/flux.json",
 )
 DECODER = ShapeHandle.decoder.named("FluxOutput")  # its errors name this model's output
 

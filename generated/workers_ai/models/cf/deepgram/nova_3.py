@@ -30,7 +30,6 @@ INFO = ModelInfo(
     description="Deepgram's Nova 3 speech recognition model, with options for formatting and diarization.",
     price=({"unit": "per audio minute", "price": 0.0052, "currency": "USD"},),
     properties={"async_queue": "true", "partner": "true", "realtime": "true"},
-    schema="models/cf/deepgram/nova_3.json",
     raw_body="audio",
 )
 DECODER = ShapeHandle.decoder.named("Nova3Output")  # its errors name this model's output
