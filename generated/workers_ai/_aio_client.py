@@ -20,64 +20,64 @@ if TYPE_CHECKING:
     from ._aio.stream import AsyncStreamRequest
     from ._batch.jobs import AsyncBatchJob
     from ._clients.run_options import AnyRun, DecodedRun, RunOptions
-    from .models._shapes import automatic_speech_recognition_bonklp as _shape_automatic_speech_recognition_bonklp
-    from .models._shapes import automatic_speech_recognition_emgjma as _shape_automatic_speech_recognition_emgjma
-    from .models._shapes import automatic_speech_recognition_fanabo as _shape_automatic_speech_recognition_fanabo
-    from .models._shapes import automatic_speech_recognition_nepbap as _shape_automatic_speech_recognition_nepbap
-    from .models._shapes import automatic_speech_recognition_odhiho as _shape_automatic_speech_recognition_odhiho
-    from .models._shapes import image_classification_lclaaf as _shape_image_classification_lclaaf
-    from .models._shapes import image_to_text_eelhic as _shape_image_to_text_eelhic
-    from .models._shapes import image_to_text_hedhon as _shape_image_to_text_hedhon
-    from .models._shapes import image_to_text_iklhhm as _shape_image_to_text_iklhhm
-    from .models._shapes import object_detection_ghlgfb as _shape_object_detection_ghlgfb
-    from .models._shapes import summarization_hddkgh as _shape_summarization_hddkgh
-    from .models._shapes import text_classification_ahemoi as _shape_text_classification_ahemoi
-    from .models._shapes import text_classification_lidlpi as _shape_text_classification_lidlpi
-    from .models._shapes import text_embeddings_benhmg as _shape_text_embeddings_benhmg
-    from .models._shapes import text_embeddings_cjhdpi as _shape_text_embeddings_cjhdpi
-    from .models._shapes import text_embeddings_ddnjhf as _shape_text_embeddings_ddnjhf
-    from .models._shapes import text_embeddings_fnbjpa as _shape_text_embeddings_fnbjpa
-    from .models._shapes import text_embeddings_jknmfa as _shape_text_embeddings_jknmfa
-    from .models._shapes import text_embeddings_opaopi as _shape_text_embeddings_opaopi
-    from .models._shapes import text_generation_aanlcn as _shape_text_generation_aanlcn
-    from .models._shapes import text_generation_abjfoj as _shape_text_generation_abjfoj
-    from .models._shapes import text_generation_akiodg as _shape_text_generation_akiodg
-    from .models._shapes import text_generation_ammkbd as _shape_text_generation_ammkbd
-    from .models._shapes import text_generation_cngham as _shape_text_generation_cngham
-    from .models._shapes import text_generation_fdoekn as _shape_text_generation_fdoekn
-    from .models._shapes import text_generation_gjefin as _shape_text_generation_gjefin
-    from .models._shapes import text_generation_gnebao as _shape_text_generation_gnebao
-    from .models._shapes import text_generation_gphdem as _shape_text_generation_gphdem
-    from .models._shapes import text_generation_iacnne as _shape_text_generation_iacnne
-    from .models._shapes import text_generation_iaeeom as _shape_text_generation_iaeeom
-    from .models._shapes import text_generation_ilibea as _shape_text_generation_ilibea
-    from .models._shapes import text_generation_jdiifl as _shape_text_generation_jdiifl
-    from .models._shapes import text_generation_jjpbhh as _shape_text_generation_jjpbhh
-    from .models._shapes import text_generation_lknnnc as _shape_text_generation_lknnnc
-    from .models._shapes import text_generation_lpkdho as _shape_text_generation_lpkdho
-    from .models._shapes import text_generation_mdpekj as _shape_text_generation_mdpekj
-    from .models._shapes import text_generation_mofocc as _shape_text_generation_mofocc
-    from .models._shapes import text_generation_ngekei as _shape_text_generation_ngekei
-    from .models._shapes import text_generation_ngmbij as _shape_text_generation_ngmbij
-    from .models._shapes import text_generation_nofhnn as _shape_text_generation_nofhnn
-    from .models._shapes import text_generation_phifon as _shape_text_generation_phifon
-    from .models._shapes import text_generation_pjfail as _shape_text_generation_pjfail
-    from .models._shapes import text_generation_pkepmi as _shape_text_generation_pkepmi
-    from .models._shapes import text_to_image_bacbcp as _shape_text_to_image_bacbcp
-    from .models._shapes import text_to_image_bdmeli as _shape_text_to_image_bdmeli
-    from .models._shapes import text_to_image_cccija as _shape_text_to_image_cccija
-    from .models._shapes import text_to_image_enajcn as _shape_text_to_image_enajcn
-    from .models._shapes import text_to_image_gfemgm as _shape_text_to_image_gfemgm
-    from .models._shapes import text_to_image_jjnfdd as _shape_text_to_image_jjnfdd
-    from .models._shapes import text_to_image_kfeonn as _shape_text_to_image_kfeonn
-    from .models._shapes import text_to_image_mojipo as _shape_text_to_image_mojipo
-    from .models._shapes import text_to_speech_aacmph as _shape_text_to_speech_aacmph
-    from .models._shapes import text_to_speech_ikmpdm as _shape_text_to_speech_ikmpdm
-    from .models._shapes import text_to_speech_lphnfa as _shape_text_to_speech_lphnfa
-    from .models._shapes import text_to_speech_nnaehk as _shape_text_to_speech_nnaehk
-    from .models._shapes import translation_adoeki as _shape_translation_adoeki
-    from .models._shapes import translation_bbmikb as _shape_translation_bbmikb
-    from .models._shapes import voice_activity_detection_ifdehk as _shape_voice_activity_detection_ifdehk
+    from .models._shapes import automatic_speech_recognition_hdjgif as _shape_automatic_speech_recognition_hdjgif
+    from .models._shapes import automatic_speech_recognition_ieobio as _shape_automatic_speech_recognition_ieobio
+    from .models._shapes import automatic_speech_recognition_lopnjo as _shape_automatic_speech_recognition_lopnjo
+    from .models._shapes import automatic_speech_recognition_ngllbb as _shape_automatic_speech_recognition_ngllbb
+    from .models._shapes import automatic_speech_recognition_plcanj as _shape_automatic_speech_recognition_plcanj
+    from .models._shapes import image_classification_cfnffa as _shape_image_classification_cfnffa
+    from .models._shapes import image_to_text_dbnnhn as _shape_image_to_text_dbnnhn
+    from .models._shapes import image_to_text_edbcil as _shape_image_to_text_edbcil
+    from .models._shapes import image_to_text_koiidp as _shape_image_to_text_koiidp
+    from .models._shapes import object_detection_elhkda as _shape_object_detection_elhkda
+    from .models._shapes import summarization_kmchph as _shape_summarization_kmchph
+    from .models._shapes import text_classification_kdhanl as _shape_text_classification_kdhanl
+    from .models._shapes import text_classification_kejalf as _shape_text_classification_kejalf
+    from .models._shapes import text_embeddings_ckefkd as _shape_text_embeddings_ckefkd
+    from .models._shapes import text_embeddings_dpokpm as _shape_text_embeddings_dpokpm
+    from .models._shapes import text_embeddings_jcalck as _shape_text_embeddings_jcalck
+    from .models._shapes import text_embeddings_kackok as _shape_text_embeddings_kackok
+    from .models._shapes import text_embeddings_ockfke as _shape_text_embeddings_ockfke
+    from .models._shapes import text_embeddings_paaiia as _shape_text_embeddings_paaiia
+    from .models._shapes import text_generation_aajfdc as _shape_text_generation_aajfdc
+    from .models._shapes import text_generation_anlgab as _shape_text_generation_anlgab
+    from .models._shapes import text_generation_ballcm as _shape_text_generation_ballcm
+    from .models._shapes import text_generation_bdcjpc as _shape_text_generation_bdcjpc
+    from .models._shapes import text_generation_bmlpim as _shape_text_generation_bmlpim
+    from .models._shapes import text_generation_cajedh as _shape_text_generation_cajedh
+    from .models._shapes import text_generation_ccdgif as _shape_text_generation_ccdgif
+    from .models._shapes import text_generation_cibkkc as _shape_text_generation_cibkkc
+    from .models._shapes import text_generation_dmakgg as _shape_text_generation_dmakgg
+    from .models._shapes import text_generation_ecglcl as _shape_text_generation_ecglcl
+    from .models._shapes import text_generation_enniai as _shape_text_generation_enniai
+    from .models._shapes import text_generation_gghbka as _shape_text_generation_gghbka
+    from .models._shapes import text_generation_hegaal as _shape_text_generation_hegaal
+    from .models._shapes import text_generation_hoajno as _shape_text_generation_hoajno
+    from .models._shapes import text_generation_hoomba as _shape_text_generation_hoomba
+    from .models._shapes import text_generation_jhomei as _shape_text_generation_jhomei
+    from .models._shapes import text_generation_kdgjeb as _shape_text_generation_kdgjeb
+    from .models._shapes import text_generation_kmocdg as _shape_text_generation_kmocdg
+    from .models._shapes import text_generation_mddkhd as _shape_text_generation_mddkhd
+    from .models._shapes import text_generation_nhbgfm as _shape_text_generation_nhbgfm
+    from .models._shapes import text_generation_nhiofo as _shape_text_generation_nhiofo
+    from .models._shapes import text_generation_phkjip as _shape_text_generation_phkjip
+    from .models._shapes import text_generation_pieldb as _shape_text_generation_pieldb
+    from .models._shapes import text_generation_pjkgje as _shape_text_generation_pjkgje
+    from .models._shapes import text_to_image_bngani as _shape_text_to_image_bngani
+    from .models._shapes import text_to_image_chlpgo as _shape_text_to_image_chlpgo
+    from .models._shapes import text_to_image_ciggdf as _shape_text_to_image_ciggdf
+    from .models._shapes import text_to_image_djfceh as _shape_text_to_image_djfceh
+    from .models._shapes import text_to_image_hekimb as _shape_text_to_image_hekimb
+    from .models._shapes import text_to_image_mcofbm as _shape_text_to_image_mcofbm
+    from .models._shapes import text_to_image_ngmoin as _shape_text_to_image_ngmoin
+    from .models._shapes import text_to_image_nkcbag as _shape_text_to_image_nkcbag
+    from .models._shapes import text_to_speech_agblcj as _shape_text_to_speech_agblcj
+    from .models._shapes import text_to_speech_hafbaa as _shape_text_to_speech_hafbaa
+    from .models._shapes import text_to_speech_ihnmaj as _shape_text_to_speech_ihnmaj
+    from .models._shapes import text_to_speech_kjljkn as _shape_text_to_speech_kjljkn
+    from .models._shapes import translation_gfdkbi as _shape_translation_gfdkbi
+    from .models._shapes import translation_leghab as _shape_translation_leghab
+    from .models._shapes import voice_activity_detection_eifihk as _shape_voice_activity_detection_eifihk
     from .models.cf.ai4bharat.indictrans2_en_indic_1b import AsyncIndictrans2EnIndic1B
     from .models.cf.aisingapore.gemma_sea_lion_v4_27b_it import AsyncGemmaSeaLionV4_27bIt
     from .models.cf.baai.bge_base_en_v1_5 import AsyncBgeBaseEnV1_5
@@ -461,237 +461,157 @@ class AsyncWorkersAI(AsyncBaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepgram/nova-3"],
-            payload: _shape_automatic_speech_recognition_bonklp.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/openai/whisper-tiny-en"],
+            payload: _shape_automatic_speech_recognition_hdjgif.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_bonklp.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
-            payload: _shape_automatic_speech_recognition_emgjma.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_emgjma.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_hdjgif.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/flux"],
-            payload: _shape_automatic_speech_recognition_fanabo.ShapeInput | Mapping[str, Any],
+            payload: _shape_automatic_speech_recognition_ieobio.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_fanabo.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_ieobio.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
+            payload: _shape_automatic_speech_recognition_lopnjo.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_lopnjo.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/openai/whisper"],
-            payload: _shape_automatic_speech_recognition_nepbap.ShapeInput | Mapping[str, Any],
+            payload: _shape_automatic_speech_recognition_ngllbb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_nepbap.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_ngllbb.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/whisper-tiny-en"],
-            payload: _shape_automatic_speech_recognition_odhiho.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepgram/nova-3"],
+            payload: _shape_automatic_speech_recognition_plcanj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_odhiho.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_plcanj.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/microsoft/resnet-50"],
-            payload: _shape_image_classification_lclaaf.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_classification_cfnffa.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_classification_lclaaf.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/unum/uform-gen2-qwen-500m"],
-            payload: _shape_image_to_text_eelhic.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_to_text_eelhic.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_image_classification_cfnffa.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
-            payload: _shape_image_to_text_hedhon.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_to_text_dbnnhn.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_to_text_hedhon.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_image_to_text_dbnnhn.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
-            payload: _shape_image_to_text_iklhhm.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_to_text_edbcil.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_to_text_iklhhm.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_image_to_text_edbcil.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/unum/uform-gen2-qwen-500m"],
+            payload: _shape_image_to_text_koiidp.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_image_to_text_koiidp.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/facebook/detr-resnet-50"],
-            payload: _shape_object_detection_ghlgfb.ShapeInput | Mapping[str, Any],
+            payload: _shape_object_detection_elhkda.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_object_detection_ghlgfb.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_object_detection_elhkda.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/facebook/bart-large-cnn"],
-            payload: _shape_summarization_hddkgh.ShapeInput | Mapping[str, Any],
+            payload: _shape_summarization_kmchph.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_summarization_hddkgh.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-reranker-base"],
-            payload: _shape_text_classification_ahemoi.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_classification_ahemoi.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_summarization_kmchph.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"],
-            payload: _shape_text_classification_lidlpi.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_classification_kdhanl.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_classification_lidlpi.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_classification_kdhanl.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/baai/bge-m3"],
-            payload: _shape_text_embeddings_benhmg.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/baai/bge-reranker-base"],
+            payload: _shape_text_classification_kejalf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_benhmg.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
-            payload: _shape_text_embeddings_cjhdpi.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_cjhdpi.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-large-en-v1.5", "@cf/baai/omni-bge-base-en-v1.5"],
-            payload: _shape_text_embeddings_ddnjhf.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_ddnjhf.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/embeddinggemma-300m"],
-            payload: _shape_text_embeddings_fnbjpa.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_fnbjpa.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
-            payload: _shape_text_embeddings_jknmfa.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_jknmfa.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_classification_kejalf.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
-            payload: _shape_text_embeddings_opaopi.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_ckefkd.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_opaopi.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_ckefkd.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
-            payload: _shape_text_generation_aanlcn.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/baai/bge-large-en-v1.5", "@cf/baai/omni-bge-base-en-v1.5"],
+            payload: _shape_text_embeddings_dpokpm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_aanlcn.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_dpokpm.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
-            payload: _shape_text_generation_abjfoj.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/google/embeddinggemma-300m"],
+            payload: _shape_text_embeddings_jcalck.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_abjfoj.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_jcalck.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/cloudflare/clef-omni"],
-            payload: _shape_text_generation_akiodg.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/baai/bge-m3"],
+            payload: _shape_text_embeddings_kackok.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_akiodg.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_kackok.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
-            payload: _shape_text_generation_ammkbd.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
+            payload: _shape_text_embeddings_ockfke.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ammkbd.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_ockfke.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
-            payload: _shape_text_generation_cngham.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
+            payload: _shape_text_embeddings_paaiia.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_cngham.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_paaiia.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/llama-guard-3-8b"],
-            payload: _shape_text_generation_fdoekn.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
+            payload: _shape_text_generation_aajfdc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_fdoekn.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
-            payload: _shape_text_generation_gjefin.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_gjefin.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
-            payload: _shape_text_generation_gnebao.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_gnebao.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@cf/fblgit/una-cybertron-7b-v2-bf16",
-                "@cf/meta/llama-3-8b-instruct-awq",
-                "@cf/meta/llama-3.1-70b-instruct",
-                "@cf/meta/llama-3.1-8b-instruct",
-                "@cf/meta/llama-3.1-8b-instruct-fast",
-                "@cf/meta/llama-3.2-11b-vision-instruct",
-                "@hf/thebloke/deepseek-coder-6.7b-base-awq",
-                "@hf/thebloke/llama-2-13b-chat-awq",
-                "@hf/thebloke/zephyr-7b-beta-awq",
-            ],
-            payload: _shape_text_generation_gphdem.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_gphdem.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_aajfdc.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
-            payload: _shape_text_generation_iacnne.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_anlgab.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_iacnne.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_anlgab.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
-            payload: _shape_text_generation_iaeeom.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/openai/gpt-oss-20b"],
+            payload: _shape_text_generation_ballcm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_iaeeom.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
-            payload: _shape_text_generation_ilibea.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ilibea.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
-            payload: _shape_text_generation_jdiifl.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_jdiifl.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_ballcm.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -703,29 +623,9 @@ class AsyncWorkersAI(AsyncBaseClient):
                 "@cf/qwen/qwen1.5-7b-chat-awq",
                 "@hf/mistral/mistral-7b-instruct-v0.2",
             ],
-            payload: _shape_text_generation_jjpbhh.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_bdcjpc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_jjpbhh.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@cf/google/gemma-2b-it-lora",
-                "@cf/meta/llama-2-7b-chat-fp16",
-                "@cf/meta/llama-3.1-8b-instruct-fp8",
-                "@cf/qwen/qwen1.5-14b-chat-awq",
-                "@cf/qwen/qwen2.5-coder-32b-instruct",
-            ],
-            payload: _shape_text_generation_lknnnc.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_lknnnc.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clairic"],
-            payload: _shape_text_generation_lpkdho.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_lpkdho.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_bdcjpc.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -744,23 +644,121 @@ class AsyncWorkersAI(AsyncBaseClient):
                 "@hf/thebloke/llamaguard-7b-awq",
                 "@hf/thebloke/neural-chat-7b-v3-1-awq",
             ],
-            payload: _shape_text_generation_mdpekj.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_bmlpim.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_mdpekj.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_bmlpim.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/gpt-oss-20b"],
-            payload: _shape_text_generation_mofocc.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
+            payload: _shape_text_generation_cajedh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_mofocc.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_cajedh.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
+            payload: _shape_text_generation_ccdgif.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_ccdgif.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-3-12b-it"],
+            payload: _shape_text_generation_cibkkc.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_cibkkc.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clairic"],
+            payload: _shape_text_generation_dmakgg.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_dmakgg.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-120b"],
+            payload: _shape_text_generation_ecglcl.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_ecglcl.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
+            payload: _shape_text_generation_enniai.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_enniai.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/fblgit/una-cybertron-7b-v2-bf16",
+                "@cf/meta/llama-3-8b-instruct-awq",
+                "@cf/meta/llama-3.1-70b-instruct",
+                "@cf/meta/llama-3.1-8b-instruct",
+                "@cf/meta/llama-3.1-8b-instruct-fast",
+                "@cf/meta/llama-3.2-11b-vision-instruct",
+                "@hf/thebloke/deepseek-coder-6.7b-base-awq",
+                "@hf/thebloke/llama-2-13b-chat-awq",
+                "@hf/thebloke/zephyr-7b-beta-awq",
+            ],
+            payload: _shape_text_generation_gghbka.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_gghbka.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
+            payload: _shape_text_generation_hegaal.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_hegaal.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@hf/nexusflow/starling-lm-7b-beta",
+                "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
+                "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
+                "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
+            ],
+            payload: _shape_text_generation_hoajno.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_hoajno.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
+            payload: _shape_text_generation_hoomba.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_hoomba.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/google/gemma-2b-it-lora",
+                "@cf/meta/llama-2-7b-chat-fp16",
+                "@cf/meta/llama-3.1-8b-instruct-fp8",
+                "@cf/qwen/qwen1.5-14b-chat-awq",
+                "@cf/qwen/qwen2.5-coder-32b-instruct",
+            ],
+            payload: _shape_text_generation_jhomei.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_jhomei.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
+            payload: _shape_text_generation_kdgjeb.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_kdgjeb.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
-            payload: _shape_text_generation_ngekei.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_kmocdg.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ngekei.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_kmocdg.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -771,42 +769,65 @@ class AsyncWorkersAI(AsyncBaseClient):
                 "@cf/tiiuae/falcon-7b-instruct",
                 "@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
             ],
-            payload: _shape_text_generation_ngmbij.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_mddkhd.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ngmbij.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_mddkhd.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/gpt-oss-120b"],
-            payload: _shape_text_generation_nofhnn.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
+            payload: _shape_text_generation_nhbgfm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_nofhnn.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_nhbgfm.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/google/gemma-3-12b-it"],
-            payload: _shape_text_generation_phifon.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/meta/llama-guard-3-8b"],
+            payload: _shape_text_generation_nhiofo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_phifon.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_nhiofo.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal[
-                "@hf/nexusflow/starling-lm-7b-beta",
-                "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
-                "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
-                "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
-            ],
-            payload: _shape_text_generation_pjfail.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
+            payload: _shape_text_generation_phkjip.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_pjfail.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_phkjip.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
-            payload: _shape_text_generation_pkepmi.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/cloudflare/clef-omni"],
+            payload: _shape_text_generation_pieldb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_pkepmi.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_pieldb.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
+            payload: _shape_text_generation_pjkgje.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_pjkgje.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
+            payload: _shape_text_to_image_bngani.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_to_image_bngani.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
+            payload: _shape_text_to_image_chlpgo.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_to_image_chlpgo.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/leonardo/lucid-origin"],
+            payload: _shape_text_to_image_ciggdf.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_to_image_ciggdf.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -816,107 +837,86 @@ class AsyncWorkersAI(AsyncBaseClient):
                 "@cf/runwayml/stable-diffusion-v1-5-img2img",
                 "@cf/runwayml/stable-diffusion-v1-5-inpainting",
             ],
-            payload: _shape_text_to_image_bacbcp.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_djfceh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_bacbcp.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
-            payload: _shape_text_to_image_bdmeli.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_bdmeli.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
-            payload: _shape_text_to_image_cccija.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_cccija.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/leonardo/lucid-origin"],
-            payload: _shape_text_to_image_enajcn.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_enajcn.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_djfceh.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"],
-            payload: _shape_text_to_image_gfemgm.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_hekimb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_gfemgm.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_hekimb.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/leonardo/phoenix-1.0"],
-            payload: _shape_text_to_image_jjnfdd.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_mcofbm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_jjnfdd.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_mcofbm.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
-            payload: _shape_text_to_image_kfeonn.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
+            payload: _shape_text_to_image_ngmoin.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_kfeonn.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_ngmoin.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
-            payload: _shape_text_to_image_mojipo.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_nkcbag.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_mojipo.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepgram/aura-2-es"],
-            payload: _shape_text_to_speech_aacmph.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_aacmph.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_nkcbag.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/aura-1"],
-            payload: _shape_text_to_speech_ikmpdm.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_speech_agblcj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_ikmpdm.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_agblcj.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/aura-2-en"],
-            payload: _shape_text_to_speech_lphnfa.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_speech_hafbaa.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_lphnfa.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_hafbaa.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/myshell-ai/melotts"],
-            payload: _shape_text_to_speech_nnaehk.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_speech_ihnmaj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_nnaehk.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_ihnmaj.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepgram/aura-2-es"],
+            payload: _shape_text_to_speech_kjljkn.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_kjljkn.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"],
-            payload: _shape_translation_adoeki.ShapeInput | Mapping[str, Any],
+            payload: _shape_translation_gfdkbi.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_translation_adoeki.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_translation_gfdkbi.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/m2m100-1.2b"],
-            payload: _shape_translation_bbmikb.ShapeInput | Mapping[str, Any],
+            payload: _shape_translation_leghab.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_translation_bbmikb.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_translation_leghab.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/pipecat-ai/smart-turn-v2"],
-            payload: _shape_voice_activity_detection_ifdehk.ShapeInput | Mapping[str, Any],
+            payload: _shape_voice_activity_detection_eifihk.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_voice_activity_detection_ifdehk.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_voice_activity_detection_eifihk.ShapeOutput]: ...
         @overload
         def run(self, model_id: str, payload: Any, **options: Unpack[AnyRun]) -> Any: ...
 
