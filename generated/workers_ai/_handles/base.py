@@ -85,15 +85,22 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         batch_input: type[Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        """A generated handle states its model in its class line: ``class BgeM3(ModelHandle[...],
-        info=INFO, decoder=DECODER, inputs=INPUTS, batch_input=BatchInput)``; the sync and async handles
-        of one model name the same module constants."""
+        """A generated handle states its model in its class line: ``class ShapeHandle(ModelHandle[...],
+        decoder=DECODER, inputs=INPUTS, batch_input=BatchInput)`` for a shape, ``class BgeM3(ShapeHandle,
+        info=INFO)`` for a model of it; the sync and async handles of one model share its module's INFO and
+        DECODER."""
         super().__init_subclass__(**kwargs)
         if info is not None:
-            module = cls.__module__.removeprefix(_PACKAGE + ".")
-            if not info.schema and module.startswith("models."):  # a generated model: its module's path
-                msgspec.structs.force_setattr(info, "schema", module.replace(".", "/") + ".json")
             cls.info = info
+            module = cls.__module__.removeprefix(_PACKAGE + ".")
+            if module.startswith("models."):  # a generated model's handle: the rest comes from its module
+                if not info.schema:
+                    msgspec.structs.force_setattr(info, "schema", module.replace(".", "/") + ".json")
+                if decoder is None:  # its shape's, named for the model's output in errors; the module's DECODER
+                    namespace = sys.modules[cls.__module__].__dict__
+                    if "DECODER" not in namespace:  # the sync class comes first: ``BgeM3`` -> BgeM3Output
+                        namespace["DECODER"] = cls.decoder.named(f"{cls.__name__}Output")
+                    decoder = cast("OutputDecoder", namespace["DECODER"])
         if decoder is not None:
             cls.decoder = decoder
         if inputs is not None:

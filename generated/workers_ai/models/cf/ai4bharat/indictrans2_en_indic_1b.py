@@ -18,12 +18,11 @@ INFO = ModelInfo(
     ),
     properties={},
 )
-DECODER = ShapeHandle.decoder.named("Indictrans2EnIndic1BOutput")  # its errors name this model's output
 
 
-class Indictrans2EnIndic1B(ShapeHandle, info=INFO, decoder=DECODER):
+class Indictrans2EnIndic1B(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/ai4bharat/indictrans2-en-indic-1B``, from ``WorkersAI().model(...)``: ``translate()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncIndictrans2EnIndic1B(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncIndictrans2EnIndic1B(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/ai4bharat/indictrans2-en-indic-1B``: the methods of :class:`Indictrans2EnIndic1B`, awaited (streams are used with ``async with``)."""

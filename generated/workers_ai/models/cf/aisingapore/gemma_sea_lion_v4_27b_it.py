@@ -18,12 +18,11 @@ INFO = ModelInfo(
     ),
     properties={"context_window": "128000"},
 )
-DECODER = ShapeHandle.decoder.named("GemmaSeaLionV4_27bItOutput")  # its errors name this model's output
 
 
-class GemmaSeaLionV4_27bIt(ShapeHandle, info=INFO, decoder=DECODER):
+class GemmaSeaLionV4_27bIt(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/aisingapore/gemma-sea-lion-v4-27b-it``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncGemmaSeaLionV4_27bIt(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncGemmaSeaLionV4_27bIt(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/aisingapore/gemma-sea-lion-v4-27b-it``: the methods of :class:`GemmaSeaLionV4_27bIt`, awaited (streams are used with ``async with``)."""

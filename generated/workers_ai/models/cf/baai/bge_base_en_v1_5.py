@@ -20,12 +20,11 @@ INFO = ModelInfo(
         "output_dimensions": "768",
     },
 )
-DECODER = ShapeHandle.decoder.named("BgeBaseEnV1_5Output")  # its errors name this model's output
 
 
-class BgeBaseEnV1_5(ShapeHandle, info=INFO, decoder=DECODER):
+class BgeBaseEnV1_5(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/baai/bge-base-en-v1.5``, from ``WorkersAI().model(...)``: ``embed()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncBgeBaseEnV1_5(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncBgeBaseEnV1_5(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/baai/bge-base-en-v1.5``: the methods of :class:`BgeBaseEnV1_5`, awaited (streams are used with ``async with``)."""

@@ -20,12 +20,11 @@ INFO = ModelInfo(
         "output_dimensions": "1024",
     },
 )
-DECODER = ShapeHandle.decoder.named("BgeLargeEnV1_5Output")  # its errors name this model's output
 
 
-class BgeLargeEnV1_5(ShapeHandle, info=INFO, decoder=DECODER):
+class BgeLargeEnV1_5(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/baai/bge-large-en-v1.5``, from ``WorkersAI().model(...)``: ``embed()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncBgeLargeEnV1_5(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncBgeLargeEnV1_5(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/baai/bge-large-en-v1.5``: the methods of :class:`BgeLargeEnV1_5`, awaited (streams are used with ``async with``)."""

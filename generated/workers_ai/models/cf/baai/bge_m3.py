@@ -15,12 +15,11 @@ INFO = ModelInfo(
     price=({"unit": "per M input tokens", "price": 0.0118, "currency": "USD"},),
     properties={"async_queue": "true", "context_window": "60000"},
 )
-DECODER = ShapeHandle.decoder.named("BgeM3Output")  # its errors name this model's output
 
 
-class BgeM3(ShapeHandle, info=INFO, decoder=DECODER):
+class BgeM3(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/baai/bge-m3``, from ``WorkersAI().model(...)``: ``rank()``, ``embed()``, ``embed_contexts()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncBgeM3(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncBgeM3(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/baai/bge-m3``: the methods of :class:`BgeM3`, awaited (streams are used with ``async with``)."""

@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Reranking model from BAAI. Given a query and a list of passages, it scores how relevant each passage is instead of returning embeddings.",
     properties={},
 )
-DECODER = ShapeHandle.decoder.named("BgeRerankerBaseOutput")  # its errors name this model's output
 
 
-class BgeRerankerBase(ShapeHandle, info=INFO, decoder=DECODER):
+class BgeRerankerBase(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/baai/bge-reranker-base``, from ``WorkersAI().model(...)``: ``rank()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncBgeRerankerBase(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncBgeRerankerBase(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/baai/bge-reranker-base``: the methods of :class:`BgeRerankerBase`, awaited (streams are used with ``async with``)."""

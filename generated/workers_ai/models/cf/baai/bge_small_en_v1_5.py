@@ -20,12 +20,11 @@ INFO = ModelInfo(
         "output_dimensions": "384",
     },
 )
-DECODER = ShapeHandle.decoder.named("BgeSmallEnV1_5Output")  # its errors name this model's output
 
 
-class BgeSmallEnV1_5(ShapeHandle, info=INFO, decoder=DECODER):
+class BgeSmallEnV1_5(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/baai/bge-small-en-v1.5``, from ``WorkersAI().model(...)``: ``embed()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncBgeSmallEnV1_5(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncBgeSmallEnV1_5(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/baai/bge-small-en-v1.5``: the methods of :class:`BgeSmallEnV1_5`, awaited (streams are used with ``async with``)."""

@@ -19,12 +19,11 @@ INFO = ModelInfo(
         "output_dimensions": "768",
     },
 )
-DECODER = ShapeHandle.decoder.named("OmniBgeBaseEnV1_5Output")  # its errors name this model's output
 
 
-class OmniBgeBaseEnV1_5(ShapeHandle, info=INFO, decoder=DECODER):
+class OmniBgeBaseEnV1_5(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/baai/omni-bge-base-en-v1.5``, from ``WorkersAI().model(...)``: ``embed()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncOmniBgeBaseEnV1_5(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncOmniBgeBaseEnV1_5(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/baai/omni-bge-base-en-v1.5``: the methods of :class:`OmniBgeBaseEnV1_5`, awaited (streams are used with ``async with``)."""

@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="FLUX.1 [schnell] from Black Forest Labs: a fast 12-billion-parameter model that creates pictures from text prompts.",
     properties={"terms": "https://bfl.ai/legal/terms-of-service"},
 )
-DECODER = ShapeHandle.decoder.named("Flux1SchnellOutput")  # its errors name this model's output
 
 
-class Flux1Schnell(ShapeHandle, info=INFO, decoder=DECODER):
+class Flux1Schnell(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/black-forest-labs/flux-1-schnell``, from ``WorkersAI().model(...)``: ``generate_image()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncFlux1Schnell(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncFlux1Schnell(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/black-forest-labs/flux-1-schnell``: the methods of :class:`Flux1Schnell`, awaited (streams are used with ``async with``)."""

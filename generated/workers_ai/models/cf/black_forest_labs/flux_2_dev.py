@@ -19,12 +19,11 @@ INFO = ModelInfo(
     properties={"terms": "https://bfl.ai/legal/terms-of-service", "partner": "true"},
     form_body="FormInput",
 )
-DECODER = ShapeHandle.decoder.named("Flux2DevOutput")  # its errors name this model's output
 
 
-class Flux2Dev(ShapeHandle, info=INFO, decoder=DECODER):
+class Flux2Dev(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/black-forest-labs/flux-2-dev``, from ``WorkersAI().model(...)``: ``generate_image()``, ``binding()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncFlux2Dev(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncFlux2Dev(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/black-forest-labs/flux-2-dev``: the methods of :class:`Flux2Dev`, awaited (streams are used with ``async with``)."""

@@ -15,12 +15,11 @@ INFO = ModelInfo(
     properties={"partner": "true", "terms": "https://bfl.ai/legal/terms-of-service"},
     form_body="FormInput",
 )
-DECODER = ShapeHandle.decoder.named("Flux2Klein4bOutput")  # its errors name this model's output
 
 
-class Flux2Klein4b(ShapeHandle, info=INFO, decoder=DECODER):
+class Flux2Klein4b(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/black-forest-labs/flux-2-klein-4b``, from ``WorkersAI().model(...)``: ``generate_image()``, ``binding()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncFlux2Klein4b(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncFlux2Klein4b(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/black-forest-labs/flux-2-klein-4b``: the methods of :class:`Flux2Klein4b`, awaited (streams are used with ``async with``)."""

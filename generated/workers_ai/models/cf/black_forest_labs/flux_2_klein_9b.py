@@ -15,12 +15,11 @@ INFO = ModelInfo(
     properties={"partner": "true", "terms": "https://bfl.ai/legal/terms-of-service"},
     form_body="FormInput",
 )
-DECODER = ShapeHandle.decoder.named("Flux2Klein9bOutput")  # its errors name this model's output
 
 
-class Flux2Klein9b(ShapeHandle, info=INFO, decoder=DECODER):
+class Flux2Klein9b(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/black-forest-labs/flux-2-klein-9b``, from ``WorkersAI().model(...)``: ``generate_image()``, ``binding()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncFlux2Klein9b(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncFlux2Klein9b(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/black-forest-labs/flux-2-klein-9b``: the methods of :class:`Flux2Klein9b`, awaited (streams are used with ``async with``)."""

@@ -15,12 +15,11 @@ INFO = ModelInfo(
     price=({"unit": "per step", "price": 0, "currency": "USD"},),
     properties={"beta": "true", "info": "https://huggingface.co/ByteDance/SDXL-Lightning"},
 )
-DECODER = ShapeHandle.decoder.named("StableDiffusionXlLightningOutput")  # its errors name this model's output
 
 
-class StableDiffusionXlLightning(ShapeHandle, info=INFO, decoder=DECODER):
+class StableDiffusionXlLightning(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/bytedance/stable-diffusion-xl-lightning``, from ``WorkersAI().model(...)``: ``generate_image()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncStableDiffusionXlLightning(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncStableDiffusionXlLightning(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/bytedance/stable-diffusion-xl-lightning``: the methods of :class:`StableDiffusionXlLightning`, awaited (streams are used with ``async with``)."""

@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Cloudflare's extraction model: reads a text state (and optional images) and returns one typed value per requested field, with confidence and source spans.",
     properties={"context_window": "65536"},
 )
-DECODER = ShapeHandle.decoder.named("ClairicOutput")  # its errors name this model's output
 
 
-class Clairic(ShapeHandle, info=INFO, decoder=DECODER):
+class Clairic(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/cloudflare/clairic``, from ``WorkersAI().model(...)``: ``generate()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncClairic(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncClairic(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/cloudflare/clairic``: the methods of :class:`Clairic`, awaited (streams are used with ``async with``)."""

@@ -20,12 +20,11 @@ INFO = ModelInfo(
         "vision": "true",
     },
 )
-DECODER = ShapeHandle.decoder.named("ClefOutput")  # its errors name this model's output
 
 
-class Clef(ShapeHandle, info=INFO, decoder=DECODER):
+class Clef(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/cloudflare/clef``, from ``WorkersAI().model(...)``: ``generate()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncClef(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncClef(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/cloudflare/clef``: the methods of :class:`Clef`, awaited (streams are used with ``async with``)."""

@@ -20,12 +20,11 @@ INFO = ModelInfo(
         "vision": "true",
     },
 )
-DECODER = ShapeHandle.decoder.named("ClefFlashOutput")  # its errors name this model's output
 
 
-class ClefFlash(ShapeHandle, info=INFO, decoder=DECODER):
+class ClefFlash(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/cloudflare/clef-flash``, from ``WorkersAI().model(...)``: ``generate()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncClefFlash(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncClefFlash(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/cloudflare/clef-flash``: the methods of :class:`ClefFlash`, awaited (streams are used with ``async with``)."""

@@ -20,12 +20,11 @@ INFO = ModelInfo(
         "vision": "true",
     },
 )
-DECODER = ShapeHandle.decoder.named("ClefOmniOutput")  # its errors name this model's output
 
 
-class ClefOmni(ShapeHandle, info=INFO, decoder=DECODER):
+class ClefOmni(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/cloudflare/clef-omni``, from ``WorkersAI().model(...)``: ``generate()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncClefOmni(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncClefOmni(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/cloudflare/clef-omni``: the methods of :class:`ClefOmni`, awaited (streams are used with ``async with``)."""

@@ -26,10 +26,9 @@ INFO = ModelInfo(
     price=({"unit": "per audio minute", "price": 0, "currency": "USD"},),
     properties={"async_queue": "true", "partner": "true", "realtime": "true"},
 )
-DECODER = ShapeHandle.decoder.named("Aura1Output")  # its errors name this model's output
 
 
-class Aura1(ShapeHandle, info=INFO, decoder=DECODER):
+class Aura1(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/deepgram/aura-1``, from ``WorkersAI().model(...)``: ``speak()`` (documented on :class:`ShapeHandle`)."""
 
     def speak_live(self, **options: Unpack[Aura1SpeakOptionsDict]) -> SpeakSession[Aura1Event]:
@@ -42,7 +41,7 @@ class Aura1(ShapeHandle, info=INFO, decoder=DECODER):
         return speak_sync(self, SPEC, options)
 
 
-class AsyncAura1(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncAura1(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/deepgram/aura-1``: the methods of :class:`Aura1`, awaited (streams are used with ``async with``)."""
 
     def speak_live(self, **options: Unpack[Aura1SpeakOptionsDict]) -> AsyncSpeakSession[Aura1Event]:

@@ -26,10 +26,9 @@ INFO = ModelInfo(
     price=({"unit": "per 1k characters", "price": 0.03, "currency": "USD"},),
     properties={"async_queue": "true", "partner": "true", "terms": "https://deepgram.com/terms", "realtime": "true"},
 )
-DECODER = ShapeHandle.decoder.named("Aura2EnOutput")  # its errors name this model's output
 
 
-class Aura2En(ShapeHandle, info=INFO, decoder=DECODER):
+class Aura2En(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/deepgram/aura-2-en``, from ``WorkersAI().model(...)``: ``speak()`` (documented on :class:`ShapeHandle`)."""
 
     def speak_live(self, **options: Unpack[Aura2EnSpeakOptionsDict]) -> SpeakSession[Aura2EnEvent]:
@@ -42,7 +41,7 @@ class Aura2En(ShapeHandle, info=INFO, decoder=DECODER):
         return speak_sync(self, SPEC, options)
 
 
-class AsyncAura2En(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncAura2En(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/deepgram/aura-2-en``: the methods of :class:`Aura2En`, awaited (streams are used with ``async with``)."""
 
     def speak_live(self, **options: Unpack[Aura2EnSpeakOptionsDict]) -> AsyncSpeakSession[Aura2EnEvent]:

@@ -30,10 +30,9 @@ INFO = ModelInfo(
     description="Deepgram's Flux: speech recognition for conversations that detects when a turn ends.",
     properties={"partner": "true", "terms": "https://deepgram.com/terms", "realtime": "true"},
 )
-DECODER = ShapeHandle.decoder.named("FluxOutput")  # its errors name this model's output
 
 
-class Flux(ShapeHandle, info=INFO, decoder=DECODER):
+class Flux(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/deepgram/flux``, from ``WorkersAI().model(...)`` (documented on :class:`ShapeHandle`)."""
 
     def listen(self, **options: Unpack[FluxListenOptionsDict]) -> ListenSession[FluxEvent]:
@@ -46,7 +45,7 @@ class Flux(ShapeHandle, info=INFO, decoder=DECODER):
         return listen_sync(self, SPEC, options)
 
 
-class AsyncFlux(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncFlux(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/deepgram/flux``: the methods of :class:`Flux`, awaited (streams are used with ``async with``)."""
 
     def listen(self, **options: Unpack[FluxListenOptionsDict]) -> AsyncListenSession[FluxEvent]:

@@ -32,10 +32,9 @@ INFO = ModelInfo(
     properties={"async_queue": "true", "partner": "true", "realtime": "true"},
     raw_body="audio",
 )
-DECODER = ShapeHandle.decoder.named("Nova3Output")  # its errors name this model's output
 
 
-class Nova3(ShapeHandle, info=INFO, decoder=DECODER):
+class Nova3(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/deepgram/nova-3``, from ``WorkersAI().model(...)``: ``transcribe()`` (documented on :class:`ShapeHandle`)."""
 
     def listen(self, **options: Unpack[Nova3ListenOptionsDict]) -> ListenSession[Nova3Event]:
@@ -48,7 +47,7 @@ class Nova3(ShapeHandle, info=INFO, decoder=DECODER):
         return listen_sync(self, SPEC, options)
 
 
-class AsyncNova3(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncNova3(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/deepgram/nova-3``: the methods of :class:`Nova3`, awaited (streams are used with ``async with``)."""
 
     def listen(self, **options: Unpack[Nova3ListenOptionsDict]) -> AsyncListenSession[Nova3Event]:

@@ -18,12 +18,11 @@ INFO = ModelInfo(
         "terms": "https://github.com/deepseek-ai/DeepSeek-Math/blob/main/LICENSE-MODEL",
     },
 )
-DECODER = ShapeHandle.decoder.named("DeepseekMath7bInstructOutput")  # its errors name this model's output
 
 
-class DeepseekMath7bInstruct(ShapeHandle, info=INFO, decoder=DECODER):
+class DeepseekMath7bInstruct(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/deepseek-ai/deepseek-math-7b-instruct``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncDeepseekMath7bInstruct(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncDeepseekMath7bInstruct(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/deepseek-ai/deepseek-math-7b-instruct``: the methods of :class:`DeepseekMath7bInstruct`, awaited (streams are used with ``async with``)."""

@@ -22,12 +22,11 @@ INFO = ModelInfo(
         "terms": "https://github.com/deepseek-ai/DeepSeek-R1/blob/main/LICENSE",
     },
 )
-DECODER = ShapeHandle.decoder.named("DeepseekR1DistillQwen32bOutput")  # its errors name this model's output
 
 
-class DeepseekR1DistillQwen32b(ShapeHandle, info=INFO, decoder=DECODER):
+class DeepseekR1DistillQwen32b(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/deepseek-ai/deepseek-r1-distill-qwen-32b``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncDeepseekR1DistillQwen32b(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncDeepseekR1DistillQwen32b(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/deepseek-ai/deepseek-r1-distill-qwen-32b``: the methods of :class:`DeepseekR1DistillQwen32b`, awaited (streams are used with ``async with``)."""

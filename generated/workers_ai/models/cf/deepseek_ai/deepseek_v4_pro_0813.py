@@ -24,12 +24,11 @@ INFO = ModelInfo(
         "reasoning": "true",
     },
 )
-DECODER = ShapeHandle.decoder.named("DeepseekV4Pro0813Output")  # its errors name this model's output
 
 
-class DeepseekV4Pro0813(ShapeHandle, info=INFO, decoder=DECODER):
+class DeepseekV4Pro0813(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/deepseek-ai/deepseek-v4-pro-0813``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncDeepseekV4Pro0813(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncDeepseekV4Pro0813(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/deepseek-ai/deepseek-v4-pro-0813``: the methods of :class:`DeepseekV4Pro0813`, awaited (streams are used with ``async with``)."""

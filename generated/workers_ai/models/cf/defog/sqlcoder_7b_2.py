@@ -19,12 +19,11 @@ INFO = ModelInfo(
         "terms": "https://creativecommons.org/licenses/by-sa/4.0/deed.en",
     },
 )
-DECODER = ShapeHandle.decoder.named("Sqlcoder7b2Output")  # its errors name this model's output
 
 
-class Sqlcoder7b2(ShapeHandle, info=INFO, decoder=DECODER):
+class Sqlcoder7b2(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/defog/sqlcoder-7b-2``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncSqlcoder7b2(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncSqlcoder7b2(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/defog/sqlcoder-7b-2``: the methods of :class:`Sqlcoder7b2`, awaited (streams are used with ``async with``)."""

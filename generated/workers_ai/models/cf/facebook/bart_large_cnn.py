@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Facebook's BART sequence-to-sequence model, fine-tuned on news articles to write summaries.",
     properties={"beta": "true"},
 )
-DECODER = ShapeHandle.decoder.named("BartLargeCnnOutput")  # its errors name this model's output
 
 
-class BartLargeCnn(ShapeHandle, info=INFO, decoder=DECODER):
+class BartLargeCnn(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/facebook/bart-large-cnn``, from ``WorkersAI().model(...)``: ``summarize()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncBartLargeCnn(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncBartLargeCnn(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/facebook/bart-large-cnn``: the methods of :class:`BartLargeCnn`, awaited (streams are used with ``async with``)."""

@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Facebook's DETR transformer model for finding objects in images, trained on COCO 2017.",
     properties={"beta": "true"},
 )
-DECODER = ShapeHandle.decoder.named("DetrResnet50Output")  # its errors name this model's output
 
 
-class DetrResnet50(ShapeHandle, info=INFO, decoder=DECODER):
+class DetrResnet50(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/facebook/detr-resnet-50``, from ``WorkersAI().model(...)``: ``detect()``, ``detect_image()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncDetrResnet50(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncDetrResnet50(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/facebook/detr-resnet-50``: the methods of :class:`DetrResnet50`, awaited (streams are used with ``async with``)."""

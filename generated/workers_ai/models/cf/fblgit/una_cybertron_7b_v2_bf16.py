@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Beta text generation model from fblgit.",
     properties={"beta": "true"},
 )
-DECODER = ShapeHandle.decoder.named("UnaCybertron7bV2Bf16Output")  # its errors name this model's output
 
 
-class UnaCybertron7bV2Bf16(ShapeHandle, info=INFO, decoder=DECODER):
+class UnaCybertron7bV2Bf16(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/fblgit/una-cybertron-7b-v2-bf16``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncUnaCybertron7bV2Bf16(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncUnaCybertron7bV2Bf16(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/fblgit/una-cybertron-7b-v2-bf16``: the methods of :class:`UnaCybertron7bV2Bf16`, awaited (streams are used with ``async with``)."""

@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Google's EmbeddingGemma (300M), a small multilingual embedding model.",
     properties={},
 )
-DECODER = ShapeHandle.decoder.named("Embeddinggemma300mOutput")  # its errors name this model's output
 
 
-class Embeddinggemma300m(ShapeHandle, info=INFO, decoder=DECODER):
+class Embeddinggemma300m(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/google/embeddinggemma-300m``, from ``WorkersAI().model(...)``: ``embed()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncEmbeddinggemma300m(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncEmbeddinggemma300m(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/google/embeddinggemma-300m``: the methods of :class:`Embeddinggemma300m`, awaited (streams are used with ``async with``)."""

@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Beta text generation model from Google, with an 8,192-token context window and LoRA adapters.",
     properties={"beta": "true", "context_window": "8192", "lora": "true"},
 )
-DECODER = ShapeHandle.decoder.named("Gemma2bItLoraOutput")  # its errors name this model's output
 
 
-class Gemma2bItLora(ShapeHandle, info=INFO, decoder=DECODER):
+class Gemma2bItLora(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/google/gemma-2b-it-lora``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncGemma2bItLora(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncGemma2bItLora(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/google/gemma-2b-it-lora``: the methods of :class:`Gemma2bItLora`, awaited (streams are used with ``async with``)."""

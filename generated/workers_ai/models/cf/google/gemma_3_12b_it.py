@@ -18,12 +18,11 @@ INFO = ModelInfo(
     ),
     properties={"context_window": "80000", "lora": "true"},
 )
-DECODER = ShapeHandle.decoder.named("Gemma3_12bItOutput")  # its errors name this model's output
 
 
-class Gemma3_12bIt(ShapeHandle, info=INFO, decoder=DECODER):
+class Gemma3_12bIt(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/google/gemma-3-12b-it``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncGemma3_12bIt(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncGemma3_12bIt(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/google/gemma-3-12b-it``: the methods of :class:`Gemma3_12bIt`, awaited (streams are used with ``async with``)."""

@@ -25,12 +25,11 @@ INFO = ModelInfo(
         "vision": "true",
     },
 )
-DECODER = ShapeHandle.decoder.named("Gemma4_26bA4bItOutput")  # its errors name this model's output
 
 
-class Gemma4_26bA4bIt(ShapeHandle, info=INFO, decoder=DECODER):
+class Gemma4_26bA4bIt(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/google/gemma-4-26b-a4b-it``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncGemma4_26bA4bIt(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncGemma4_26bA4bIt(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/google/gemma-4-26b-a4b-it``: the methods of :class:`Gemma4_26bA4bIt`, awaited (streams are used with ``async with``)."""

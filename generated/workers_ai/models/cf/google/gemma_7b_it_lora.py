@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Beta text generation model from Google, with LoRA adapters.",
     properties={"beta": "true", "lora": "true"},
 )
-DECODER = ShapeHandle.decoder.named("Gemma7bItLoraOutput")  # its errors name this model's output
 
 
-class Gemma7bItLora(ShapeHandle, info=INFO, decoder=DECODER):
+class Gemma7bItLora(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/google/gemma-7b-it-lora``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncGemma7bItLora(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncGemma7bItLora(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/google/gemma-7b-it-lora``: the methods of :class:`Gemma7bItLora`, awaited (streams are used with ``async with``)."""

@@ -17,12 +17,11 @@ INFO = ModelInfo(
         "info": "https://huggingface.co/Intel/distilbert-base-uncased-finetuned-sst-2-english-int8-static",
     },
 )
-DECODER = ShapeHandle.decoder.named("DistilbertSst2Int8Output")  # its errors name this model's output
 
 
-class DistilbertSst2Int8(ShapeHandle, info=INFO, decoder=DECODER):
+class DistilbertSst2Int8(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/huggingface/distilbert-sst-2-int8``, from ``WorkersAI().model(...)``: ``classify()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncDistilbertSst2Int8(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncDistilbertSst2Int8(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/huggingface/distilbert-sst-2-int8``: the methods of :class:`DistilbertSst2Int8`, awaited (streams are used with ``async with``)."""

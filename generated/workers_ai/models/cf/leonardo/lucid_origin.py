@@ -18,12 +18,11 @@ INFO = ModelInfo(
     ),
     properties={"partner": "true", "terms": "https://leonardo.ai/terms-of-service/"},
 )
-DECODER = ShapeHandle.decoder.named("LucidOriginOutput")  # its errors name this model's output
 
 
-class LucidOrigin(ShapeHandle, info=INFO, decoder=DECODER):
+class LucidOrigin(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/leonardo/lucid-origin``, from ``WorkersAI().model(...)``: ``generate_image()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncLucidOrigin(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncLucidOrigin(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/leonardo/lucid-origin``: the methods of :class:`LucidOrigin`, awaited (streams are used with ``async with``)."""

@@ -18,12 +18,11 @@ INFO = ModelInfo(
     ),
     properties={"partner": "true"},
 )
-DECODER = ShapeHandle.decoder.named("Phoenix1_0Output")  # its errors name this model's output
 
 
-class Phoenix1_0(ShapeHandle, info=INFO, decoder=DECODER):
+class Phoenix1_0(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/leonardo/phoenix-1.0``, from ``WorkersAI().model(...)``: ``generate_image()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncPhoenix1_0(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncPhoenix1_0(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/leonardo/phoenix-1.0``: the methods of :class:`Phoenix1_0`, awaited (streams are used with ``async with``)."""

@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="LLaVA 1.5 (7B), an open multimodal chat model that describes images and answers questions about them.",
     properties={"beta": "true"},
 )
-DECODER = ShapeHandle.decoder.named("Llava1_5_7bHfOutput")  # its errors name this model's output
 
 
-class Llava1_5_7bHf(ShapeHandle, info=INFO, decoder=DECODER):
+class Llava1_5_7bHf(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/llava-hf/llava-1.5-7b-hf``, from ``WorkersAI().model(...)``: ``describe()``, ``describe_image()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncLlava1_5_7bHf(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncLlava1_5_7bHf(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/llava-hf/llava-1.5-7b-hf``: the methods of :class:`Llava1_5_7bHf`, awaited (streams are used with ``async with``)."""

@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Beta image generation model from Lykon.",
     properties={"beta": "true", "info": "https://huggingface.co/Lykon/DreamShaper"},
 )
-DECODER = ShapeHandle.decoder.named("Dreamshaper8LcmOutput")  # its errors name this model's output
 
 
-class Dreamshaper8Lcm(ShapeHandle, info=INFO, decoder=DECODER):
+class Dreamshaper8Lcm(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/lykon/dreamshaper-8-lcm``, from ``WorkersAI().model(...)``: ``generate_image()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncDreamshaper8Lcm(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncDreamshaper8Lcm(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/lykon/dreamshaper-8-lcm``: the methods of :class:`Dreamshaper8Lcm`, awaited (streams are used with ``async with``)."""

@@ -19,12 +19,11 @@ INFO = ModelInfo(
         "terms": "https://ai.meta.com/resources/models-and-libraries/llama-downloads/",
     },
 )
-DECODER = ShapeHandle.decoder.named("Llama2_7bChatFp16Output")  # its errors name this model's output
 
 
-class Llama2_7bChatFp16(ShapeHandle, info=INFO, decoder=DECODER):
+class Llama2_7bChatFp16(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/meta/llama-2-7b-chat-fp16``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncLlama2_7bChatFp16(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncLlama2_7bChatFp16(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/meta/llama-2-7b-chat-fp16``: the methods of :class:`Llama2_7bChatFp16`, awaited (streams are used with ``async with``)."""

@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Text generation model from Meta, with an 8,192-token context window; scheduled to be retired on 2026-05-30.",
     properties={"context_window": "8192", "planned_deprecation_date": "2026-05-30"},
 )
-DECODER = ShapeHandle.decoder.named("Llama2_7bChatInt8Output")  # its errors name this model's output
 
 
-class Llama2_7bChatInt8(ShapeHandle, info=INFO, decoder=DECODER):
+class Llama2_7bChatInt8(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/meta/llama-2-7b-chat-int8``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncLlama2_7bChatInt8(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncLlama2_7bChatInt8(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/meta/llama-2-7b-chat-int8``: the methods of :class:`Llama2_7bChatInt8`, awaited (streams are used with ``async with``)."""

@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Text generation model from Meta.",
     properties={"terms": "https://github.com/meta-llama/llama-models/blob/main/models/llama3_1/LICENSE"},
 )
-DECODER = ShapeHandle.decoder.named("Llama3_1_70bInstructOutput")  # its errors name this model's output
 
 
-class Llama3_1_70bInstruct(ShapeHandle, info=INFO, decoder=DECODER):
+class Llama3_1_70bInstruct(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/meta/llama-3.1-70b-instruct``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncLlama3_1_70bInstruct(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncLlama3_1_70bInstruct(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/meta/llama-3.1-70b-instruct``: the methods of :class:`Llama3_1_70bInstruct`, awaited (streams are used with ``async with``)."""

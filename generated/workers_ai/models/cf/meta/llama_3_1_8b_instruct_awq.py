@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Text generation model from Meta.",
     properties={"terms": "https://github.com/meta-llama/llama-models/blob/main/models/llama3_1/LICENSE"},
 )
-DECODER = ShapeHandle.decoder.named("Llama3_1_8bInstructAwqOutput")  # its errors name this model's output
 
 
-class Llama3_1_8bInstructAwq(ShapeHandle, info=INFO, decoder=DECODER):
+class Llama3_1_8bInstructAwq(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/meta/llama-3.1-8b-instruct-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncLlama3_1_8bInstructAwq(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncLlama3_1_8bInstructAwq(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/meta/llama-3.1-8b-instruct-awq``: the methods of :class:`Llama3_1_8bInstructAwq`, awaited (streams are used with ``async with``)."""

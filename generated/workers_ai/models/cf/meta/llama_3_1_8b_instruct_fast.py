@@ -17,12 +17,11 @@ INFO = ModelInfo(
         "terms": "https://github.com/meta-llama/llama-models/blob/main/models/llama3_1/LICENSE",
     },
 )
-DECODER = ShapeHandle.decoder.named("Llama3_1_8bInstructFastOutput")  # its errors name this model's output
 
 
-class Llama3_1_8bInstructFast(ShapeHandle, info=INFO, decoder=DECODER):
+class Llama3_1_8bInstructFast(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/meta/llama-3.1-8b-instruct-fast``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncLlama3_1_8bInstructFast(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncLlama3_1_8bInstructFast(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/meta/llama-3.1-8b-instruct-fast``: the methods of :class:`Llama3_1_8bInstructFast`, awaited (streams are used with ``async with``)."""

@@ -17,12 +17,11 @@ INFO = ModelInfo(
         "terms": "https://github.com/meta-llama/llama-models/blob/main/models/llama3_1/LICENSE",
     },
 )
-DECODER = ShapeHandle.decoder.named("Llama3_1_8bInstructFp8Output")  # its errors name this model's output
 
 
-class Llama3_1_8bInstructFp8(ShapeHandle, info=INFO, decoder=DECODER):
+class Llama3_1_8bInstructFp8(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/meta/llama-3.1-8b-instruct-fp8``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncLlama3_1_8bInstructFp8(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncLlama3_1_8bInstructFp8(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/meta/llama-3.1-8b-instruct-fp8``: the methods of :class:`Llama3_1_8bInstructFp8`, awaited (streams are used with ``async with``)."""

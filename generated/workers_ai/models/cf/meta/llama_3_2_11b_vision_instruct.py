@@ -21,12 +21,11 @@ INFO = ModelInfo(
         "terms": "https://github.com/meta-llama/llama-models/blob/main/models/llama3_2/LICENSE",
     },
 )
-DECODER = ShapeHandle.decoder.named("Llama3_2_11bVisionInstructOutput")  # its errors name this model's output
 
 
-class Llama3_2_11bVisionInstruct(ShapeHandle, info=INFO, decoder=DECODER):
+class Llama3_2_11bVisionInstruct(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/meta/llama-3.2-11b-vision-instruct``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncLlama3_2_11bVisionInstruct(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncLlama3_2_11bVisionInstruct(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/meta/llama-3.2-11b-vision-instruct``: the methods of :class:`Llama3_2_11bVisionInstruct`, awaited (streams are used with ``async with``)."""

@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Text generation model from Meta.",
     properties={"terms": "https://github.com/meta-llama/llama-models/blob/main/models/llama3_2/LICENSE"},
 )
-DECODER = ShapeHandle.decoder.named("Llama3_2_3bInstructOutput")  # its errors name this model's output
 
 
-class Llama3_2_3bInstruct(ShapeHandle, info=INFO, decoder=DECODER):
+class Llama3_2_3bInstruct(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/meta/llama-3.2-3b-instruct``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncLlama3_2_3bInstruct(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncLlama3_2_3bInstruct(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/meta/llama-3.2-3b-instruct``: the methods of :class:`Llama3_2_3bInstruct`, awaited (streams are used with ``async with``)."""

@@ -23,12 +23,11 @@ INFO = ModelInfo(
         "terms": "https://github.com/meta-llama/llama-models/blob/main/models/llama3_3/LICENSE",
     },
 )
-DECODER = ShapeHandle.decoder.named("Llama3_3_70bInstructFp8FastOutput")  # its errors name this model's output
 
 
-class Llama3_3_70bInstructFp8Fast(ShapeHandle, info=INFO, decoder=DECODER):
+class Llama3_3_70bInstructFp8Fast(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/meta/llama-3.3-70b-instruct-fp8-fast``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncLlama3_3_70bInstructFp8Fast(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncLlama3_3_70bInstructFp8Fast(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/meta/llama-3.3-70b-instruct-fp8-fast``: the methods of :class:`Llama3_3_70bInstructFp8Fast`, awaited (streams are used with ``async with``)."""

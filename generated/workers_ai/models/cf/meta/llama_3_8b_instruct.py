@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Meta's 8-billion-parameter Llama 3 model, tuned to follow instructions and hold a conversation.",
     properties={"info": "https://llama.meta.com", "terms": "https://llama.meta.com/llama3/license/#"},
 )
-DECODER = ShapeHandle.decoder.named("Llama3_8bInstructOutput")  # its errors name this model's output
 
 
-class Llama3_8bInstruct(ShapeHandle, info=INFO, decoder=DECODER):
+class Llama3_8bInstruct(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/meta/llama-3-8b-instruct``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncLlama3_8bInstruct(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncLlama3_8bInstruct(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/meta/llama-3-8b-instruct``: the methods of :class:`Llama3_8bInstruct`, awaited (streams are used with ``async with``)."""

@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Beta text generation model from Meta.",
     properties={"beta": "true", "info": "https://llama.meta.com", "terms": "https://llama.meta.com/llama3/license/#"},
 )
-DECODER = ShapeHandle.decoder.named("Llama3_8bInstructAwqOutput")  # its errors name this model's output
 
 
-class Llama3_8bInstructAwq(ShapeHandle, info=INFO, decoder=DECODER):
+class Llama3_8bInstructAwq(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/meta/llama-3-8b-instruct-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncLlama3_8bInstructAwq(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncLlama3_8bInstructAwq(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/meta/llama-3-8b-instruct-awq``: the methods of :class:`Llama3_8bInstructAwq`, awaited (streams are used with ``async with``)."""

@@ -22,12 +22,11 @@ INFO = ModelInfo(
         "terms": "https://github.com/meta-llama/llama-models/blob/main/models/llama4/LICENSE",
     },
 )
-DECODER = ShapeHandle.decoder.named("Llama4Scout17b16eInstructOutput")  # its errors name this model's output
 
 
-class Llama4Scout17b16eInstruct(ShapeHandle, info=INFO, decoder=DECODER):
+class Llama4Scout17b16eInstruct(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/meta/llama-4-scout-17b-16e-instruct``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncLlama4Scout17b16eInstruct(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncLlama4Scout17b16eInstruct(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/meta/llama-4-scout-17b-16e-instruct``: the methods of :class:`Llama4Scout17b16eInstruct`, awaited (streams are used with ``async with``)."""

@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Meta's Llama Guard 3 (8B): classifies prompts and replies as safe or unsafe.",
     properties={},
 )
-DECODER = ShapeHandle.decoder.named("LlamaGuard3_8bOutput")  # its errors name this model's output
 
 
-class LlamaGuard3_8b(ShapeHandle, info=INFO, decoder=DECODER):
+class LlamaGuard3_8b(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/meta/llama-guard-3-8b``, from ``WorkersAI().model(...)``: ``chat()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncLlamaGuard3_8b(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncLlamaGuard3_8b(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/meta/llama-guard-3-8b``: the methods of :class:`LlamaGuard3_8b`, awaited (streams are used with ``async with``)."""

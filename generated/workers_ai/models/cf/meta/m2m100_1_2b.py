@@ -19,12 +19,11 @@ INFO = ModelInfo(
         "terms": "https://github.com/facebookresearch/fairseq/blob/main/LICENSE",
     },
 )
-DECODER = ShapeHandle.decoder.named("M2m100_1_2bOutput")  # its errors name this model's output
 
 
-class M2m100_1_2b(ShapeHandle, info=INFO, decoder=DECODER):
+class M2m100_1_2b(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/meta/m2m100-1.2b``, from ``WorkersAI().model(...)``: ``translate()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncM2m100_1_2b(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncM2m100_1_2b(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/meta/m2m100-1.2b``: the methods of :class:`M2m100_1_2b`, awaited (streams are used with ``async with``)."""

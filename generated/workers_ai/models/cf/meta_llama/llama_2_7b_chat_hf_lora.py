@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Beta text generation model from Meta, with an 8,192-token context window and LoRA adapters.",
     properties={"beta": "true", "context_window": "8192", "lora": "true"},
 )
-DECODER = ShapeHandle.decoder.named("Llama2_7bChatHfLoraOutput")  # its errors name this model's output
 
 
-class Llama2_7bChatHfLora(ShapeHandle, info=INFO, decoder=DECODER):
+class Llama2_7bChatHfLora(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/meta-llama/llama-2-7b-chat-hf-lora``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncLlama2_7bChatHfLora(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncLlama2_7bChatHfLora(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/meta-llama/llama-2-7b-chat-hf-lora``: the methods of :class:`Llama2_7bChatHfLora`, awaited (streams are used with ``async with``)."""

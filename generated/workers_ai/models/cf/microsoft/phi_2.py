@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Beta text generation model from Microsoft.",
     properties={"beta": "true", "info": "https://huggingface.co/microsoft/phi-2"},
 )
-DECODER = ShapeHandle.decoder.named("Phi2Output")  # its errors name this model's output
 
 
-class Phi2(ShapeHandle, info=INFO, decoder=DECODER):
+class Phi2(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/microsoft/phi-2``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncPhi2(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncPhi2(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/microsoft/phi-2``: the methods of :class:`Phi2`, awaited (streams are used with ``async with``)."""

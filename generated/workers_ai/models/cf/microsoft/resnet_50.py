@@ -17,12 +17,11 @@ INFO = ModelInfo(
         "info": "https://www.microsoft.com/en-us/research/blog/microsoft-vision-model-resnet-50-combines-web-scale-data-and-multi-task-learning-to-achieve-state-of-the-art/"
     },
 )
-DECODER = ShapeHandle.decoder.named("Resnet50Output")  # its errors name this model's output
 
 
-class Resnet50(ShapeHandle, info=INFO, decoder=DECODER):
+class Resnet50(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/microsoft/resnet-50``, from ``WorkersAI().model(...)``: ``classify()``, ``classify_image()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncResnet50(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncResnet50(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/microsoft/resnet-50``: the methods of :class:`Resnet50`, awaited (streams are used with ``async with``)."""

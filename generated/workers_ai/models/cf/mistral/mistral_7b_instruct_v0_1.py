@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Text generation model from Mistral AI, with LoRA adapters.",
     properties={"beta": "false", "info": "https://mistral.ai/news/announcing-mistral-7b/", "lora": "true"},
 )
-DECODER = ShapeHandle.decoder.named("Mistral7bInstructV0_1Output")  # its errors name this model's output
 
 
-class Mistral7bInstructV0_1(ShapeHandle, info=INFO, decoder=DECODER):
+class Mistral7bInstructV0_1(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/mistral/mistral-7b-instruct-v0.1``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncMistral7bInstructV0_1(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncMistral7bInstructV0_1(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/mistral/mistral-7b-instruct-v0.1``: the methods of :class:`Mistral7bInstructV0_1`, awaited (streams are used with ``async with``)."""

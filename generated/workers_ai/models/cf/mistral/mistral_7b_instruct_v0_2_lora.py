@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Text generation model from Mistral AI, with a 15,000-token context window and LoRA adapters.",
     properties={"context_window": "15000", "lora": "true"},
 )
-DECODER = ShapeHandle.decoder.named("Mistral7bInstructV0_2LoraOutput")  # its errors name this model's output
 
 
-class Mistral7bInstructV0_2Lora(ShapeHandle, info=INFO, decoder=DECODER):
+class Mistral7bInstructV0_2Lora(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/mistral/mistral-7b-instruct-v0.2-lora``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncMistral7bInstructV0_2Lora(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncMistral7bInstructV0_2Lora(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/mistral/mistral-7b-instruct-v0.2-lora``: the methods of :class:`Mistral7bInstructV0_2Lora`, awaited (streams are used with ``async with``)."""

@@ -18,12 +18,11 @@ INFO = ModelInfo(
     ),
     properties={"context_window": "128000", "lora": "true"},
 )
-DECODER = ShapeHandle.decoder.named("MistralSmall3_1_24bInstructOutput")  # its errors name this model's output
 
 
-class MistralSmall3_1_24bInstruct(ShapeHandle, info=INFO, decoder=DECODER):
+class MistralSmall3_1_24bInstruct(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/mistralai/mistral-small-3.1-24b-instruct``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncMistralSmall3_1_24bInstruct(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncMistralSmall3_1_24bInstruct(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/mistralai/mistral-small-3.1-24b-instruct``: the methods of :class:`MistralSmall3_1_24bInstruct`, awaited (streams are used with ``async with``)."""

@@ -18,12 +18,11 @@ INFO = ModelInfo(
     ),
     properties={"vision": "true"},
 )
-DECODER = ShapeHandle.decoder.named("Moondream3_1_9BA2BOutput")  # its errors name this model's output
 
 
-class Moondream3_1_9BA2B(ShapeHandle, info=INFO, decoder=DECODER):
+class Moondream3_1_9BA2B(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/moondream/moondream3.1-9B-A2B``, from ``WorkersAI().model(...)``: ``describe()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncMoondream3_1_9BA2B(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncMoondream3_1_9BA2B(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/moondream/moondream3.1-9B-A2B``: the methods of :class:`Moondream3_1_9BA2B`, awaited (streams are used with ``async with``)."""

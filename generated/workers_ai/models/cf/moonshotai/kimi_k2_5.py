@@ -27,12 +27,11 @@ INFO = ModelInfo(
         "vision": "true",
     },
 )
-DECODER = ShapeHandle.decoder.named("KimiK2_5Output")  # its errors name this model's output
 
 
-class KimiK2_5(ShapeHandle, info=INFO, decoder=DECODER):
+class KimiK2_5(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/moonshotai/kimi-k2.5``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncKimiK2_5(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncKimiK2_5(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/moonshotai/kimi-k2.5``: the methods of :class:`KimiK2_5`, awaited (streams are used with ``async with``)."""

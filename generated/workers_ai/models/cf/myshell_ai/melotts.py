@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Multilingual text-to-speech model from MyShell.ai.",
     properties={},
 )
-DECODER = ShapeHandle.decoder.named("MelottsOutput")  # its errors name this model's output
 
 
-class Melotts(ShapeHandle, info=INFO, decoder=DECODER):
+class Melotts(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/myshell-ai/melotts``, from ``WorkersAI().model(...)``: ``speak()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncMelotts(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncMelotts(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/myshell-ai/melotts``: the methods of :class:`Melotts`, awaited (streams are used with ``async with``)."""

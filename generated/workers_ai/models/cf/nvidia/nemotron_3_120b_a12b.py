@@ -23,12 +23,11 @@ INFO = ModelInfo(
         "terms": "https://www.nvidia.com/en-us/agreements/enterprise-software/nvidia-nemotron-open-model-license/",
     },
 )
-DECODER = ShapeHandle.decoder.named("Nemotron3_120bA12bOutput")  # its errors name this model's output
 
 
-class Nemotron3_120bA12b(ShapeHandle, info=INFO, decoder=DECODER):
+class Nemotron3_120bA12b(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/nvidia/nemotron-3-120b-a12b``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncNemotron3_120bA12b(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncNemotron3_120bA12b(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/nvidia/nemotron-3-120b-a12b``: the methods of :class:`Nemotron3_120bA12b`, awaited (streams are used with ``async with``)."""

@@ -29,12 +29,11 @@ INFO = ModelInfo(
         },
     },
 )
-DECODER = ShapeHandle.decoder.named("GptOss120bOutput")  # its errors name this model's output
 
 
-class GptOss120b(ShapeHandle, info=INFO, decoder=DECODER):
+class GptOss120b(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/openai/gpt-oss-120b``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()``, ``responses()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncGptOss120b(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncGptOss120b(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/openai/gpt-oss-120b``: the methods of :class:`GptOss120b`, awaited (streams are used with ``async with``)."""

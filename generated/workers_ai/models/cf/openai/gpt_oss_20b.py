@@ -18,12 +18,11 @@ INFO = ModelInfo(
     ),
     properties={"context_window": "128000", "function_calling": "true", "reasoning": "true"},
 )
-DECODER = ShapeHandle.decoder.named("GptOss20bOutput")  # its errors name this model's output
 
 
-class GptOss20b(ShapeHandle, info=INFO, decoder=DECODER):
+class GptOss20b(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/openai/gpt-oss-20b``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()``, ``responses()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncGptOss20b(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncGptOss20b(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/openai/gpt-oss-20b``: the methods of :class:`GptOss20b`, awaited (streams are used with ``async with``)."""

@@ -19,12 +19,11 @@ INFO = ModelInfo(
     description="OpenAI's Whisper speech recognition model. It transcribes speech in many languages and can also translate it.",
     properties={"beta": "false", "info": "https://openai.com/research/whisper"},
 )
-DECODER = ShapeHandle.decoder.named("WhisperOutput")  # its errors name this model's output
 
 
-class Whisper(ShapeHandle, info=INFO, decoder=DECODER):
+class Whisper(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/openai/whisper``, from ``WorkersAI().model(...)``: ``transcribe()``, ``transcribe_audio()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncWhisper(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncWhisper(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/openai/whisper``: the methods of :class:`Whisper`, awaited (streams are used with ``async with``)."""

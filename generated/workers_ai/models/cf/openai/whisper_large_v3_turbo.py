@@ -20,12 +20,11 @@ INFO = ModelInfo(
     price=({"unit": "per audio minute", "price": 0.00051, "currency": "USD"},),
     properties={},
 )
-DECODER = ShapeHandle.decoder.named("WhisperLargeV3TurboOutput")  # its errors name this model's output
 
 
-class WhisperLargeV3Turbo(ShapeHandle, info=INFO, decoder=DECODER):
+class WhisperLargeV3Turbo(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/openai/whisper-large-v3-turbo``, from ``WorkersAI().model(...)``: ``transcribe()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncWhisperLargeV3Turbo(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncWhisperLargeV3Turbo(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/openai/whisper-large-v3-turbo``: the methods of :class:`WhisperLargeV3Turbo`, awaited (streams are used with ``async with``)."""

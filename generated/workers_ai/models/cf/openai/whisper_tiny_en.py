@@ -19,12 +19,11 @@ INFO = ModelInfo(
     description="The smallest English-only Whisper model: fast speech recognition for English audio.",
     properties={"beta": "true"},
 )
-DECODER = ShapeHandle.decoder.named("WhisperTinyEnOutput")  # its errors name this model's output
 
 
-class WhisperTinyEn(ShapeHandle, info=INFO, decoder=DECODER):
+class WhisperTinyEn(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/openai/whisper-tiny-en``, from ``WorkersAI().model(...)``: ``transcribe()``, ``transcribe_audio()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncWhisperTinyEn(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncWhisperTinyEn(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/openai/whisper-tiny-en``: the methods of :class:`WhisperTinyEn`, awaited (streams are used with ``async with``)."""

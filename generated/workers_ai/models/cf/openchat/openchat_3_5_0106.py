@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Beta text generation model from OpenChat, with an 8,192-token context window.",
     properties={"beta": "true", "context_window": "8192", "info": "https://huggingface.co/openchat/openchat-3.5-0106"},
 )
-DECODER = ShapeHandle.decoder.named("Openchat3_5_0106Output")  # its errors name this model's output
 
 
-class Openchat3_5_0106(ShapeHandle, info=INFO, decoder=DECODER):
+class Openchat3_5_0106(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/openchat/openchat-3.5-0106``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncOpenchat3_5_0106(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncOpenchat3_5_0106(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/openchat/openchat-3.5-0106``: the methods of :class:`Openchat3_5_0106`, awaited (streams are used with ``async with``)."""

@@ -15,12 +15,11 @@ INFO = ModelInfo(
     price=({"unit": "per M input tokens", "price": 0.0186, "currency": "USD"},),
     properties={},
 )
-DECODER = ShapeHandle.decoder.named("PlamoEmbedding1bOutput")  # its errors name this model's output
 
 
-class PlamoEmbedding1b(ShapeHandle, info=INFO, decoder=DECODER):
+class PlamoEmbedding1b(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/pfnet/plamo-embedding-1b``, from ``WorkersAI().model(...)``: ``embed()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncPlamoEmbedding1b(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncPlamoEmbedding1b(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/pfnet/plamo-embedding-1b``: the methods of :class:`PlamoEmbedding1b`, awaited (streams are used with ``async with``)."""

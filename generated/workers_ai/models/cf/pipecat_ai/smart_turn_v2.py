@@ -15,12 +15,11 @@ INFO = ModelInfo(
     price=({"unit": "per audio minute", "price": 0.00034, "currency": "USD"},),
     properties={"async_queue": "true", "realtime": "true"},
 )
-DECODER = ShapeHandle.decoder.named("SmartTurnV2Output")  # its errors name this model's output
 
 
-class SmartTurnV2(ShapeHandle, info=INFO, decoder=DECODER):
+class SmartTurnV2(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/pipecat-ai/smart-turn-v2``, from ``WorkersAI().model(...)``: ``detect_turn()``, ``detect_turn_audio()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncSmartTurnV2(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncSmartTurnV2(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/pipecat-ai/smart-turn-v2``: the methods of :class:`SmartTurnV2`, awaited (streams are used with ``async with``)."""

@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Beta text generation model from Qwen.",
     properties={"beta": "true", "info": "https://huggingface.co/qwen/qwen1.5-0.5b-chat"},
 )
-DECODER = ShapeHandle.decoder.named("Qwen1_5_0_5bChatOutput")  # its errors name this model's output
 
 
-class Qwen1_5_0_5bChat(ShapeHandle, info=INFO, decoder=DECODER):
+class Qwen1_5_0_5bChat(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/qwen/qwen1.5-0.5b-chat``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncQwen1_5_0_5bChat(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncQwen1_5_0_5bChat(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/qwen/qwen1.5-0.5b-chat``: the methods of :class:`Qwen1_5_0_5bChat`, awaited (streams are used with ``async with``)."""

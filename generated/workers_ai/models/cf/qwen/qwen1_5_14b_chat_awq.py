@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Beta text generation model from Qwen, with a 7,500-token context window.",
     properties={"beta": "true", "context_window": "7500", "info": "https://huggingface.co/qwen/qwen1.5-14b-chat-awq"},
 )
-DECODER = ShapeHandle.decoder.named("Qwen1_5_14bChatAwqOutput")  # its errors name this model's output
 
 
-class Qwen1_5_14bChatAwq(ShapeHandle, info=INFO, decoder=DECODER):
+class Qwen1_5_14bChatAwq(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/qwen/qwen1.5-14b-chat-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncQwen1_5_14bChatAwq(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncQwen1_5_14bChatAwq(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/qwen/qwen1.5-14b-chat-awq``: the methods of :class:`Qwen1_5_14bChatAwq`, awaited (streams are used with ``async with``)."""

@@ -19,12 +19,11 @@ INFO = ModelInfo(
         "planned_deprecation_date": "2025-10-01",
     },
 )
-DECODER = ShapeHandle.decoder.named("Qwen1_5_7bChatAwqOutput")  # its errors name this model's output
 
 
-class Qwen1_5_7bChatAwq(ShapeHandle, info=INFO, decoder=DECODER):
+class Qwen1_5_7bChatAwq(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/qwen/qwen1.5-7b-chat-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncQwen1_5_7bChatAwq(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncQwen1_5_7bChatAwq(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/qwen/qwen1.5-7b-chat-awq``: the methods of :class:`Qwen1_5_7bChatAwq`, awaited (streams are used with ``async with``)."""

@@ -18,12 +18,11 @@ INFO = ModelInfo(
     ),
     properties={"context_window": "32768", "lora": "true"},
 )
-DECODER = ShapeHandle.decoder.named("Qwen2_5Coder32bInstructOutput")  # its errors name this model's output
 
 
-class Qwen2_5Coder32bInstruct(ShapeHandle, info=INFO, decoder=DECODER):
+class Qwen2_5Coder32bInstruct(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/qwen/qwen2.5-coder-32b-instruct``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncQwen2_5Coder32bInstruct(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncQwen2_5Coder32bInstruct(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/qwen/qwen2.5-coder-32b-instruct``: the methods of :class:`Qwen2_5Coder32bInstruct`, awaited (streams are used with ``async with``)."""

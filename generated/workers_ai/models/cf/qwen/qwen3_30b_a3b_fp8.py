@@ -18,12 +18,11 @@ INFO = ModelInfo(
     ),
     properties={"async_queue": "true", "context_window": "32768", "function_calling": "true", "reasoning": "true"},
 )
-DECODER = ShapeHandle.decoder.named("Qwen3_30bA3bFp8Output")  # its errors name this model's output
 
 
-class Qwen3_30bA3bFp8(ShapeHandle, info=INFO, decoder=DECODER):
+class Qwen3_30bA3bFp8(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/qwen/qwen3-30b-a3b-fp8``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()``, ``batch()``, ``batch_many()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncQwen3_30bA3bFp8(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncQwen3_30bA3bFp8(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/qwen/qwen3-30b-a3b-fp8``: the methods of :class:`Qwen3_30bA3bFp8`, awaited (streams are used with ``async with``)."""

@@ -15,12 +15,11 @@ INFO = ModelInfo(
     price=({"unit": "per M input tokens", "price": 0.012, "currency": "USD"},),
     properties={"context_window": "8192"},
 )
-DECODER = ShapeHandle.decoder.named("Qwen3Embedding0_6bOutput")  # its errors name this model's output
 
 
-class Qwen3Embedding0_6b(ShapeHandle, info=INFO, decoder=DECODER):
+class Qwen3Embedding0_6b(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/qwen/qwen3-embedding-0.6b``, from ``WorkersAI().model(...)``: ``embed()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncQwen3Embedding0_6b(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncQwen3Embedding0_6b(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/qwen/qwen3-embedding-0.6b``: the methods of :class:`Qwen3Embedding0_6b`, awaited (streams are used with ``async with``)."""

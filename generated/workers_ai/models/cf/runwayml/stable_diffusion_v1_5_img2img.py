@@ -18,12 +18,11 @@ INFO = ModelInfo(
         "terms": "https://github.com/runwayml/stable-diffusion/blob/main/LICENSE",
     },
 )
-DECODER = ShapeHandle.decoder.named("StableDiffusionV1_5Img2imgOutput")  # its errors name this model's output
 
 
-class StableDiffusionV1_5Img2img(ShapeHandle, info=INFO, decoder=DECODER):
+class StableDiffusionV1_5Img2img(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/runwayml/stable-diffusion-v1-5-img2img``, from ``WorkersAI().model(...)``: ``generate_image()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncStableDiffusionV1_5Img2img(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncStableDiffusionV1_5Img2img(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/runwayml/stable-diffusion-v1-5-img2img``: the methods of :class:`StableDiffusionV1_5Img2img`, awaited (streams are used with ``async with``)."""

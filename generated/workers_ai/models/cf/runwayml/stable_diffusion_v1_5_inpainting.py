@@ -19,12 +19,11 @@ INFO = ModelInfo(
         "terms": "https://github.com/runwayml/stable-diffusion/blob/main/LICENSE",
     },
 )
-DECODER = ShapeHandle.decoder.named("StableDiffusionV1_5InpaintingOutput")  # its errors name this model's output
 
 
-class StableDiffusionV1_5Inpainting(ShapeHandle, info=INFO, decoder=DECODER):
+class StableDiffusionV1_5Inpainting(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/runwayml/stable-diffusion-v1-5-inpainting``, from ``WorkersAI().model(...)``: ``generate_image()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncStableDiffusionV1_5Inpainting(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncStableDiffusionV1_5Inpainting(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/runwayml/stable-diffusion-v1-5-inpainting``: the methods of :class:`StableDiffusionV1_5Inpainting`, awaited (streams are used with ``async with``)."""

@@ -18,12 +18,11 @@ INFO = ModelInfo(
         "terms": "https://huggingface.co/stabilityai/stable-diffusion-xl-base-1.0/blob/main/LICENSE.md",
     },
 )
-DECODER = ShapeHandle.decoder.named("StableDiffusionXlBase1_0Output")  # its errors name this model's output
 
 
-class StableDiffusionXlBase1_0(ShapeHandle, info=INFO, decoder=DECODER):
+class StableDiffusionXlBase1_0(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/stabilityai/stable-diffusion-xl-base-1.0``, from ``WorkersAI().model(...)``: ``generate_image()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncStableDiffusionXlBase1_0(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncStableDiffusionXlBase1_0(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/stabilityai/stable-diffusion-xl-base-1.0``: the methods of :class:`StableDiffusionXlBase1_0`, awaited (streams are used with ``async with``)."""

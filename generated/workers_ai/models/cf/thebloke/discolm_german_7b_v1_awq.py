@@ -18,12 +18,11 @@ INFO = ModelInfo(
         "info": "https://huggingface.co/TheBloke/DiscoLM_German_7b_v1-AWQ",
     },
 )
-DECODER = ShapeHandle.decoder.named("DiscolmGerman7bV1AwqOutput")  # its errors name this model's output
 
 
-class DiscolmGerman7bV1Awq(ShapeHandle, info=INFO, decoder=DECODER):
+class DiscolmGerman7bV1Awq(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/thebloke/discolm-german-7b-v1-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncDiscolmGerman7bV1Awq(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncDiscolmGerman7bV1Awq(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/thebloke/discolm-german-7b-v1-awq``: the methods of :class:`DiscolmGerman7bV1Awq`, awaited (streams are used with ``async with``)."""

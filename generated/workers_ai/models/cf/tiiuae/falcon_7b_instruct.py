@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Beta text generation model from TII.",
     properties={"beta": "true", "info": "https://huggingface.co/tiiuae/falcon-7b-instruct"},
 )
-DECODER = ShapeHandle.decoder.named("Falcon7bInstructOutput")  # its errors name this model's output
 
 
-class Falcon7bInstruct(ShapeHandle, info=INFO, decoder=DECODER):
+class Falcon7bInstruct(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/tiiuae/falcon-7b-instruct``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncFalcon7bInstruct(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncFalcon7bInstruct(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/tiiuae/falcon-7b-instruct``: the methods of :class:`Falcon7bInstruct`, awaited (streams are used with ``async with``)."""

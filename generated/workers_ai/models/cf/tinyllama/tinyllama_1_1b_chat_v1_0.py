@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Beta text generation model from the TinyLlama project.",
     properties={"beta": "true", "info": "https://huggingface.co/TinyLlama/TinyLlama-1.1B-Chat-v1.0"},
 )
-DECODER = ShapeHandle.decoder.named("Tinyllama1_1bChatV1_0Output")  # its errors name this model's output
 
 
-class Tinyllama1_1bChatV1_0(ShapeHandle, info=INFO, decoder=DECODER):
+class Tinyllama1_1bChatV1_0(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/tinyllama/tinyllama-1.1b-chat-v1.0``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncTinyllama1_1bChatV1_0(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncTinyllama1_1bChatV1_0(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/tinyllama/tinyllama-1.1b-chat-v1.0``: the methods of :class:`Tinyllama1_1bChatV1_0`, awaited (streams are used with ``async with``)."""

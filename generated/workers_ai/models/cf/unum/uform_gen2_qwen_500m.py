@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Beta image understanding model from Unum.",
     properties={"beta": "true", "info": "https://www.unum.cloud/"},
 )
-DECODER = ShapeHandle.decoder.named("UformGen2Qwen500mOutput")  # its errors name this model's output
 
 
-class UformGen2Qwen500m(ShapeHandle, info=INFO, decoder=DECODER):
+class UformGen2Qwen500m(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/unum/uform-gen2-qwen-500m``, from ``WorkersAI().model(...)``: ``describe()``, ``prompt()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncUformGen2Qwen500m(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncUformGen2Qwen500m(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/unum/uform-gen2-qwen-500m``: the methods of :class:`UformGen2Qwen500m`, awaited (streams are used with ``async with``)."""

@@ -18,12 +18,11 @@ INFO = ModelInfo(
     ),
     properties={"context_window": "131072", "function_calling": "true", "reasoning": "true"},
 )
-DECODER = ShapeHandle.decoder.named("Glm4_7FlashOutput")  # its errors name this model's output
 
 
-class Glm4_7Flash(ShapeHandle, info=INFO, decoder=DECODER):
+class Glm4_7Flash(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/zai-org/glm-4.7-flash``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncGlm4_7Flash(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncGlm4_7Flash(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/zai-org/glm-4.7-flash``: the methods of :class:`Glm4_7Flash`, awaited (streams are used with ``async with``)."""

@@ -20,12 +20,11 @@ INFO = ModelInfo(
         "terms": "https://ai.google.dev/gemma/terms",
     },
 )
-DECODER = ShapeHandle.decoder.named("Gemma7bItOutput")  # its errors name this model's output
 
 
-class Gemma7bIt(ShapeHandle, info=INFO, decoder=DECODER):
+class Gemma7bIt(ShapeHandle, info=INFO):
     """Typed handle for ``@hf/google/gemma-7b-it``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncGemma7bIt(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncGemma7bIt(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@hf/google/gemma-7b-it``: the methods of :class:`Gemma7bIt`, awaited (streams are used with ``async with``)."""

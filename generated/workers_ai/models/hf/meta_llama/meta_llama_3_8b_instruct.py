@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Text generation model from Meta.",
     properties={},
 )
-DECODER = ShapeHandle.decoder.named("MetaLlama3_8bInstructOutput")  # its errors name this model's output
 
 
-class MetaLlama3_8bInstruct(ShapeHandle, info=INFO, decoder=DECODER):
+class MetaLlama3_8bInstruct(ShapeHandle, info=INFO):
     """Typed handle for ``@hf/meta-llama/meta-llama-3-8b-instruct``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncMetaLlama3_8bInstruct(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncMetaLlama3_8bInstruct(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@hf/meta-llama/meta-llama-3-8b-instruct``: the methods of :class:`MetaLlama3_8bInstruct`, awaited (streams are used with ``async with``)."""

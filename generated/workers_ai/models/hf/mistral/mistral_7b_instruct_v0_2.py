@@ -23,12 +23,11 @@ INFO = ModelInfo(
         "planned_deprecation_date": "2026-05-30",
     },
 )
-DECODER = ShapeHandle.decoder.named("Mistral7bInstructV0_2Output")  # its errors name this model's output
 
 
-class Mistral7bInstructV0_2(ShapeHandle, info=INFO, decoder=DECODER):
+class Mistral7bInstructV0_2(ShapeHandle, info=INFO):
     """Typed handle for ``@hf/mistral/mistral-7b-instruct-v0.2``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncMistral7bInstructV0_2(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncMistral7bInstructV0_2(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@hf/mistral/mistral-7b-instruct-v0.2``: the methods of :class:`Mistral7bInstructV0_2`, awaited (streams are used with ``async with``)."""

@@ -21,12 +21,11 @@ INFO = ModelInfo(
         "max_total_tokens": "4096",
     },
 )
-DECODER = ShapeHandle.decoder.named("StarlingLm7bBetaOutput")  # its errors name this model's output
 
 
-class StarlingLm7bBeta(ShapeHandle, info=INFO, decoder=DECODER):
+class StarlingLm7bBeta(ShapeHandle, info=INFO):
     """Typed handle for ``@hf/nexusflow/starling-lm-7b-beta``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncStarlingLm7bBeta(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncStarlingLm7bBeta(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@hf/nexusflow/starling-lm-7b-beta``: the methods of :class:`StarlingLm7bBeta`, awaited (streams are used with ``async with``)."""

@@ -19,12 +19,11 @@ INFO = ModelInfo(
         "info": "https://huggingface.co/NousResearch/Hermes-2-Pro-Mistral-7B",
     },
 )
-DECODER = ShapeHandle.decoder.named("Hermes2ProMistral7bOutput")  # its errors name this model's output
 
 
-class Hermes2ProMistral7b(ShapeHandle, info=INFO, decoder=DECODER):
+class Hermes2ProMistral7b(ShapeHandle, info=INFO):
     """Typed handle for ``@hf/nousresearch/hermes-2-pro-mistral-7b``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncHermes2ProMistral7b(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncHermes2ProMistral7b(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@hf/nousresearch/hermes-2-pro-mistral-7b``: the methods of :class:`Hermes2ProMistral7b`, awaited (streams are used with ``async with``)."""

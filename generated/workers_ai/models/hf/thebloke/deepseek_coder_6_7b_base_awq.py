@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="DeepSeek Coder base model (6.7B, AWQ-quantized) for completing code.",
     properties={"beta": "true", "terms": "https://huggingface.co/TheBloke/deepseek-coder-6.7B-base-AWQ"},
 )
-DECODER = ShapeHandle.decoder.named("DeepseekCoder6_7bBaseAwqOutput")  # its errors name this model's output
 
 
-class DeepseekCoder6_7bBaseAwq(ShapeHandle, info=INFO, decoder=DECODER):
+class DeepseekCoder6_7bBaseAwq(ShapeHandle, info=INFO):
     """Typed handle for ``@hf/thebloke/deepseek-coder-6.7b-base-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncDeepseekCoder6_7bBaseAwq(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncDeepseekCoder6_7bBaseAwq(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@hf/thebloke/deepseek-coder-6.7b-base-awq``: the methods of :class:`DeepseekCoder6_7bBaseAwq`, awaited (streams are used with ``async with``)."""

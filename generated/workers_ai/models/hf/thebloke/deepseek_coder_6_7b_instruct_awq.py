@@ -18,12 +18,11 @@ INFO = ModelInfo(
         "terms": "https://huggingface.co/TheBloke/deepseek-coder-6.7B-instruct-AWQ",
     },
 )
-DECODER = ShapeHandle.decoder.named("DeepseekCoder6_7bInstructAwqOutput")  # its errors name this model's output
 
 
-class DeepseekCoder6_7bInstructAwq(ShapeHandle, info=INFO, decoder=DECODER):
+class DeepseekCoder6_7bInstructAwq(ShapeHandle, info=INFO):
     """Typed handle for ``@hf/thebloke/deepseek-coder-6.7b-instruct-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncDeepseekCoder6_7bInstructAwq(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncDeepseekCoder6_7bInstructAwq(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@hf/thebloke/deepseek-coder-6.7b-instruct-awq``: the methods of :class:`DeepseekCoder6_7bInstructAwq`, awaited (streams are used with ``async with``)."""

@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Beta text generation model, a quantized community build published by TheBloke.",
     properties={"beta": "true", "info": "https://huggingface.co/TheBloke/Llama-2-13B-chat-AWQ"},
 )
-DECODER = ShapeHandle.decoder.named("Llama2_13bChatAwqOutput")  # its errors name this model's output
 
 
-class Llama2_13bChatAwq(ShapeHandle, info=INFO, decoder=DECODER):
+class Llama2_13bChatAwq(ShapeHandle, info=INFO):
     """Typed handle for ``@hf/thebloke/llama-2-13b-chat-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncLlama2_13bChatAwq(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncLlama2_13bChatAwq(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@hf/thebloke/llama-2-13b-chat-awq``: the methods of :class:`Llama2_13bChatAwq`, awaited (streams are used with ``async with``)."""

@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Llama Guard (7B, AWQ-quantized): rates prompts and replies as safe or unsafe.",
     properties={"beta": "true", "context_window": "4096"},
 )
-DECODER = ShapeHandle.decoder.named("Llamaguard7bAwqOutput")  # its errors name this model's output
 
 
-class Llamaguard7bAwq(ShapeHandle, info=INFO, decoder=DECODER):
+class Llamaguard7bAwq(ShapeHandle, info=INFO):
     """Typed handle for ``@hf/thebloke/llamaguard-7b-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncLlamaguard7bAwq(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncLlamaguard7bAwq(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@hf/thebloke/llamaguard-7b-awq``: the methods of :class:`Llamaguard7bAwq`, awaited (streams are used with ``async with``)."""

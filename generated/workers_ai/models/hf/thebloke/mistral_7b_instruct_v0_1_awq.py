@@ -18,12 +18,11 @@ INFO = ModelInfo(
         "info": "https://huggingface.co/TheBloke/Mistral-7B-Instruct-v0.1-AWQ",
     },
 )
-DECODER = ShapeHandle.decoder.named("Mistral7bInstructV0_1AwqOutput")  # its errors name this model's output
 
 
-class Mistral7bInstructV0_1Awq(ShapeHandle, info=INFO, decoder=DECODER):
+class Mistral7bInstructV0_1Awq(ShapeHandle, info=INFO):
     """Typed handle for ``@hf/thebloke/mistral-7b-instruct-v0.1-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncMistral7bInstructV0_1Awq(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncMistral7bInstructV0_1Awq(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@hf/thebloke/mistral-7b-instruct-v0.1-awq``: the methods of :class:`Mistral7bInstructV0_1Awq`, awaited (streams are used with ``async with``)."""

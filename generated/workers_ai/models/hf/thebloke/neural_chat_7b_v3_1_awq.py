@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Beta text generation model, a quantized community build published by TheBloke, with a 4,096-token context window.",
     properties={"beta": "true", "context_window": "4096"},
 )
-DECODER = ShapeHandle.decoder.named("NeuralChat7bV3_1AwqOutput")  # its errors name this model's output
 
 
-class NeuralChat7bV3_1Awq(ShapeHandle, info=INFO, decoder=DECODER):
+class NeuralChat7bV3_1Awq(ShapeHandle, info=INFO):
     """Typed handle for ``@hf/thebloke/neural-chat-7b-v3-1-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncNeuralChat7bV3_1Awq(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncNeuralChat7bV3_1Awq(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@hf/thebloke/neural-chat-7b-v3-1-awq``: the methods of :class:`NeuralChat7bV3_1Awq`, awaited (streams are used with ``async with``)."""

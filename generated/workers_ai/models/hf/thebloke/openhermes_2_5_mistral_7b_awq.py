@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Beta text generation model, a quantized community build published by TheBloke, with a 4,096-token context window.",
     properties={"beta": "true", "context_window": "4096"},
 )
-DECODER = ShapeHandle.decoder.named("Openhermes2_5Mistral7bAwqOutput")  # its errors name this model's output
 
 
-class Openhermes2_5Mistral7bAwq(ShapeHandle, info=INFO, decoder=DECODER):
+class Openhermes2_5Mistral7bAwq(ShapeHandle, info=INFO):
     """Typed handle for ``@hf/thebloke/openhermes-2.5-mistral-7b-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncOpenhermes2_5Mistral7bAwq(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncOpenhermes2_5Mistral7bAwq(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@hf/thebloke/openhermes-2.5-mistral-7b-awq``: the methods of :class:`Openhermes2_5Mistral7bAwq`, awaited (streams are used with ``async with``)."""

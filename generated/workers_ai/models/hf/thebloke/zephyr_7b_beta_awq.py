@@ -14,12 +14,11 @@ INFO = ModelInfo(
     description="Beta text generation model, a quantized community build published by TheBloke.",
     properties={"beta": "true", "info": "https://huggingface.co/TheBloke/zephyr-7B-beta-AWQ"},
 )
-DECODER = ShapeHandle.decoder.named("Zephyr7bBetaAwqOutput")  # its errors name this model's output
 
 
-class Zephyr7bBetaAwq(ShapeHandle, info=INFO, decoder=DECODER):
+class Zephyr7bBetaAwq(ShapeHandle, info=INFO):
     """Typed handle for ``@hf/thebloke/zephyr-7b-beta-awq``, from ``WorkersAI().model(...)``: ``generate()``, ``generate_stream()``, ``chat()``, ``chat_stream()``, ``run_tools()`` (documented on :class:`ShapeHandle`)."""
 
 
-class AsyncZephyr7bBetaAwq(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncZephyr7bBetaAwq(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@hf/thebloke/zephyr-7b-beta-awq``: the methods of :class:`Zephyr7bBetaAwq`, awaited (streams are used with ``async with``)."""
