@@ -346,9 +346,19 @@ class ModelPlan:
             lines.append(f"from {up}_tools.structured import Parsed")
         if any(m.tool_form for m in self.methods):
             lines.append(f"from {up}_tools.tooldefs import ToolLike")
-        if any(m.runs_tools for m in self.methods):
-            lines.append(f"from {up}_tools.toolloop import ToolRun")
         return tuple(lines)
+
+    @property
+    def tool_loop(self) -> tuple[str, str, str] | None:
+        """``(message type, reply type, Op)`` of the method ``run_tools()`` loops over: the handles' base is
+        then ``ToolsHandle[..., message, reply]`` with ``tools=<Op>``, whose ``run_tools()`` is the runtime's."""
+        for m in self.methods:
+            if m.runs_tools:
+                typed = m.messages_param.typed if m.messages_param else ""
+                if not (typed.startswith("Sequence[") and typed.endswith("]")):
+                    raise PlanError(self.source.file, f"run_tools() needs a list of messages, not {typed!r}")
+                return typed[len("Sequence[") : -1], m.returns, m.op_name
+        return None
 
     @property
     def field_kinds(self) -> tuple[tuple[str, str], ...]:
@@ -1017,13 +1027,13 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
         # What the module prints: a method's own Params keys, its leading and JSON-mode parameters.
         printed = m.params if m.params_own else [*m.leading, *([m.response_format] if m.response_format else [])]
         texts += [prm.typed for prm in printed] + [m.returns, m.batch_item]
-        texts += [m.messages_param.typed] if m.runs_tools and m.messages_param else []
+        texts += [p.tool_loop[0]] if m.runs_tools and p.tool_loop else []
         texts += [text for item, out, _ in m.batch_variants for text in (item, out)]
     need = _typing_imports(texts, p.structs)
     need.setdefault("typing", set()).update({"TypeAlias", "Any"})
     if p.type_only_imports:
         need["typing"].add("TYPE_CHECKING")
-    need[_relative(depth, "_handles.sync")] = {"ModelHandle", "OutputDecoder"}
+    need[_relative(depth, "_handles.sync")] = {"ToolsHandle" if p.tool_loop else "ModelHandle", "OutputDecoder"}
     if any(m.params_name for m in p.methods):
         need[_relative(depth, "_handles.ops")] = {"Op"}
     if any(m.params_name and m.params_own for m in p.methods):
@@ -1034,11 +1044,8 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
         need["typing"].update({"TypeVar", "overload"})
     if any(len(m.batch_variants) > 1 for m in p.methods):
         need["typing"].add("overload")
-    if any(m.runs_tools for m in p.methods):
-        need["typing"].add("Literal")
-        need.setdefault("collections.abc", set()).update({"Callable", "Mapping", "Sequence"})
     # The async twin: _aio_handle imports nothing heavy; its batch and stream types are TYPE_CHECKING imports.
-    need[_relative(depth, "_handles.aio")] = {"AsyncModelHandle"}
+    need[_relative(depth, "_handles.aio")] = {"AsyncToolsHandle" if p.tool_loop else "AsyncModelHandle"}
     if any(m.kind == "json" for m in p.methods):
         need.setdefault("", set()).add("msgspec")
     binary: set[str] = (

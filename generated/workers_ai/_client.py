@@ -34,30 +34,30 @@ if TYPE_CHECKING:
     from .models._shapes import text_embeddings_kackok as _shape_text_embeddings_kackok
     from .models._shapes import text_embeddings_ockfke as _shape_text_embeddings_ockfke
     from .models._shapes import text_embeddings_paaiia as _shape_text_embeddings_paaiia
-    from .models._shapes import text_generation_aajfdc as _shape_text_generation_aajfdc
-    from .models._shapes import text_generation_anlgab as _shape_text_generation_anlgab
-    from .models._shapes import text_generation_ballcm as _shape_text_generation_ballcm
-    from .models._shapes import text_generation_bdcjpc as _shape_text_generation_bdcjpc
-    from .models._shapes import text_generation_bmlpim as _shape_text_generation_bmlpim
-    from .models._shapes import text_generation_cajedh as _shape_text_generation_cajedh
+    from .models._shapes import text_generation_aibofo as _shape_text_generation_aibofo
     from .models._shapes import text_generation_ccdgif as _shape_text_generation_ccdgif
-    from .models._shapes import text_generation_cibkkc as _shape_text_generation_cibkkc
+    from .models._shapes import text_generation_cngnoj as _shape_text_generation_cngnoj
+    from .models._shapes import text_generation_dbalif as _shape_text_generation_dbalif
+    from .models._shapes import text_generation_dhfjdf as _shape_text_generation_dhfjdf
     from .models._shapes import text_generation_dmakgg as _shape_text_generation_dmakgg
-    from .models._shapes import text_generation_ecglcl as _shape_text_generation_ecglcl
-    from .models._shapes import text_generation_enniai as _shape_text_generation_enniai
-    from .models._shapes import text_generation_gghbka as _shape_text_generation_gghbka
-    from .models._shapes import text_generation_hegaal as _shape_text_generation_hegaal
-    from .models._shapes import text_generation_hoajno as _shape_text_generation_hoajno
-    from .models._shapes import text_generation_hoomba as _shape_text_generation_hoomba
-    from .models._shapes import text_generation_jhomei as _shape_text_generation_jhomei
-    from .models._shapes import text_generation_kdgjeb as _shape_text_generation_kdgjeb
-    from .models._shapes import text_generation_kmocdg as _shape_text_generation_kmocdg
-    from .models._shapes import text_generation_mddkhd as _shape_text_generation_mddkhd
-    from .models._shapes import text_generation_nhbgfm as _shape_text_generation_nhbgfm
+    from .models._shapes import text_generation_dnkmmi as _shape_text_generation_dnkmmi
+    from .models._shapes import text_generation_dpelko as _shape_text_generation_dpelko
+    from .models._shapes import text_generation_ehodfd as _shape_text_generation_ehodfd
+    from .models._shapes import text_generation_elioko as _shape_text_generation_elioko
+    from .models._shapes import text_generation_fbdljp as _shape_text_generation_fbdljp
+    from .models._shapes import text_generation_feldbm as _shape_text_generation_feldbm
+    from .models._shapes import text_generation_fodhai as _shape_text_generation_fodhai
+    from .models._shapes import text_generation_ghlkff as _shape_text_generation_ghlkff
+    from .models._shapes import text_generation_gmpaei as _shape_text_generation_gmpaei
+    from .models._shapes import text_generation_ipbfjo as _shape_text_generation_ipbfjo
+    from .models._shapes import text_generation_jephhh as _shape_text_generation_jephhh
+    from .models._shapes import text_generation_ligkeb as _shape_text_generation_ligkeb
+    from .models._shapes import text_generation_mfdbhi as _shape_text_generation_mfdbhi
+    from .models._shapes import text_generation_ndpmni as _shape_text_generation_ndpmni
     from .models._shapes import text_generation_nhiofo as _shape_text_generation_nhiofo
-    from .models._shapes import text_generation_phkjip as _shape_text_generation_phkjip
+    from .models._shapes import text_generation_nkoofl as _shape_text_generation_nkoofl
+    from .models._shapes import text_generation_ohgihd as _shape_text_generation_ohgihd
     from .models._shapes import text_generation_pieldb as _shape_text_generation_pieldb
-    from .models._shapes import text_generation_pjkgje as _shape_text_generation_pjkgje
     from .models._shapes import text_to_image_bngani as _shape_text_to_image_bngani
     from .models._shapes import text_to_image_chlpgo as _shape_text_to_image_chlpgo
     from .models._shapes import text_to_image_ciggdf as _shape_text_to_image_ciggdf
@@ -578,24 +578,142 @@ class WorkersAI(BaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
-            payload: _shape_text_generation_aajfdc.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
+            payload: _shape_text_generation_aibofo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_aajfdc.ShapeOutput: ...
+        ) -> _shape_text_generation_aibofo.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
+            payload: _shape_text_generation_ccdgif.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_ccdgif.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
+            payload: _shape_text_generation_cngnoj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_cngnoj.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-120b"],
+            payload: _shape_text_generation_dbalif.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_dbalif.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@hf/nexusflow/starling-lm-7b-beta",
+                "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
+                "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
+                "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
+            ],
+            payload: _shape_text_generation_dhfjdf.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_dhfjdf.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clairic"],
+            payload: _shape_text_generation_dmakgg.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_dmakgg.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/fblgit/una-cybertron-7b-v2-bf16",
+                "@cf/meta/llama-3-8b-instruct-awq",
+                "@cf/meta/llama-3.1-70b-instruct",
+                "@cf/meta/llama-3.1-8b-instruct",
+                "@cf/meta/llama-3.1-8b-instruct-fast",
+                "@cf/meta/llama-3.2-11b-vision-instruct",
+                "@hf/thebloke/deepseek-coder-6.7b-base-awq",
+                "@hf/thebloke/llama-2-13b-chat-awq",
+                "@hf/thebloke/zephyr-7b-beta-awq",
+            ],
+            payload: _shape_text_generation_dnkmmi.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_dnkmmi.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
+            payload: _shape_text_generation_dpelko.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_dpelko.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
+            payload: _shape_text_generation_ehodfd.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_ehodfd.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/google/gemma-2b-it-lora",
+                "@cf/meta/llama-2-7b-chat-fp16",
+                "@cf/meta/llama-3.1-8b-instruct-fp8",
+                "@cf/qwen/qwen1.5-14b-chat-awq",
+                "@cf/qwen/qwen2.5-coder-32b-instruct",
+            ],
+            payload: _shape_text_generation_elioko.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_elioko.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
+            payload: _shape_text_generation_fbdljp.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_fbdljp.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/meta/llama-3.2-1b-instruct",
+                "@cf/meta/llama-3.2-3b-instruct",
+                "@cf/microsoft/phi-2",
+                "@cf/tiiuae/falcon-7b-instruct",
+                "@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
+            ],
+            payload: _shape_text_generation_feldbm.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_feldbm.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
-            payload: _shape_text_generation_anlgab.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_fodhai.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_anlgab.ShapeOutput: ...
+        ) -> _shape_text_generation_fodhai.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/openai/gpt-oss-20b"],
-            payload: _shape_text_generation_ballcm.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_ghlkff.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_ballcm.ShapeOutput: ...
+        ) -> _shape_text_generation_ghlkff.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
+            payload: _shape_text_generation_gmpaei.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_gmpaei.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
+            payload: _shape_text_generation_ipbfjo.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_ipbfjo.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -607,9 +725,37 @@ class WorkersAI(BaseClient):
                 "@cf/qwen/qwen1.5-7b-chat-awq",
                 "@hf/mistral/mistral-7b-instruct-v0.2",
             ],
-            payload: _shape_text_generation_bdcjpc.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_jephhh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_bdcjpc.ShapeOutput: ...
+        ) -> _shape_text_generation_jephhh.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
+            payload: _shape_text_generation_ligkeb.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_ligkeb.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
+            payload: _shape_text_generation_mfdbhi.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_mfdbhi.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
+            payload: _shape_text_generation_ndpmni.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_ndpmni.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-guard-3-8b"],
+            payload: _shape_text_generation_nhiofo.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_nhiofo.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -628,155 +774,16 @@ class WorkersAI(BaseClient):
                 "@hf/thebloke/llamaguard-7b-awq",
                 "@hf/thebloke/neural-chat-7b-v3-1-awq",
             ],
-            payload: _shape_text_generation_bmlpim.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_nkoofl.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_bmlpim.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
-            payload: _shape_text_generation_cajedh.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_cajedh.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
-            payload: _shape_text_generation_ccdgif.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_ccdgif.ShapeOutput: ...
+        ) -> _shape_text_generation_nkoofl.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/google/gemma-3-12b-it"],
-            payload: _shape_text_generation_cibkkc.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_ohgihd.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_cibkkc.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clairic"],
-            payload: _shape_text_generation_dmakgg.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_dmakgg.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/gpt-oss-120b"],
-            payload: _shape_text_generation_ecglcl.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_ecglcl.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
-            payload: _shape_text_generation_enniai.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_enniai.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@cf/fblgit/una-cybertron-7b-v2-bf16",
-                "@cf/meta/llama-3-8b-instruct-awq",
-                "@cf/meta/llama-3.1-70b-instruct",
-                "@cf/meta/llama-3.1-8b-instruct",
-                "@cf/meta/llama-3.1-8b-instruct-fast",
-                "@cf/meta/llama-3.2-11b-vision-instruct",
-                "@hf/thebloke/deepseek-coder-6.7b-base-awq",
-                "@hf/thebloke/llama-2-13b-chat-awq",
-                "@hf/thebloke/zephyr-7b-beta-awq",
-            ],
-            payload: _shape_text_generation_gghbka.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_gghbka.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
-            payload: _shape_text_generation_hegaal.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_hegaal.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@hf/nexusflow/starling-lm-7b-beta",
-                "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
-                "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
-                "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
-            ],
-            payload: _shape_text_generation_hoajno.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_hoajno.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
-            payload: _shape_text_generation_hoomba.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_hoomba.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@cf/google/gemma-2b-it-lora",
-                "@cf/meta/llama-2-7b-chat-fp16",
-                "@cf/meta/llama-3.1-8b-instruct-fp8",
-                "@cf/qwen/qwen1.5-14b-chat-awq",
-                "@cf/qwen/qwen2.5-coder-32b-instruct",
-            ],
-            payload: _shape_text_generation_jhomei.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_jhomei.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
-            payload: _shape_text_generation_kdgjeb.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_kdgjeb.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
-            payload: _shape_text_generation_kmocdg.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_kmocdg.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@cf/meta/llama-3.2-1b-instruct",
-                "@cf/meta/llama-3.2-3b-instruct",
-                "@cf/microsoft/phi-2",
-                "@cf/tiiuae/falcon-7b-instruct",
-                "@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
-            ],
-            payload: _shape_text_generation_mddkhd.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_mddkhd.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
-            payload: _shape_text_generation_nhbgfm.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_nhbgfm.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-guard-3-8b"],
-            payload: _shape_text_generation_nhiofo.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_nhiofo.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
-            payload: _shape_text_generation_phkjip.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_phkjip.ShapeOutput: ...
+        ) -> _shape_text_generation_ohgihd.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -784,13 +791,6 @@ class WorkersAI(BaseClient):
             payload: _shape_text_generation_pieldb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
         ) -> _shape_text_generation_pieldb.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
-            payload: _shape_text_generation_pjkgje.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_pjkgje.ShapeOutput: ...
         @overload
         def run(
             self,

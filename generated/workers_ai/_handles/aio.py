@@ -8,7 +8,7 @@ is awaited.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast, overload
 
 import msgspec
 
@@ -27,11 +27,13 @@ if TYPE_CHECKING:
 # Every generated model module imports this one, sync users included: it imports nothing else of
 # the async client at load time (streams and batches load their modules on first use).
 
-__all__ = ["AsyncGenericHandle", "AsyncModelHandle"]
+__all__ = ["AsyncGenericHandle", "AsyncModelHandle", "AsyncToolsHandle"]
 
 InT = TypeVar("InT")
 OutT = TypeVar("OutT")
 T = TypeVar("T")
+MsgT = TypeVar("MsgT")
+ChatT = TypeVar("ChatT")
 
 _OCTETS = "application/octet-stream"
 
@@ -148,22 +150,6 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
     def _invoke_stream(self, op: Op[Any], params: Mapping[str, Any], first: Any = NOTHING) -> AsyncStreamRequest:
         return self._stream(op.build(params, self.model_id, first, stream=True))
 
-    async def _run_tools(
-        self,
-        op: Op[T],
-        messages: Any,
-        tools: Sequence[Callable[..., Any]],
-        max_rounds: int,
-        on_tool_error: Literal["report", "raise"],
-        options: Mapping[str, Any] | None,
-    ) -> ToolRun[T]:
-        """A generated ``run_tools()``: the tool loop over the method ``op`` names."""
-        from .._tools.toolloop import arun_tools as loop  # here: only tool loops need it
-
-        args = self._tool_loop_options(op, messages, tools, max_rounds, on_tool_error, options)
-        run: ToolRun[T] = await loop(self, op.expect, **args)
-        return run
-
     def _stream(self, request: msgspec.Struct) -> AsyncStreamRequest:
         return self._open_stream(self._stream_request_body(request), None, request)
 
@@ -197,6 +183,33 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
     ) -> T:
         # ``request``: what the call's span reads its parameters from (as a typed method's call does).
         return await self.client.drive(self._call_flow(body, expect, headers=headers, request=request))
+
+
+class AsyncToolsHandle(AsyncModelHandle[InT, OutT], Generic[InT, OutT, MsgT, ChatT]):
+    """:class:`~.sync.ToolsHandle`, awaited."""
+
+    _tools_op: ClassVar[Op[Any]]
+
+    def __init_subclass__(cls, *, tools: Op[Any] | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if tools is not None:
+            cls._tools_op = tools
+
+    async def run_tools(
+        self,
+        *,
+        messages: Sequence[MsgT],
+        tools: Sequence[Callable[..., Any]],
+        max_rounds: int = 8,
+        on_tool_error: Literal["report", "raise"] = "report",
+        options: Mapping[str, Any] | None = None,
+    ) -> ToolRun[ChatT]:
+        """:meth:`~.sync.ToolsHandle.run_tools`, awaited (the functions are called as plain functions)."""
+        from .._tools.toolloop import arun_tools as loop  # here: only tool loops need it
+
+        args = self._tool_loop_options(self._tools_op, messages, tools, max_rounds, on_tool_error, options)
+        run: ToolRun[ChatT] = await loop(self, self._tools_op.expect, **args)
+        return run
 
 
 class AsyncGenericHandle(AsyncModelHandle[Any, Any]):

@@ -5,7 +5,7 @@ client's blocking driver."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast, overload
 
 import msgspec
 
@@ -24,11 +24,14 @@ if TYPE_CHECKING:
 
 # Batches, streams and JSON mode load their modules on first use: a handle that only calls loads none.
 
-__all__ = ["GenericHandle", "HandleBase", "ModelHandle", "ModelInfo", "OutputDecoder", "split_error", "validator_for"]
+__all__ = ["GenericHandle", "HandleBase", "ModelHandle", "ModelInfo", "OutputDecoder", "ToolsHandle"]
+__all__ += ["split_error", "validator_for"]
 
 InT = TypeVar("InT")
 OutT = TypeVar("OutT")
 T = TypeVar("T")
+MsgT = TypeVar("MsgT")
+ChatT = TypeVar("ChatT")
 _OCTETS = "application/octet-stream"
 
 
@@ -148,22 +151,6 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
     def _invoke_stream(self, op: Op[Any], params: Mapping[str, Any], first: Any = NOTHING) -> EventStream:
         return self._stream(op.build(params, self.model_id, first, stream=True))
 
-    def _run_tools(
-        self,
-        op: Op[T],
-        messages: Any,
-        tools: Sequence[Callable[..., Any]],
-        max_rounds: int,
-        on_tool_error: Literal["report", "raise"],
-        options: Mapping[str, Any] | None,
-    ) -> ToolRun[T]:
-        """A generated ``run_tools()``: the tool loop over the method ``op`` names."""
-        from .._tools.toolloop import run_tools as loop  # here: only tool loops need it
-
-        args = self._tool_loop_options(op, messages, tools, max_rounds, on_tool_error, options)
-        run: ToolRun[T] = loop(self, op.expect, **args)
-        return run
-
     def _stream(self, request: msgspec.Struct) -> EventStream:
         return self._open_stream(self._stream_request_body(request), None, request)
 
@@ -191,6 +178,35 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
     ) -> T:
         # ``request``: what the call's span reads its parameters from (as a typed method's call does).
         return self.client.drive(self._call_flow(body, expect, headers=headers, request=request))
+
+
+class ToolsHandle(ModelHandle[InT, OutT], Generic[InT, OutT, MsgT, ChatT]):
+    """A handle whose ``chat()`` takes Python functions as tools (``MsgT``: a message, ``ChatT``: its reply):
+    ``run_tools()`` runs the tool loop over the ``Op`` its class names with ``tools=``."""
+
+    _tools_op: ClassVar[Op[Any]]
+
+    def __init_subclass__(cls, *, tools: Op[Any] | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if tools is not None:
+            cls._tools_op = tools
+
+    def run_tools(
+        self,
+        *,
+        messages: Sequence[MsgT],
+        tools: Sequence[Callable[..., Any]],
+        max_rounds: int = 8,
+        on_tool_error: Literal["report", "raise"] = "report",
+        options: Mapping[str, Any] | None = None,
+    ) -> ToolRun[ChatT]:
+        """Call ``chat()`` with ``tools`` (Python functions), run the functions the model asks for and send
+        their results back until it answers in text; returns the final output and the transcript (see README)."""
+        from .._tools.toolloop import run_tools as loop  # here: only tool loops need it
+
+        args = self._tool_loop_options(self._tools_op, messages, tools, max_rounds, on_tool_error, options)
+        run: ToolRun[ChatT] = loop(self, self._tools_op.expect, **args)
+        return run
 
 
 class GenericHandle(ModelHandle[Any, Any]):
