@@ -237,6 +237,12 @@ class MethodPlan:
     def messages_param(self) -> ParamPlan | None:
         return next((p for p in self.params if p.name == "messages"), None)
 
+    @property
+    def runtime_batch(self) -> bool:
+        """``batch()``/``batch_many()`` of one request variant: the runtime's ``BatchHandle`` writes them (a
+        batch of several variants keeps its overloads, which type a job by what was sent)."""
+        return self.kind == "requests" and self.name == "batch" and len(self.batch_variants) <= 1
+
 
 @dataclass(frozen=True)
 class ModelPlan:
@@ -334,9 +340,10 @@ class ModelPlan:
         the tool and JSON-mode result types."""
         up = "." * (self.module.count(".") + 1)
         lines: list[str] = []
-        if any(m.params_name or m.kind == "requests" for m in self.methods):
+        own_batch = any(m.kind == "requests" and not m.runtime_batch for m in self.methods)
+        if own_batch or any(m.params_name for m in self.methods):
             lines.append("from typing_extensions import Unpack")
-        if any(m.kind == "requests" for m in self.methods):
+        if own_batch:
             lines.append(f"from {up}_batch.jobs import AsyncBatchJob, BatchItem, BatchJob, BatchRequest")
             lines.append(f"from {up}_batch.many import BatchManyOptions")
         if any(m.streams for m in self.methods):
@@ -347,6 +354,22 @@ class ModelPlan:
         if any(m.tool_form for m in self.methods):
             lines.append(f"from {up}_tools.tooldefs import ToolLike")
         return tuple(lines)
+
+    @property
+    def batch_types(self) -> tuple[str, str] | None:
+        """``(request, reply)`` of a batch the runtime's methods serve (:attr:`MethodPlan.runtime_batch`): the
+        handles' base is then ``BatchHandle[..., request, reply]``."""
+        return next(((m.batch_item, m.returns) for m in self.methods if m.runtime_batch), None)
+
+    @property
+    def handle_bases(self) -> list[tuple[str, str]]:
+        """The sync handle's bases and their type arguments (the async one's are ``Async`` + each name):
+        ``ToolsHandle``/``BatchHandle`` where the runtime writes ``run_tools()`` or the batch methods."""
+        io = f"{self.input_alias}, {self.output_alias}"
+        bases = [("ToolsHandle", f"{io}, {self.tool_loop[0]}, {self.tool_loop[1]}")] if self.tool_loop else []
+        if self.batch_types:
+            bases.append(("BatchHandle", f"{io}, {self.batch_types[0]}, {self.batch_types[1]}"))
+        return bases or [("ModelHandle", io)]
 
     @property
     def tool_loop(self) -> tuple[str, str, str] | None:
@@ -1026,6 +1049,7 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
     for m in p.methods:
         # What the module prints: a method's own Params keys, its leading and JSON-mode parameters.
         printed = m.params if m.params_own else [*m.leading, *([m.response_format] if m.response_format else [])]
+        printed = [] if m.runtime_batch else printed  # its base names only the request and reply types
         texts += [prm.typed for prm in printed] + [m.returns, m.batch_item]
         texts += [p.tool_loop[0]] if m.runs_tools and p.tool_loop else []
         texts += [text for item, out, _ in m.batch_variants for text in (item, out)]
@@ -1033,19 +1057,19 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
     need.setdefault("typing", set()).update({"TypeAlias", "Any"})
     if p.type_only_imports:
         need["typing"].add("TYPE_CHECKING")
-    need[_relative(depth, "_handles.sync")] = {"ToolsHandle" if p.tool_loop else "ModelHandle", "OutputDecoder"}
+    need[_relative(depth, "_handles.sync")] = {name for name, _ in p.handle_bases} | {"OutputDecoder"}
     if any(m.params_name for m in p.methods):
         need[_relative(depth, "_handles.ops")] = {"Op"}
     if any(m.params_name and m.params_own for m in p.methods):
         need["typing"].add("TypedDict")
-    if any(m.kind == "requests" for m in p.methods):
+    if any(m.kind == "requests" and not m.runtime_batch for m in p.methods):
         need.setdefault("collections.abc", set()).add("Sequence")
     if any(m.structured for m in p.methods):
         need["typing"].update({"TypeVar", "overload"})
     if any(len(m.batch_variants) > 1 for m in p.methods):
         need["typing"].add("overload")
     # The async twin: _aio_handle imports nothing heavy; its batch and stream types are TYPE_CHECKING imports.
-    need[_relative(depth, "_handles.aio")] = {"AsyncToolsHandle" if p.tool_loop else "AsyncModelHandle"}
+    need[_relative(depth, "_handles.aio")] = {f"Async{name}" for name, _ in p.handle_bases}
     if any(m.kind == "json" for m in p.methods):
         need.setdefault("", set()).add("msgspec")
     binary: set[str] = (

@@ -33,34 +33,34 @@ if TYPE_CHECKING:
     from .models._shapes import summarization_kmchph as _shape_summarization_kmchph
     from .models._shapes import text_classification_kdhanl as _shape_text_classification_kdhanl
     from .models._shapes import text_classification_kejalf as _shape_text_classification_kejalf
-    from .models._shapes import text_embeddings_ckefkd as _shape_text_embeddings_ckefkd
-    from .models._shapes import text_embeddings_dpokpm as _shape_text_embeddings_dpokpm
+    from .models._shapes import text_embeddings_ipfboi as _shape_text_embeddings_ipfboi
     from .models._shapes import text_embeddings_jcalck as _shape_text_embeddings_jcalck
     from .models._shapes import text_embeddings_kackok as _shape_text_embeddings_kackok
     from .models._shapes import text_embeddings_ockfke as _shape_text_embeddings_ockfke
+    from .models._shapes import text_embeddings_ooffgb as _shape_text_embeddings_ooffgb
     from .models._shapes import text_embeddings_paaiia as _shape_text_embeddings_paaiia
-    from .models._shapes import text_generation_aibofo as _shape_text_generation_aibofo
+    from .models._shapes import text_generation_blkknl as _shape_text_generation_blkknl
+    from .models._shapes import text_generation_bmkekh as _shape_text_generation_bmkekh
+    from .models._shapes import text_generation_cadkdd as _shape_text_generation_cadkdd
     from .models._shapes import text_generation_ccdgif as _shape_text_generation_ccdgif
     from .models._shapes import text_generation_cngnoj as _shape_text_generation_cngnoj
-    from .models._shapes import text_generation_dbalif as _shape_text_generation_dbalif
     from .models._shapes import text_generation_dhfjdf as _shape_text_generation_dhfjdf
+    from .models._shapes import text_generation_dihkml as _shape_text_generation_dihkml
     from .models._shapes import text_generation_dmakgg as _shape_text_generation_dmakgg
     from .models._shapes import text_generation_dnkmmi as _shape_text_generation_dnkmmi
     from .models._shapes import text_generation_dpelko as _shape_text_generation_dpelko
     from .models._shapes import text_generation_ehodfd as _shape_text_generation_ehodfd
     from .models._shapes import text_generation_elioko as _shape_text_generation_elioko
-    from .models._shapes import text_generation_fbdljp as _shape_text_generation_fbdljp
     from .models._shapes import text_generation_feldbm as _shape_text_generation_feldbm
     from .models._shapes import text_generation_fodhai as _shape_text_generation_fodhai
-    from .models._shapes import text_generation_ghlkff as _shape_text_generation_ghlkff
-    from .models._shapes import text_generation_gmpaei as _shape_text_generation_gmpaei
-    from .models._shapes import text_generation_ipbfjo as _shape_text_generation_ipbfjo
+    from .models._shapes import text_generation_gbilnf as _shape_text_generation_gbilnf
     from .models._shapes import text_generation_jephhh as _shape_text_generation_jephhh
-    from .models._shapes import text_generation_ligkeb as _shape_text_generation_ligkeb
     from .models._shapes import text_generation_mfdbhi as _shape_text_generation_mfdbhi
-    from .models._shapes import text_generation_ndpmni as _shape_text_generation_ndpmni
     from .models._shapes import text_generation_nhiofo as _shape_text_generation_nhiofo
+    from .models._shapes import text_generation_niobco as _shape_text_generation_niobco
+    from .models._shapes import text_generation_njbhhc as _shape_text_generation_njbhhc
     from .models._shapes import text_generation_nkoofl as _shape_text_generation_nkoofl
+    from .models._shapes import text_generation_nnkgmo as _shape_text_generation_nnkgmo
     from .models._shapes import text_generation_ohgihd as _shape_text_generation_ohgihd
     from .models._shapes import text_generation_pieldb as _shape_text_generation_pieldb
     from .models._shapes import text_to_image_bngani as _shape_text_to_image_bngani
@@ -552,17 +552,10 @@ class AsyncWorkersAI(AsyncBaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
-            payload: _shape_text_embeddings_ckefkd.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_ckefkd.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
             model_id: Literal["@cf/baai/bge-large-en-v1.5", "@cf/baai/omni-bge-base-en-v1.5"],
-            payload: _shape_text_embeddings_dpokpm.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_ipfboi.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_dpokpm.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_ipfboi.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -587,6 +580,13 @@ class AsyncWorkersAI(AsyncBaseClient):
         @overload
         def run(
             self,
+            model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
+            payload: _shape_text_embeddings_ooffgb.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_ooffgb.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
             model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
             payload: _shape_text_embeddings_paaiia.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
@@ -594,10 +594,24 @@ class AsyncWorkersAI(AsyncBaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
-            payload: _shape_text_generation_aibofo.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
+            payload: _shape_text_generation_blkknl.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_aibofo.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_blkknl.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
+            payload: _shape_text_generation_bmkekh.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_bmkekh.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
+            payload: _shape_text_generation_cadkdd.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_cadkdd.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -615,13 +629,6 @@ class AsyncWorkersAI(AsyncBaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/gpt-oss-120b"],
-            payload: _shape_text_generation_dbalif.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_dbalif.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
             model_id: Literal[
                 "@hf/nexusflow/starling-lm-7b-beta",
                 "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
@@ -631,6 +638,13 @@ class AsyncWorkersAI(AsyncBaseClient):
             payload: _shape_text_generation_dhfjdf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
         ) -> Coroutine[Any, Any, _shape_text_generation_dhfjdf.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
+            payload: _shape_text_generation_dihkml.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_dihkml.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -685,13 +699,6 @@ class AsyncWorkersAI(AsyncBaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
-            payload: _shape_text_generation_fbdljp.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_fbdljp.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
             model_id: Literal[
                 "@cf/meta/llama-3.2-1b-instruct",
                 "@cf/meta/llama-3.2-3b-instruct",
@@ -712,24 +719,10 @@ class AsyncWorkersAI(AsyncBaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/gpt-oss-20b"],
-            payload: _shape_text_generation_ghlkff.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
+            payload: _shape_text_generation_gbilnf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ghlkff.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
-            payload: _shape_text_generation_gmpaei.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_gmpaei.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
-            payload: _shape_text_generation_ipbfjo.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ipbfjo.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_gbilnf.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -747,13 +740,6 @@ class AsyncWorkersAI(AsyncBaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
-            payload: _shape_text_generation_ligkeb.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ligkeb.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
             model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
             payload: _shape_text_generation_mfdbhi.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
@@ -761,17 +747,24 @@ class AsyncWorkersAI(AsyncBaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
-            payload: _shape_text_generation_ndpmni.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ndpmni.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
             model_id: Literal["@cf/meta/llama-guard-3-8b"],
             payload: _shape_text_generation_nhiofo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
         ) -> Coroutine[Any, Any, _shape_text_generation_nhiofo.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-120b"],
+            payload: _shape_text_generation_niobco.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_niobco.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-20b"],
+            payload: _shape_text_generation_njbhhc.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_njbhhc.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -793,6 +786,13 @@ class AsyncWorkersAI(AsyncBaseClient):
             payload: _shape_text_generation_nkoofl.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
         ) -> Coroutine[Any, Any, _shape_text_generation_nkoofl.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
+            payload: _shape_text_generation_nnkgmo.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_nnkgmo.ShapeOutput]: ...
         @overload
         def run(
             self,

@@ -16,24 +16,29 @@ from .base import HandleBase
 from .ops import NOTHING, Op
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from .._aio.session import AsyncSession
     from .._aio.stream import AsyncEventStream, AsyncStreamRequest
     from .._batch.embed_plan import BatchProgress
     from .._batch.f32 import F32
-    from .._batch.jobs import AsyncBatchJob
+    from .._batch.jobs import AsyncBatchJob, BatchItem, BatchRequest
+    from .._batch.many import BatchManyOptions
     from .._core.binary import BinaryInput
     from .._tools.toolloop import ToolRun
 
 # Every generated model module imports this one, sync users included: it imports nothing else of
 # the async client at load time (streams and batches load their modules on first use).
 
-__all__ = ["AsyncGenericHandle", "AsyncModelHandle", "AsyncToolsHandle"]
+__all__ = ["AsyncBatchHandle", "AsyncGenericHandle", "AsyncModelHandle", "AsyncToolsHandle"]
 
 InT = TypeVar("InT")
 OutT = TypeVar("OutT")
 T = TypeVar("T")
 MsgT = TypeVar("MsgT")
 ChatT = TypeVar("ChatT")
+ItemT = TypeVar("ItemT")
+ResT = TypeVar("ResT")
 
 _OCTETS = "application/octet-stream"
 
@@ -210,6 +215,21 @@ class AsyncToolsHandle(AsyncModelHandle[InT, OutT], Generic[InT, OutT, MsgT, Cha
         args = self._tool_loop_options(self._tools_op, messages, tools, max_rounds, on_tool_error, options)
         run: ToolRun[ChatT] = await loop(self, self._tools_op.expect, **args)
         return run
+
+
+class AsyncBatchHandle(AsyncModelHandle[InT, OutT], Generic[InT, OutT, ItemT, ResT]):
+    """:class:`~.sync.BatchHandle`, awaited."""
+
+    async def batch(self, requests: Sequence[ItemT | BatchRequest[ItemT]]) -> AsyncBatchJob[ResT]:
+        """:meth:`~.sync.BatchHandle.batch`, awaited: ``job = await h.batch([...])``, then ``await job.wait()``."""
+        job: AsyncBatchJob[ResT] = await self._submit_batch(requests)
+        return job
+
+    async def batch_many(
+        self, requests: Sequence[ItemT | BatchRequest[ItemT]], **options: Unpack[BatchManyOptions]
+    ) -> list[BatchItem[ResT]]:
+        items: list[BatchItem[ResT]] = await self._batch_many(requests, options)
+        return items
 
 
 class AsyncGenericHandle(AsyncModelHandle[Any, Any]):
