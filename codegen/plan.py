@@ -1057,7 +1057,10 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
     need.setdefault("typing", set()).update({"TypeAlias", "Any"})
     if p.type_only_imports:
         need["typing"].add("TYPE_CHECKING")
-    need[_relative(depth, "_handles.sync")] = {name for name, _ in p.handle_bases} | {"OutputDecoder"}
+    bases = {name for name, _ in p.handle_bases}
+    need[_relative(depth, "_handles.sync")] = {"OutputDecoder", *(bases & {"ModelHandle"})}
+    if bases - {"ModelHandle"}:  # the runtime's run_tools() or batch methods: see _handles/typed_bases.py
+        need[_relative(depth, "_handles.typed_bases")] = {f"{pre}{name}" for name in bases for pre in ("", "Async")}
     if any(m.params_name for m in p.methods):
         need[_relative(depth, "_handles.ops")] = {"Op"}
     if any(m.params_name and m.params_own for m in p.methods):
@@ -1069,7 +1072,8 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
     if any(len(m.batch_variants) > 1 for m in p.methods):
         need["typing"].add("overload")
     # The async twin: _aio_handle imports nothing heavy; its batch and stream types are TYPE_CHECKING imports.
-    need[_relative(depth, "_handles.aio")] = {f"Async{name}" for name, _ in p.handle_bases}
+    if "ModelHandle" in bases:
+        need[_relative(depth, "_handles.aio")] = {"AsyncModelHandle"}
     if any(m.kind == "json" for m in p.methods):
         need.setdefault("", set()).add("msgspec")
     binary: set[str] = (

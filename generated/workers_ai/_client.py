@@ -28,36 +28,36 @@ if TYPE_CHECKING:
     from .models._shapes import summarization_kmchph as _shape_summarization_kmchph
     from .models._shapes import text_classification_kdhanl as _shape_text_classification_kdhanl
     from .models._shapes import text_classification_kejalf as _shape_text_classification_kejalf
-    from .models._shapes import text_embeddings_ipfboi as _shape_text_embeddings_ipfboi
+    from .models._shapes import text_embeddings_dbklip as _shape_text_embeddings_dbklip
     from .models._shapes import text_embeddings_jcalck as _shape_text_embeddings_jcalck
     from .models._shapes import text_embeddings_kackok as _shape_text_embeddings_kackok
+    from .models._shapes import text_embeddings_mdhcbj as _shape_text_embeddings_mdhcbj
     from .models._shapes import text_embeddings_ockfke as _shape_text_embeddings_ockfke
-    from .models._shapes import text_embeddings_ooffgb as _shape_text_embeddings_ooffgb
     from .models._shapes import text_embeddings_paaiia as _shape_text_embeddings_paaiia
-    from .models._shapes import text_generation_blkknl as _shape_text_generation_blkknl
-    from .models._shapes import text_generation_bmkekh as _shape_text_generation_bmkekh
-    from .models._shapes import text_generation_cadkdd as _shape_text_generation_cadkdd
+    from .models._shapes import text_generation_aodlpd as _shape_text_generation_aodlpd
+    from .models._shapes import text_generation_bifpcf as _shape_text_generation_bifpcf
+    from .models._shapes import text_generation_bkmdce as _shape_text_generation_bkmdce
+    from .models._shapes import text_generation_bkmelj as _shape_text_generation_bkmelj
+    from .models._shapes import text_generation_boggdi as _shape_text_generation_boggdi
+    from .models._shapes import text_generation_bpliop as _shape_text_generation_bpliop
     from .models._shapes import text_generation_ccdgif as _shape_text_generation_ccdgif
-    from .models._shapes import text_generation_cngnoj as _shape_text_generation_cngnoj
-    from .models._shapes import text_generation_dhfjdf as _shape_text_generation_dhfjdf
-    from .models._shapes import text_generation_dihkml as _shape_text_generation_dihkml
+    from .models._shapes import text_generation_chmhgg as _shape_text_generation_chmhgg
+    from .models._shapes import text_generation_cmofdh as _shape_text_generation_cmofdh
     from .models._shapes import text_generation_dmakgg as _shape_text_generation_dmakgg
-    from .models._shapes import text_generation_dnkmmi as _shape_text_generation_dnkmmi
-    from .models._shapes import text_generation_dpelko as _shape_text_generation_dpelko
-    from .models._shapes import text_generation_ehodfd as _shape_text_generation_ehodfd
-    from .models._shapes import text_generation_elioko as _shape_text_generation_elioko
-    from .models._shapes import text_generation_feldbm as _shape_text_generation_feldbm
-    from .models._shapes import text_generation_fodhai as _shape_text_generation_fodhai
-    from .models._shapes import text_generation_gbilnf as _shape_text_generation_gbilnf
-    from .models._shapes import text_generation_jephhh as _shape_text_generation_jephhh
-    from .models._shapes import text_generation_mfdbhi as _shape_text_generation_mfdbhi
+    from .models._shapes import text_generation_ehajgp as _shape_text_generation_ehajgp
+    from .models._shapes import text_generation_eholjm as _shape_text_generation_eholjm
+    from .models._shapes import text_generation_ekgkod as _shape_text_generation_ekgkod
+    from .models._shapes import text_generation_fkdlhi as _shape_text_generation_fkdlhi
+    from .models._shapes import text_generation_gmdpog as _shape_text_generation_gmdpog
+    from .models._shapes import text_generation_kdlhhg as _shape_text_generation_kdlhhg
+    from .models._shapes import text_generation_nffajg as _shape_text_generation_nffajg
+    from .models._shapes import text_generation_ngofbe as _shape_text_generation_ngofbe
     from .models._shapes import text_generation_nhiofo as _shape_text_generation_nhiofo
-    from .models._shapes import text_generation_niobco as _shape_text_generation_niobco
-    from .models._shapes import text_generation_njbhhc as _shape_text_generation_njbhhc
-    from .models._shapes import text_generation_nkoofl as _shape_text_generation_nkoofl
-    from .models._shapes import text_generation_nnkgmo as _shape_text_generation_nnkgmo
-    from .models._shapes import text_generation_ohgihd as _shape_text_generation_ohgihd
+    from .models._shapes import text_generation_nopenh as _shape_text_generation_nopenh
+    from .models._shapes import text_generation_okhfmi as _shape_text_generation_okhfmi
+    from .models._shapes import text_generation_paecmj as _shape_text_generation_paecmj
     from .models._shapes import text_generation_pieldb as _shape_text_generation_pieldb
+    from .models._shapes import text_generation_pnfklo as _shape_text_generation_pnfklo
     from .models._shapes import text_to_image_bngani as _shape_text_to_image_bngani
     from .models._shapes import text_to_image_chlpgo as _shape_text_to_image_chlpgo
     from .models._shapes import text_to_image_ciggdf as _shape_text_to_image_ciggdf
@@ -537,9 +537,9 @@ class WorkersAI(BaseClient):
         def run(
             self,
             model_id: Literal["@cf/baai/bge-large-en-v1.5", "@cf/baai/omni-bge-base-en-v1.5"],
-            payload: _shape_text_embeddings_ipfboi.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_dbklip.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_ipfboi.ShapeOutput: ...
+        ) -> _shape_text_embeddings_dbklip.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -557,17 +557,17 @@ class WorkersAI(BaseClient):
         @overload
         def run(
             self,
+            model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
+            payload: _shape_text_embeddings_mdhcbj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_embeddings_mdhcbj.ShapeOutput: ...
+        @overload
+        def run(
+            self,
             model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
             payload: _shape_text_embeddings_ockfke.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
         ) -> _shape_text_embeddings_ockfke.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
-            payload: _shape_text_embeddings_ooffgb.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_ooffgb.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -578,24 +578,50 @@ class WorkersAI(BaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
-            payload: _shape_text_generation_blkknl.ShapeInput | Mapping[str, Any],
+            model_id: Literal[
+                "@hf/nexusflow/starling-lm-7b-beta",
+                "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
+                "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
+                "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
+            ],
+            payload: _shape_text_generation_aodlpd.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_blkknl.ShapeOutput: ...
+        ) -> _shape_text_generation_aodlpd.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
-            payload: _shape_text_generation_bmkekh.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
+            payload: _shape_text_generation_bifpcf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_bmkekh.ShapeOutput: ...
+        ) -> _shape_text_generation_bifpcf.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
-            payload: _shape_text_generation_cadkdd.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/google/gemma-3-12b-it"],
+            payload: _shape_text_generation_bkmdce.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_cadkdd.ShapeOutput: ...
+        ) -> _shape_text_generation_bkmdce.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
+            payload: _shape_text_generation_bkmelj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_bkmelj.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
+            payload: _shape_text_generation_boggdi.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_boggdi.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
+            payload: _shape_text_generation_bpliop.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_bpliop.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -606,29 +632,23 @@ class WorkersAI(BaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
-            payload: _shape_text_generation_cngnoj.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_cngnoj.ShapeOutput: ...
-        @overload
-        def run(
-            self,
             model_id: Literal[
-                "@hf/nexusflow/starling-lm-7b-beta",
-                "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
-                "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
-                "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
+                "@cf/google/gemma-2b-it-lora",
+                "@cf/meta/llama-2-7b-chat-fp16",
+                "@cf/meta/llama-3.1-8b-instruct-fp8",
+                "@cf/qwen/qwen1.5-14b-chat-awq",
+                "@cf/qwen/qwen2.5-coder-32b-instruct",
             ],
-            payload: _shape_text_generation_dhfjdf.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_chmhgg.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_dhfjdf.ShapeOutput: ...
+        ) -> _shape_text_generation_chmhgg.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
-            payload: _shape_text_generation_dihkml.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
+            payload: _shape_text_generation_cmofdh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_dihkml.ShapeOutput: ...
+        ) -> _shape_text_generation_cmofdh.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -639,74 +659,10 @@ class WorkersAI(BaseClient):
         @overload
         def run(
             self,
-            model_id: Literal[
-                "@cf/fblgit/una-cybertron-7b-v2-bf16",
-                "@cf/meta/llama-3-8b-instruct-awq",
-                "@cf/meta/llama-3.1-70b-instruct",
-                "@cf/meta/llama-3.1-8b-instruct",
-                "@cf/meta/llama-3.1-8b-instruct-fast",
-                "@cf/meta/llama-3.2-11b-vision-instruct",
-                "@hf/thebloke/deepseek-coder-6.7b-base-awq",
-                "@hf/thebloke/llama-2-13b-chat-awq",
-                "@hf/thebloke/zephyr-7b-beta-awq",
-            ],
-            payload: _shape_text_generation_dnkmmi.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_dnkmmi.ShapeOutput: ...
-        @overload
-        def run(
-            self,
             model_id: Literal["@cf/meta/llama-3-8b-instruct"],
-            payload: _shape_text_generation_dpelko.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_ehajgp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_dpelko.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
-            payload: _shape_text_generation_ehodfd.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_ehodfd.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@cf/google/gemma-2b-it-lora",
-                "@cf/meta/llama-2-7b-chat-fp16",
-                "@cf/meta/llama-3.1-8b-instruct-fp8",
-                "@cf/qwen/qwen1.5-14b-chat-awq",
-                "@cf/qwen/qwen2.5-coder-32b-instruct",
-            ],
-            payload: _shape_text_generation_elioko.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_elioko.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@cf/meta/llama-3.2-1b-instruct",
-                "@cf/meta/llama-3.2-3b-instruct",
-                "@cf/microsoft/phi-2",
-                "@cf/tiiuae/falcon-7b-instruct",
-                "@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
-            ],
-            payload: _shape_text_generation_feldbm.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_feldbm.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
-            payload: _shape_text_generation_fodhai.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_fodhai.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
-            payload: _shape_text_generation_gbilnf.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_gbilnf.ShapeOutput: ...
+        ) -> _shape_text_generation_ehajgp.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -718,37 +674,37 @@ class WorkersAI(BaseClient):
                 "@cf/qwen/qwen1.5-7b-chat-awq",
                 "@hf/mistral/mistral-7b-instruct-v0.2",
             ],
-            payload: _shape_text_generation_jephhh.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_eholjm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_jephhh.ShapeOutput: ...
+        ) -> _shape_text_generation_eholjm.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
-            payload: _shape_text_generation_mfdbhi.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
+            payload: _shape_text_generation_ekgkod.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_mfdbhi.ShapeOutput: ...
+        ) -> _shape_text_generation_ekgkod.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/llama-guard-3-8b"],
-            payload: _shape_text_generation_nhiofo.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
+            payload: _shape_text_generation_fkdlhi.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_nhiofo.ShapeOutput: ...
+        ) -> _shape_text_generation_fkdlhi.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/gpt-oss-120b"],
-            payload: _shape_text_generation_niobco.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
+            payload: _shape_text_generation_gmdpog.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_niobco.ShapeOutput: ...
+        ) -> _shape_text_generation_gmdpog.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/gpt-oss-20b"],
-            payload: _shape_text_generation_njbhhc.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
+            payload: _shape_text_generation_kdlhhg.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_njbhhc.ShapeOutput: ...
+        ) -> _shape_text_generation_kdlhhg.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -767,23 +723,60 @@ class WorkersAI(BaseClient):
                 "@hf/thebloke/llamaguard-7b-awq",
                 "@hf/thebloke/neural-chat-7b-v3-1-awq",
             ],
-            payload: _shape_text_generation_nkoofl.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_nffajg.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_nkoofl.ShapeOutput: ...
+        ) -> _shape_text_generation_nffajg.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
-            payload: _shape_text_generation_nnkgmo.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/openai/gpt-oss-20b"],
+            payload: _shape_text_generation_ngofbe.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_nnkgmo.ShapeOutput: ...
+        ) -> _shape_text_generation_ngofbe.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/google/gemma-3-12b-it"],
-            payload: _shape_text_generation_ohgihd.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/meta/llama-guard-3-8b"],
+            payload: _shape_text_generation_nhiofo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_ohgihd.ShapeOutput: ...
+        ) -> _shape_text_generation_nhiofo.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/meta/llama-3.2-1b-instruct",
+                "@cf/meta/llama-3.2-3b-instruct",
+                "@cf/microsoft/phi-2",
+                "@cf/tiiuae/falcon-7b-instruct",
+                "@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
+            ],
+            payload: _shape_text_generation_nopenh.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_nopenh.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/fblgit/una-cybertron-7b-v2-bf16",
+                "@cf/meta/llama-3-8b-instruct-awq",
+                "@cf/meta/llama-3.1-70b-instruct",
+                "@cf/meta/llama-3.1-8b-instruct",
+                "@cf/meta/llama-3.1-8b-instruct-fast",
+                "@cf/meta/llama-3.2-11b-vision-instruct",
+                "@hf/thebloke/deepseek-coder-6.7b-base-awq",
+                "@hf/thebloke/llama-2-13b-chat-awq",
+                "@hf/thebloke/zephyr-7b-beta-awq",
+            ],
+            payload: _shape_text_generation_okhfmi.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_okhfmi.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-120b"],
+            payload: _shape_text_generation_paecmj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_paecmj.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -791,6 +784,13 @@ class WorkersAI(BaseClient):
             payload: _shape_text_generation_pieldb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
         ) -> _shape_text_generation_pieldb.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
+            payload: _shape_text_generation_pnfklo.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_pnfklo.ShapeOutput: ...
         @overload
         def run(
             self,

@@ -8,7 +8,7 @@ is awaited.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
 
 import msgspec
 
@@ -16,29 +16,21 @@ from .base import HandleBase
 from .ops import NOTHING, Op
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
-
     from .._aio.session import AsyncSession
     from .._aio.stream import AsyncEventStream, AsyncStreamRequest
     from .._batch.embed_plan import BatchProgress
     from .._batch.f32 import F32
-    from .._batch.jobs import AsyncBatchJob, BatchItem, BatchRequest
-    from .._batch.many import BatchManyOptions
+    from .._batch.jobs import AsyncBatchJob
     from .._core.binary import BinaryInput
-    from .._tools.toolloop import ToolRun
 
 # Every generated model module imports this one, sync users included: it imports nothing else of
 # the async client at load time (streams and batches load their modules on first use).
 
-__all__ = ["AsyncBatchHandle", "AsyncGenericHandle", "AsyncModelHandle", "AsyncToolsHandle"]
+__all__ = ["AsyncGenericHandle", "AsyncModelHandle"]
 
 InT = TypeVar("InT")
 OutT = TypeVar("OutT")
 T = TypeVar("T")
-MsgT = TypeVar("MsgT")
-ChatT = TypeVar("ChatT")
-ItemT = TypeVar("ItemT")
-ResT = TypeVar("ResT")
 
 _OCTETS = "application/octet-stream"
 
@@ -188,48 +180,6 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
     ) -> T:
         # ``request``: what the call's span reads its parameters from (as a typed method's call does).
         return await self.client.drive(self._call_flow(body, expect, headers=headers, request=request))
-
-
-class AsyncToolsHandle(AsyncModelHandle[InT, OutT], Generic[InT, OutT, MsgT, ChatT]):
-    """:class:`~.sync.ToolsHandle`, awaited."""
-
-    _tools_op: ClassVar[Op[Any]]
-
-    def __init_subclass__(cls, *, tools: Op[Any] | None = None, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if tools is not None:
-            cls._tools_op = tools
-
-    async def run_tools(
-        self,
-        *,
-        messages: Sequence[MsgT],
-        tools: Sequence[Callable[..., Any]],
-        max_rounds: int = 8,
-        on_tool_error: Literal["report", "raise"] = "report",
-        options: Mapping[str, Any] | None = None,
-    ) -> ToolRun[ChatT]:
-        """:meth:`~.sync.ToolsHandle.run_tools`, awaited (the functions are called as plain functions)."""
-        from .._tools.toolloop import arun_tools as loop  # here: only tool loops need it
-
-        args = self._tool_loop_options(self._tools_op, messages, tools, max_rounds, on_tool_error, options)
-        run: ToolRun[ChatT] = await loop(self, self._tools_op.expect, **args)
-        return run
-
-
-class AsyncBatchHandle(AsyncModelHandle[InT, OutT], Generic[InT, OutT, ItemT, ResT]):
-    """:class:`~.sync.BatchHandle`, awaited."""
-
-    async def batch(self, requests: Sequence[ItemT | BatchRequest[ItemT]]) -> AsyncBatchJob[ResT]:
-        """:meth:`~.sync.BatchHandle.batch`, awaited: ``job = await h.batch([...])``, then ``await job.wait()``."""
-        job: AsyncBatchJob[ResT] = await self._submit_batch(requests)
-        return job
-
-    async def batch_many(
-        self, requests: Sequence[ItemT | BatchRequest[ItemT]], **options: Unpack[BatchManyOptions]
-    ) -> list[BatchItem[ResT]]:
-        items: list[BatchItem[ResT]] = await self._batch_many(requests, options)
-        return items
 
 
 class AsyncGenericHandle(AsyncModelHandle[Any, Any]):

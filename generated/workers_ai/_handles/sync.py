@@ -5,7 +5,7 @@ client's blocking driver."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
 
 import msgspec
 
@@ -15,28 +15,19 @@ from .base import HandleBase, ModelInfo
 from .ops import NOTHING, Op
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
-
     from .._batch.embed_plan import BatchProgress
     from .._batch.f32 import F32
-    from .._batch.jobs import BatchItem, BatchJob, BatchRequest
-    from .._batch.many import BatchManyOptions
+    from .._batch.jobs import BatchJob
     from .._core.binary import BinaryInput
     from .._sync.stream import EventStream
-    from .._tools.toolloop import ToolRun
 
 # Batches, streams and JSON mode load their modules on first use: a handle that only calls loads none.
 
-__all__ = ["BatchHandle", "GenericHandle", "HandleBase", "ModelHandle", "ModelInfo", "OutputDecoder", "ToolsHandle"]
-__all__ += ["split_error", "validator_for"]
+__all__ = ["GenericHandle", "HandleBase", "ModelHandle", "ModelInfo", "OutputDecoder", "split_error", "validator_for"]
 
 InT = TypeVar("InT")
 OutT = TypeVar("OutT")
 T = TypeVar("T")
-MsgT = TypeVar("MsgT")
-ChatT = TypeVar("ChatT")
-ItemT = TypeVar("ItemT")
-ResT = TypeVar("ResT")
 _OCTETS = "application/octet-stream"
 
 
@@ -183,55 +174,6 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
     ) -> T:
         # ``request``: what the call's span reads its parameters from (as a typed method's call does).
         return self.client.drive(self._call_flow(body, expect, headers=headers, request=request))
-
-
-class ToolsHandle(ModelHandle[InT, OutT], Generic[InT, OutT, MsgT, ChatT]):
-    """A handle whose ``chat()`` takes Python functions as tools (``MsgT``: a message, ``ChatT``: its reply):
-    ``run_tools()`` runs the tool loop over the ``Op`` its class names with ``tools=``."""
-
-    _tools_op: ClassVar[Op[Any]]
-
-    def __init_subclass__(cls, *, tools: Op[Any] | None = None, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if tools is not None:
-            cls._tools_op = tools
-
-    def run_tools(
-        self,
-        *,
-        messages: Sequence[MsgT],
-        tools: Sequence[Callable[..., Any]],
-        max_rounds: int = 8,
-        on_tool_error: Literal["report", "raise"] = "report",
-        options: Mapping[str, Any] | None = None,
-    ) -> ToolRun[ChatT]:
-        """Call ``chat()`` with ``tools`` (Python functions), run the functions the model asks for and send
-        their results back until it answers in text; returns the final output and the transcript (see README)."""
-        from .._tools.toolloop import run_tools as loop  # here: only tool loops need it
-
-        args = self._tool_loop_options(self._tools_op, messages, tools, max_rounds, on_tool_error, options)
-        run: ToolRun[ChatT] = loop(self, self._tools_op.expect, **args)
-        return run
-
-
-class BatchHandle(ModelHandle[InT, OutT], Generic[InT, OutT, ItemT, ResT]):
-    """A handle whose model takes one kind of request (``ItemT``, answered with ``ResT``) in the async batch
-    API: ``batch()`` and ``batch_many()``."""
-
-    def batch(self, requests: Sequence[ItemT | BatchRequest[ItemT]]) -> BatchJob[ResT]:
-        """Queue ``requests`` (structs or dicts; ``BatchRequest(r, external_reference=...)`` labels one) with the
-        async batch API; ``.wait()`` on the job gives the results, typed by the requests' variant (README: Batches)."""
-        job: BatchJob[ResT] = self._submit_batch(requests)
-        return job
-
-    def batch_many(
-        self, requests: Sequence[ItemT | BatchRequest[ItemT]], **options: Unpack[BatchManyOptions]
-    ) -> list[BatchItem[ResT]]:
-        """Any number of requests through the async batch API: split under 10 MB, submitted, polled, failed
-        items retried; one ``BatchItem`` per request in input order (docs/bulk-queue.md). ``journal=PATH``
-        makes a re-run after a crash poll what was queued and send only the rest."""
-        items: list[BatchItem[ResT]] = self._batch_many(requests, options)
-        return items
 
 
 class GenericHandle(ModelHandle[Any, Any]):
