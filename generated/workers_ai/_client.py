@@ -15,64 +15,64 @@ if TYPE_CHECKING:
     from ._batch.jobs import BatchJob
     from ._clients.run_options import AnyRun, DecodedRun, RunOptions
     from ._sync.stream import EventStream
-    from .models._shapes import automatic_speech_recognition_hdjgif as _shape_automatic_speech_recognition_hdjgif
-    from .models._shapes import automatic_speech_recognition_ieobio as _shape_automatic_speech_recognition_ieobio
-    from .models._shapes import automatic_speech_recognition_lopnjo as _shape_automatic_speech_recognition_lopnjo
-    from .models._shapes import automatic_speech_recognition_ngllbb as _shape_automatic_speech_recognition_ngllbb
-    from .models._shapes import automatic_speech_recognition_plcanj as _shape_automatic_speech_recognition_plcanj
-    from .models._shapes import image_classification_cfnffa as _shape_image_classification_cfnffa
-    from .models._shapes import image_to_text_dbnnhn as _shape_image_to_text_dbnnhn
-    from .models._shapes import image_to_text_edbcil as _shape_image_to_text_edbcil
-    from .models._shapes import image_to_text_koiidp as _shape_image_to_text_koiidp
-    from .models._shapes import object_detection_elhkda as _shape_object_detection_elhkda
-    from .models._shapes import summarization_kmchph as _shape_summarization_kmchph
-    from .models._shapes import text_classification_kdhanl as _shape_text_classification_kdhanl
-    from .models._shapes import text_classification_kejalf as _shape_text_classification_kejalf
-    from .models._shapes import text_embeddings_dbklip as _shape_text_embeddings_dbklip
-    from .models._shapes import text_embeddings_jcalck as _shape_text_embeddings_jcalck
-    from .models._shapes import text_embeddings_kackok as _shape_text_embeddings_kackok
-    from .models._shapes import text_embeddings_mdhcbj as _shape_text_embeddings_mdhcbj
-    from .models._shapes import text_embeddings_ockfke as _shape_text_embeddings_ockfke
-    from .models._shapes import text_embeddings_paaiia as _shape_text_embeddings_paaiia
-    from .models._shapes import text_generation_aodlpd as _shape_text_generation_aodlpd
-    from .models._shapes import text_generation_bifpcf as _shape_text_generation_bifpcf
-    from .models._shapes import text_generation_bkmdce as _shape_text_generation_bkmdce
-    from .models._shapes import text_generation_bkmelj as _shape_text_generation_bkmelj
-    from .models._shapes import text_generation_boggdi as _shape_text_generation_boggdi
-    from .models._shapes import text_generation_bpliop as _shape_text_generation_bpliop
-    from .models._shapes import text_generation_ccdgif as _shape_text_generation_ccdgif
-    from .models._shapes import text_generation_chmhgg as _shape_text_generation_chmhgg
-    from .models._shapes import text_generation_cmofdh as _shape_text_generation_cmofdh
-    from .models._shapes import text_generation_dmakgg as _shape_text_generation_dmakgg
-    from .models._shapes import text_generation_ehajgp as _shape_text_generation_ehajgp
-    from .models._shapes import text_generation_eholjm as _shape_text_generation_eholjm
-    from .models._shapes import text_generation_ekgkod as _shape_text_generation_ekgkod
-    from .models._shapes import text_generation_fkdlhi as _shape_text_generation_fkdlhi
-    from .models._shapes import text_generation_gmdpog as _shape_text_generation_gmdpog
-    from .models._shapes import text_generation_kdlhhg as _shape_text_generation_kdlhhg
-    from .models._shapes import text_generation_nffajg as _shape_text_generation_nffajg
-    from .models._shapes import text_generation_ngofbe as _shape_text_generation_ngofbe
-    from .models._shapes import text_generation_nhiofo as _shape_text_generation_nhiofo
-    from .models._shapes import text_generation_nopenh as _shape_text_generation_nopenh
-    from .models._shapes import text_generation_okhfmi as _shape_text_generation_okhfmi
-    from .models._shapes import text_generation_paecmj as _shape_text_generation_paecmj
-    from .models._shapes import text_generation_pieldb as _shape_text_generation_pieldb
-    from .models._shapes import text_generation_pnfklo as _shape_text_generation_pnfklo
-    from .models._shapes import text_to_image_bngani as _shape_text_to_image_bngani
-    from .models._shapes import text_to_image_chlpgo as _shape_text_to_image_chlpgo
-    from .models._shapes import text_to_image_ciggdf as _shape_text_to_image_ciggdf
-    from .models._shapes import text_to_image_djfceh as _shape_text_to_image_djfceh
-    from .models._shapes import text_to_image_hekimb as _shape_text_to_image_hekimb
-    from .models._shapes import text_to_image_mcofbm as _shape_text_to_image_mcofbm
-    from .models._shapes import text_to_image_ngmoin as _shape_text_to_image_ngmoin
-    from .models._shapes import text_to_image_nkcbag as _shape_text_to_image_nkcbag
-    from .models._shapes import text_to_speech_agblcj as _shape_text_to_speech_agblcj
-    from .models._shapes import text_to_speech_hafbaa as _shape_text_to_speech_hafbaa
-    from .models._shapes import text_to_speech_ihnmaj as _shape_text_to_speech_ihnmaj
-    from .models._shapes import text_to_speech_kjljkn as _shape_text_to_speech_kjljkn
-    from .models._shapes import translation_gfdkbi as _shape_translation_gfdkbi
-    from .models._shapes import translation_leghab as _shape_translation_leghab
-    from .models._shapes import voice_activity_detection_eifihk as _shape_voice_activity_detection_eifihk
+    from .models._shapes import automatic_speech_recognition_gogmhi as _shape_automatic_speech_recognition_gogmhi
+    from .models._shapes import automatic_speech_recognition_ihpgbl as _shape_automatic_speech_recognition_ihpgbl
+    from .models._shapes import automatic_speech_recognition_jgfmme as _shape_automatic_speech_recognition_jgfmme
+    from .models._shapes import automatic_speech_recognition_mbiaeo as _shape_automatic_speech_recognition_mbiaeo
+    from .models._shapes import automatic_speech_recognition_pehidn as _shape_automatic_speech_recognition_pehidn
+    from .models._shapes import image_classification_gndepd as _shape_image_classification_gndepd
+    from .models._shapes import image_to_text_abibah as _shape_image_to_text_abibah
+    from .models._shapes import image_to_text_jmdhjc as _shape_image_to_text_jmdhjc
+    from .models._shapes import image_to_text_nldcom as _shape_image_to_text_nldcom
+    from .models._shapes import object_detection_nbeobh as _shape_object_detection_nbeobh
+    from .models._shapes import summarization_phgija as _shape_summarization_phgija
+    from .models._shapes import text_classification_gbhogl as _shape_text_classification_gbhogl
+    from .models._shapes import text_classification_lbihji as _shape_text_classification_lbihji
+    from .models._shapes import text_embeddings_jpgicp as _shape_text_embeddings_jpgicp
+    from .models._shapes import text_embeddings_knaglj as _shape_text_embeddings_knaglj
+    from .models._shapes import text_embeddings_lhmfkg as _shape_text_embeddings_lhmfkg
+    from .models._shapes import text_embeddings_liglbo as _shape_text_embeddings_liglbo
+    from .models._shapes import text_embeddings_ocmlid as _shape_text_embeddings_ocmlid
+    from .models._shapes import text_embeddings_ohikhn as _shape_text_embeddings_ohikhn
+    from .models._shapes import text_generation_bbfihh as _shape_text_generation_bbfihh
+    from .models._shapes import text_generation_bhbfma as _shape_text_generation_bhbfma
+    from .models._shapes import text_generation_chgpfp as _shape_text_generation_chgpfp
+    from .models._shapes import text_generation_ckbigh as _shape_text_generation_ckbigh
+    from .models._shapes import text_generation_cmilnb as _shape_text_generation_cmilnb
+    from .models._shapes import text_generation_dnnhnp as _shape_text_generation_dnnhnp
+    from .models._shapes import text_generation_eomlce as _shape_text_generation_eomlce
+    from .models._shapes import text_generation_ffohaf as _shape_text_generation_ffohaf
+    from .models._shapes import text_generation_ficamk as _shape_text_generation_ficamk
+    from .models._shapes import text_generation_fmfjmn as _shape_text_generation_fmfjmn
+    from .models._shapes import text_generation_glfmcl as _shape_text_generation_glfmcl
+    from .models._shapes import text_generation_hdbnni as _shape_text_generation_hdbnni
+    from .models._shapes import text_generation_hmmapb as _shape_text_generation_hmmapb
+    from .models._shapes import text_generation_kgdhho as _shape_text_generation_kgdhho
+    from .models._shapes import text_generation_lhfiln as _shape_text_generation_lhfiln
+    from .models._shapes import text_generation_mbdifi as _shape_text_generation_mbdifi
+    from .models._shapes import text_generation_ofofmo as _shape_text_generation_ofofmo
+    from .models._shapes import text_generation_oibgee as _shape_text_generation_oibgee
+    from .models._shapes import text_generation_oilaai as _shape_text_generation_oilaai
+    from .models._shapes import text_generation_ojbemn as _shape_text_generation_ojbemn
+    from .models._shapes import text_generation_olflpn as _shape_text_generation_olflpn
+    from .models._shapes import text_generation_oolpfm as _shape_text_generation_oolpfm
+    from .models._shapes import text_generation_opljkj as _shape_text_generation_opljkj
+    from .models._shapes import text_generation_ppnldp as _shape_text_generation_ppnldp
+    from .models._shapes import text_to_image_bljcbl as _shape_text_to_image_bljcbl
+    from .models._shapes import text_to_image_epijkd as _shape_text_to_image_epijkd
+    from .models._shapes import text_to_image_gfffnk as _shape_text_to_image_gfffnk
+    from .models._shapes import text_to_image_giglld as _shape_text_to_image_giglld
+    from .models._shapes import text_to_image_hbhffn as _shape_text_to_image_hbhffn
+    from .models._shapes import text_to_image_lnknle as _shape_text_to_image_lnknle
+    from .models._shapes import text_to_image_olgdif as _shape_text_to_image_olgdif
+    from .models._shapes import text_to_image_poclmj as _shape_text_to_image_poclmj
+    from .models._shapes import text_to_speech_amijcb as _shape_text_to_speech_amijcb
+    from .models._shapes import text_to_speech_cblhjo as _shape_text_to_speech_cblhjo
+    from .models._shapes import text_to_speech_cdmbek as _shape_text_to_speech_cdmbek
+    from .models._shapes import text_to_speech_gepfbf as _shape_text_to_speech_gepfbf
+    from .models._shapes import translation_ahjkmi as _shape_translation_ahjkmi
+    from .models._shapes import translation_lneoap as _shape_translation_lneoap
+    from .models._shapes import voice_activity_detection_fklkpf as _shape_voice_activity_detection_fklkpf
     from .models.cf.ai4bharat.indictrans2_en_indic_1b import Indictrans2EnIndic1B
     from .models.cf.aisingapore.gemma_sea_lion_v4_27b_it import GemmaSeaLionV4_27bIt
     from .models.cf.baai.bge_base_en_v1_5 import BgeBaseEnV1_5
@@ -445,190 +445,150 @@ class WorkersAI(BaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/whisper-tiny-en"],
-            payload: _shape_automatic_speech_recognition_hdjgif.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_automatic_speech_recognition_hdjgif.ShapeOutput: ...
-        @overload
-        def run(
-            self,
             model_id: Literal["@cf/deepgram/flux"],
-            payload: _shape_automatic_speech_recognition_ieobio.ShapeInput | Mapping[str, Any],
+            payload: _shape_automatic_speech_recognition_gogmhi.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_automatic_speech_recognition_ieobio.ShapeOutput: ...
+        ) -> _shape_automatic_speech_recognition_gogmhi.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
-            payload: _shape_automatic_speech_recognition_lopnjo.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/openai/whisper-tiny-en"],
+            payload: _shape_automatic_speech_recognition_ihpgbl.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_automatic_speech_recognition_lopnjo.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/whisper"],
-            payload: _shape_automatic_speech_recognition_ngllbb.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_automatic_speech_recognition_ngllbb.ShapeOutput: ...
+        ) -> _shape_automatic_speech_recognition_ihpgbl.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/nova-3"],
-            payload: _shape_automatic_speech_recognition_plcanj.ShapeInput | Mapping[str, Any],
+            payload: _shape_automatic_speech_recognition_jgfmme.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_automatic_speech_recognition_plcanj.ShapeOutput: ...
+        ) -> _shape_automatic_speech_recognition_jgfmme.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
+            payload: _shape_automatic_speech_recognition_mbiaeo.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_automatic_speech_recognition_mbiaeo.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/whisper"],
+            payload: _shape_automatic_speech_recognition_pehidn.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_automatic_speech_recognition_pehidn.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/microsoft/resnet-50"],
-            payload: _shape_image_classification_cfnffa.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_classification_gndepd.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_image_classification_cfnffa.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
-            payload: _shape_image_to_text_dbnnhn.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_image_to_text_dbnnhn.ShapeOutput: ...
+        ) -> _shape_image_classification_gndepd.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
-            payload: _shape_image_to_text_edbcil.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_to_text_abibah.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_image_to_text_edbcil.ShapeOutput: ...
+        ) -> _shape_image_to_text_abibah.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
+            payload: _shape_image_to_text_jmdhjc.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_image_to_text_jmdhjc.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/unum/uform-gen2-qwen-500m"],
-            payload: _shape_image_to_text_koiidp.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_to_text_nldcom.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_image_to_text_koiidp.ShapeOutput: ...
+        ) -> _shape_image_to_text_nldcom.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/facebook/detr-resnet-50"],
-            payload: _shape_object_detection_elhkda.ShapeInput | Mapping[str, Any],
+            payload: _shape_object_detection_nbeobh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_object_detection_elhkda.ShapeOutput: ...
+        ) -> _shape_object_detection_nbeobh.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/facebook/bart-large-cnn"],
-            payload: _shape_summarization_kmchph.ShapeInput | Mapping[str, Any],
+            payload: _shape_summarization_phgija.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_summarization_kmchph.ShapeOutput: ...
+        ) -> _shape_summarization_phgija.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"],
-            payload: _shape_text_classification_kdhanl.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_classification_gbhogl.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_classification_kdhanl.ShapeOutput: ...
+        ) -> _shape_text_classification_gbhogl.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/baai/bge-reranker-base"],
-            payload: _shape_text_classification_kejalf.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_classification_lbihji.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_classification_kejalf.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-large-en-v1.5", "@cf/baai/omni-bge-base-en-v1.5"],
-            payload: _shape_text_embeddings_dbklip.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_dbklip.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/embeddinggemma-300m"],
-            payload: _shape_text_embeddings_jcalck.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_jcalck.ShapeOutput: ...
+        ) -> _shape_text_classification_lbihji.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/baai/bge-m3"],
-            payload: _shape_text_embeddings_kackok.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_jpgicp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_kackok.ShapeOutput: ...
+        ) -> _shape_text_embeddings_jpgicp.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/baai/bge-large-en-v1.5", "@cf/baai/omni-bge-base-en-v1.5"],
+            payload: _shape_text_embeddings_knaglj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_embeddings_knaglj.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
-            payload: _shape_text_embeddings_mdhcbj.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_lhmfkg.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_mdhcbj.ShapeOutput: ...
+        ) -> _shape_text_embeddings_lhmfkg.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
-            payload: _shape_text_embeddings_ockfke.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_liglbo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_ockfke.ShapeOutput: ...
+        ) -> _shape_text_embeddings_liglbo.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
-            payload: _shape_text_embeddings_paaiia.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_ocmlid.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_paaiia.ShapeOutput: ...
+        ) -> _shape_text_embeddings_ocmlid.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal[
-                "@hf/nexusflow/starling-lm-7b-beta",
-                "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
-                "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
-                "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
-            ],
-            payload: _shape_text_generation_aodlpd.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/google/embeddinggemma-300m"],
+            payload: _shape_text_embeddings_ohikhn.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_aodlpd.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
-            payload: _shape_text_generation_bifpcf.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_bifpcf.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/gemma-3-12b-it"],
-            payload: _shape_text_generation_bkmdce.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_bkmdce.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
-            payload: _shape_text_generation_bkmelj.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_bkmelj.ShapeOutput: ...
+        ) -> _shape_text_embeddings_ohikhn.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
-            payload: _shape_text_generation_boggdi.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_bbfihh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_boggdi.ShapeOutput: ...
+        ) -> _shape_text_generation_bbfihh.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
-            payload: _shape_text_generation_bpliop.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
+            payload: _shape_text_generation_bhbfma.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_bpliop.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
-            payload: _shape_text_generation_ccdgif.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_ccdgif.ShapeOutput: ...
+        ) -> _shape_text_generation_bhbfma.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -639,30 +599,52 @@ class WorkersAI(BaseClient):
                 "@cf/qwen/qwen1.5-14b-chat-awq",
                 "@cf/qwen/qwen2.5-coder-32b-instruct",
             ],
-            payload: _shape_text_generation_chmhgg.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_chgpfp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_chmhgg.ShapeOutput: ...
+        ) -> _shape_text_generation_chgpfp.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
-            payload: _shape_text_generation_cmofdh.ShapeInput | Mapping[str, Any],
+            model_id: Literal[
+                "@cf/fblgit/una-cybertron-7b-v2-bf16",
+                "@cf/meta/llama-3-8b-instruct-awq",
+                "@cf/meta/llama-3.1-70b-instruct",
+                "@cf/meta/llama-3.1-8b-instruct",
+                "@cf/meta/llama-3.1-8b-instruct-fast",
+                "@cf/meta/llama-3.2-11b-vision-instruct",
+                "@hf/thebloke/deepseek-coder-6.7b-base-awq",
+                "@hf/thebloke/llama-2-13b-chat-awq",
+                "@hf/thebloke/zephyr-7b-beta-awq",
+            ],
+            payload: _shape_text_generation_ckbigh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_cmofdh.ShapeOutput: ...
+        ) -> _shape_text_generation_ckbigh.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/cloudflare/clairic"],
-            payload: _shape_text_generation_dmakgg.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/openai/gpt-oss-120b"],
+            payload: _shape_text_generation_cmilnb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_dmakgg.ShapeOutput: ...
+        ) -> _shape_text_generation_cmilnb.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@hf/nexusflow/starling-lm-7b-beta",
+                "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
+                "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
+                "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
+            ],
+            payload: _shape_text_generation_dnnhnp.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_dnnhnp.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/llama-3-8b-instruct"],
-            payload: _shape_text_generation_ehajgp.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_eomlce.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_ehajgp.ShapeOutput: ...
+        ) -> _shape_text_generation_eomlce.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -674,37 +656,106 @@ class WorkersAI(BaseClient):
                 "@cf/qwen/qwen1.5-7b-chat-awq",
                 "@hf/mistral/mistral-7b-instruct-v0.2",
             ],
-            payload: _shape_text_generation_eholjm.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_ffohaf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_eholjm.ShapeOutput: ...
+        ) -> _shape_text_generation_ffohaf.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
-            payload: _shape_text_generation_ekgkod.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/openai/gpt-oss-20b"],
+            payload: _shape_text_generation_ficamk.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_ekgkod.ShapeOutput: ...
+        ) -> _shape_text_generation_ficamk.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
-            payload: _shape_text_generation_fkdlhi.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
+            payload: _shape_text_generation_fmfjmn.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_fkdlhi.ShapeOutput: ...
+        ) -> _shape_text_generation_fmfjmn.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
-            payload: _shape_text_generation_gmdpog.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
+            payload: _shape_text_generation_glfmcl.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_gmdpog.ShapeOutput: ...
+        ) -> _shape_text_generation_glfmcl.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/meta/llama-3.2-1b-instruct",
+                "@cf/meta/llama-3.2-3b-instruct",
+                "@cf/microsoft/phi-2",
+                "@cf/tiiuae/falcon-7b-instruct",
+                "@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
+            ],
+            payload: _shape_text_generation_hdbnni.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_hdbnni.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
+            payload: _shape_text_generation_hmmapb.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_hmmapb.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
-            payload: _shape_text_generation_kdlhhg.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_kgdhho.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_kdlhhg.ShapeOutput: ...
+        ) -> _shape_text_generation_kgdhho.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-3-12b-it"],
+            payload: _shape_text_generation_lhfiln.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_lhfiln.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clef-omni"],
+            payload: _shape_text_generation_mbdifi.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_mbdifi.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
+            payload: _shape_text_generation_ofofmo.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_ofofmo.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
+            payload: _shape_text_generation_oibgee.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_oibgee.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
+            payload: _shape_text_generation_oilaai.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_oilaai.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-guard-3-8b"],
+            payload: _shape_text_generation_ojbemn.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_ojbemn.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
+            payload: _shape_text_generation_olflpn.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_olflpn.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -723,95 +774,37 @@ class WorkersAI(BaseClient):
                 "@hf/thebloke/llamaguard-7b-awq",
                 "@hf/thebloke/neural-chat-7b-v3-1-awq",
             ],
-            payload: _shape_text_generation_nffajg.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_oolpfm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_nffajg.ShapeOutput: ...
+        ) -> _shape_text_generation_oolpfm.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/gpt-oss-20b"],
-            payload: _shape_text_generation_ngofbe.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/cloudflare/clairic"],
+            payload: _shape_text_generation_opljkj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_ngofbe.ShapeOutput: ...
+        ) -> _shape_text_generation_opljkj.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/llama-guard-3-8b"],
-            payload: _shape_text_generation_nhiofo.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
+            payload: _shape_text_generation_ppnldp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_nhiofo.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@cf/meta/llama-3.2-1b-instruct",
-                "@cf/meta/llama-3.2-3b-instruct",
-                "@cf/microsoft/phi-2",
-                "@cf/tiiuae/falcon-7b-instruct",
-                "@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
-            ],
-            payload: _shape_text_generation_nopenh.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_nopenh.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@cf/fblgit/una-cybertron-7b-v2-bf16",
-                "@cf/meta/llama-3-8b-instruct-awq",
-                "@cf/meta/llama-3.1-70b-instruct",
-                "@cf/meta/llama-3.1-8b-instruct",
-                "@cf/meta/llama-3.1-8b-instruct-fast",
-                "@cf/meta/llama-3.2-11b-vision-instruct",
-                "@hf/thebloke/deepseek-coder-6.7b-base-awq",
-                "@hf/thebloke/llama-2-13b-chat-awq",
-                "@hf/thebloke/zephyr-7b-beta-awq",
-            ],
-            payload: _shape_text_generation_okhfmi.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_okhfmi.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/gpt-oss-120b"],
-            payload: _shape_text_generation_paecmj.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_paecmj.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clef-omni"],
-            payload: _shape_text_generation_pieldb.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_pieldb.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
-            payload: _shape_text_generation_pnfklo.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_pnfklo.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
-            payload: _shape_text_to_image_bngani.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_bngani.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
-            payload: _shape_text_to_image_chlpgo.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_chlpgo.ShapeOutput: ...
+        ) -> _shape_text_generation_ppnldp.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/leonardo/lucid-origin"],
-            payload: _shape_text_to_image_ciggdf.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_bljcbl.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_ciggdf.ShapeOutput: ...
+        ) -> _shape_text_to_image_bljcbl.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
+            payload: _shape_text_to_image_epijkd.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_to_image_epijkd.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -821,86 +814,93 @@ class WorkersAI(BaseClient):
                 "@cf/runwayml/stable-diffusion-v1-5-img2img",
                 "@cf/runwayml/stable-diffusion-v1-5-inpainting",
             ],
-            payload: _shape_text_to_image_djfceh.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_gfffnk.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_djfceh.ShapeOutput: ...
+        ) -> _shape_text_to_image_gfffnk.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"],
-            payload: _shape_text_to_image_hekimb.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_giglld.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_hekimb.ShapeOutput: ...
+        ) -> _shape_text_to_image_giglld.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/leonardo/phoenix-1.0"],
-            payload: _shape_text_to_image_mcofbm.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_hbhffn.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_mcofbm.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
-            payload: _shape_text_to_image_ngmoin.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_ngmoin.ShapeOutput: ...
+        ) -> _shape_text_to_image_hbhffn.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
-            payload: _shape_text_to_image_nkcbag.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_lnknle.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_nkcbag.ShapeOutput: ...
+        ) -> _shape_text_to_image_lnknle.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
+            payload: _shape_text_to_image_olgdif.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_to_image_olgdif.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
+            payload: _shape_text_to_image_poclmj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_to_image_poclmj.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/aura-1"],
-            payload: _shape_text_to_speech_agblcj.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_speech_amijcb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_speech_agblcj.ShapeOutput: ...
+        ) -> _shape_text_to_speech_amijcb.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/aura-2-en"],
-            payload: _shape_text_to_speech_hafbaa.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_speech_cblhjo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_speech_hafbaa.ShapeOutput: ...
+        ) -> _shape_text_to_speech_cblhjo.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/myshell-ai/melotts"],
-            payload: _shape_text_to_speech_ihnmaj.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_speech_cdmbek.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_speech_ihnmaj.ShapeOutput: ...
+        ) -> _shape_text_to_speech_cdmbek.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/aura-2-es"],
-            payload: _shape_text_to_speech_kjljkn.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_speech_gepfbf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_speech_kjljkn.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"],
-            payload: _shape_translation_gfdkbi.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_translation_gfdkbi.ShapeOutput: ...
+        ) -> _shape_text_to_speech_gepfbf.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/m2m100-1.2b"],
-            payload: _shape_translation_leghab.ShapeInput | Mapping[str, Any],
+            payload: _shape_translation_ahjkmi.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_translation_leghab.ShapeOutput: ...
+        ) -> _shape_translation_ahjkmi.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"],
+            payload: _shape_translation_lneoap.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_translation_lneoap.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/pipecat-ai/smart-turn-v2"],
-            payload: _shape_voice_activity_detection_eifihk.ShapeInput | Mapping[str, Any],
+            payload: _shape_voice_activity_detection_fklkpf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_voice_activity_detection_eifihk.ShapeOutput: ...
+        ) -> _shape_voice_activity_detection_fklkpf.ShapeOutput: ...
         @overload
         def run(self, model_id: str, payload: Any, **options: Unpack[AnyRun]) -> Any: ...
 
