@@ -133,6 +133,18 @@ def shared_optional_keys(
     return bases, base_of
 
 
+def twin_with_required(structs: Iterable[StructPlan], params: Iterable[Any]) -> str | None:
+    """The TypedDict twin of ``structs`` whose required keys (its ``_<twin>Required`` base) are ``params`` line
+    for line (name, type, comment), so a method's keyword TypedDict extends that base instead of repeating it."""
+    wanted = [(p.name, p.typed, p.description) for p in params]
+    keys = shared_optional_keys(structs)[1]
+    for s in structs:
+        if s.twin and s.twin_classy and s.twin_required and (s.twin_optional or s.twin in keys):
+            if [(f.wire, f.loose, f.description) for f in s.twin_required] == wanted:
+                return s.twin
+    return None
+
+
 def names_in(text: str) -> set[str]:
     """Identifiers an annotation or expression uses (string literals left out)."""
     return set(_IDENT.findall(_STRING.sub("", text)))

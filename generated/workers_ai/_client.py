@@ -35,35 +35,35 @@ if TYPE_CHECKING:
     from .models._shapes import text_embeddings_ocmlid as _shape_text_embeddings_ocmlid
     from .models._shapes import text_embeddings_ohikhn as _shape_text_embeddings_ohikhn
     from .models._shapes import text_generation_bbfihh as _shape_text_generation_bbfihh
-    from .models._shapes import text_generation_bhbfma as _shape_text_generation_bhbfma
     from .models._shapes import text_generation_chgpfp as _shape_text_generation_chgpfp
     from .models._shapes import text_generation_ckbigh as _shape_text_generation_ckbigh
     from .models._shapes import text_generation_cmilnb as _shape_text_generation_cmilnb
+    from .models._shapes import text_generation_dnnbfp as _shape_text_generation_dnnbfp
     from .models._shapes import text_generation_dnnhnp as _shape_text_generation_dnnhnp
+    from .models._shapes import text_generation_doimlp as _shape_text_generation_doimlp
     from .models._shapes import text_generation_eomlce as _shape_text_generation_eomlce
     from .models._shapes import text_generation_ffohaf as _shape_text_generation_ffohaf
     from .models._shapes import text_generation_ficamk as _shape_text_generation_ficamk
-    from .models._shapes import text_generation_fmfjmn as _shape_text_generation_fmfjmn
+    from .models._shapes import text_generation_ggfbfn as _shape_text_generation_ggfbfn
     from .models._shapes import text_generation_glfmcl as _shape_text_generation_glfmcl
+    from .models._shapes import text_generation_gpopfe as _shape_text_generation_gpopfe
     from .models._shapes import text_generation_hdbnni as _shape_text_generation_hdbnni
     from .models._shapes import text_generation_hmmapb as _shape_text_generation_hmmapb
+    from .models._shapes import text_generation_igjehk as _shape_text_generation_igjehk
     from .models._shapes import text_generation_kgdhho as _shape_text_generation_kgdhho
-    from .models._shapes import text_generation_lhfiln as _shape_text_generation_lhfiln
     from .models._shapes import text_generation_mbdifi as _shape_text_generation_mbdifi
-    from .models._shapes import text_generation_ofofmo as _shape_text_generation_ofofmo
-    from .models._shapes import text_generation_oibgee as _shape_text_generation_oibgee
-    from .models._shapes import text_generation_oilaai as _shape_text_generation_oilaai
-    from .models._shapes import text_generation_ojbemn as _shape_text_generation_ojbemn
-    from .models._shapes import text_generation_olflpn as _shape_text_generation_olflpn
+    from .models._shapes import text_generation_odejkb as _shape_text_generation_odejkb
+    from .models._shapes import text_generation_ohbipm as _shape_text_generation_ohbipm
+    from .models._shapes import text_generation_omhomn as _shape_text_generation_omhomn
     from .models._shapes import text_generation_oolpfm as _shape_text_generation_oolpfm
     from .models._shapes import text_generation_opljkj as _shape_text_generation_opljkj
-    from .models._shapes import text_generation_ppnldp as _shape_text_generation_ppnldp
+    from .models._shapes import text_generation_pjmbao as _shape_text_generation_pjmbao
     from .models._shapes import text_to_image_bljcbl as _shape_text_to_image_bljcbl
-    from .models._shapes import text_to_image_epijkd as _shape_text_to_image_epijkd
+    from .models._shapes import text_to_image_ckcoem as _shape_text_to_image_ckcoem
     from .models._shapes import text_to_image_gfffnk as _shape_text_to_image_gfffnk
     from .models._shapes import text_to_image_giglld as _shape_text_to_image_giglld
     from .models._shapes import text_to_image_hbhffn as _shape_text_to_image_hbhffn
-    from .models._shapes import text_to_image_lnknle as _shape_text_to_image_lnknle
+    from .models._shapes import text_to_image_hfhmok as _shape_text_to_image_hfhmok
     from .models._shapes import text_to_image_olgdif as _shape_text_to_image_olgdif
     from .models._shapes import text_to_image_poclmj as _shape_text_to_image_poclmj
     from .models._shapes import text_to_speech_amijcb as _shape_text_to_speech_amijcb
@@ -585,13 +585,6 @@ class WorkersAI(BaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
-            payload: _shape_text_generation_bhbfma.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_bhbfma.ShapeOutput: ...
-        @overload
-        def run(
-            self,
             model_id: Literal[
                 "@cf/google/gemma-2b-it-lora",
                 "@cf/meta/llama-2-7b-chat-fp16",
@@ -629,6 +622,13 @@ class WorkersAI(BaseClient):
         @overload
         def run(
             self,
+            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
+            payload: _shape_text_generation_dnnbfp.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_dnnbfp.ShapeOutput: ...
+        @overload
+        def run(
+            self,
             model_id: Literal[
                 "@hf/nexusflow/starling-lm-7b-beta",
                 "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
@@ -638,6 +638,13 @@ class WorkersAI(BaseClient):
             payload: _shape_text_generation_dnnhnp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
         ) -> _shape_text_generation_dnnhnp.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-3-12b-it"],
+            payload: _shape_text_generation_doimlp.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_doimlp.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -669,10 +676,10 @@ class WorkersAI(BaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
-            payload: _shape_text_generation_fmfjmn.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
+            payload: _shape_text_generation_ggfbfn.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_fmfjmn.ShapeOutput: ...
+        ) -> _shape_text_generation_ggfbfn.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -680,6 +687,13 @@ class WorkersAI(BaseClient):
             payload: _shape_text_generation_glfmcl.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
         ) -> _shape_text_generation_glfmcl.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
+            payload: _shape_text_generation_gpopfe.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_gpopfe.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -703,17 +717,17 @@ class WorkersAI(BaseClient):
         @overload
         def run(
             self,
+            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
+            payload: _shape_text_generation_igjehk.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_igjehk.ShapeOutput: ...
+        @overload
+        def run(
+            self,
             model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
             payload: _shape_text_generation_kgdhho.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
         ) -> _shape_text_generation_kgdhho.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/gemma-3-12b-it"],
-            payload: _shape_text_generation_lhfiln.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_lhfiln.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -724,38 +738,24 @@ class WorkersAI(BaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
-            payload: _shape_text_generation_ofofmo.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_ofofmo.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
-            payload: _shape_text_generation_oibgee.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_oibgee.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
-            payload: _shape_text_generation_oilaai.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_oilaai.ShapeOutput: ...
-        @overload
-        def run(
-            self,
             model_id: Literal["@cf/meta/llama-guard-3-8b"],
-            payload: _shape_text_generation_ojbemn.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_odejkb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_ojbemn.ShapeOutput: ...
+        ) -> _shape_text_generation_odejkb.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
-            payload: _shape_text_generation_olflpn.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
+            payload: _shape_text_generation_ohbipm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_olflpn.ShapeOutput: ...
+        ) -> _shape_text_generation_ohbipm.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
+            payload: _shape_text_generation_omhomn.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_omhomn.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -787,10 +787,10 @@ class WorkersAI(BaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
-            payload: _shape_text_generation_ppnldp.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
+            payload: _shape_text_generation_pjmbao.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_ppnldp.ShapeOutput: ...
+        ) -> _shape_text_generation_pjmbao.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -801,10 +801,10 @@ class WorkersAI(BaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
-            payload: _shape_text_to_image_epijkd.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
+            payload: _shape_text_to_image_ckcoem.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_epijkd.ShapeOutput: ...
+        ) -> _shape_text_to_image_ckcoem.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -834,10 +834,10 @@ class WorkersAI(BaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
-            payload: _shape_text_to_image_lnknle.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
+            payload: _shape_text_to_image_hfhmok.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_lnknle.ShapeOutput: ...
+        ) -> _shape_text_to_image_hfhmok.ShapeOutput: ...
         @overload
         def run(
             self,
