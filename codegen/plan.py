@@ -237,6 +237,12 @@ class MethodPlan:
     def messages_param(self) -> ParamPlan | None:
         return next((p for p in self.params if p.name == "messages"), None)
 
+    @property
+    def runtime_batch(self) -> bool:
+        """``batch()``/``batch_many()`` of one request variant: the runtime's ``BatchHandle`` writes them (a
+        batch of several variants keeps its overloads, which type a job by what was sent)."""
+        return self.kind == "requests" and self.name == "batch" and len(self.batch_variants) <= 1
+
 
 @dataclass(frozen=True)
 class ModelPlan:
@@ -334,9 +340,10 @@ class ModelPlan:
         the tool and JSON-mode result types."""
         up = "." * (self.module.count(".") + 1)
         lines: list[str] = []
-        if any(m.params_name or m.kind == "requests" for m in self.methods):
+        own_batch = any(m.kind == "requests" and not m.runtime_batch for m in self.methods)
+        if own_batch or any(m.params_name for m in self.methods):
             lines.append("from typing_extensions import Unpack")
-        if any(m.kind == "requests" for m in self.methods):
+        if own_batch:
             lines.append(f"from {up}_batch.jobs import AsyncBatchJob, BatchItem, BatchJob, BatchRequest")
             lines.append(f"from {up}_batch.many import BatchManyOptions")
         if any(m.streams for m in self.methods):
@@ -346,9 +353,35 @@ class ModelPlan:
             lines.append(f"from {up}_tools.structured import Parsed")
         if any(m.tool_form for m in self.methods):
             lines.append(f"from {up}_tools.tooldefs import ToolLike")
-        if any(m.runs_tools for m in self.methods):
-            lines.append(f"from {up}_tools.toolloop import ToolRun")
         return tuple(lines)
+
+    @property
+    def batch_types(self) -> tuple[str, str] | None:
+        """``(request, reply)`` of a batch the runtime's methods serve (:attr:`MethodPlan.runtime_batch`): the
+        handles' base is then ``BatchHandle[..., request, reply]``."""
+        return next(((m.batch_item, m.returns) for m in self.methods if m.runtime_batch), None)
+
+    @property
+    def handle_bases(self) -> list[tuple[str, str]]:
+        """The sync handle's bases and their type arguments (the async one's are ``Async`` + each name):
+        ``ToolsHandle``/``BatchHandle`` where the runtime writes ``run_tools()`` or the batch methods."""
+        io = f"{self.input_alias}, {self.output_alias}"
+        bases = [("ToolsHandle", f"{io}, {self.tool_loop[0]}, {self.tool_loop[1]}")] if self.tool_loop else []
+        if self.batch_types:
+            bases.append(("BatchHandle", f"{io}, {self.batch_types[0]}, {self.batch_types[1]}"))
+        return bases or [("ModelHandle", io)]
+
+    @property
+    def tool_loop(self) -> tuple[str, str, str] | None:
+        """``(message type, reply type, Op)`` of the method ``run_tools()`` loops over: the handles' base is
+        then ``ToolsHandle[..., message, reply]`` with ``tools=<Op>``, whose ``run_tools()`` is the runtime's."""
+        for m in self.methods:
+            if m.runs_tools:
+                typed = m.messages_param.typed if m.messages_param else ""
+                if not (typed.startswith("Sequence[") and typed.endswith("]")):
+                    raise PlanError(self.source.file, f"run_tools() needs a list of messages, not {typed!r}")
+                return typed[len("Sequence[") : -1], m.returns, m.op_name
+        return None
 
     @property
     def field_kinds(self) -> tuple[tuple[str, str], ...]:
@@ -1016,29 +1049,31 @@ def _finish(p: ModelPlan, package: str) -> ModelPlan:
     for m in p.methods:
         # What the module prints: a method's own Params keys, its leading and JSON-mode parameters.
         printed = m.params if m.params_own else [*m.leading, *([m.response_format] if m.response_format else [])]
+        printed = [] if m.runtime_batch else printed  # its base names only the request and reply types
         texts += [prm.typed for prm in printed] + [m.returns, m.batch_item]
-        texts += [m.messages_param.typed] if m.runs_tools and m.messages_param else []
+        texts += [p.tool_loop[0]] if m.runs_tools and p.tool_loop else []
         texts += [text for item, out, _ in m.batch_variants for text in (item, out)]
     need = _typing_imports(texts, p.structs)
     need.setdefault("typing", set()).update({"TypeAlias", "Any"})
     if p.type_only_imports:
         need["typing"].add("TYPE_CHECKING")
-    need[_relative(depth, "_handles.sync")] = {"ModelHandle", "OutputDecoder"}
+    bases = {name for name, _ in p.handle_bases}
+    need[_relative(depth, "_handles.sync")] = {"OutputDecoder", *(bases & {"ModelHandle"})}
+    if bases - {"ModelHandle"}:  # the runtime's run_tools() or batch methods: see _handles/typed_bases.py
+        need[_relative(depth, "_handles.typed_bases")] = {f"{pre}{name}" for name in bases for pre in ("", "Async")}
     if any(m.params_name for m in p.methods):
         need[_relative(depth, "_handles.ops")] = {"Op"}
     if any(m.params_name and m.params_own for m in p.methods):
         need["typing"].add("TypedDict")
-    if any(m.kind == "requests" for m in p.methods):
+    if any(m.kind == "requests" and not m.runtime_batch for m in p.methods):
         need.setdefault("collections.abc", set()).add("Sequence")
     if any(m.structured for m in p.methods):
         need["typing"].update({"TypeVar", "overload"})
     if any(len(m.batch_variants) > 1 for m in p.methods):
         need["typing"].add("overload")
-    if any(m.runs_tools for m in p.methods):
-        need["typing"].add("Literal")
-        need.setdefault("collections.abc", set()).update({"Callable", "Mapping", "Sequence"})
     # The async twin: _aio_handle imports nothing heavy; its batch and stream types are TYPE_CHECKING imports.
-    need[_relative(depth, "_handles.aio")] = {"AsyncModelHandle"}
+    if "ModelHandle" in bases:
+        need[_relative(depth, "_handles.aio")] = {"AsyncModelHandle"}
     if any(m.kind == "json" for m in p.methods):
         need.setdefault("", set()).add("msgspec")
     binary: set[str] = (

@@ -34,7 +34,7 @@ from .realtime import RealtimePlan
 from .runtime_source import runtime_files
 from .schema_walk import as_map
 from .struct_cache import reusable_code, sha, stamp, with_key
-from .structs import StructPlan
+from .structs import StructPlan, shared_optional_keys, twin_with_required
 from .tidy import format_modules, tidy_module
 
 __all__ = ["PlanMismatch", "RenderError", "render_package", "struct_code", "undefined_names"]
@@ -57,6 +57,9 @@ def _env() -> jinja2.Environment:
     env.filters["comment"] = comment_text
     env.filters["price"] = price_text
     env.filters["all_names"] = all_names
+    template_globals = cast("dict[str, Any]", env.globals)
+    template_globals["shared_optional_keys"] = shared_optional_keys  # _types.jinja's twins()
+    template_globals["twin_with_required"] = twin_with_required  # shape.py.jinja's keyword TypedDicts
     return env
 
 

@@ -25,6 +25,7 @@ import ast
 import json
 import keyword
 import re
+from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any
@@ -111,6 +112,37 @@ class TypeSet:
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+
+
+def shared_optional_keys(
+    structs: Iterable[StructPlan],
+) -> tuple[list[tuple[str, tuple[FieldPlan, ...]]], dict[str, str]]:
+    """TypedDict twins of one module whose optional keys are the same, key for key (name, type and comment),
+    four or more: those keys are printed once, as a base ``_<first twin>Optional`` that each twin extends.
+    Returns the bases (name, keys) and the base of each such twin."""
+    groups: dict[tuple[tuple[str, str, str], ...], list[StructPlan]] = {}
+    for s in structs:
+        if s.twin and s.twin_classy and len(s.twin_optional) >= 4:
+            groups.setdefault(tuple((f.wire, f.loose, f.description) for f in s.twin_optional), []).append(s)
+    bases: list[tuple[str, tuple[FieldPlan, ...]]] = []
+    base_of: dict[str, str] = {}
+    for members in groups.values():
+        if len(members) > 1:
+            bases.append((f"_{members[0].twin}Optional", members[0].twin_optional))
+            base_of.update({m.twin: bases[-1][0] for m in members if m.twin})
+    return bases, base_of
+
+
+def twin_with_required(structs: Iterable[StructPlan], params: Iterable[Any]) -> str | None:
+    """The TypedDict twin of ``structs`` whose required keys (its ``_<twin>Required`` base) are ``params`` line
+    for line (name, type, comment), so a method's keyword TypedDict extends that base instead of repeating it."""
+    wanted = [(p.name, p.typed, p.description) for p in params]
+    keys = shared_optional_keys(structs)[1]
+    for s in structs:
+        if s.twin and s.twin_classy and s.twin_required and (s.twin_optional or s.twin in keys):
+            if [(f.wire, f.loose, f.description) for f in s.twin_required] == wanted:
+                return s.twin
+    return None
 
 
 def names_in(text: str) -> set[str]:

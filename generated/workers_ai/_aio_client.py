@@ -20,64 +20,64 @@ if TYPE_CHECKING:
     from ._aio.stream import AsyncStreamRequest
     from ._batch.jobs import AsyncBatchJob
     from ._clients.run_options import AnyRun, DecodedRun, RunOptions
-    from .models._shapes import automatic_speech_recognition_bonklp as _shape_automatic_speech_recognition_bonklp
-    from .models._shapes import automatic_speech_recognition_emgjma as _shape_automatic_speech_recognition_emgjma
-    from .models._shapes import automatic_speech_recognition_fanabo as _shape_automatic_speech_recognition_fanabo
-    from .models._shapes import automatic_speech_recognition_nepbap as _shape_automatic_speech_recognition_nepbap
-    from .models._shapes import automatic_speech_recognition_odhiho as _shape_automatic_speech_recognition_odhiho
-    from .models._shapes import image_classification_lclaaf as _shape_image_classification_lclaaf
-    from .models._shapes import image_to_text_eelhic as _shape_image_to_text_eelhic
-    from .models._shapes import image_to_text_hedhon as _shape_image_to_text_hedhon
-    from .models._shapes import image_to_text_iklhhm as _shape_image_to_text_iklhhm
-    from .models._shapes import object_detection_ghlgfb as _shape_object_detection_ghlgfb
-    from .models._shapes import summarization_hddkgh as _shape_summarization_hddkgh
-    from .models._shapes import text_classification_ahemoi as _shape_text_classification_ahemoi
-    from .models._shapes import text_classification_lidlpi as _shape_text_classification_lidlpi
-    from .models._shapes import text_embeddings_benhmg as _shape_text_embeddings_benhmg
-    from .models._shapes import text_embeddings_cjhdpi as _shape_text_embeddings_cjhdpi
-    from .models._shapes import text_embeddings_ddnjhf as _shape_text_embeddings_ddnjhf
-    from .models._shapes import text_embeddings_fnbjpa as _shape_text_embeddings_fnbjpa
-    from .models._shapes import text_embeddings_jknmfa as _shape_text_embeddings_jknmfa
-    from .models._shapes import text_embeddings_opaopi as _shape_text_embeddings_opaopi
-    from .models._shapes import text_generation_aanlcn as _shape_text_generation_aanlcn
-    from .models._shapes import text_generation_abjfoj as _shape_text_generation_abjfoj
-    from .models._shapes import text_generation_akiodg as _shape_text_generation_akiodg
-    from .models._shapes import text_generation_ammkbd as _shape_text_generation_ammkbd
-    from .models._shapes import text_generation_cngham as _shape_text_generation_cngham
-    from .models._shapes import text_generation_fdoekn as _shape_text_generation_fdoekn
-    from .models._shapes import text_generation_gjefin as _shape_text_generation_gjefin
-    from .models._shapes import text_generation_gnebao as _shape_text_generation_gnebao
-    from .models._shapes import text_generation_gphdem as _shape_text_generation_gphdem
-    from .models._shapes import text_generation_iacnne as _shape_text_generation_iacnne
-    from .models._shapes import text_generation_iaeeom as _shape_text_generation_iaeeom
-    from .models._shapes import text_generation_ilibea as _shape_text_generation_ilibea
-    from .models._shapes import text_generation_jdiifl as _shape_text_generation_jdiifl
-    from .models._shapes import text_generation_jjpbhh as _shape_text_generation_jjpbhh
-    from .models._shapes import text_generation_lknnnc as _shape_text_generation_lknnnc
-    from .models._shapes import text_generation_lpkdho as _shape_text_generation_lpkdho
-    from .models._shapes import text_generation_mdpekj as _shape_text_generation_mdpekj
-    from .models._shapes import text_generation_mofocc as _shape_text_generation_mofocc
-    from .models._shapes import text_generation_ngekei as _shape_text_generation_ngekei
-    from .models._shapes import text_generation_ngmbij as _shape_text_generation_ngmbij
-    from .models._shapes import text_generation_nofhnn as _shape_text_generation_nofhnn
-    from .models._shapes import text_generation_phifon as _shape_text_generation_phifon
-    from .models._shapes import text_generation_pjfail as _shape_text_generation_pjfail
-    from .models._shapes import text_generation_pkepmi as _shape_text_generation_pkepmi
-    from .models._shapes import text_to_image_bacbcp as _shape_text_to_image_bacbcp
-    from .models._shapes import text_to_image_bdmeli as _shape_text_to_image_bdmeli
-    from .models._shapes import text_to_image_cccija as _shape_text_to_image_cccija
-    from .models._shapes import text_to_image_enajcn as _shape_text_to_image_enajcn
-    from .models._shapes import text_to_image_gfemgm as _shape_text_to_image_gfemgm
-    from .models._shapes import text_to_image_jjnfdd as _shape_text_to_image_jjnfdd
-    from .models._shapes import text_to_image_kfeonn as _shape_text_to_image_kfeonn
-    from .models._shapes import text_to_image_mojipo as _shape_text_to_image_mojipo
-    from .models._shapes import text_to_speech_aacmph as _shape_text_to_speech_aacmph
-    from .models._shapes import text_to_speech_ikmpdm as _shape_text_to_speech_ikmpdm
-    from .models._shapes import text_to_speech_lphnfa as _shape_text_to_speech_lphnfa
-    from .models._shapes import text_to_speech_nnaehk as _shape_text_to_speech_nnaehk
-    from .models._shapes import translation_adoeki as _shape_translation_adoeki
-    from .models._shapes import translation_bbmikb as _shape_translation_bbmikb
-    from .models._shapes import voice_activity_detection_ifdehk as _shape_voice_activity_detection_ifdehk
+    from .models._shapes import automatic_speech_recognition_gogmhi as _shape_automatic_speech_recognition_gogmhi
+    from .models._shapes import automatic_speech_recognition_ihpgbl as _shape_automatic_speech_recognition_ihpgbl
+    from .models._shapes import automatic_speech_recognition_jgfmme as _shape_automatic_speech_recognition_jgfmme
+    from .models._shapes import automatic_speech_recognition_mbiaeo as _shape_automatic_speech_recognition_mbiaeo
+    from .models._shapes import automatic_speech_recognition_pehidn as _shape_automatic_speech_recognition_pehidn
+    from .models._shapes import image_classification_gndepd as _shape_image_classification_gndepd
+    from .models._shapes import image_to_text_abibah as _shape_image_to_text_abibah
+    from .models._shapes import image_to_text_jmdhjc as _shape_image_to_text_jmdhjc
+    from .models._shapes import image_to_text_nldcom as _shape_image_to_text_nldcom
+    from .models._shapes import object_detection_nbeobh as _shape_object_detection_nbeobh
+    from .models._shapes import summarization_phgija as _shape_summarization_phgija
+    from .models._shapes import text_classification_gbhogl as _shape_text_classification_gbhogl
+    from .models._shapes import text_classification_lbihji as _shape_text_classification_lbihji
+    from .models._shapes import text_embeddings_jpgicp as _shape_text_embeddings_jpgicp
+    from .models._shapes import text_embeddings_knaglj as _shape_text_embeddings_knaglj
+    from .models._shapes import text_embeddings_lhmfkg as _shape_text_embeddings_lhmfkg
+    from .models._shapes import text_embeddings_liglbo as _shape_text_embeddings_liglbo
+    from .models._shapes import text_embeddings_ocmlid as _shape_text_embeddings_ocmlid
+    from .models._shapes import text_embeddings_ohikhn as _shape_text_embeddings_ohikhn
+    from .models._shapes import text_generation_bbfihh as _shape_text_generation_bbfihh
+    from .models._shapes import text_generation_chgpfp as _shape_text_generation_chgpfp
+    from .models._shapes import text_generation_ckbigh as _shape_text_generation_ckbigh
+    from .models._shapes import text_generation_cmilnb as _shape_text_generation_cmilnb
+    from .models._shapes import text_generation_dnnbfp as _shape_text_generation_dnnbfp
+    from .models._shapes import text_generation_dnnhnp as _shape_text_generation_dnnhnp
+    from .models._shapes import text_generation_doimlp as _shape_text_generation_doimlp
+    from .models._shapes import text_generation_eomlce as _shape_text_generation_eomlce
+    from .models._shapes import text_generation_ffohaf as _shape_text_generation_ffohaf
+    from .models._shapes import text_generation_ficamk as _shape_text_generation_ficamk
+    from .models._shapes import text_generation_ggfbfn as _shape_text_generation_ggfbfn
+    from .models._shapes import text_generation_glfmcl as _shape_text_generation_glfmcl
+    from .models._shapes import text_generation_gpopfe as _shape_text_generation_gpopfe
+    from .models._shapes import text_generation_hdbnni as _shape_text_generation_hdbnni
+    from .models._shapes import text_generation_hmmapb as _shape_text_generation_hmmapb
+    from .models._shapes import text_generation_igjehk as _shape_text_generation_igjehk
+    from .models._shapes import text_generation_kgdhho as _shape_text_generation_kgdhho
+    from .models._shapes import text_generation_mbdifi as _shape_text_generation_mbdifi
+    from .models._shapes import text_generation_odejkb as _shape_text_generation_odejkb
+    from .models._shapes import text_generation_ohbipm as _shape_text_generation_ohbipm
+    from .models._shapes import text_generation_omhomn as _shape_text_generation_omhomn
+    from .models._shapes import text_generation_oolpfm as _shape_text_generation_oolpfm
+    from .models._shapes import text_generation_opljkj as _shape_text_generation_opljkj
+    from .models._shapes import text_generation_pjmbao as _shape_text_generation_pjmbao
+    from .models._shapes import text_to_image_bljcbl as _shape_text_to_image_bljcbl
+    from .models._shapes import text_to_image_ckcoem as _shape_text_to_image_ckcoem
+    from .models._shapes import text_to_image_gfffnk as _shape_text_to_image_gfffnk
+    from .models._shapes import text_to_image_giglld as _shape_text_to_image_giglld
+    from .models._shapes import text_to_image_hbhffn as _shape_text_to_image_hbhffn
+    from .models._shapes import text_to_image_hfhmok as _shape_text_to_image_hfhmok
+    from .models._shapes import text_to_image_olgdif as _shape_text_to_image_olgdif
+    from .models._shapes import text_to_image_poclmj as _shape_text_to_image_poclmj
+    from .models._shapes import text_to_speech_amijcb as _shape_text_to_speech_amijcb
+    from .models._shapes import text_to_speech_cblhjo as _shape_text_to_speech_cblhjo
+    from .models._shapes import text_to_speech_cdmbek as _shape_text_to_speech_cdmbek
+    from .models._shapes import text_to_speech_gepfbf as _shape_text_to_speech_gepfbf
+    from .models._shapes import translation_ahjkmi as _shape_translation_ahjkmi
+    from .models._shapes import translation_lneoap as _shape_translation_lneoap
+    from .models._shapes import voice_activity_detection_fklkpf as _shape_voice_activity_detection_fklkpf
     from .models.cf.ai4bharat.indictrans2_en_indic_1b import AsyncIndictrans2EnIndic1B
     from .models.cf.aisingapore.gemma_sea_lion_v4_27b_it import AsyncGemmaSeaLionV4_27bIt
     from .models.cf.baai.bge_base_en_v1_5 import AsyncBgeBaseEnV1_5
@@ -461,192 +461,156 @@ class AsyncWorkersAI(AsyncBaseClient):
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepgram/nova-3"],
-            payload: _shape_automatic_speech_recognition_bonklp.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_bonklp.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
-            payload: _shape_automatic_speech_recognition_emgjma.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_emgjma.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
             model_id: Literal["@cf/deepgram/flux"],
-            payload: _shape_automatic_speech_recognition_fanabo.ShapeInput | Mapping[str, Any],
+            payload: _shape_automatic_speech_recognition_gogmhi.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_fanabo.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/whisper"],
-            payload: _shape_automatic_speech_recognition_nepbap.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_nepbap.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_gogmhi.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/openai/whisper-tiny-en"],
-            payload: _shape_automatic_speech_recognition_odhiho.ShapeInput | Mapping[str, Any],
+            payload: _shape_automatic_speech_recognition_ihpgbl.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_odhiho.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_ihpgbl.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepgram/nova-3"],
+            payload: _shape_automatic_speech_recognition_jgfmme.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_jgfmme.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
+            payload: _shape_automatic_speech_recognition_mbiaeo.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_mbiaeo.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/whisper"],
+            payload: _shape_automatic_speech_recognition_pehidn.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_pehidn.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/microsoft/resnet-50"],
-            payload: _shape_image_classification_lclaaf.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_classification_gndepd.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_classification_lclaaf.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/unum/uform-gen2-qwen-500m"],
-            payload: _shape_image_to_text_eelhic.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_to_text_eelhic.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
-            payload: _shape_image_to_text_hedhon.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_to_text_hedhon.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_image_classification_gndepd.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
-            payload: _shape_image_to_text_iklhhm.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_to_text_abibah.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_to_text_iklhhm.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_image_to_text_abibah.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
+            payload: _shape_image_to_text_jmdhjc.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_image_to_text_jmdhjc.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/unum/uform-gen2-qwen-500m"],
+            payload: _shape_image_to_text_nldcom.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_image_to_text_nldcom.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/facebook/detr-resnet-50"],
-            payload: _shape_object_detection_ghlgfb.ShapeInput | Mapping[str, Any],
+            payload: _shape_object_detection_nbeobh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_object_detection_ghlgfb.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_object_detection_nbeobh.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/facebook/bart-large-cnn"],
-            payload: _shape_summarization_hddkgh.ShapeInput | Mapping[str, Any],
+            payload: _shape_summarization_phgija.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_summarization_hddkgh.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-reranker-base"],
-            payload: _shape_text_classification_ahemoi.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_classification_ahemoi.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_summarization_phgija.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"],
-            payload: _shape_text_classification_lidlpi.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_classification_gbhogl.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_classification_lidlpi.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_classification_gbhogl.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/baai/bge-reranker-base"],
+            payload: _shape_text_classification_lbihji.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_classification_lbihji.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/baai/bge-m3"],
-            payload: _shape_text_embeddings_benhmg.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_jpgicp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_benhmg.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
-            payload: _shape_text_embeddings_cjhdpi.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_cjhdpi.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_jpgicp.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/baai/bge-large-en-v1.5", "@cf/baai/omni-bge-base-en-v1.5"],
-            payload: _shape_text_embeddings_ddnjhf.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_knaglj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_ddnjhf.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/embeddinggemma-300m"],
-            payload: _shape_text_embeddings_fnbjpa.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_fnbjpa.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
-            payload: _shape_text_embeddings_jknmfa.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_jknmfa.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_knaglj.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
-            payload: _shape_text_embeddings_opaopi.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_lhmfkg.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_opaopi.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_lhmfkg.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
-            payload: _shape_text_generation_aanlcn.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
+            payload: _shape_text_embeddings_liglbo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_aanlcn.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_liglbo.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
-            payload: _shape_text_generation_abjfoj.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
+            payload: _shape_text_embeddings_ocmlid.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_abjfoj.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_ocmlid.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/cloudflare/clef-omni"],
-            payload: _shape_text_generation_akiodg.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/google/embeddinggemma-300m"],
+            payload: _shape_text_embeddings_ohikhn.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_akiodg.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
-            payload: _shape_text_generation_ammkbd.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ammkbd.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_ohikhn.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
-            payload: _shape_text_generation_cngham.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_bbfihh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_cngham.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_bbfihh.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/llama-guard-3-8b"],
-            payload: _shape_text_generation_fdoekn.ShapeInput | Mapping[str, Any],
+            model_id: Literal[
+                "@cf/google/gemma-2b-it-lora",
+                "@cf/meta/llama-2-7b-chat-fp16",
+                "@cf/meta/llama-3.1-8b-instruct-fp8",
+                "@cf/qwen/qwen1.5-14b-chat-awq",
+                "@cf/qwen/qwen2.5-coder-32b-instruct",
+            ],
+            payload: _shape_text_generation_chgpfp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_fdoekn.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
-            payload: _shape_text_generation_gjefin.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_gjefin.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
-            payload: _shape_text_generation_gnebao.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_gnebao.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_chgpfp.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -661,37 +625,49 @@ class AsyncWorkersAI(AsyncBaseClient):
                 "@hf/thebloke/llama-2-13b-chat-awq",
                 "@hf/thebloke/zephyr-7b-beta-awq",
             ],
-            payload: _shape_text_generation_gphdem.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_ckbigh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_gphdem.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_ckbigh.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
-            payload: _shape_text_generation_iacnne.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/openai/gpt-oss-120b"],
+            payload: _shape_text_generation_cmilnb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_iacnne.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_cmilnb.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
-            payload: _shape_text_generation_iaeeom.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
+            payload: _shape_text_generation_dnnbfp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_iaeeom.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_dnnbfp.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
-            payload: _shape_text_generation_ilibea.ShapeInput | Mapping[str, Any],
+            model_id: Literal[
+                "@hf/nexusflow/starling-lm-7b-beta",
+                "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
+                "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
+                "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
+            ],
+            payload: _shape_text_generation_dnnhnp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ilibea.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_dnnhnp.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
-            payload: _shape_text_generation_jdiifl.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/google/gemma-3-12b-it"],
+            payload: _shape_text_generation_doimlp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_jdiifl.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_doimlp.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
+            payload: _shape_text_generation_eomlce.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_eomlce.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -703,29 +679,99 @@ class AsyncWorkersAI(AsyncBaseClient):
                 "@cf/qwen/qwen1.5-7b-chat-awq",
                 "@hf/mistral/mistral-7b-instruct-v0.2",
             ],
-            payload: _shape_text_generation_jjpbhh.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_ffohaf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_jjpbhh.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_ffohaf.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-20b"],
+            payload: _shape_text_generation_ficamk.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_ficamk.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
+            payload: _shape_text_generation_ggfbfn.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_ggfbfn.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
+            payload: _shape_text_generation_glfmcl.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_glfmcl.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
+            payload: _shape_text_generation_gpopfe.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_gpopfe.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal[
-                "@cf/google/gemma-2b-it-lora",
-                "@cf/meta/llama-2-7b-chat-fp16",
-                "@cf/meta/llama-3.1-8b-instruct-fp8",
-                "@cf/qwen/qwen1.5-14b-chat-awq",
-                "@cf/qwen/qwen2.5-coder-32b-instruct",
+                "@cf/meta/llama-3.2-1b-instruct",
+                "@cf/meta/llama-3.2-3b-instruct",
+                "@cf/microsoft/phi-2",
+                "@cf/tiiuae/falcon-7b-instruct",
+                "@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
             ],
-            payload: _shape_text_generation_lknnnc.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_hdbnni.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_lknnnc.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_hdbnni.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/cloudflare/clairic"],
-            payload: _shape_text_generation_lpkdho.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
+            payload: _shape_text_generation_hmmapb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_lpkdho.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_hmmapb.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
+            payload: _shape_text_generation_igjehk.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_igjehk.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
+            payload: _shape_text_generation_kgdhho.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_kgdhho.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clef-omni"],
+            payload: _shape_text_generation_mbdifi.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_mbdifi.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-guard-3-8b"],
+            payload: _shape_text_generation_odejkb.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_odejkb.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
+            payload: _shape_text_generation_ohbipm.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_ohbipm.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
+            payload: _shape_text_generation_omhomn.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_omhomn.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -744,69 +790,37 @@ class AsyncWorkersAI(AsyncBaseClient):
                 "@hf/thebloke/llamaguard-7b-awq",
                 "@hf/thebloke/neural-chat-7b-v3-1-awq",
             ],
-            payload: _shape_text_generation_mdpekj.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_oolpfm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_mdpekj.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_oolpfm.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/gpt-oss-20b"],
-            payload: _shape_text_generation_mofocc.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/cloudflare/clairic"],
+            payload: _shape_text_generation_opljkj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_mofocc.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_opljkj.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
-            payload: _shape_text_generation_ngekei.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
+            payload: _shape_text_generation_pjmbao.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ngekei.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_pjmbao.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal[
-                "@cf/meta/llama-3.2-1b-instruct",
-                "@cf/meta/llama-3.2-3b-instruct",
-                "@cf/microsoft/phi-2",
-                "@cf/tiiuae/falcon-7b-instruct",
-                "@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
-            ],
-            payload: _shape_text_generation_ngmbij.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/leonardo/lucid-origin"],
+            payload: _shape_text_to_image_bljcbl.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ngmbij.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_bljcbl.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/gpt-oss-120b"],
-            payload: _shape_text_generation_nofhnn.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
+            payload: _shape_text_to_image_ckcoem.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_nofhnn.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/gemma-3-12b-it"],
-            payload: _shape_text_generation_phifon.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_phifon.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@hf/nexusflow/starling-lm-7b-beta",
-                "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
-                "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
-                "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
-            ],
-            payload: _shape_text_generation_pjfail.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_pjfail.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
-            payload: _shape_text_generation_pkepmi.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_pkepmi.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_ckcoem.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -816,107 +830,93 @@ class AsyncWorkersAI(AsyncBaseClient):
                 "@cf/runwayml/stable-diffusion-v1-5-img2img",
                 "@cf/runwayml/stable-diffusion-v1-5-inpainting",
             ],
-            payload: _shape_text_to_image_bacbcp.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_gfffnk.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_bacbcp.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
-            payload: _shape_text_to_image_bdmeli.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_bdmeli.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
-            payload: _shape_text_to_image_cccija.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_cccija.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/leonardo/lucid-origin"],
-            payload: _shape_text_to_image_enajcn.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_enajcn.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_gfffnk.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"],
-            payload: _shape_text_to_image_gfemgm.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_giglld.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_gfemgm.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_giglld.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/leonardo/phoenix-1.0"],
-            payload: _shape_text_to_image_jjnfdd.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_hbhffn.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_jjnfdd.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_hbhffn.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
+            payload: _shape_text_to_image_hfhmok.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_to_image_hfhmok.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
+            payload: _shape_text_to_image_olgdif.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_to_image_olgdif.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
-            payload: _shape_text_to_image_kfeonn.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_poclmj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_kfeonn.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
-            payload: _shape_text_to_image_mojipo.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_mojipo.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepgram/aura-2-es"],
-            payload: _shape_text_to_speech_aacmph.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_aacmph.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_poclmj.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/aura-1"],
-            payload: _shape_text_to_speech_ikmpdm.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_speech_amijcb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_ikmpdm.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_amijcb.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/aura-2-en"],
-            payload: _shape_text_to_speech_lphnfa.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_speech_cblhjo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_lphnfa.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_cblhjo.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/myshell-ai/melotts"],
-            payload: _shape_text_to_speech_nnaehk.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_speech_cdmbek.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_nnaehk.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_cdmbek.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"],
-            payload: _shape_translation_adoeki.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepgram/aura-2-es"],
+            payload: _shape_text_to_speech_gepfbf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_translation_adoeki.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_gepfbf.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/m2m100-1.2b"],
-            payload: _shape_translation_bbmikb.ShapeInput | Mapping[str, Any],
+            payload: _shape_translation_ahjkmi.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_translation_bbmikb.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_translation_ahjkmi.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"],
+            payload: _shape_translation_lneoap.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_translation_lneoap.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/pipecat-ai/smart-turn-v2"],
-            payload: _shape_voice_activity_detection_ifdehk.ShapeInput | Mapping[str, Any],
+            payload: _shape_voice_activity_detection_fklkpf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_voice_activity_detection_ifdehk.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_voice_activity_detection_fklkpf.ShapeOutput]: ...
         @overload
         def run(self, model_id: str, payload: Any, **options: Unpack[AnyRun]) -> Any: ...
 

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from .._batch.f32 import F32
     from .._batch.jobs import AsyncBatchJob
     from .._core.binary import BinaryInput
-    from .._tools.toolloop import ToolRun
 
 # Every generated model module imports this one, sync users included: it imports nothing else of
 # the async client at load time (streams and batches load their modules on first use).
@@ -147,22 +146,6 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
 
     def _invoke_stream(self, op: Op[Any], params: Mapping[str, Any], first: Any = NOTHING) -> AsyncStreamRequest:
         return self._stream(op.build(params, self.model_id, first, stream=True))
-
-    async def _run_tools(
-        self,
-        op: Op[T],
-        messages: Any,
-        tools: Sequence[Callable[..., Any]],
-        max_rounds: int,
-        on_tool_error: Literal["report", "raise"],
-        options: Mapping[str, Any] | None,
-    ) -> ToolRun[T]:
-        """A generated ``run_tools()``: the tool loop over the method ``op`` names."""
-        from .._tools.toolloop import arun_tools as loop  # here: only tool loops need it
-
-        args = self._tool_loop_options(op, messages, tools, max_rounds, on_tool_error, options)
-        run: ToolRun[T] = await loop(self, op.expect, **args)
-        return run
 
     def _stream(self, request: msgspec.Struct) -> AsyncStreamRequest:
         return self._open_stream(self._stream_request_body(request), None, request)

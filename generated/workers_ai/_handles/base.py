@@ -40,7 +40,8 @@ T = TypeVar("T")
 _JSON = "application/json"
 _SSE = "text/event-stream"
 _OCTETS = "application/octet-stream"
-_TEXT_FAMILY = __name__.rsplit(".", 2)[0] + ".families.text_generation"  # its full name in sys.modules
+_PACKAGE = __name__.rsplit(".", 2)[0]  # workers_ai, or a vendored copy's name
+_TEXT_FAMILY = _PACKAGE + ".families.text_generation"  # its full name in sys.modules
 
 
 class ModelInfo(msgspec.Struct, frozen=True):
@@ -51,7 +52,7 @@ class ModelInfo(msgspec.Struct, frozen=True):
     description: str = ""
     price: Any = ()
     properties: Any = None
-    schema: str = ""
+    schema: str = ""  # a generated model's: its module's path (models/cf/baai/bge_m3.json), set by its handle class
     raw_body: str | None = None  # the input field the REST API takes as the raw body (options as query)
     form_body: str | None = None  # the input struct the REST API takes as a multipart/form-data body
 
@@ -84,12 +85,22 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         batch_input: type[Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        """A generated handle states its model in its class line: ``class BgeM3(ModelHandle[...],
-        info=INFO, decoder=DECODER, inputs=INPUTS, batch_input=BatchInput)``; the sync and async handles
-        of one model name the same module constants."""
+        """A generated handle states its model in its class line: ``class ShapeHandle(ModelHandle[...],
+        decoder=DECODER, inputs=INPUTS, batch_input=BatchInput)`` for a shape, ``class BgeM3(ShapeHandle,
+        info=INFO)`` for a model of it; the sync and async handles of one model share its module's INFO and
+        DECODER."""
         super().__init_subclass__(**kwargs)
         if info is not None:
             cls.info = info
+            module = cls.__module__.removeprefix(_PACKAGE + ".")
+            if module.startswith("models."):  # a generated model's handle: the rest comes from its module
+                if not info.schema:
+                    msgspec.structs.force_setattr(info, "schema", module.replace(".", "/") + ".json")
+                if decoder is None:  # its shape's, named for the model's output in errors; the module's DECODER
+                    namespace = sys.modules[cls.__module__].__dict__
+                    if "DECODER" not in namespace:  # the sync class comes first: ``BgeM3`` -> BgeM3Output
+                        namespace["DECODER"] = cls.decoder.named(f"{cls.__name__}Output")
+                    decoder = cast("OutputDecoder", namespace["DECODER"])
         if decoder is not None:
             cls.decoder = decoder
         if inputs is not None:

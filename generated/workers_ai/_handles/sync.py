@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from .._batch.jobs import BatchJob
     from .._core.binary import BinaryInput
     from .._sync.stream import EventStream
-    from .._tools.toolloop import ToolRun
 
 # Batches, streams and JSON mode load their modules on first use: a handle that only calls loads none.
 
@@ -147,22 +146,6 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
 
     def _invoke_stream(self, op: Op[Any], params: Mapping[str, Any], first: Any = NOTHING) -> EventStream:
         return self._stream(op.build(params, self.model_id, first, stream=True))
-
-    def _run_tools(
-        self,
-        op: Op[T],
-        messages: Any,
-        tools: Sequence[Callable[..., Any]],
-        max_rounds: int,
-        on_tool_error: Literal["report", "raise"],
-        options: Mapping[str, Any] | None,
-    ) -> ToolRun[T]:
-        """A generated ``run_tools()``: the tool loop over the method ``op`` names."""
-        from .._tools.toolloop import run_tools as loop  # here: only tool loops need it
-
-        args = self._tool_loop_options(op, messages, tools, max_rounds, on_tool_error, options)
-        run: ToolRun[T] = loop(self, op.expect, **args)
-        return run
 
     def _stream(self, request: msgspec.Struct) -> EventStream:
         return self._open_stream(self._stream_request_body(request), None, request)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_speech_ikmpdm import *  # noqa: F403
-from ....models._shapes.text_to_speech_ikmpdm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_speech_amijcb import *  # noqa: F403
+from ....models._shapes.text_to_speech_amijcb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -25,12 +25,10 @@ INFO = ModelInfo(
     description="Deepgram's Aura text-to-speech model. It adapts pacing and expression to the text, so well-written input sounds more natural.",
     price=({"unit": "per audio minute", "price": 0, "currency": "USD"},),
     properties={"async_queue": "true", "partner": "true", "realtime": "true"},
-    schema="models/cf/deepgram/aura_1.json",
 )
-DECODER = ShapeHandle.decoder.named("Aura1Output")  # its errors name this model's output
 
 
-class Aura1(ShapeHandle, info=INFO, decoder=DECODER):
+class Aura1(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/deepgram/aura-1``, from ``WorkersAI().model(...)``: ``speak()`` (documented on :class:`ShapeHandle`)."""
 
     def speak_live(self, **options: Unpack[Aura1SpeakOptionsDict]) -> SpeakSession[Aura1Event]:
@@ -43,7 +41,7 @@ class Aura1(ShapeHandle, info=INFO, decoder=DECODER):
         return speak_sync(self, SPEC, options)
 
 
-class AsyncAura1(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncAura1(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/deepgram/aura-1``: the methods of :class:`Aura1`, awaited (streams are used with ``async with``)."""
 
     def speak_live(self, **options: Unpack[Aura1SpeakOptionsDict]) -> AsyncSpeakSession[Aura1Event]:

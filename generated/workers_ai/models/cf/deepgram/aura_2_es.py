@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_speech_aacmph import *  # noqa: F403
-from ....models._shapes.text_to_speech_aacmph import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_speech_gepfbf import *  # noqa: F403
+from ....models._shapes.text_to_speech_gepfbf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -25,12 +25,10 @@ INFO = ModelInfo(
     description="Deepgram's Aura 2 text-to-speech model for Spanish.",
     price=({"unit": "per 1k characters", "price": 0.03, "currency": "USD"},),
     properties={"async_queue": "true", "partner": "true", "terms": "https://deepgram.com/terms", "realtime": "true"},
-    schema="models/cf/deepgram/aura_2_es.json",
 )
-DECODER = ShapeHandle.decoder.named("Aura2EsOutput")  # its errors name this model's output
 
 
-class Aura2Es(ShapeHandle, info=INFO, decoder=DECODER):
+class Aura2Es(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/deepgram/aura-2-es``, from ``WorkersAI().model(...)``: ``speak()`` (documented on :class:`ShapeHandle`)."""
 
     def speak_live(self, **options: Unpack[Aura2EsSpeakOptionsDict]) -> SpeakSession[Aura2EsEvent]:
@@ -43,7 +41,7 @@ class Aura2Es(ShapeHandle, info=INFO, decoder=DECODER):
         return speak_sync(self, SPEC, options)
 
 
-class AsyncAura2Es(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncAura2Es(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/deepgram/aura-2-es``: the methods of :class:`Aura2Es`, awaited (streams are used with ``async with``)."""
 
     def speak_live(self, **options: Unpack[Aura2EsSpeakOptionsDict]) -> AsyncSpeakSession[Aura2EsEvent]:

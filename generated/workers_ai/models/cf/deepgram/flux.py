@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.automatic_speech_recognition_fanabo import *  # noqa: F403
-from ....models._shapes.automatic_speech_recognition_fanabo import (
+from ....models._shapes.automatic_speech_recognition_gogmhi import *  # noqa: F403
+from ....models._shapes.automatic_speech_recognition_gogmhi import (
     AsyncShapeHandle,
     ShapeHandle,
     ShapeInput,
@@ -29,12 +29,10 @@ INFO = ModelInfo(
     task="Automatic Speech Recognition",
     description="Deepgram's Flux: speech recognition for conversations that detects when a turn ends.",
     properties={"partner": "true", "terms": "https://deepgram.com/terms", "realtime": "true"},
-    schema="models/cf/deepgram/flux.json",
 )
-DECODER = ShapeHandle.decoder.named("FluxOutput")  # its errors name this model's output
 
 
-class Flux(ShapeHandle, info=INFO, decoder=DECODER):
+class Flux(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/deepgram/flux``, from ``WorkersAI().model(...)`` (documented on :class:`ShapeHandle`)."""
 
     def listen(self, **options: Unpack[FluxListenOptionsDict]) -> ListenSession[FluxEvent]:
@@ -47,7 +45,7 @@ class Flux(ShapeHandle, info=INFO, decoder=DECODER):
         return listen_sync(self, SPEC, options)
 
 
-class AsyncFlux(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncFlux(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/deepgram/flux``: the methods of :class:`Flux`, awaited (streams are used with ``async with``)."""
 
     def listen(self, **options: Unpack[FluxListenOptionsDict]) -> AsyncListenSession[FluxEvent]:

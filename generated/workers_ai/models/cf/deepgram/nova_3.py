@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.automatic_speech_recognition_bonklp import *  # noqa: F403
-from ....models._shapes.automatic_speech_recognition_bonklp import (
+from ....models._shapes.automatic_speech_recognition_jgfmme import *  # noqa: F403
+from ....models._shapes.automatic_speech_recognition_jgfmme import (
     AsyncShapeHandle,
     ShapeHandle,
     ShapeInput,
@@ -30,13 +30,11 @@ INFO = ModelInfo(
     description="Deepgram's Nova 3 speech recognition model, with options for formatting and diarization.",
     price=({"unit": "per audio minute", "price": 0.0052, "currency": "USD"},),
     properties={"async_queue": "true", "partner": "true", "realtime": "true"},
-    schema="models/cf/deepgram/nova_3.json",
     raw_body="audio",
 )
-DECODER = ShapeHandle.decoder.named("Nova3Output")  # its errors name this model's output
 
 
-class Nova3(ShapeHandle, info=INFO, decoder=DECODER):
+class Nova3(ShapeHandle, info=INFO):
     """Typed handle for ``@cf/deepgram/nova-3``, from ``WorkersAI().model(...)``: ``transcribe()`` (documented on :class:`ShapeHandle`)."""
 
     def listen(self, **options: Unpack[Nova3ListenOptionsDict]) -> ListenSession[Nova3Event]:
@@ -49,7 +47,7 @@ class Nova3(ShapeHandle, info=INFO, decoder=DECODER):
         return listen_sync(self, SPEC, options)
 
 
-class AsyncNova3(AsyncShapeHandle, info=INFO, decoder=DECODER):
+class AsyncNova3(AsyncShapeHandle, info=INFO):
     """Typed async handle for ``@cf/deepgram/nova-3``: the methods of :class:`Nova3`, awaited (streams are used with ``async with``)."""
 
     def listen(self, **options: Unpack[Nova3ListenOptionsDict]) -> AsyncListenSession[Nova3Event]:
