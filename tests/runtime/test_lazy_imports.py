@@ -35,6 +35,7 @@ NOT_FOR_A_SYNC_CALL = (
     "workers_ai._aio_client",
     "workers_ai._batch",
     "workers_ai._cli",
+    "workers_ai._client",
     "workers_ai._core.binary",
     "workers_ai._core.stream_events",
     "workers_ai._handles.universal",
@@ -144,6 +145,30 @@ def test_one_sync_call_loads_only_what_it_uses(emu: Emulator) -> None:
     )
     # bge-m3 embeds and ranks: its module loads the two families its outputs are views of, no other
     assert fresh(code) == ["workers_ai.families.reranking", "workers_ai.families.text_embeddings"]
+
+
+@pytest.mark.parametrize("client", ["WorkersAI", "AsyncWorkersAI"])
+def test_a_cold_client_never_loads_its_typed_overloads(client: str) -> None:
+    # ``_client`` / ``_aio_client`` hold the clients' typed overloads for type checkers (a 60 KB .pyc):
+    # making a client and a handle, and pickling both, goes through the run-time classes only, which
+    # those modules re-export as the same objects.
+    typed = "workers_ai._aio_client" if client.startswith("Async") else "workers_ai._client"
+    code = (
+        "import json, pickle, sys\n"
+        f"from workers_ai import {client}\n"
+        f"ai = {client}(account_id={'a' * 32!r}, api_token='t')\n"
+        f"handle = ai.model({BGE!r})\n"
+        "again = pickle.loads(pickle.dumps((ai, handle)))\n"
+        f"first = {typed!r} in sys.modules\n"
+        f"import {typed}\n"
+        f"print(json.dumps([first, {typed}.{client} is {client}, type(again[0]) is {client}, repr(again[0])]))"
+    )
+    assert fresh(code) == [
+        False,
+        True,
+        True,
+        f"{client}(account_id='{'a' * 32}', base_url='https://api.cloudflare.com/client/v4')",
+    ]
 
 
 def test_a_text_model_call_loads_no_tool_stream_or_batch_module(emu: Emulator) -> None:
