@@ -171,6 +171,22 @@ def test_a_cold_client_never_loads_its_typed_overloads(client: str) -> None:
     ]
 
 
+def test_the_emulator_and_cli_clients_skip_the_typed_overloads_too() -> None:
+    # They import the clients from the package (typed as ``_client``'s for type checkers), not from there.
+    code = (
+        "import argparse, json, os, sys\n"
+        "from workers_ai.testing import Emulator\n"
+        "from workers_ai._cli.output import new_client\n"
+        "with Emulator() as emu:\n"
+        "    made = [emu.client(), emu.async_client()]\n"
+        "    os.environ.update(CLOUDFLARE_ACCOUNT_ID=emu.account_id, CLOUDFLARE_API_TOKEN=emu.api_token)\n"
+        "    made.append(new_client(argparse.Namespace(base_url=emu.base_url)))\n"
+        "    names = [type(ai).__name__ for ai in made]\n"
+        "print(json.dumps([names, [m for m in ('workers_ai._client', 'workers_ai._aio_client') if m in sys.modules]]))"
+    )
+    assert fresh(code) == [["WorkersAI", "AsyncWorkersAI", "WorkersAI"], []]
+
+
 def test_a_text_model_call_loads_no_tool_stream_or_batch_module(emu: Emulator) -> None:
     code = (
         "from workers_ai import WorkersAI\n"
