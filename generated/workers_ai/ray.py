@@ -39,10 +39,10 @@ import msgspec
 import numpy as np
 import ray.data
 
+from . import WorkersAI
 from ._batch.embed_rows import embed_rows
 from ._batch.many import BatchManyOptions, options_of
 from ._batch.wire import require_batch
-from ._client import WorkersAI
 from ._core.pickling import with_options
 from ._core.ratelimit import RateBudget
 from .errors import ConfigurationError, WorkersAIError

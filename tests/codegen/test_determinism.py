@@ -86,10 +86,10 @@ def test_client_aliases_are_module_names_and_whole_paths_where_two_share_one(tmp
             f"_cf__y__one_{prefix}One": f"models.cf.y.one.{prefix}One",
             f"{prefix}Two": f"models.cf.x.two.{prefix}Two",
         }
-        (cls,) = [n for n in tree_.body if isinstance(n, ast.ClassDef)]
+        (cls,) = [n for n in ast.walk(tree_) if isinstance(n, ast.ClassDef)]  # under ``if TYPE_CHECKING:``
         returns = {
             ast.unparse(fn.args.args[1].annotation): ast.unparse(fn.returns)
-            for fn in ast.walk(cls)  # the overloads stand under ``if TYPE_CHECKING:`` in the class
+            for fn in ast.walk(cls)
             if isinstance(fn, ast.FunctionDef) and fn.name == "model" and fn.returns is not None
         }
         assert returns["Literal['@cf/x/one']"] == f"_cf__x__one_{prefix}One"

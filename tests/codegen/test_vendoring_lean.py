@@ -67,7 +67,7 @@ def test_with_testing_adds_the_emulator_and_its_schemas_and_it_serves_the_vendor
     )
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["2", "1024", "str", "myapp._vendor.workers_ai._client"]
+    assert proc.stdout.split() == ["2", "1024", "str", "myapp._vendor.workers_ai._clients.sync"]
 
 
 def test_the_main_package_keeps_the_emulator_and_can_leave_it_out(tmp_path: Path) -> None:

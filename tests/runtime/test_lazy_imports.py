@@ -35,6 +35,7 @@ NOT_FOR_A_SYNC_CALL = (
     "workers_ai._aio_client",
     "workers_ai._batch",
     "workers_ai._cli",
+    "workers_ai._client",
     "workers_ai._error_leaves",  # the error classes a successful call never raises (errors.py loads them)
     "workers_ai._core.affinity",
     "workers_ai._core.binary",
@@ -173,6 +174,46 @@ def test_one_sync_call_loads_only_what_it_uses(emu: Emulator) -> None:
     )
     # bge-m3 embeds and ranks: its module loads the two families its outputs are views of, no other
     assert fresh(code) == ["workers_ai.families.reranking", "workers_ai.families.text_embeddings"]
+
+
+@pytest.mark.parametrize("client", ["WorkersAI", "AsyncWorkersAI"])
+def test_a_cold_client_never_loads_its_typed_overloads(client: str) -> None:
+    # ``_client`` / ``_aio_client`` hold the clients' typed overloads for type checkers (a 60 KB .pyc):
+    # making a client and a handle, and pickling both, goes through the run-time classes only, which
+    # those modules re-export as the same objects.
+    typed = "workers_ai._aio_client" if client.startswith("Async") else "workers_ai._client"
+    code = (
+        "import json, pickle, sys\n"
+        f"from workers_ai import {client}\n"
+        f"ai = {client}(account_id={'a' * 32!r}, api_token='t')\n"
+        f"handle = ai.model({BGE!r})\n"
+        "again = pickle.loads(pickle.dumps((ai, handle)))\n"
+        f"first = {typed!r} in sys.modules\n"
+        f"import {typed}\n"
+        f"print(json.dumps([first, {typed}.{client} is {client}, type(again[0]) is {client}, repr(again[0])]))"
+    )
+    assert fresh(code) == [
+        False,
+        True,
+        True,
+        f"{client}(account_id='{'a' * 32}', base_url='https://api.cloudflare.com/client/v4')",
+    ]
+
+
+def test_the_emulator_and_cli_clients_skip_the_typed_overloads_too() -> None:
+    # They import the clients from the package (typed as ``_client``'s for type checkers), not from there.
+    code = (
+        "import argparse, json, os, sys\n"
+        "from workers_ai.testing import Emulator\n"
+        "from workers_ai._cli.output import new_client\n"
+        "with Emulator() as emu:\n"
+        "    made = [emu.client(), emu.async_client()]\n"
+        "    os.environ.update(CLOUDFLARE_ACCOUNT_ID=emu.account_id, CLOUDFLARE_API_TOKEN=emu.api_token)\n"
+        "    made.append(new_client(argparse.Namespace(base_url=emu.base_url)))\n"
+        "    names = [type(ai).__name__ for ai in made]\n"
+        "print(json.dumps([names, [m for m in ('workers_ai._client', 'workers_ai._aio_client') if m in sys.modules]]))"
+    )
+    assert fresh(code) == [["WorkersAI", "AsyncWorkersAI", "WorkersAI"], []]
 
 
 def test_a_text_model_call_loads_no_tool_stream_or_batch_module(emu: Emulator) -> None:

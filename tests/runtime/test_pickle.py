@@ -49,6 +49,17 @@ def test_round_trip_client_and_handle_work(emu: Emulator) -> None:
     assert generic.model_id == "@cf/someone/unknown-model"
 
 
+def test_a_pickle_that_names_the_old_client_module_still_loads(emu: Emulator) -> None:
+    # Pickles made before the client class moved to ``_clients.sync`` name ``workers_ai._client.WorkersAI``;
+    # that module re-exports the same class. (Protocol 0 names a class as ``c<module>\n<name>\n``.)
+    blob = pickle.dumps(_client(emu, timeout=7.0), 0)
+    old = blob.replace(b"cworkers_ai._clients.sync\nWorkersAI\n", b"cworkers_ai._client\nWorkersAI\n")
+    assert old != blob
+    ai = pickle.loads(old)
+    assert type(ai) is WorkersAI and ai.timeout == 7.0
+    assert ai.model(BGE).embed(text=["old"]).dimensions > 0
+
+
 def test_token_travels_in_the_pickle_but_never_in_reprs(emu: Emulator) -> None:
     ai = _client(emu)
     handle = ai.model(BGE)

@@ -51,7 +51,7 @@ def _spec(handle: Any, kind: str) -> Any:
 
 
 def _cmd_listen(args: argparse.Namespace) -> int:
-    from .._client import WorkersAI
+    from .. import WorkersAI
     from ..realtime import ListenSession, read_wav
     from ..realtime._audio import Pacer, audio_chunks, chunk_size, wav_info
 
@@ -113,7 +113,7 @@ class _Printer:
 
 
 def _cmd_speak(args: argparse.Namespace) -> int:
-    from .._client import WorkersAI
+    from .. import WorkersAI
     from ..realtime import SpeakSession, write_wav
 
     if not args.text.strip():

@@ -49,7 +49,7 @@ class Parser(argparse.ArgumentParser):
 
 def new_client(args: argparse.Namespace, **options: Any) -> WorkersAI:
     """The command's client (``--base-url``); ``main`` prints its usage line when the command ends."""
-    from .._client import WorkersAI
+    from .. import WorkersAI
 
     ai = WorkersAI(base_url=args.base_url, **options)
     args.usage_meter = ai.usage

@@ -1,13 +1,15 @@
-"""The async client core: :class:`AsyncBaseClient`, the shared client rules run by the asyncio session.
+"""The async client: :class:`AsyncBaseClient`, the shared client rules run by the asyncio session, and
+:class:`AsyncWorkersAI`, the public client with its one ``model()`` and ``run()``.
 
-The generated ``_aio_client.AsyncWorkersAI`` subclasses it only to add typed overloads; handles come from
-the same generated model modules as the sync ones (each holds ``<Handle>`` and ``Async<Handle>``).
+``from workers_ai import AsyncWorkersAI`` loads this class; the generated ``_aio_client.py`` re-exports it
+and declares its typed overloads for type checkers only, as ``_client.py`` does for ``WorkersAI``. Handles
+come from the same generated model modules as the sync ones (each holds ``<Handle>`` and ``Async<Handle>``).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._aio.session import AsyncSession
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
 
 # The account endpoints, batches and the universal route load their modules on first use.
 
-__all__ = ["AsyncBaseClient"]
+__all__ = ["AsyncBaseClient", "AsyncWorkersAI"]
 
 
 class AsyncBaseClient(AsyncSession, ClientBase):
@@ -74,3 +76,41 @@ class AsyncBaseClient(AsyncSession, ClientBase):
         """Rebuild a batch job from its ``request_id`` (for example one stored by another process)."""
         handle: AsyncModelHandle[Any, Any] = self._model(model_id)
         return handle.batch_job(request_id)
+
+
+class AsyncWorkersAI(AsyncBaseClient):
+    """Async client for the Workers AI REST API (``pip install 'workers-ai[async]'``).
+
+    Same constructor, options and environment variables as ``WorkersAI``; use it in ``async with`` or
+    ``await ai.aclose()``. ``ai.model(id)`` returns a typed handle whose methods are awaited
+    (``await h.embed(...)``); streams are ``async with h.chat_stream(...) as events: async for e in events``.
+    """
+
+    def model(self, model_id: str) -> AsyncModelHandle[Any, Any]:
+        """The typed handle for ``model_id`` (its module is imported on first use)."""
+        handle: AsyncModelHandle[Any, Any] = self._model(model_id)
+        return handle
+
+    def run(
+        self,
+        model_id: str,
+        payload: Any,
+        *,
+        stream: bool = False,
+        queue_request: bool = False,
+        headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
+    ) -> Any:
+        """Run any model: ``await ai.run(...)``; with ``stream=True`` use ``async with ai.run(...) as events``.
+
+        Ids that are not ``@cf/``/``@hf/`` go to the universal ``/ai/run`` route with the model in the
+        body. ``session_affinity`` sends ``x-session-affinity`` (prompt caching).
+        """
+        return self._dispatch(
+            model_id,
+            payload,
+            stream=stream,
+            queue_request=queue_request,
+            headers=headers,
+            session_affinity=session_affinity,
+        )

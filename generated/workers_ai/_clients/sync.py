@@ -1,13 +1,16 @@
-"""The sync client core: :class:`BaseClient`, the shared client rules run by the blocking session.
+"""The sync client: :class:`BaseClient`, the shared client rules run by the blocking session, and
+:class:`WorkersAI`, the public client with its one ``model()`` and ``run()``.
 
-The generated ``_client.WorkersAI`` subclasses it only to add typed overloads. Sending, retries,
-deadlines and ``last_response`` live in the session and the flows of :mod:`.._core`.
+``from workers_ai import WorkersAI`` loads this class. The generated ``_client.py`` re-exports it; for
+type checkers only it declares a subclass of it with a typed overload per model (so their bytecode is
+never loaded at run time). Sending, retries, deadlines and ``last_response`` live in the session and the
+flows of :mod:`.._core`.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._handles.sync import GenericHandle, ModelHandle
@@ -25,7 +28,7 @@ if TYPE_CHECKING:
 
 # The account endpoints, batches and the universal route load their modules on first use.
 
-__all__ = ["DEFAULT_BASE_URL", "BaseClient", "ResponseInfo"]
+__all__ = ["DEFAULT_BASE_URL", "BaseClient", "ResponseInfo", "WorkersAI"]
 
 
 class BaseClient(Session, ClientBase):
@@ -80,3 +83,40 @@ class BaseClient(Session, ClientBase):
         """Rebuild a batch job from its ``request_id`` (for example one stored by another process)."""
         handle: ModelHandle[Any, Any] = self._model(model_id)
         return handle.batch_job(request_id)
+
+
+class WorkersAI(BaseClient):
+    """Client for the Workers AI REST API.
+
+    ``WorkersAI()`` reads ``CLOUDFLARE_ACCOUNT_ID``, ``CLOUDFLARE_API_TOKEN`` and ``CLOUDFLARE_BASE_URL``;
+    ``ai.model(id)`` returns a typed handle with one method per input variant of that model.
+    """
+
+    def model(self, model_id: str) -> ModelHandle[Any, Any]:
+        """The typed handle for ``model_id`` (its module is imported on first use)."""
+        handle: ModelHandle[Any, Any] = self._model(model_id)
+        return handle
+
+    def run(
+        self,
+        model_id: str,
+        payload: Any,
+        *,
+        stream: bool = False,
+        queue_request: bool = False,
+        headers: Mapping[str, str] | None = None,
+        session_affinity: str | None = None,
+    ) -> Any:
+        """Run any model: catalog models give decoded structs, unknown models ``dict`` or bytes.
+
+        Ids that are not ``@cf/``/``@hf/`` (e.g. ``openai/gpt-4.1-mini``) go to the universal ``/ai/run``
+        route with the model in the body. ``session_affinity`` sends ``x-session-affinity`` (prompt caching).
+        """
+        return self._dispatch(
+            model_id,
+            payload,
+            stream=stream,
+            queue_request=queue_request,
+            headers=headers,
+            session_affinity=session_affinity,
+        )

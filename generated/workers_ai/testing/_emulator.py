@@ -220,7 +220,7 @@ class Emulator:
         wait for one. Pass ``rate_limit="published"`` (or a number, or a mapping) to pace as against the
         API, e.g. to test code that relies on the client's rate budget.
         """
-        from .._client import WorkersAI
+        from .. import WorkersAI
 
         options.setdefault("base_url", self.base_url)
         options.setdefault("rate_limit", None)
@@ -229,7 +229,7 @@ class Emulator:
     def async_client(self, **options: Any) -> AsyncWorkersAI:
         """An ``AsyncWorkersAI`` client configured for this emulator (needs the ``async`` extra); unpaced
         unless given ``rate_limit``, as :meth:`client`."""
-        from .._aio_client import AsyncWorkersAI
+        from .. import AsyncWorkersAI
 
         options.setdefault("base_url", self.base_url)
         options.setdefault("rate_limit", None)
