@@ -910,6 +910,7 @@ def _share(plans: list[ModelPlan], package: str) -> tuple[list[ModelPlan], list[
     by_task: dict[str, list[ModelPlan]] = {}
     for p in plans:
         by_task.setdefault(snake(p.task or "other"), []).append(p)
+    runtime = {id(st) for p in plans for st in p.structs if _is_runtime_struct(st)}
     final: dict[str, ModelPlan] = {}
     shared_plans: list[SharedPlan] = []
     for task, group in sorted(by_task.items()):
@@ -919,6 +920,8 @@ def _share(plans: list[ModelPlan], package: str) -> tuple[list[ModelPlan], list[
         for p in group:
             own = {st.name: st.key for st in p.structs}
             for st in p.structs:
+                if id(st) in runtime:
+                    continue
                 counts[(st.name, st.key)] = counts.get((st.name, st.key), 0) + 1
                 specimen.setdefault((st.name, st.key), st)
                 dep_keys[(st.name, st.key)] = {(d, own.get(d, "")) for d in st.deps if d != st.name}
@@ -937,12 +940,13 @@ def _share(plans: list[ModelPlan], package: str) -> tuple[list[ModelPlan], list[
                 if slot is not None:
                     mine.setdefault(slot, []).append(st)
                     used.setdefault(slot, {})[st.name] = st
-            if mine:
+            from_runtime = tuple(st.name for st in p.structs if id(st) in runtime)
+            if mine or from_runtime:
                 shared = tuple(
                     (modules[i], tuple(sorted({n for st in sts for n in (st.name, *([st.twin] if st.twin else []))})))
                     for i, sts in sorted(mine.items())
-                )
-                taken = {id(st) for sts in mine.values() for st in sts}
+                ) + (((RUNTIME_STRUCTS, from_runtime),) if from_runtime else ())
+                taken = {id(st) for sts in mine.values() for st in sts} | runtime
                 local = tuple(st for st in p.structs if id(st) not in taken)
                 final[p.model_id + "\0" + p.module] = _finish(replace(p, structs=local, shared=shared), package)
             else:
@@ -957,6 +961,21 @@ def _share(plans: list[ModelPlan], package: str) -> tuple[list[ModelPlan], list[
                         outside.setdefault(modules[where[d]], set()).update([d[0], *([twin] if twin else [])])
             shared_plans.append(_finish_shared(modules[i], task, ordered, package, outside))
     return [final[p.model_id + "\0" + p.module] for p in plans], shared_plans
+
+
+# The reply to a queued request, ``{"request_id": str}``, is one struct of the runtime (``_core.decode``), not
+# a shared module's: a shape imports it from a module its handles load anyway, never a shared module whose
+# other structs it does not use.
+RUNTIME_STRUCTS = "_core.decode"
+
+
+def _is_runtime_struct(st: StructPlan) -> bool:
+    return (
+        st.name == "AsyncResponse"
+        and not st.twin
+        and not st.view
+        and [(f.name, f.wire, f.declared) for f in st.fields] == [("request_id", "request_id", "str")]
+    )
 
 
 def _slots(

@@ -35,33 +35,33 @@ if TYPE_CHECKING:
     from .models._shapes import summarization_phgija as _shape_summarization_phgija
     from .models._shapes import text_classification_gbhogl as _shape_text_classification_gbhogl
     from .models._shapes import text_classification_lbihji as _shape_text_classification_lbihji
-    from .models._shapes import text_embeddings_jpgicp as _shape_text_embeddings_jpgicp
-    from .models._shapes import text_embeddings_knaglj as _shape_text_embeddings_knaglj
-    from .models._shapes import text_embeddings_lhmfkg as _shape_text_embeddings_lhmfkg
+    from .models._shapes import text_embeddings_ckgoio as _shape_text_embeddings_ckgoio
     from .models._shapes import text_embeddings_liglbo as _shape_text_embeddings_liglbo
+    from .models._shapes import text_embeddings_lpjhoe as _shape_text_embeddings_lpjhoe
+    from .models._shapes import text_embeddings_mlecpo as _shape_text_embeddings_mlecpo
     from .models._shapes import text_embeddings_ocmlid as _shape_text_embeddings_ocmlid
     from .models._shapes import text_embeddings_ohikhn as _shape_text_embeddings_ohikhn
+    from .models._shapes import text_generation_agadfd as _shape_text_generation_agadfd
     from .models._shapes import text_generation_bbfihh as _shape_text_generation_bbfihh
     from .models._shapes import text_generation_chgpfp as _shape_text_generation_chgpfp
     from .models._shapes import text_generation_ckbigh as _shape_text_generation_ckbigh
-    from .models._shapes import text_generation_cmilnb as _shape_text_generation_cmilnb
+    from .models._shapes import text_generation_ckiogi as _shape_text_generation_ckiogi
+    from .models._shapes import text_generation_dnlijj as _shape_text_generation_dnlijj
     from .models._shapes import text_generation_dnnbfp as _shape_text_generation_dnnbfp
     from .models._shapes import text_generation_dnnhnp as _shape_text_generation_dnnhnp
     from .models._shapes import text_generation_doimlp as _shape_text_generation_doimlp
     from .models._shapes import text_generation_eomlce as _shape_text_generation_eomlce
     from .models._shapes import text_generation_ffohaf as _shape_text_generation_ffohaf
-    from .models._shapes import text_generation_ficamk as _shape_text_generation_ficamk
-    from .models._shapes import text_generation_ggfbfn as _shape_text_generation_ggfbfn
-    from .models._shapes import text_generation_glfmcl as _shape_text_generation_glfmcl
-    from .models._shapes import text_generation_gpopfe as _shape_text_generation_gpopfe
+    from .models._shapes import text_generation_gcaaei as _shape_text_generation_gcaaei
+    from .models._shapes import text_generation_gjdhdb as _shape_text_generation_gjdhdb
     from .models._shapes import text_generation_hdbnni as _shape_text_generation_hdbnni
     from .models._shapes import text_generation_hmmapb as _shape_text_generation_hmmapb
-    from .models._shapes import text_generation_igjehk as _shape_text_generation_igjehk
+    from .models._shapes import text_generation_ifelei as _shape_text_generation_ifelei
     from .models._shapes import text_generation_kgdhho as _shape_text_generation_kgdhho
     from .models._shapes import text_generation_mbdifi as _shape_text_generation_mbdifi
+    from .models._shapes import text_generation_mimkcf as _shape_text_generation_mimkcf
     from .models._shapes import text_generation_odejkb as _shape_text_generation_odejkb
-    from .models._shapes import text_generation_ohbipm as _shape_text_generation_ohbipm
-    from .models._shapes import text_generation_omhomn as _shape_text_generation_omhomn
+    from .models._shapes import text_generation_oiblkb as _shape_text_generation_oiblkb
     from .models._shapes import text_generation_oolpfm as _shape_text_generation_oolpfm
     from .models._shapes import text_generation_opljkj as _shape_text_generation_opljkj
     from .models._shapes import text_generation_pjmbao as _shape_text_generation_pjmbao
@@ -529,24 +529,10 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/baai/bge-m3"],
-            payload: _shape_text_embeddings_jpgicp.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_jpgicp.ShapeOutput: ...
-        @overload
-        def run(
-            self,
             model_id: Literal["@cf/baai/bge-large-en-v1.5", "@cf/baai/omni-bge-base-en-v1.5"],
-            payload: _shape_text_embeddings_knaglj.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_ckgoio.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_knaglj.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
-            payload: _shape_text_embeddings_lhmfkg.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_lhmfkg.ShapeOutput: ...
+        ) -> _shape_text_embeddings_ckgoio.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -554,6 +540,20 @@ if TYPE_CHECKING:
             payload: _shape_text_embeddings_liglbo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
         ) -> _shape_text_embeddings_liglbo.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
+            payload: _shape_text_embeddings_lpjhoe.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_embeddings_lpjhoe.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/baai/bge-m3"],
+            payload: _shape_text_embeddings_mlecpo.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_embeddings_mlecpo.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -568,6 +568,13 @@ if TYPE_CHECKING:
             payload: _shape_text_embeddings_ohikhn.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
         ) -> _shape_text_embeddings_ohikhn.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
+            payload: _shape_text_generation_agadfd.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_agadfd.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -608,10 +615,17 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/gpt-oss-120b"],
-            payload: _shape_text_generation_cmilnb.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/openai/gpt-oss-20b"],
+            payload: _shape_text_generation_ckiogi.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_cmilnb.ShapeOutput: ...
+        ) -> _shape_text_generation_ckiogi.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-120b"],
+            payload: _shape_text_generation_dnlijj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_dnlijj.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -662,31 +676,17 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/gpt-oss-20b"],
-            payload: _shape_text_generation_ficamk.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
+            payload: _shape_text_generation_gcaaei.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_ficamk.ShapeOutput: ...
+        ) -> _shape_text_generation_gcaaei.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
-            payload: _shape_text_generation_ggfbfn.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_gjdhdb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_ggfbfn.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
-            payload: _shape_text_generation_glfmcl.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_glfmcl.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
-            payload: _shape_text_generation_gpopfe.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_gpopfe.ShapeOutput: ...
+        ) -> _shape_text_generation_gjdhdb.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -710,10 +710,10 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
-            payload: _shape_text_generation_igjehk.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
+            payload: _shape_text_generation_ifelei.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_igjehk.ShapeOutput: ...
+        ) -> _shape_text_generation_ifelei.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -731,6 +731,13 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
+            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
+            payload: _shape_text_generation_mimkcf.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_mimkcf.ShapeOutput: ...
+        @overload
+        def run(
+            self,
             model_id: Literal["@cf/meta/llama-guard-3-8b"],
             payload: _shape_text_generation_odejkb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
@@ -738,17 +745,10 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
-            payload: _shape_text_generation_ohbipm.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
+            payload: _shape_text_generation_oiblkb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_ohbipm.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
-            payload: _shape_text_generation_omhomn.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_omhomn.ShapeOutput: ...
+        ) -> _shape_text_generation_oiblkb.ShapeOutput: ...
         @overload
         def run(
             self,

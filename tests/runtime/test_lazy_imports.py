@@ -216,6 +216,44 @@ def test_the_emulator_and_cli_clients_skip_the_typed_overloads_too() -> None:
     assert fresh(code) == [["WorkersAI", "AsyncWorkersAI", "WorkersAI"], []]
 
 
+def test_a_cold_model_handle_loads_its_model_shape_and_packages_only() -> None:
+    """What ``ai.model('@cf/baai/bge-m3')`` loads below ``workers_ai.models``: its module, its shape and the
+    packages on their path. The reply to a queued request (``AsyncResponse``) is the runtime's, so no shared
+    module of unrelated structs loads for it."""
+    code = (
+        "from workers_ai import WorkersAI\n"
+        f"WorkersAI(account_id='a' * 32, api_token='t').model({BGE!r})\n"
+        f"{loaded(('workers_ai.models',))}"
+    )
+    got = fresh(code)
+    assert isinstance(got, list)
+    shapes = [m for m in got if m.startswith("workers_ai.models._shapes.")]
+    assert len(shapes) == 1 and shapes[0].startswith("workers_ai.models._shapes.text_embeddings_")
+    assert sorted(set(got) - set(shapes)) == [
+        "workers_ai.models",
+        "workers_ai.models._shapes",
+        "workers_ai.models.cf",
+        "workers_ai.models.cf.baai",
+        "workers_ai.models.cf.baai.bge_m3",
+    ]
+
+
+def test_every_queued_reply_struct_is_the_runtimes_one() -> None:
+    """Every model whose replies include ``AsyncResponse`` re-exports the one struct of ``_core.decode``."""
+    import importlib
+
+    from workers_ai import _registry
+    from workers_ai._core.decode import AsyncResponse
+
+    users = 0
+    for module_name, _ in _registry.MODELS.values():
+        mod = importlib.import_module(f"workers_ai.{module_name}")
+        if hasattr(mod, "AsyncResponse"):
+            users += 1
+            assert mod.AsyncResponse is AsyncResponse, module_name
+    assert users >= 2
+
+
 def test_a_text_model_call_loads_no_tool_stream_or_batch_module(emu: Emulator) -> None:
     code = (
         "from workers_ai import WorkersAI\n"

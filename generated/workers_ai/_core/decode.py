@@ -13,9 +13,16 @@ import msgspec
 from .._error_base import ResponseDecodeError
 from .jsonview import DECODE_ERRORS, as_list
 
-__all__ = ["OutputDecoder", "decode_typed", "json_shape", "split_error", "validator_for"]
+__all__ = ["AsyncResponse", "OutputDecoder", "decode_typed", "json_shape", "split_error", "validator_for"]
 
 T = TypeVar("T")
+
+
+class AsyncResponse(msgspec.Struct, omit_defaults=True, kw_only=True):
+    """The reply to a queued request (``queue_request``): its id, to poll. Every model that can queue answers
+    with it, so the generated modules import it from here rather than each loading a shared module for it."""
+
+    request_id: str
 
 
 class _Envelope(msgspec.Struct, Generic[T]):
