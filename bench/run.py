@@ -1606,7 +1606,7 @@ def main(argv: list[str] | None = None) -> int:
         wheel_info = setup_wheel(envs, work)
         log(f"ours: {envs.ours_kind}; peers: {envs.peer_ok or envs.peer_error}")
         steps: list[tuple[str, Callable[[], dict[str, Any]]]] = [
-            ("cold", lambda: bench_cold(envs, 5 if quick else 30, work)),
+            ("cold", lambda: bench_cold(envs, 5 if quick else 100, work)),
             ("calls", lambda: bench_calls(envs, 1 if quick else 2, 5 if quick else 20)),
             ("batch", lambda: bench_batch(1000 if quick else 10_000)),
             ("queue", lambda: bench_queue(5000 if quick else 100_000)),
