@@ -39,7 +39,10 @@ _VALIDATORS: dict[type[Any], msgspec.json.Decoder[Any] | None] = {}
 def _envelope_decoder(tp: Any) -> msgspec.json.Decoder[Any]:
     dec = _DECODERS.get(tp)
     if dec is None:
-        dec = _DECODERS[tp] = msgspec.json.Decoder(_Envelope[tp])
+        # ``tp`` is a runtime value: subscripting through an ``Any`` keeps type checkers from reading the
+        # expression as a type annotation (pyright >= 1.1.414 refuses a variable there).
+        generic: Any = _Envelope
+        dec = _DECODERS[tp] = msgspec.json.Decoder(generic[tp])
     return dec
 
 

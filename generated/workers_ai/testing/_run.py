@@ -88,11 +88,10 @@ def read_input(rec: RecordedRequest, spec: ModelSpec) -> Input:
             payload = msgspec.json.decode(rec.body)
         except RecursionError:
             raise bad_input(f"/: the JSON is nested deeper than {MAX_DEPTH} levels") from None
-        except UnicodeDecodeError:
-            if not spec.accepts_binary or content_type == "application/json":
+        except (UnicodeDecodeError, msgspec.DecodeError):
+            # msgspec < 0.23 raises UnicodeDecodeError for invalid UTF-8, 0.23 a DecodeError: ask the bytes.
+            if not _is_utf8(rec.body) and (not spec.accepts_binary or content_type == "application/json"):
                 raise bad_input("/: the body is not valid UTF-8") from None
-            binary_type = True
-        except msgspec.DecodeError:
             binary_type = True
         if isinstance(payload, (dict, list)) and _nested_deeper_than(payload, MAX_DEPTH):
             raise bad_input(f"/: the JSON is nested deeper than {MAX_DEPTH} levels")
@@ -101,6 +100,14 @@ def read_input(rec: RecordedRequest, spec: ModelSpec) -> Input:
             raise bad_input(f"/: the body is not JSON, and {spec.model_id} takes no binary input")
         return Input(_raw_options(rec, content_type), rec.body)
     return Input(payload, None)
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _raw_body_field(spec: ModelSpec) -> str | None:
