@@ -227,8 +227,8 @@ class SessionConfig:
         self._transport = self._new_transport(transport, max_connections, compress)
         self._owns_transport = True  # False on a ``with_options`` copy sharing another client's
         self._sleep: Callable[[float], None] = time.sleep
-        if isinstance(rate_limit, RateBudget):
-            self.rate_budget = RateBudget(rate_limit.limit, scale=rate_limit.scale, task_of=self._task_of)
+        if isinstance(rate_limit, RateBudget):  # its limits and keeper (a shared budget), this client's tasks
+            self.rate_budget = rate_limit.bound(self._task_of)
         else:
             self.rate_budget = RateBudget(rate_limit, task_of=self._task_of)
         self.options = ClientOptions(
