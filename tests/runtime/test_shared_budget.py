@@ -16,9 +16,8 @@ from typing import Any
 
 import pytest
 from workers_ai import AsyncWorkersAI, WorkersAI
-from workers_ai._core.host_budget import HostKeeper
 from workers_ai._core.shared_pace import EXPIRE, LeasedPace, Ledger
-from workers_ai.budget import host_budget
+from workers_ai.budget import HostKeeper, host_budget
 from workers_ai.errors import ConfigurationError
 from workers_ai.testing import Emulator
 

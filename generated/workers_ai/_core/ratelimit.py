@@ -22,7 +22,7 @@ Where the schedule lives is the only difference between the budgets:
   :meth:`Pace.reserve` books the next slot and returns how long to wait for it, so a thread calls
   ``time.sleep`` on that and an asyncio task ``await asyncio.sleep``.
 - a *keeper* shared by processes (:mod:`.shared_pace`): one schedule per model for the whole host
-  (:func:`~workers_ai.budget.host_budget`, a locked file) or the whole Ray job (``workers_ai.ray``, one
+  (``workers_ai.budget.host_budget``, a locked file) or the whole Ray job (``workers_ai.ray``, one
   actor). Each process takes slots from it in small leases, so a request does not wait on a round trip.
 
 Throttling is logged at INFO on the ``workers_ai`` logger (at most every 10 s per model). A budget without

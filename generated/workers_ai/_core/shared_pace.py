@@ -2,7 +2,7 @@
 taken from it in small leases.
 
 A keeper (:class:`Keeper`) is where the schedules live: a locked file for the processes of one host
-(:mod:`.host_budget`) or one actor for a Ray job (``workers_ai._ray.budget``). Both keep them in a
+(``workers_ai.budget``) or one actor for a Ray job (``workers_ai._ray.budget``). Both keep them in a
 :class:`Ledger`, so the rule that books, slows down and gives back is written once.
 
 In each process a :class:`LeasedPace` stands in for the local :class:`~.ratelimit.Pace`, with the same
