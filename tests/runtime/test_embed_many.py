@@ -148,7 +148,7 @@ def test_the_byte_limit_splits_into_several_batches_each_under_it(server: Script
     texts = [f"{'x' * 300} {i}" for i in range(40)]
     progress: list[BatchProgress] = []
     ai = client(server)
-    from workers_ai._batch.chunking import embed_many
+    from workers_ai._batch.embed_many import embed_many
 
     vectors = embed_many(ai.model(BASE), texts, batch_size=10, max_bytes=2000, on_progress=progress.append)
     assert [v[0] for v in vectors] == [float(i) for i in range(40)]
@@ -200,7 +200,7 @@ def test_the_deadline_names_every_unfinished_request_id(server: ScriptedServer) 
     sim = QueueSim(states=["queued"])
     server.script(sim)
     texts = [f"{'x' * 300} {i}" for i in range(20)]
-    from workers_ai._batch.chunking import embed_many
+    from workers_ai._batch.embed_many import embed_many
 
     with pytest.raises(BatchTimeoutError) as info:
         embed_many(client(server).model(BASE), texts, batch_size=5, max_bytes=2000, timeout=0.01)
@@ -219,7 +219,7 @@ def test_a_failed_later_submission_reports_the_batches_already_queued(server: Sc
 
     server.script(reply)
     texts = [f"{'x' * 300} {i}" for i in range(20)]
-    from workers_ai._batch.chunking import embed_many
+    from workers_ai._batch.embed_many import embed_many
     from workers_ai.errors import BatchError
 
     with pytest.raises(BatchError) as info:

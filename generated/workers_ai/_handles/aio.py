@@ -109,7 +109,7 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         as_numpy: bool = False,
     ) -> list[list[float]] | F32:
         """Embed any number of texts through the batch API (see ``ModelHandle.embed_many``)."""
-        from .._batch.chunking import embed_many
+        from .._batch.embed_many import embed_many
 
         vectors: list[list[float]] | F32 = await embed_many(
             self,

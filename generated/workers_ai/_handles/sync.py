@@ -119,7 +119,7 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         vectors decoded straight into their rows (never the whole job as Python lists; batches are then
         kept to 400 texts so no status reply is large). Needs numpy (``pip install 'workers-ai[ray]'``).
         """
-        from .._batch.chunking import embed_many
+        from .._batch.embed_many import embed_many
 
         vectors: list[list[float]] | F32 = embed_many(
             self,
