@@ -245,7 +245,11 @@ class AiohttpTransport:
             raise APITimeoutError("the deadline passed before sending", request_sent=False)
         session = self._session
         if session is None or self._pid != os.getpid() or self._loop is not _running_loop():
+            started = time.monotonic()
             session = self._session_for(_running_loop())
+            # Importing aiohttp and making the session is the client's set-up, not a wait on the server:
+            # it does not count against this call's deadline (a cold aiohttp import can take a second).
+            deadline += time.monotonic() - started
         aiohttp = self._aiohttp
         target = self._urls.get(url)
         if target is None:
