@@ -2,7 +2,7 @@
 
 The same shape as :mod:`._transport` with awaitable ``send`` and readers, the same errors and the same
 deadline and size rules, so the retry loop, envelope and decoding above it are shared with the sync
-client. aiohttp was measured against httpx on this workload (see the README's "Async" section) and
+client. aiohttp was measured against httpx on this workload (docs/async.md, "Why aiohttp") and
 chosen; it is imported only when the first request is sent, never by ``import workers_ai``.
 
 Deadlines are monotonic times (``time.monotonic()``, which is also the event loop's clock): every
