@@ -143,18 +143,21 @@ def _run(block: Block, folder: Path, env: Mapping[str, str]) -> Ran:
         text=True,
         start_new_session=True,
     )
+    returncode: int | None
     try:
         out, err = proc.communicate(timeout=bound)
-        code_ = proc.returncode
+        returncode = proc.returncode
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
-        code_ = None
-    return Ran(code_, time.monotonic() - start, out, err)
+        returncode = None
+    return Ran(returncode, time.monotonic() - start, out, err)
 
 
 def _mypy(blocks: list[Block], folder: Path) -> dict[str, list[str]]:
     """mypy --strict on every block, each alone in its own file: the error lines per block slug."""
+    if not blocks:
+        return {}
     folder.mkdir(parents=True)
     for block in blocks:
         (folder / f"{block.slug}.py").write_text(block.code)
@@ -183,18 +186,18 @@ class Runs:
     typed: Future[dict[str, list[str]]]
 
 
-def _selected(request: pytest.FixtureRequest) -> list[Block]:
+def _selected(request: pytest.FixtureRequest, test: Callable[..., None]) -> list[Block]:
+    """The blocks this pytest session runs ``test`` for (all of them, unless ``-k`` or ids chose some)."""
     chosen: set[str] = set()
     for item in request.session.items:
         params = getattr(getattr(item, "callspec", None), "params", {})
-        if item.module is sys.modules[__name__] and isinstance(params.get("block"), Block):
+        if getattr(item, "function", None) is test and isinstance(params.get("block"), Block):
             chosen.add(params["block"].slug)
     return [b for b in BLOCKS if b.slug in chosen]
 
 
 @pytest.fixture(scope="module")
 def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
-    blocks = _selected(request)
     root = tmp_path_factory.mktemp("doc_blocks")
     # Ray blocks go one at a time in a lane of their own: two local clusters starting at once on a busy
     # machine can miss Ray's own 30 s startup wait.
@@ -206,9 +209,9 @@ def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
             CLOUDFLARE_BASE_URL=emu.base_url,
             RAY_USAGE_STATS_ENABLED="0",  # Ray reports nothing anywhere
         )
-        typed = pool.submit(_mypy, blocks, root / "mypy")
+        typed = pool.submit(_mypy, _selected(request, test_a_block_type_checks_alone), root / "mypy")
         ran: dict[str, Future[Ran]] = {}
-        for block in blocks:
+        for block in _selected(request, test_a_block_runs_alone):
             lane = ray_lane if _starts_ray(block) else pool
             ran[block.slug] = lane.submit(_run, block, root / "run" / block.slug, env)
         yield Runs(ran, typed)
