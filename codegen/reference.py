@@ -262,6 +262,7 @@ def _price(entries: Iterable[Any]) -> list[str]:
 
 _SCALES = {"": 1.0, "1,000": 1e3, "million": 1e6}  # how a price may be read: per one, a thousand or a million
 _COUNTS = {"M": "million", "1k": "1,000"}  # a catalog unit's own leading count: "per M input tokens"
+_SAID = {"inference request": "request"}  # a catalog unit as people say it
 
 
 def _digits(value: float) -> str:
@@ -270,7 +271,7 @@ def _digits(value: float) -> str:
 
 
 def price_words(amount: float, currency: str, unit: str) -> str:
-    """A catalog price as people read it: ``2.51e-06`` per inference request is ``$2.51 per million inference
+    """A catalog price as people read it: ``2.51e-06`` per inference request is ``$2.51 per million
     requests``, ``0.00011`` per step ``$0.11 per 1,000 steps``; ``0.0052`` per audio minute stays so. The unit
     is read per a thousand or a million of itself until the amount needs at most four decimal places."""
     noun = unit.removeprefix("per ").strip()
@@ -278,6 +279,7 @@ def price_words(amount: float, currency: str, unit: str) -> str:
     said = _COUNTS.get(head, "") if rest else ""
     if said:
         noun = rest
+    noun = _SAID.get(noun, noun)
     one = amount / _SCALES[said]  # per single unit
     for words, scale in _SCALES.items():
         if scale >= _SCALES[said] and (len(_digits(one * scale).partition(".")[2]) <= 4 or words == "million"):

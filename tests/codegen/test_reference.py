@@ -131,7 +131,7 @@ def test_the_calls_a_page_shows_are_the_runtimes_signatures(catalog: Catalog) ->
     ("model_id", "price"),
     [
         ("@cf/meta/llama-3.3-70b-instruct-fp8-fast", "$0.29 per million input tokens; $2.25 per million output tokens"),
-        ("@cf/microsoft/resnet-50", "$2.51 per million inference requests"),
+        ("@cf/microsoft/resnet-50", "$2.51 per million requests"),
         ("@cf/deepgram/nova-3", "$0.0052 per audio minute"),
         ("@cf/black-forest-labs/flux-2-dev", "$0.413 per 1,000 input 512x512 tiles, per step"),
         ("@cf/deepgram/aura-2-en", "$0.03 per 1,000 characters"),
@@ -145,7 +145,7 @@ def test_prices_read_as_people_read_them(catalog: Catalog, model_id: str, price:
 
 
 def test_price_words_scales_a_unit_until_four_decimals_are_enough() -> None:
-    assert price_words(2.51e-06, "USD", "per inference request") == "$2.51 per million inference requests"
+    assert price_words(2.51e-06, "USD", "per inference request") == "$2.51 per million requests"
     assert price_words(0.000011, "USD", "per neuron") == "$0.011 per 1,000 neurons"
     assert price_words(0.011, "USD", "per 1k neurons") == "$0.011 per 1,000 neurons"
     assert price_words(0.00011, "USD", "per step") == "$0.11 per 1,000 steps"
