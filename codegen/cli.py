@@ -30,6 +30,7 @@ from .load import load_schemas, one_line
 from .plan import PlanError, plan_models
 from .render import RenderError, render_package
 from .runtime_source import runtime_files, runtime_root
+from .version import VERSION_MODULE, version_module
 from .write import GENERATED_MARK, diff_tree, read_tree, write_tree
 
 __all__ = ["GenerateResult", "generate", "main"]
@@ -96,6 +97,7 @@ def generate(
     except RenderError as exc:
         where = plans[exc.index].source.file if exc.index >= 0 else str(schemas)
         return GenerateResult(2, [one_line(f"{where}: /: {exc.message}")], warnings)
+    files[VERSION_MODULE] = version_module()
     copies = runtime_copies(root)
     if check:
         added, changed, removed = diff_tree(root, files, copies)

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .. import _registry
+from .. import __version__, _registry
 from ..errors import WorkersAIError
 from .embed import cmd_embed
 from .files import OutputError
@@ -85,6 +85,7 @@ def _cmd_batch(args: argparse.Namespace) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = Parser(prog="workers-ai", description="Cloudflare Workers AI from the command line")
+    parser.add_argument("--version", action="version", version=f"workers-ai {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     p_run = sub.add_parser(
         "run",
