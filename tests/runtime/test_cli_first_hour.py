@@ -24,12 +24,8 @@ PRICED = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
 
 
 @pytest.fixture
-def emu(monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
-    with Emulator() as e:
-        monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", e.account_id)
-        monkeypatch.setenv("CLOUDFLARE_API_TOKEN", e.api_token)
-        monkeypatch.setenv("CLOUDFLARE_BASE_URL", e.base_url)
-        yield e
+def emu(emulator_env: Emulator) -> Emulator:
+    return emulator_env
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[str]]:

@@ -5,7 +5,6 @@ however it ends; one that failed before any call counted ends with its error alo
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,12 +16,8 @@ SMALL = "@cf/baai/bge-small-en-v1.5"
 
 
 @pytest.fixture
-def emu(monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
-    with Emulator() as e:
-        monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", e.account_id)
-        monkeypatch.setenv("CLOUDFLARE_API_TOKEN", e.api_token)
-        monkeypatch.setenv("CLOUDFLARE_BASE_URL", e.base_url)
-        yield e
+def emu(emulator_env: Emulator) -> Emulator:
+    return emulator_env
 
 
 CASES = [
