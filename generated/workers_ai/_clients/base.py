@@ -126,6 +126,8 @@ def _warn_if_slip(model_id: str) -> None:
 
 def _log_if_deprecated(model_id: str, properties: Any) -> None:
     """A WARNING log line when the catalog's planned end of service for the model has passed."""
+    if "planned_deprecation_date" not in (as_object(properties) or ()):
+        return  # most models: no date to compare
     when = planned_end_passed(properties, time.strftime("%Y-%m-%d", time.gmtime()))
     if when is not None:
         from .._core.telemetry import log

@@ -11,17 +11,19 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from .urls import DEFAULT_HINT
+
 if TYPE_CHECKING:
     from typing import Protocol
 
     from .._error_base import APIError
 
     class Credentials(Protocol):
-        """What a hint reads of the client (``SessionConfig`` provides it)."""
+        """What a hint reads of the client (``SessionConfig`` provides it, with ``_sources``: where the
+        account id and the token came from)."""
 
         account_id: str
         base_url: str
-        _sources: tuple[str, str]  # where the account id and the token came from
 
 
 __all__ = ["hint_for"]
@@ -29,38 +31,39 @@ __all__ = ["hint_for"]
 _MODEL_CODES = frozenset({5007, 3042})
 # 403s that are about the model or the account, not the token: their messages say so themselves.
 _NOT_THE_TOKEN = frozenset({5016, 5018, 3041, 3023})
-_DEFAULT_BASE = "https://api.cloudflare.com/client/v4"
 
 
 def hint_for(cls: type[APIError], codes: Sequence[int], model_id: str | None, client: Credentials | None) -> str:
     """What to add to the message of an error of class ``cls`` (codes ``codes``), or ''."""
     from ..errors import AuthenticationError, ModelNotFoundError, PermissionDeniedError, RouteNotFoundError
 
-    if client is not None and issubclass(cls, RouteNotFoundError):
-        return _route(client)
-    if client is not None and issubclass(cls, AuthenticationError):
-        account, token = client._sources  # pyright: ignore[reportPrivateUsage]
+    if model_id and cls is ModelNotFoundError and not _MODEL_CODES.isdisjoint(codes):
+        return _near(model_id, client)
+    # Read defensively: a hint must never turn the error it explains into another one.
+    sources: tuple[str, str] | None = getattr(client, "_sources", None)
+    if client is None or sources is None:
+        return ""
+    account, token = sources
+    if issubclass(cls, RouteNotFoundError):
+        return _route(client, account)
+    if issubclass(cls, AuthenticationError):
         return (
             f"the API token from {token} was refused: check that it is an API token (not the Global API Key) with"
             f" the Workers AI permission, made for account {client.account_id} (from {account}), and that it has"
             " not expired or been revoked"
         )
-    if client is not None and cls is PermissionDeniedError and _NOT_THE_TOKEN.isdisjoint(codes):
-        account, token = client._sources  # pyright: ignore[reportPrivateUsage]
+    if cls is PermissionDeniedError and _NOT_THE_TOKEN.isdisjoint(codes):
         return (
             f"the API token from {token} may not do this: check that it has the Workers AI permission (Edit"
             f" for fine-tunes) for account {client.account_id} (from {account}), and that no IP address or"
             " time restriction on it excludes this request"
         )
-    if model_id and cls is ModelNotFoundError and not _MODEL_CODES.isdisjoint(codes):
-        return _near(model_id, client)
     return ""
 
 
-def _route(client: Credentials) -> str:
-    account = client._sources[0]  # pyright: ignore[reportPrivateUsage]
+def _route(client: Credentials, account: str) -> str:
     where = ""
-    if client.base_url != _DEFAULT_BASE:
+    if client.base_url != DEFAULT_HINT:  # the API's own base URL
         from .redact import mask_url
 
         where = f" at {mask_url(client.base_url)}"
