@@ -31,7 +31,8 @@ _SCHEMA_VALUED = frozenset({"parameters", "json_schema", "schema", "properties",
 # A path is "$" or a (parent path, ".key" or index) pair, joined into ``$.a[0].b`` only for a key that is
 # reported: building the text at every step cost more than the rest of the walk.
 _Path = Any
-_Found = list[tuple[str, str]]  # (path of an unknown key, " (did you mean 'x'?)" or "")
+# (path of an unknown key, the key, the keys known there: "did you mean" is worked out only for those reported)
+_Found = list[tuple[str, str, "dict[str, Any]"]]
 _Walk = Callable[[Any, _Path, _Found], None]
 _Compiled = tuple[str, "_Walk | None"]  # (kind of value it reads: object, array, scalar, any; the walker)
 _CACHE: dict[type[Any], _Compiled] = {}
@@ -54,13 +55,17 @@ def check_unknown_keys(model_id: str, value: Any, kind: type[Any], *, strict: bo
     walk(value, "$", paths)
     if not paths:
         return
+    from .suggest import unknown_key_hint  # here: only an unknown key needs it
+
     if strict:
-        path, hint = paths[0]
+        path, key, known = paths[0]
+        hint = unknown_key_hint(key, known)
         raise InputValidationError(model_id, path, f"unknown key{hint}: the model's input schema has no such field")
     from ..errors import UnknownInputWarning
     from .warn import warn_user
 
-    for path, hint in paths:
+    for path, key, known in paths:
+        hint = unknown_key_hint(key, known)
         log.warning("%s: unknown input key at %s%s (sent as given; the API ignores it)", model_id, path, hint)
         warn_user(
             f"{model_id}: unknown input key at {path}{hint}: the model's input schema has no such field (sent as"
@@ -140,9 +145,7 @@ def _object(fields: dict[str, _Walk | None], names: dict[str, _Walk | None], cls
             for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
                 if key not in fields:
                     if key not in _SENT_BY_CLIENTS:
-                        from .suggest import unknown_key_hint  # here: only an unknown key needs it
-
-                        out.append((f"{_text(path)}.{key}", unknown_key_hint(f"{key}", fields)))
+                        out.append((f"{_text(path)}.{key}", f"{key}", fields))
                     continue
                 sub = fields[key]
                 if sub is not None:
