@@ -15,6 +15,7 @@ client slowly: backpressure), ``ws_refuse; status=429; code=3040`` (refuse the h
 
 from __future__ import annotations
 
+import math
 import selectors
 import socket
 import time
@@ -118,7 +119,7 @@ def _check(rec: RecordedRequest, request: Request, catalog: Catalog, settings: S
     try:
         faults = _faults(request.headers.get("x-emulator-fault", ""))
     except ValueError:
-        return error_reply(400, 5006, "Invalid input: a ws_ fault option in x-emulator-fault is not a number")
+        return error_reply(400, 5006, "Invalid input: a ws_ fault option in x-emulator-fault is not a finite number")
     refuse = faults.get("ws_refuse")
     if refuse is not None:
         rec.fault = "ws_refuse"
@@ -164,12 +165,14 @@ def _handshake(request: Request, script: Script, faults: dict[str, dict[str, flo
 
 
 def _faults(header: str) -> dict[str, dict[str, float]]:
-    """The ``ws_`` faults of an ``x-emulator-fault`` header; ValueError for an option that is not a number."""
+    """The ``ws_`` faults of an ``x-emulator-fault`` header; ValueError for an option that is not a finite number."""
     out: dict[str, dict[str, float]] = {}
     for part in header.split(","):
         name, *opts = [p.strip() for p in part.split(";")]
         if name.startswith("ws_"):
             out[name] = {k.strip(): float(v) for k, _, v in (o.partition("=") for o in opts if "=" in o)}
+            if not all(math.isfinite(v) for v in out[name].values()):
+                raise ValueError(f"{name}: options must be finite numbers")
     return out
 
 
@@ -235,6 +238,7 @@ class WsConnection(Connection):
         self._paused = False
         self._last_input = time.monotonic()
         self._closing = False
+        self._shut = False  # our side of the TCP stream is closed (the close handshake is under way)
 
     def start(self) -> None:
         """Answer the handshake and start the script (the first reading of the socket waits for the loop)."""
@@ -320,8 +324,10 @@ class WsConnection(Connection):
 
     def _emit(self, out: list[Out]) -> None:
         for kind, payload in out:
-            if self._closing:
-                return
+            if self._closing or self.proto.state.name != "OPEN":
+                # The client's close frame came first (the protocol answered it): RFC 6455 sends nothing
+                # after a close, so the rest is dropped, the session's normal end.
+                break
             if kind == "text":
                 self.proto.send_text(msgspec.json.encode(payload))
             elif kind == "binary":
@@ -365,9 +371,11 @@ class WsConnection(Connection):
         self._watch(0 if self._paused else _READ)
 
     def _finish_close(self) -> None:
-        try:
-            self.sock.shutdown(socket.SHUT_WR)
-        except OSError:
-            pass
-        self._loop.later(2.0, self.close, self)  # the client closes first; this is the backstop
+        if not self._shut:
+            self._shut = True
+            try:
+                self.sock.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+            self._loop.later(2.0, self.close, self)  # the client closes first; this is the backstop
         self._watch(_READ)
