@@ -1,8 +1,8 @@
 """One connection's failure is that connection's alone: an exception of a class nobody handles by name,
 raised in each kind of handler the emulator runs (a request's handler, an SSE stream being written, a
-batch poll, a WebSocket frame, a timer, a queued reply, a WebSocket take-over), closes that connection
-and is logged once with its traceback (and kept in ``Emulator.errors``); the next request, on a new
-connection, is served, to the sync and to the async client alike. A server that stops anyway says why
+batch poll, a WebSocket frame, a timer, request parsing, a queued reply, a WebSocket take-over), closes
+that connection and is logged once with its traceback (and kept in ``Emulator.errors``); the next
+request, on a new connection, is served, to the sync and to the async client alike. A server that stops anyway says why
 at its next use instead of failing with ``Bad file descriptor`` or ``Connection refused``."""
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from workers_ai import AsyncWorkersAI, WorkersAI, errors
 from workers_ai.testing import Emulator, _connection
 from workers_ai.testing._batch import Batches
 from workers_ai.testing._connection import Connection
+from workers_ai.testing._http import RequestReader
 from workers_ai.testing._realtime import WsConnection
 from workers_ai.testing._ws_scripts import SpeakScript
 
@@ -254,6 +255,14 @@ CASES: dict[str, tuple[Any, Any, type[Exception], str, str, Any]] = {
         "timer",
         "WebSocket session GET " + NOVA,
         _speech_served,
+    ),
+    "request parsing": (  # on the loop, before there is a request to answer
+        lambda mp, emu: _once(mp, RequestReader, "feed"),
+        _embed,
+        errors.APIConnectionError,
+        "event",
+        "a connection from 127.0.0.1:",
+        None,
     ),
     "queued reply": (  # closed without an answer: nothing left to answer with
         lambda mp, emu: _once(mp, _connection, "frames"),

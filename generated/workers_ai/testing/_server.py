@@ -284,7 +284,12 @@ class HttpServer:
             except OSError:  # the client is gone already
                 sock.close()
                 continue
-            conn = Connection(sock, self, self._max_body)
+            try:
+                conn = Connection(sock, self, self._max_body)
+            except Exception as exc:
+                sock.close()
+                self._fail(None, "event", exc)
+                continue
             self._conns.add(conn)
             try:
                 conn.start()
