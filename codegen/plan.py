@@ -5,7 +5,7 @@ alias names, every struct (final name, fields with annotation text and defaults)
 aliases, methods with their parameters and return types, output variants and dispatch rules, the
 imports, and what it takes from a shared module. ``render`` only prints plans through templates.
 
-The work is split by job: ``naming`` (module paths, handle and method names), ``shape`` (schema
+The work is split by job: ``naming`` (module paths, handle and method names), ``reshape`` (schema
 normalisation msgspec can decode), ``variants`` (alternatives, method names, pairing, dispatch rules)
 and ``structs`` (named types and annotations). This module ties them together and decides which
 structs several models of one task share (``models/_shared/<task>.py``).
@@ -37,7 +37,7 @@ from .naming import (
 from .plan_base import PlanError, merge_imports, struct_document
 from .realtime import RealtimePlan, plan_realtime
 from .schema_walk import as_list, as_map
-from .shape import canonical, reshape
+from .reshape import canonical, reshape
 from .structs import AliasPlan, FieldPlan, NamingError, StructPlan, build_types, names_in, with_none
 from .variants import (
     JSON_TYPES,
@@ -427,7 +427,7 @@ class SharedPlan:
 def fingerprint() -> str:
     """Hash of the generator itself (its code and templates): part of each module's header."""
     h = hashlib.sha256()
-    steps = ("load", "naming", "shape", "variants", "structs", "plan_base", "realtime", "plan", "render")
+    steps = ("load", "naming", "reshape", "variants", "structs", "plan_base", "realtime", "plan", "render")
     pipeline = [_HERE / f"{name}.py" for name in steps]
     for path in sorted([*pipeline, *(_HERE / "templates").glob("*.jinja")]):
         h.update(path.name.encode())

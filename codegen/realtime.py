@@ -15,7 +15,7 @@ A realtime model's schema file (catalog property ``realtime: "true"``) may carry
     }
 
 ``options`` and every event's ``schema`` go through the same struct pipeline as the REST halves
-(``shape.reshape`` -> ``structs.build_types`` -> datamodel-code-generator via ``render.struct_code``):
+(``reshape.reshape`` -> ``structs.build_types`` -> datamodel-code-generator via ``render.struct_code``):
 options are an input struct (UNSET defaults, a TypedDict twin the handle method takes as keyword
 arguments), events are output structs. Each event becomes a tagged subclass (``tag_field="type"``) of
 its wire struct, with read-only ``shortcuts`` (``Results.transcript`` = ``channel.alternatives[0].transcript``).
@@ -32,7 +32,7 @@ from typing import Any
 from .load import ModelSource
 from .plan_base import PlanError, merge_imports, struct_document
 from .schema_walk import as_list, as_map
-from .shape import reshape
+from .reshape import reshape
 from .structs import StructPlan, build_types, default_code, names_in
 
 __all__ = ["EventPlan", "RealtimePlan", "ShortcutPlan", "plan_realtime"]

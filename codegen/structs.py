@@ -1,6 +1,6 @@
 """Types: every struct, TypedDict twin and alias of one model, named and annotated, from its shaped schema.
 
-Input is the document ``shape.reshape`` built (``$defs``: the variant roots under their final names plus
+Input is the document ``reshape.reshape`` built (``$defs``: the variant roots under their final names plus
 the schema's own definitions). Output is a list of frozen :class:`StructPlan` / :class:`AliasPlan`
 records: each struct's final name, its fields (Python and wire names, types as annotation text for
 parameters and TypedDicts, defaults, required-ness) and the normalised JSON schema that
@@ -32,7 +32,7 @@ from typing import Any
 
 from .naming import pascal, singular
 from .schema_walk import as_list, as_map
-from .shape import DEF_PREFIX, canonical, strs
+from .reshape import DEF_PREFIX, canonical, strs
 from .views import VIEW_PROPERTIES, list_view_for, view_for
 
 __all__ = [

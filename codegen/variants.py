@@ -12,7 +12,7 @@ from typing import Any
 
 from .naming import KEY_VERBS, RESERVED_METHODS, TASK_VERBS, snake
 from .schema_walk import as_list, as_map
-from .shape import DEF_PREFIX
+from .reshape import DEF_PREFIX
 
 __all__ = [
     "JSON_TYPES",
