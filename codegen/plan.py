@@ -34,10 +34,11 @@ from .naming import (
     snake,
     title_words,
 )
-from .plan_base import PlanError, merge_imports, struct_document
+from .plan_base import PlanError, merge_imports
 from .realtime import RealtimePlan, plan_realtime
-from .schema_walk import as_list, as_map
 from .reshape import canonical, reshape
+from .schema_walk import as_list, as_map
+from .struct_schema import struct_document
 from .structs import AliasPlan, FieldPlan, NamingError, StructPlan, build_types, names_in, with_none
 from .variants import (
     JSON_TYPES,

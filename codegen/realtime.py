@@ -30,9 +30,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .load import ModelSource
-from .plan_base import PlanError, merge_imports, struct_document
-from .schema_walk import as_list, as_map
+from .plan_base import PlanError, merge_imports
 from .reshape import reshape
+from .schema_walk import as_list, as_map
+from .struct_schema import struct_document
 from .structs import StructPlan, build_types, default_code, names_in
 
 __all__ = ["EventPlan", "RealtimePlan", "ShortcutPlan", "plan_realtime"]

@@ -1,10 +1,9 @@
 """Step 3 of the pipeline: turn plans into file contents.
 
 Rendering only prints plans. The msgspec structs of a module are datamodel-code-generator's output,
-included verbatim, for the normalised schema the plan built (every struct a ``$defs`` entry titled with
-its final name, Python field names given as scoped aliases, shared structs as ``customTypePath``);
-its output is then checked against the plan (class names, field names, wire names, required-ness) and
-a mismatch is a generator bug (:class:`PlanMismatch`, exit 3), never patched. Everything else comes
+included verbatim, for the document the plan built (every struct a ``$defs`` entry titled with its final
+name, each field its planned type spelled as JSON Schema: ``struct_schema``; Python field names given as
+scoped aliases, shared structs as ``customTypePath``). Everything else comes
 from the jinja2 templates in ``templates/`` fed with the frozen plan; nothing here decides a name or a type. Schema
 text only ever reaches the output as escaped literals: ``pylit`` for values, ``doc`` for docstring
 bodies and ``comment`` for comment lines. Each module is compiled and checked for undefined names
@@ -15,7 +14,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import copy
 import gzip
 import json
 import math
@@ -37,7 +35,7 @@ from .struct_cache import reusable_code, sha, stamp, with_key
 from .structs import StructPlan, shared_optional_keys, twin_with_required
 from .tidy import format_modules, tidy_module
 
-__all__ = ["PlanMismatch", "RenderError", "render_package", "struct_code", "undefined_names"]
+__all__ = ["RenderError", "render_package", "struct_code", "undefined_names"]
 
 _HERE = Path(__file__).parent
 _TEMPLATES = _HERE / "templates"
@@ -177,81 +175,8 @@ class _Structs:
         return out
 
 
-class PlanMismatch(Exception):
-    """datamodel-code-generator wrote something other than the plan says: a generator bug (exit 3)."""
-
-
 def _aliases(structs: Iterable[StructPlan]) -> dict[str, str]:
     return {f"{s.name}.{f.wire}": f.name for s in structs for f in s.fields if f.name != f.wire}
-
-
-def _check(code: str, structs: tuple[StructPlan, ...], where: str) -> None:
-    """Compare the struct code with the plan (read-only): classes, each class's bases, and every field's
-    Python name, wire name, required-ness and whole annotation (:attr:`FieldPlan.declared`). The printer
-    names some annotation parts itself (``TextInputTextList: TypeAlias = Annotated[...]``, titled by the
-    plan): those names are read as what they stand for, and the ``title`` they carry in ``Meta`` is not a type."""
-    tree = ast.parse(code)
-    aliases = {
-        n.target.id: n.value
-        for n in tree.body
-        if isinstance(n, ast.AnnAssign)
-        and isinstance(n.target, ast.Name)
-        and ast.unparse(n.annotation) == "TypeAlias"
-        and n.value is not None
-    }
-    planned = {a for s in structs for a in s.alias_names}
-    if not set(aliases) <= planned:
-        raise PlanMismatch(f"{where}: type aliases the plan did not name: {sorted(set(aliases) - planned)[:5]}")
-    found: dict[str, tuple[str, list[tuple[str, str, bool, str]]]] = {}
-    for node in tree.body:
-        if not isinstance(node, ast.ClassDef):
-            continue
-        fields: list[tuple[str, str, bool, str]] = []
-        for st in node.body:
-            if not (isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name)):
-                continue
-            wire, required = st.target.id, st.value is None
-            value = st.value
-            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "field":
-                for kw in value.keywords:
-                    if kw.arg == "name" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
-                        wire = kw.value.value
-                required = not any(kw.arg in ("default", "default_factory") for kw in value.keywords)
-            fields.append((st.target.id, wire, required, _type_text(st.annotation, aliases)))
-        found[node.name] = (", ".join(ast.unparse(b) for b in node.bases), fields)
-    wanted = {
-        s.name: (
-            ", ".join([*([s.view] if s.view else []), "Struct"]),
-            [(f.name, f.wire, f.required, _type_text(ast.parse(f.declared, mode="eval").body, {})) for f in s.fields],
-        )
-        for s in structs
-    }
-    if set(found) != set(wanted):
-        extra, missing = sorted(set(found) - set(wanted)), sorted(set(wanted) - set(found))
-        raise PlanMismatch(f"{where}: struct classes differ from the plan (extra {extra}, missing {missing})")
-    for name, (bases, fields) in wanted.items():
-        if found[name][0] != bases:
-            raise PlanMismatch(f"{where}: {name} has bases {found[name][0]}, the plan says {bases}")
-        if sorted(found[name][1]) != sorted(fields):
-            diff = sorted(set(found[name][1]) ^ set(fields))[:4]
-            raise PlanMismatch(f"{where}: fields of {name} differ from the plan: {diff}")
-
-
-def _type_text(node: ast.expr, aliases: Mapping[str, ast.expr]) -> str:
-    """An annotation as text with the printer's alias names replaced by what they stand for and ``Meta``'s
-    ``title`` left out (wording, not type)."""
-
-    class _Expand(ast.NodeTransformer):
-        def visit_Name(self, node: ast.Name) -> ast.AST:
-            target = aliases.get(node.id)
-            return self.visit(copy.deepcopy(target)) if target is not None else node
-
-        def visit_Call(self, node: ast.Call) -> ast.AST:
-            self.generic_visit(node)
-            node.keywords = [kw for kw in node.keywords if kw.arg != "title"]
-            return node
-
-    return ast.unparse(_Expand().visit(copy.deepcopy(node)))
 
 
 def _generator_key() -> str:
@@ -278,11 +203,10 @@ def struct_code(
     old: str | None = None,
     generator: str = "",
 ) -> tuple[str, str]:
-    """The struct block of one module: datamodel-code-generator's code, verbatim, once it matches the plan.
+    """The struct block of one module: datamodel-code-generator's code, verbatim.
 
     Returns the code and its key (see :mod:`.struct_cache`): a module already on disk with the same key,
-    unedited, gives its struct classes back without running the generator; either way the code is
-    checked against the plan.
+    unedited, gives its struct classes back without running the generator.
     """
     aliases = _aliases(structs)
     key = struct_key(doc, structs, generator)
@@ -291,7 +215,6 @@ def struct_code(
     if code is None:
         code = structs_api.code(doc, aliases) if doc else "from __future__ import annotations"
         code = code if code.endswith("\n") else code + "\n"  # verbatim, ending its last line
-    _check(code, structs, where)
     return code, key
 
 
@@ -431,8 +354,6 @@ def _shape_module(
     rel = module.replace(".", "/") + ".py"
     try:
         structs, key = struct_code(api, shape.struct_doc, shape.structs, rel, old.get(rel), generator)
-    except PlanMismatch:
-        raise
     except Exception as exc:  # a struct generator failure names the schema (bad input, exit 2)
         message = f"the struct generator failed on this schema ({type(exc).__name__}: {str(exc)[:300]})"
         raise RenderError(index, message) from None

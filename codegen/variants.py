@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .naming import KEY_VERBS, RESERVED_METHODS, TASK_VERBS, snake
-from .schema_walk import as_list, as_map
 from .reshape import DEF_PREFIX
+from .schema_walk import as_list, as_map
 
 __all__ = [
     "JSON_TYPES",

@@ -22,57 +22,57 @@ if TYPE_CHECKING:
     from ._clients import aio as _runtime
     from ._clients.run_options import AnyRun, DecodedRun, RunOptions
     from ._handles.aio import AsyncModelHandle
-    from .models._shapes import automatic_speech_recognition_gogmhi as _shape_automatic_speech_recognition_gogmhi
+    from .models._shapes import automatic_speech_recognition_decnae as _shape_automatic_speech_recognition_decnae
+    from .models._shapes import automatic_speech_recognition_enafkh as _shape_automatic_speech_recognition_enafkh
     from .models._shapes import automatic_speech_recognition_ihpgbl as _shape_automatic_speech_recognition_ihpgbl
-    from .models._shapes import automatic_speech_recognition_jgfmme as _shape_automatic_speech_recognition_jgfmme
     from .models._shapes import automatic_speech_recognition_mbiaeo as _shape_automatic_speech_recognition_mbiaeo
     from .models._shapes import automatic_speech_recognition_pehidn as _shape_automatic_speech_recognition_pehidn
-    from .models._shapes import image_classification_gndepd as _shape_image_classification_gndepd
-    from .models._shapes import image_to_text_abibah as _shape_image_to_text_abibah
+    from .models._shapes import image_classification_kikdaf as _shape_image_classification_kikdaf
     from .models._shapes import image_to_text_jmdhjc as _shape_image_to_text_jmdhjc
     from .models._shapes import image_to_text_nldcom as _shape_image_to_text_nldcom
-    from .models._shapes import object_detection_nbeobh as _shape_object_detection_nbeobh
+    from .models._shapes import image_to_text_nmnoga as _shape_image_to_text_nmnoga
+    from .models._shapes import object_detection_mcoppa as _shape_object_detection_mcoppa
     from .models._shapes import summarization_phgija as _shape_summarization_phgija
-    from .models._shapes import text_classification_gbhogl as _shape_text_classification_gbhogl
     from .models._shapes import text_classification_lbihji as _shape_text_classification_lbihji
+    from .models._shapes import text_classification_obkfpn as _shape_text_classification_obkfpn
     from .models._shapes import text_embeddings_ckgoio as _shape_text_embeddings_ckgoio
+    from .models._shapes import text_embeddings_jelhlp as _shape_text_embeddings_jelhlp
     from .models._shapes import text_embeddings_liglbo as _shape_text_embeddings_liglbo
     from .models._shapes import text_embeddings_lpjhoe as _shape_text_embeddings_lpjhoe
     from .models._shapes import text_embeddings_mlecpo as _shape_text_embeddings_mlecpo
-    from .models._shapes import text_embeddings_ocmlid as _shape_text_embeddings_ocmlid
     from .models._shapes import text_embeddings_ohikhn as _shape_text_embeddings_ohikhn
-    from .models._shapes import text_generation_agadfd as _shape_text_generation_agadfd
-    from .models._shapes import text_generation_bbfihh as _shape_text_generation_bbfihh
-    from .models._shapes import text_generation_chgpfp as _shape_text_generation_chgpfp
-    from .models._shapes import text_generation_ckbigh as _shape_text_generation_ckbigh
-    from .models._shapes import text_generation_ckiogi as _shape_text_generation_ckiogi
-    from .models._shapes import text_generation_dnlijj as _shape_text_generation_dnlijj
-    from .models._shapes import text_generation_dnnbfp as _shape_text_generation_dnnbfp
+    from .models._shapes import text_generation_acfjjk as _shape_text_generation_acfjjk
+    from .models._shapes import text_generation_bdjlcd as _shape_text_generation_bdjlcd
     from .models._shapes import text_generation_dnnhnp as _shape_text_generation_dnnhnp
-    from .models._shapes import text_generation_doimlp as _shape_text_generation_doimlp
-    from .models._shapes import text_generation_eomlce as _shape_text_generation_eomlce
-    from .models._shapes import text_generation_ffohaf as _shape_text_generation_ffohaf
-    from .models._shapes import text_generation_gcaaei as _shape_text_generation_gcaaei
-    from .models._shapes import text_generation_gjdhdb as _shape_text_generation_gjdhdb
-    from .models._shapes import text_generation_hdbnni as _shape_text_generation_hdbnni
+    from .models._shapes import text_generation_ehifoe as _shape_text_generation_ehifoe
+    from .models._shapes import text_generation_ekdfhe as _shape_text_generation_ekdfhe
+    from .models._shapes import text_generation_hilgba as _shape_text_generation_hilgba
     from .models._shapes import text_generation_hmmapb as _shape_text_generation_hmmapb
-    from .models._shapes import text_generation_ifelei as _shape_text_generation_ifelei
+    from .models._shapes import text_generation_jgneek as _shape_text_generation_jgneek
+    from .models._shapes import text_generation_jiajfe as _shape_text_generation_jiajfe
+    from .models._shapes import text_generation_kafhpi as _shape_text_generation_kafhpi
+    from .models._shapes import text_generation_kfeika as _shape_text_generation_kfeika
     from .models._shapes import text_generation_kgdhho as _shape_text_generation_kgdhho
+    from .models._shapes import text_generation_klonco as _shape_text_generation_klonco
+    from .models._shapes import text_generation_lkhoap as _shape_text_generation_lkhoap
+    from .models._shapes import text_generation_lojgjo as _shape_text_generation_lojgjo
     from .models._shapes import text_generation_mbdifi as _shape_text_generation_mbdifi
+    from .models._shapes import text_generation_mcpgjo as _shape_text_generation_mcpgjo
+    from .models._shapes import text_generation_mfoeej as _shape_text_generation_mfoeej
+    from .models._shapes import text_generation_mimgah as _shape_text_generation_mimgah
     from .models._shapes import text_generation_mimkcf as _shape_text_generation_mimkcf
-    from .models._shapes import text_generation_odejkb as _shape_text_generation_odejkb
-    from .models._shapes import text_generation_oiblkb as _shape_text_generation_oiblkb
-    from .models._shapes import text_generation_oolpfm as _shape_text_generation_oolpfm
-    from .models._shapes import text_generation_opljkj as _shape_text_generation_opljkj
-    from .models._shapes import text_generation_pjmbao as _shape_text_generation_pjmbao
-    from .models._shapes import text_to_image_bljcbl as _shape_text_to_image_bljcbl
+    from .models._shapes import text_generation_nipehg as _shape_text_generation_nipehg
+    from .models._shapes import text_generation_oejjnh as _shape_text_generation_oejjnh
+    from .models._shapes import text_generation_ogdcnh as _shape_text_generation_ogdcnh
+    from .models._shapes import text_generation_pfpdon as _shape_text_generation_pfpdon
+    from .models._shapes import text_to_image_amiffk as _shape_text_to_image_amiffk
+    from .models._shapes import text_to_image_ccabfm as _shape_text_to_image_ccabfm
     from .models._shapes import text_to_image_ckcoem as _shape_text_to_image_ckcoem
+    from .models._shapes import text_to_image_dhoejd as _shape_text_to_image_dhoejd
     from .models._shapes import text_to_image_gfffnk as _shape_text_to_image_gfffnk
     from .models._shapes import text_to_image_giglld as _shape_text_to_image_giglld
-    from .models._shapes import text_to_image_hbhffn as _shape_text_to_image_hbhffn
     from .models._shapes import text_to_image_hfhmok as _shape_text_to_image_hfhmok
     from .models._shapes import text_to_image_olgdif as _shape_text_to_image_olgdif
-    from .models._shapes import text_to_image_poclmj as _shape_text_to_image_poclmj
     from .models._shapes import text_to_speech_amijcb as _shape_text_to_speech_amijcb
     from .models._shapes import text_to_speech_cblhjo as _shape_text_to_speech_cblhjo
     from .models._shapes import text_to_speech_cdmbek as _shape_text_to_speech_cdmbek
@@ -448,10 +448,17 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepgram/flux"],
-            payload: _shape_automatic_speech_recognition_gogmhi.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepgram/nova-3"],
+            payload: _shape_automatic_speech_recognition_decnae.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_gogmhi.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_decnae.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepgram/flux"],
+            payload: _shape_automatic_speech_recognition_enafkh.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_enafkh.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -459,13 +466,6 @@ if TYPE_CHECKING:
             payload: _shape_automatic_speech_recognition_ihpgbl.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
         ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_ihpgbl.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepgram/nova-3"],
-            payload: _shape_automatic_speech_recognition_jgfmme.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_jgfmme.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -484,16 +484,9 @@ if TYPE_CHECKING:
         def run(
             self,
             model_id: Literal["@cf/microsoft/resnet-50"],
-            payload: _shape_image_classification_gndepd.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_classification_kikdaf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_classification_gndepd.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
-            payload: _shape_image_to_text_abibah.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_to_text_abibah.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_image_classification_kikdaf.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -511,10 +504,17 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/facebook/detr-resnet-50"],
-            payload: _shape_object_detection_nbeobh.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
+            payload: _shape_image_to_text_nmnoga.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_object_detection_nbeobh.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_image_to_text_nmnoga.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/facebook/detr-resnet-50"],
+            payload: _shape_object_detection_mcoppa.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_object_detection_mcoppa.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -525,13 +525,6 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"],
-            payload: _shape_text_classification_gbhogl.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_classification_gbhogl.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
             model_id: Literal["@cf/baai/bge-reranker-base"],
             payload: _shape_text_classification_lbihji.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
@@ -539,10 +532,24 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
+            model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"],
+            payload: _shape_text_classification_obkfpn.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_classification_obkfpn.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
             model_id: Literal["@cf/baai/bge-large-en-v1.5", "@cf/baai/omni-bge-base-en-v1.5"],
             payload: _shape_text_embeddings_ckgoio.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
         ) -> Coroutine[Any, Any, _shape_text_embeddings_ckgoio.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
+            payload: _shape_text_embeddings_jelhlp.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_jelhlp.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -567,13 +574,6 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
-            payload: _shape_text_embeddings_ocmlid.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_ocmlid.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
             model_id: Literal["@cf/google/embeddinggemma-300m"],
             payload: _shape_text_embeddings_ohikhn.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
@@ -581,68 +581,23 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
-            payload: _shape_text_generation_agadfd.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/meta/llama-guard-3-8b"],
+            payload: _shape_text_generation_acfjjk.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_agadfd.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
-            payload: _shape_text_generation_bbfihh.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_bbfihh.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_acfjjk.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal[
-                "@cf/google/gemma-2b-it-lora",
-                "@cf/meta/llama-2-7b-chat-fp16",
-                "@cf/meta/llama-3.1-8b-instruct-fp8",
-                "@cf/qwen/qwen1.5-14b-chat-awq",
-                "@cf/qwen/qwen2.5-coder-32b-instruct",
+                "@cf/meta/llama-3.2-1b-instruct",
+                "@cf/meta/llama-3.2-3b-instruct",
+                "@cf/microsoft/phi-2",
+                "@cf/tiiuae/falcon-7b-instruct",
+                "@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
             ],
-            payload: _shape_text_generation_chgpfp.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_bdjlcd.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_chgpfp.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@cf/fblgit/una-cybertron-7b-v2-bf16",
-                "@cf/meta/llama-3-8b-instruct-awq",
-                "@cf/meta/llama-3.1-70b-instruct",
-                "@cf/meta/llama-3.1-8b-instruct",
-                "@cf/meta/llama-3.1-8b-instruct-fast",
-                "@cf/meta/llama-3.2-11b-vision-instruct",
-                "@hf/thebloke/deepseek-coder-6.7b-base-awq",
-                "@hf/thebloke/llama-2-13b-chat-awq",
-                "@hf/thebloke/zephyr-7b-beta-awq",
-            ],
-            payload: _shape_text_generation_ckbigh.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ckbigh.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/gpt-oss-20b"],
-            payload: _shape_text_generation_ckiogi.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ckiogi.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/gpt-oss-120b"],
-            payload: _shape_text_generation_dnlijj.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_dnlijj.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
-            payload: _shape_text_generation_dnnbfp.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_dnnbfp.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_bdjlcd.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -658,58 +613,30 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/google/gemma-3-12b-it"],
-            payload: _shape_text_generation_doimlp.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_doimlp.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
-            payload: _shape_text_generation_eomlce.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_eomlce.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
             model_id: Literal[
-                "@cf/deepseek-ai/deepseek-r1-distill-qwen-32b",
-                "@cf/defog/sqlcoder-7b-2",
-                "@cf/meta/llama-2-7b-chat-int8",
-                "@cf/mistral/mistral-7b-instruct-v0.2-lora",
-                "@cf/qwen/qwen1.5-7b-chat-awq",
-                "@hf/mistral/mistral-7b-instruct-v0.2",
+                "@cf/google/gemma-2b-it-lora",
+                "@cf/meta/llama-2-7b-chat-fp16",
+                "@cf/meta/llama-3.1-8b-instruct-fp8",
+                "@cf/qwen/qwen1.5-14b-chat-awq",
+                "@cf/qwen/qwen2.5-coder-32b-instruct",
             ],
-            payload: _shape_text_generation_ffohaf.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_ehifoe.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ffohaf.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_ehifoe.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
-            payload: _shape_text_generation_gcaaei.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
+            payload: _shape_text_generation_ekdfhe.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_gcaaei.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_ekdfhe.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
-            payload: _shape_text_generation_gjdhdb.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_hilgba.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_gjdhdb.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@cf/meta/llama-3.2-1b-instruct",
-                "@cf/meta/llama-3.2-3b-instruct",
-                "@cf/microsoft/phi-2",
-                "@cf/tiiuae/falcon-7b-instruct",
-                "@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
-            ],
-            payload: _shape_text_generation_hdbnni.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_hdbnni.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_hilgba.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -720,10 +647,41 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
-            payload: _shape_text_generation_ifelei.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
+            payload: _shape_text_generation_jgneek.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ifelei.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_jgneek.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-20b"],
+            payload: _shape_text_generation_jiajfe.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_jiajfe.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/fblgit/una-cybertron-7b-v2-bf16",
+                "@cf/meta/llama-3-8b-instruct-awq",
+                "@cf/meta/llama-3.1-70b-instruct",
+                "@cf/meta/llama-3.1-8b-instruct",
+                "@cf/meta/llama-3.1-8b-instruct-fast",
+                "@cf/meta/llama-3.2-11b-vision-instruct",
+                "@hf/thebloke/deepseek-coder-6.7b-base-awq",
+                "@hf/thebloke/llama-2-13b-chat-awq",
+                "@hf/thebloke/zephyr-7b-beta-awq",
+            ],
+            payload: _shape_text_generation_kafhpi.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_kafhpi.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
+            payload: _shape_text_generation_kfeika.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_kfeika.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -734,31 +692,17 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/cloudflare/clef-omni"],
-            payload: _shape_text_generation_mbdifi.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
+            payload: _shape_text_generation_klonco.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_mbdifi.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_klonco.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
-            payload: _shape_text_generation_mimkcf.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
+            payload: _shape_text_generation_lkhoap.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_mimkcf.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-guard-3-8b"],
-            payload: _shape_text_generation_odejkb.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_odejkb.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
-            payload: _shape_text_generation_oiblkb.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_oiblkb.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_lkhoap.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -777,30 +721,93 @@ if TYPE_CHECKING:
                 "@hf/thebloke/llamaguard-7b-awq",
                 "@hf/thebloke/neural-chat-7b-v3-1-awq",
             ],
-            payload: _shape_text_generation_oolpfm.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_lojgjo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_oolpfm.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_lojgjo.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/cloudflare/clairic"],
-            payload: _shape_text_generation_opljkj.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/cloudflare/clef-omni"],
+            payload: _shape_text_generation_mbdifi.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_opljkj.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_mbdifi.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-3-12b-it"],
+            payload: _shape_text_generation_mcpgjo.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_mcpgjo.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
+            payload: _shape_text_generation_mfoeej.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_mfoeej.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
-            payload: _shape_text_generation_pjmbao.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_mimgah.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_pjmbao.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_mimgah.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
+            payload: _shape_text_generation_mimkcf.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_mimkcf.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-120b"],
+            payload: _shape_text_generation_nipehg.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_nipehg.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clairic"],
+            payload: _shape_text_generation_oejjnh.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_oejjnh.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/deepseek-ai/deepseek-r1-distill-qwen-32b",
+                "@cf/defog/sqlcoder-7b-2",
+                "@cf/meta/llama-2-7b-chat-int8",
+                "@cf/mistral/mistral-7b-instruct-v0.2-lora",
+                "@cf/qwen/qwen1.5-7b-chat-awq",
+                "@hf/mistral/mistral-7b-instruct-v0.2",
+            ],
+            payload: _shape_text_generation_ogdcnh.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_ogdcnh.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
+            payload: _shape_text_generation_pfpdon.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_pfpdon.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/leonardo/lucid-origin"],
-            payload: _shape_text_to_image_bljcbl.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_amiffk.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_bljcbl.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_amiffk.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/leonardo/phoenix-1.0"],
+            payload: _shape_text_to_image_ccabfm.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_to_image_ccabfm.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -808,6 +815,13 @@ if TYPE_CHECKING:
             payload: _shape_text_to_image_ckcoem.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
         ) -> Coroutine[Any, Any, _shape_text_to_image_ckcoem.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
+            payload: _shape_text_to_image_dhoejd.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_to_image_dhoejd.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -830,13 +844,6 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/leonardo/phoenix-1.0"],
-            payload: _shape_text_to_image_hbhffn.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_hbhffn.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
             model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
             payload: _shape_text_to_image_hfhmok.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
@@ -848,13 +855,6 @@ if TYPE_CHECKING:
             payload: _shape_text_to_image_olgdif.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
         ) -> Coroutine[Any, Any, _shape_text_to_image_olgdif.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
-            payload: _shape_text_to_image_poclmj.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_poclmj.ShapeOutput]: ...
         @overload
         def run(
             self,
