@@ -15,7 +15,7 @@ A realtime model's schema file (catalog property ``realtime: "true"``) may carry
     }
 
 ``options`` and every event's ``schema`` go through the same struct pipeline as the REST halves
-(``reshape.reshape`` -> ``structs.build_types`` -> datamodel-code-generator via ``render.struct_code``):
+(``reshape.reshape`` -> ``structs.build_types`` -> datamodel-code-generator via ``struct_printer``):
 options are an input struct (UNSET defaults, a TypedDict twin the handle method takes as keyword
 arguments), events are output structs. Each event becomes a tagged subclass (``tag_field="type"``) of
 its wire struct, with read-only ``shortcuts`` (``Results.transcript`` = ``channel.alternatives[0].transcript``).

@@ -22,64 +22,64 @@ if TYPE_CHECKING:
     from ._clients import aio as _runtime
     from ._clients.run_options import AnyRun, DecodedRun, RunOptions
     from ._handles.aio import AsyncModelHandle
-    from .models._shapes import automatic_speech_recognition_decnae as _shape_automatic_speech_recognition_decnae
-    from .models._shapes import automatic_speech_recognition_enafkh as _shape_automatic_speech_recognition_enafkh
-    from .models._shapes import automatic_speech_recognition_ihpgbl as _shape_automatic_speech_recognition_ihpgbl
-    from .models._shapes import automatic_speech_recognition_mbiaeo as _shape_automatic_speech_recognition_mbiaeo
-    from .models._shapes import automatic_speech_recognition_pehidn as _shape_automatic_speech_recognition_pehidn
-    from .models._shapes import image_classification_kikdaf as _shape_image_classification_kikdaf
-    from .models._shapes import image_to_text_jmdhjc as _shape_image_to_text_jmdhjc
-    from .models._shapes import image_to_text_nldcom as _shape_image_to_text_nldcom
-    from .models._shapes import image_to_text_nmnoga as _shape_image_to_text_nmnoga
-    from .models._shapes import object_detection_mcoppa as _shape_object_detection_mcoppa
-    from .models._shapes import summarization_phgija as _shape_summarization_phgija
-    from .models._shapes import text_classification_lbihji as _shape_text_classification_lbihji
-    from .models._shapes import text_classification_obkfpn as _shape_text_classification_obkfpn
-    from .models._shapes import text_embeddings_ckgoio as _shape_text_embeddings_ckgoio
-    from .models._shapes import text_embeddings_jelhlp as _shape_text_embeddings_jelhlp
-    from .models._shapes import text_embeddings_liglbo as _shape_text_embeddings_liglbo
-    from .models._shapes import text_embeddings_lpjhoe as _shape_text_embeddings_lpjhoe
-    from .models._shapes import text_embeddings_mlecpo as _shape_text_embeddings_mlecpo
-    from .models._shapes import text_embeddings_ohikhn as _shape_text_embeddings_ohikhn
-    from .models._shapes import text_generation_acfjjk as _shape_text_generation_acfjjk
-    from .models._shapes import text_generation_bdjlcd as _shape_text_generation_bdjlcd
-    from .models._shapes import text_generation_dnnhnp as _shape_text_generation_dnnhnp
-    from .models._shapes import text_generation_ehifoe as _shape_text_generation_ehifoe
-    from .models._shapes import text_generation_ekdfhe as _shape_text_generation_ekdfhe
-    from .models._shapes import text_generation_hilgba as _shape_text_generation_hilgba
-    from .models._shapes import text_generation_hmmapb as _shape_text_generation_hmmapb
-    from .models._shapes import text_generation_jgneek as _shape_text_generation_jgneek
-    from .models._shapes import text_generation_jiajfe as _shape_text_generation_jiajfe
-    from .models._shapes import text_generation_kafhpi as _shape_text_generation_kafhpi
-    from .models._shapes import text_generation_kfeika as _shape_text_generation_kfeika
-    from .models._shapes import text_generation_kgdhho as _shape_text_generation_kgdhho
-    from .models._shapes import text_generation_klonco as _shape_text_generation_klonco
-    from .models._shapes import text_generation_lkhoap as _shape_text_generation_lkhoap
-    from .models._shapes import text_generation_lojgjo as _shape_text_generation_lojgjo
-    from .models._shapes import text_generation_mbdifi as _shape_text_generation_mbdifi
-    from .models._shapes import text_generation_mcpgjo as _shape_text_generation_mcpgjo
-    from .models._shapes import text_generation_mfoeej as _shape_text_generation_mfoeej
-    from .models._shapes import text_generation_mimgah as _shape_text_generation_mimgah
-    from .models._shapes import text_generation_mimkcf as _shape_text_generation_mimkcf
-    from .models._shapes import text_generation_nipehg as _shape_text_generation_nipehg
-    from .models._shapes import text_generation_oejjnh as _shape_text_generation_oejjnh
-    from .models._shapes import text_generation_ogdcnh as _shape_text_generation_ogdcnh
-    from .models._shapes import text_generation_pfpdon as _shape_text_generation_pfpdon
-    from .models._shapes import text_to_image_amiffk as _shape_text_to_image_amiffk
-    from .models._shapes import text_to_image_ccabfm as _shape_text_to_image_ccabfm
-    from .models._shapes import text_to_image_ckcoem as _shape_text_to_image_ckcoem
-    from .models._shapes import text_to_image_dhoejd as _shape_text_to_image_dhoejd
-    from .models._shapes import text_to_image_gfffnk as _shape_text_to_image_gfffnk
-    from .models._shapes import text_to_image_giglld as _shape_text_to_image_giglld
-    from .models._shapes import text_to_image_hfhmok as _shape_text_to_image_hfhmok
-    from .models._shapes import text_to_image_olgdif as _shape_text_to_image_olgdif
-    from .models._shapes import text_to_speech_amijcb as _shape_text_to_speech_amijcb
-    from .models._shapes import text_to_speech_cblhjo as _shape_text_to_speech_cblhjo
-    from .models._shapes import text_to_speech_cdmbek as _shape_text_to_speech_cdmbek
-    from .models._shapes import text_to_speech_gepfbf as _shape_text_to_speech_gepfbf
-    from .models._shapes import translation_ahjkmi as _shape_translation_ahjkmi
-    from .models._shapes import translation_lneoap as _shape_translation_lneoap
-    from .models._shapes import voice_activity_detection_fklkpf as _shape_voice_activity_detection_fklkpf
+    from .models._shapes import automatic_speech_recognition_adipdg as _shape_automatic_speech_recognition_adipdg
+    from .models._shapes import automatic_speech_recognition_cohllm as _shape_automatic_speech_recognition_cohllm
+    from .models._shapes import automatic_speech_recognition_gfgdmp as _shape_automatic_speech_recognition_gfgdmp
+    from .models._shapes import automatic_speech_recognition_jjhiom as _shape_automatic_speech_recognition_jjhiom
+    from .models._shapes import automatic_speech_recognition_kdfele as _shape_automatic_speech_recognition_kdfele
+    from .models._shapes import image_classification_bpcomc as _shape_image_classification_bpcomc
+    from .models._shapes import image_to_text_aldjlf as _shape_image_to_text_aldjlf
+    from .models._shapes import image_to_text_bpjblj as _shape_image_to_text_bpjblj
+    from .models._shapes import image_to_text_jmfobh as _shape_image_to_text_jmfobh
+    from .models._shapes import object_detection_pfdbdo as _shape_object_detection_pfdbdo
+    from .models._shapes import summarization_oeheec as _shape_summarization_oeheec
+    from .models._shapes import text_classification_moheff as _shape_text_classification_moheff
+    from .models._shapes import text_classification_obakfj as _shape_text_classification_obakfj
+    from .models._shapes import text_embeddings_cjojem as _shape_text_embeddings_cjojem
+    from .models._shapes import text_embeddings_egnijm as _shape_text_embeddings_egnijm
+    from .models._shapes import text_embeddings_fbdadf as _shape_text_embeddings_fbdadf
+    from .models._shapes import text_embeddings_fkjppm as _shape_text_embeddings_fkjppm
+    from .models._shapes import text_embeddings_hhilbj as _shape_text_embeddings_hhilbj
+    from .models._shapes import text_embeddings_kjamhi as _shape_text_embeddings_kjamhi
+    from .models._shapes import text_generation_bajamm as _shape_text_generation_bajamm
+    from .models._shapes import text_generation_bhkdcm as _shape_text_generation_bhkdcm
+    from .models._shapes import text_generation_bjhnll as _shape_text_generation_bjhnll
+    from .models._shapes import text_generation_bnbhde as _shape_text_generation_bnbhde
+    from .models._shapes import text_generation_bpcndb as _shape_text_generation_bpcndb
+    from .models._shapes import text_generation_cbiobl as _shape_text_generation_cbiobl
+    from .models._shapes import text_generation_cbnmfk as _shape_text_generation_cbnmfk
+    from .models._shapes import text_generation_dobcll as _shape_text_generation_dobcll
+    from .models._shapes import text_generation_ebepga as _shape_text_generation_ebepga
+    from .models._shapes import text_generation_edgfnj as _shape_text_generation_edgfnj
+    from .models._shapes import text_generation_fjipmp as _shape_text_generation_fjipmp
+    from .models._shapes import text_generation_gapncj as _shape_text_generation_gapncj
+    from .models._shapes import text_generation_iekcbc as _shape_text_generation_iekcbc
+    from .models._shapes import text_generation_jmkncl as _shape_text_generation_jmkncl
+    from .models._shapes import text_generation_kcddmf as _shape_text_generation_kcddmf
+    from .models._shapes import text_generation_kcnejb as _shape_text_generation_kcnejb
+    from .models._shapes import text_generation_liifil as _shape_text_generation_liifil
+    from .models._shapes import text_generation_ljcbih as _shape_text_generation_ljcbih
+    from .models._shapes import text_generation_mbinfk as _shape_text_generation_mbinfk
+    from .models._shapes import text_generation_mobdbl as _shape_text_generation_mobdbl
+    from .models._shapes import text_generation_ncdhdb as _shape_text_generation_ncdhdb
+    from .models._shapes import text_generation_njaajc as _shape_text_generation_njaajc
+    from .models._shapes import text_generation_ofggol as _shape_text_generation_ofggol
+    from .models._shapes import text_generation_opbhjc as _shape_text_generation_opbhjc
+    from .models._shapes import text_to_image_acaohh as _shape_text_to_image_acaohh
+    from .models._shapes import text_to_image_dakall as _shape_text_to_image_dakall
+    from .models._shapes import text_to_image_ebkpgm as _shape_text_to_image_ebkpgm
+    from .models._shapes import text_to_image_gedenp as _shape_text_to_image_gedenp
+    from .models._shapes import text_to_image_mboolc as _shape_text_to_image_mboolc
+    from .models._shapes import text_to_image_nkebgg as _shape_text_to_image_nkebgg
+    from .models._shapes import text_to_image_noepbo as _shape_text_to_image_noepbo
+    from .models._shapes import text_to_image_ohdfch as _shape_text_to_image_ohdfch
+    from .models._shapes import text_to_speech_bnkloj as _shape_text_to_speech_bnkloj
+    from .models._shapes import text_to_speech_chnnmj as _shape_text_to_speech_chnnmj
+    from .models._shapes import text_to_speech_fpniol as _shape_text_to_speech_fpniol
+    from .models._shapes import text_to_speech_ihfmkd as _shape_text_to_speech_ihfmkd
+    from .models._shapes import translation_abceff as _shape_translation_abceff
+    from .models._shapes import translation_enacol as _shape_translation_enacol
+    from .models._shapes import voice_activity_detection_ihghda as _shape_voice_activity_detection_ihghda
     from .models.cf.ai4bharat.indictrans2_en_indic_1b import AsyncIndictrans2EnIndic1B
     from .models.cf.aisingapore.gemma_sea_lion_v4_27b_it import AsyncGemmaSeaLionV4_27bIt
     from .models.cf.baai.bge_base_en_v1_5 import AsyncBgeBaseEnV1_5
@@ -448,168 +448,220 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepgram/nova-3"],
-            payload: _shape_automatic_speech_recognition_decnae.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_decnae.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepgram/flux"],
-            payload: _shape_automatic_speech_recognition_enafkh.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_enafkh.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
             model_id: Literal["@cf/openai/whisper-tiny-en"],
-            payload: _shape_automatic_speech_recognition_ihpgbl.ShapeInput | Mapping[str, Any],
+            payload: _shape_automatic_speech_recognition_adipdg.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_ihpgbl.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_adipdg.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
-            payload: _shape_automatic_speech_recognition_mbiaeo.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepgram/nova-3"],
+            payload: _shape_automatic_speech_recognition_cohllm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_mbiaeo.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_cohllm.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/openai/whisper"],
-            payload: _shape_automatic_speech_recognition_pehidn.ShapeInput | Mapping[str, Any],
+            payload: _shape_automatic_speech_recognition_gfgdmp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_pehidn.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_gfgdmp.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
+            payload: _shape_automatic_speech_recognition_jjhiom.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_jjhiom.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepgram/flux"],
+            payload: _shape_automatic_speech_recognition_kdfele.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_kdfele.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/microsoft/resnet-50"],
-            payload: _shape_image_classification_kikdaf.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_classification_bpcomc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_classification_kikdaf.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_image_classification_bpcomc.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
-            payload: _shape_image_to_text_jmdhjc.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_to_text_aldjlf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_to_text_jmdhjc.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/unum/uform-gen2-qwen-500m"],
-            payload: _shape_image_to_text_nldcom.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_to_text_nldcom.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_image_to_text_aldjlf.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
-            payload: _shape_image_to_text_nmnoga.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_to_text_bpjblj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_to_text_nmnoga.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_image_to_text_bpjblj.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/unum/uform-gen2-qwen-500m"],
+            payload: _shape_image_to_text_jmfobh.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_image_to_text_jmfobh.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/facebook/detr-resnet-50"],
-            payload: _shape_object_detection_mcoppa.ShapeInput | Mapping[str, Any],
+            payload: _shape_object_detection_pfdbdo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_object_detection_mcoppa.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_object_detection_pfdbdo.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/facebook/bart-large-cnn"],
-            payload: _shape_summarization_phgija.ShapeInput | Mapping[str, Any],
+            payload: _shape_summarization_oeheec.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_summarization_phgija.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-reranker-base"],
-            payload: _shape_text_classification_lbihji.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_classification_lbihji.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_summarization_oeheec.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"],
-            payload: _shape_text_classification_obkfpn.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_classification_moheff.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_classification_obkfpn.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_classification_moheff.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/baai/bge-large-en-v1.5", "@cf/baai/omni-bge-base-en-v1.5"],
-            payload: _shape_text_embeddings_ckgoio.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/baai/bge-reranker-base"],
+            payload: _shape_text_classification_obakfj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_ckgoio.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
-            payload: _shape_text_embeddings_jelhlp.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_jelhlp.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
-            payload: _shape_text_embeddings_liglbo.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_liglbo.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
-            payload: _shape_text_embeddings_lpjhoe.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_lpjhoe.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-m3"],
-            payload: _shape_text_embeddings_mlecpo.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_mlecpo.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_classification_obakfj.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/google/embeddinggemma-300m"],
-            payload: _shape_text_embeddings_ohikhn.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_cjojem.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_ohikhn.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_cjojem.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/baai/bge-m3"],
+            payload: _shape_text_embeddings_egnijm.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_egnijm.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
+            payload: _shape_text_embeddings_fbdadf.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_fbdadf.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
+            payload: _shape_text_embeddings_fkjppm.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_fkjppm.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
+            payload: _shape_text_embeddings_hhilbj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_hhilbj.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/baai/bge-large-en-v1.5", "@cf/baai/omni-bge-base-en-v1.5"],
+            payload: _shape_text_embeddings_kjamhi.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_kjamhi.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
+            payload: _shape_text_generation_bajamm.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_bajamm.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
+            payload: _shape_text_generation_bhkdcm.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_bhkdcm.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/llama-guard-3-8b"],
-            payload: _shape_text_generation_acfjjk.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_bjhnll.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_acfjjk.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_bjhnll.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-120b"],
+            payload: _shape_text_generation_bnbhde.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_bnbhde.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
+            payload: _shape_text_generation_bpcndb.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_bpcndb.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
+            payload: _shape_text_generation_cbiobl.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_cbiobl.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal[
-                "@cf/meta/llama-3.2-1b-instruct",
-                "@cf/meta/llama-3.2-3b-instruct",
-                "@cf/microsoft/phi-2",
-                "@cf/tiiuae/falcon-7b-instruct",
-                "@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
+                "@cf/deepseek-ai/deepseek-r1-distill-qwen-32b",
+                "@cf/defog/sqlcoder-7b-2",
+                "@cf/meta/llama-2-7b-chat-int8",
+                "@cf/mistral/mistral-7b-instruct-v0.2-lora",
+                "@cf/qwen/qwen1.5-7b-chat-awq",
+                "@hf/mistral/mistral-7b-instruct-v0.2",
             ],
-            payload: _shape_text_generation_bdjlcd.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_cbnmfk.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_bdjlcd.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_cbnmfk.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal[
-                "@hf/nexusflow/starling-lm-7b-beta",
-                "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
-                "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
-                "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
-            ],
-            payload: _shape_text_generation_dnnhnp.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
+            payload: _shape_text_generation_dobcll.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_dnnhnp.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_dobcll.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
+            payload: _shape_text_generation_ebepga.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_ebepga.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-20b"],
+            payload: _shape_text_generation_edgfnj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_edgfnj.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
+            payload: _shape_text_generation_fjipmp.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_fjipmp.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -620,89 +672,63 @@ if TYPE_CHECKING:
                 "@cf/qwen/qwen1.5-14b-chat-awq",
                 "@cf/qwen/qwen2.5-coder-32b-instruct",
             ],
-            payload: _shape_text_generation_ehifoe.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_gapncj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ehifoe.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
-            payload: _shape_text_generation_ekdfhe.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ekdfhe.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
-            payload: _shape_text_generation_hilgba.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_hilgba.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
-            payload: _shape_text_generation_hmmapb.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_hmmapb.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
-            payload: _shape_text_generation_jgneek.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_jgneek.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/gpt-oss-20b"],
-            payload: _shape_text_generation_jiajfe.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_jiajfe.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@cf/fblgit/una-cybertron-7b-v2-bf16",
-                "@cf/meta/llama-3-8b-instruct-awq",
-                "@cf/meta/llama-3.1-70b-instruct",
-                "@cf/meta/llama-3.1-8b-instruct",
-                "@cf/meta/llama-3.1-8b-instruct-fast",
-                "@cf/meta/llama-3.2-11b-vision-instruct",
-                "@hf/thebloke/deepseek-coder-6.7b-base-awq",
-                "@hf/thebloke/llama-2-13b-chat-awq",
-                "@hf/thebloke/zephyr-7b-beta-awq",
-            ],
-            payload: _shape_text_generation_kafhpi.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_kafhpi.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
-            payload: _shape_text_generation_kfeika.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_kfeika.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
-            payload: _shape_text_generation_kgdhho.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_kgdhho.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
-            payload: _shape_text_generation_klonco.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_klonco.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_gapncj.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/moonshotai/kimi-k2.5"],
-            payload: _shape_text_generation_lkhoap.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_iekcbc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_lkhoap.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_iekcbc.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-3-12b-it"],
+            payload: _shape_text_generation_jmkncl.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_jmkncl.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clairic"],
+            payload: _shape_text_generation_kcddmf.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_kcddmf.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
+            payload: _shape_text_generation_kcnejb.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_kcnejb.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
+            payload: _shape_text_generation_liifil.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_liifil.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
+            payload: _shape_text_generation_ljcbih.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_ljcbih.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@hf/nexusflow/starling-lm-7b-beta",
+                "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
+                "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
+                "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
+            ],
+            payload: _shape_text_generation_mbinfk.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_mbinfk.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -721,107 +747,81 @@ if TYPE_CHECKING:
                 "@hf/thebloke/llamaguard-7b-awq",
                 "@hf/thebloke/neural-chat-7b-v3-1-awq",
             ],
-            payload: _shape_text_generation_lojgjo.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_mobdbl.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_lojgjo.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_mobdbl.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/cloudflare/clef-omni"],
-            payload: _shape_text_generation_mbdifi.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_ncdhdb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_mbdifi.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/gemma-3-12b-it"],
-            payload: _shape_text_generation_mcpgjo.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_mcpgjo.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
-            payload: _shape_text_generation_mfoeej.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_mfoeej.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
-            payload: _shape_text_generation_mimgah.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_mimgah.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
-            payload: _shape_text_generation_mimkcf.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_mimkcf.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/gpt-oss-120b"],
-            payload: _shape_text_generation_nipehg.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_nipehg.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clairic"],
-            payload: _shape_text_generation_oejjnh.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_oejjnh.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_ncdhdb.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal[
-                "@cf/deepseek-ai/deepseek-r1-distill-qwen-32b",
-                "@cf/defog/sqlcoder-7b-2",
-                "@cf/meta/llama-2-7b-chat-int8",
-                "@cf/mistral/mistral-7b-instruct-v0.2-lora",
-                "@cf/qwen/qwen1.5-7b-chat-awq",
-                "@hf/mistral/mistral-7b-instruct-v0.2",
+                "@cf/meta/llama-3.2-1b-instruct",
+                "@cf/meta/llama-3.2-3b-instruct",
+                "@cf/microsoft/phi-2",
+                "@cf/tiiuae/falcon-7b-instruct",
+                "@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
             ],
-            payload: _shape_text_generation_ogdcnh.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_njaajc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ogdcnh.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_njaajc.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
-            payload: _shape_text_generation_pfpdon.ShapeInput | Mapping[str, Any],
+            model_id: Literal[
+                "@cf/fblgit/una-cybertron-7b-v2-bf16",
+                "@cf/meta/llama-3-8b-instruct-awq",
+                "@cf/meta/llama-3.1-70b-instruct",
+                "@cf/meta/llama-3.1-8b-instruct",
+                "@cf/meta/llama-3.1-8b-instruct-fast",
+                "@cf/meta/llama-3.2-11b-vision-instruct",
+                "@hf/thebloke/deepseek-coder-6.7b-base-awq",
+                "@hf/thebloke/llama-2-13b-chat-awq",
+                "@hf/thebloke/zephyr-7b-beta-awq",
+            ],
+            payload: _shape_text_generation_ofggol.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_pfpdon.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_ofggol.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/leonardo/lucid-origin"],
-            payload: _shape_text_to_image_amiffk.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
+            payload: _shape_text_generation_opbhjc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_amiffk.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_opbhjc.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
+            payload: _shape_text_to_image_acaohh.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_to_image_acaohh.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/leonardo/phoenix-1.0"],
-            payload: _shape_text_to_image_ccabfm.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_dakall.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_ccabfm.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_dakall.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
-            payload: _shape_text_to_image_ckcoem.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"],
+            payload: _shape_text_to_image_ebkpgm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_ckcoem.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_ebkpgm.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
-            payload: _shape_text_to_image_dhoejd.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
+            payload: _shape_text_to_image_gedenp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_dhoejd.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_gedenp.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -831,79 +831,79 @@ if TYPE_CHECKING:
                 "@cf/runwayml/stable-diffusion-v1-5-img2img",
                 "@cf/runwayml/stable-diffusion-v1-5-inpainting",
             ],
-            payload: _shape_text_to_image_gfffnk.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_mboolc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_gfffnk.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_mboolc.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"],
-            payload: _shape_text_to_image_giglld.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/leonardo/lucid-origin"],
+            payload: _shape_text_to_image_nkebgg.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_giglld.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_nkebgg.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
-            payload: _shape_text_to_image_hfhmok.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
+            payload: _shape_text_to_image_noepbo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_hfhmok.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_noepbo.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
-            payload: _shape_text_to_image_olgdif.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
+            payload: _shape_text_to_image_ohdfch.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_olgdif.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepgram/aura-1"],
-            payload: _shape_text_to_speech_amijcb.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_amijcb.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_ohdfch.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/aura-2-en"],
-            payload: _shape_text_to_speech_cblhjo.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_speech_bnkloj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_cblhjo.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/myshell-ai/melotts"],
-            payload: _shape_text_to_speech_cdmbek.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_cdmbek.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_bnkloj.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/aura-2-es"],
-            payload: _shape_text_to_speech_gepfbf.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_speech_chnnmj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_gepfbf.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_chnnmj.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepgram/aura-1"],
+            payload: _shape_text_to_speech_fpniol.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_fpniol.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/myshell-ai/melotts"],
+            payload: _shape_text_to_speech_ihfmkd.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_ihfmkd.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/m2m100-1.2b"],
-            payload: _shape_translation_ahjkmi.ShapeInput | Mapping[str, Any],
+            payload: _shape_translation_abceff.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_translation_ahjkmi.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_translation_abceff.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"],
-            payload: _shape_translation_lneoap.ShapeInput | Mapping[str, Any],
+            payload: _shape_translation_enacol.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_translation_lneoap.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_translation_enacol.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/pipecat-ai/smart-turn-v2"],
-            payload: _shape_voice_activity_detection_fklkpf.ShapeInput | Mapping[str, Any],
+            payload: _shape_voice_activity_detection_ihghda.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_voice_activity_detection_fklkpf.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_voice_activity_detection_ihghda.ShapeOutput]: ...
         @overload
         def run(self, model_id: str, payload: Any, **options: Unpack[AnyRun]) -> Any: ...
         def run(

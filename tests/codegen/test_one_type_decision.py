@@ -24,7 +24,7 @@ import pytest
 
 from codegen.load import load_schemas
 from codegen.plan import ModelPlan, SharedPlan, plan_models
-from codegen.render import struct_code
+from codegen.struct_printer import StructPrinter
 from codegen.struct_schema import struct_definition, struct_document
 from codegen.structs import FieldPlan, StructPlan
 from tests._codegen_util import ROOT
@@ -323,9 +323,7 @@ def test_the_printer_prints_the_planned_type_of_every_kind_of_field(output: bool
         deps = ("Part",) if name == "Thing" else ()
         structs.append(StructPlan(name, fields, None, True, deps, json.dumps(definition), titles, name))
     doc = struct_document(structs, {}, "pkg")
-    from codegen.render import _Structs  # pyright: ignore[reportPrivateUsage]
-
-    code, _ = struct_code(_Structs(), doc, tuple(structs), "m.py")
+    code, _ = StructPrinter().code(doc, tuple(structs), "m.py")
     tree = ast.parse(code)
     aliases = _aliases(tree)
     assert set(aliases) == {a for s in structs for a in s.alias_names}  # every alias it wrote is one the plan titled

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.automatic_speech_recognition_decnae import *  # noqa: F403
-from ....models._shapes.automatic_speech_recognition_decnae import (
+from ....models._shapes.automatic_speech_recognition_cohllm import *  # noqa: F403
+from ....models._shapes.automatic_speech_recognition_cohllm import (
     AsyncShapeHandle,
     ShapeHandle,
     ShapeInput,
