@@ -253,7 +253,8 @@ class ShapeModule:
 
 @dataclass(frozen=True)
 class SharedPlan:
-    """A module of structs several models declare alike (``models/_shapes/<task>_types[_<letters>].py``)."""
+    """A module of structs several models of one task declare alike (``models/_shapes/<task>_types.py``, and
+    ``<task>_types_<letters>.py`` for a second form of a name)."""
 
     module: str
     task: str

@@ -1,24 +1,24 @@
-"""What several models declare alike is printed once: whole shapes, and structs.
+"""What several models declare alike is printed once, by content, in one folder: ``models/_shapes/``.
 
-One rule, by content: a shape (``records.Shape``: every type and method of a model) is printed once, in
-``models/_shapes/<task>_<six letters of its key>.py``, and every model of that shape subclasses its handles;
-a struct two or more models of one task declare alike (``StructPlan.key``: its whole text and that of every
-struct it uses) is printed once, in a shared module of its task, and the shapes that use it import it. What
-only one model declares stays in its shape's module.
+One rule at two sizes. A shape (``records.Shape``: every type and method of a model) is printed once, in
+``models/_shapes/<task>_<six letters of its key>.py``, and every model of that shape subclasses its
+handles. A struct two or more models of one task declare alike (``StructPlan.key``: its whole text and that
+of every struct it uses) is printed once, in ``models/_shapes/<task>_types.py``, and the shapes that use it
+import it from there. What only one model declares stays in its shape's module.
 
-Placement reads content only, never how many models use a shape: structs go to the shared modules in
-content order (name, then key), each to the first module where its name is free (at or after the modules of
-the structs it uses, which it imports); a module opened for a name already taken is named after that struct
-and its key (``text_generation_messages_input_kdoahm``), never by a counter. So a new model that only
-repeats shared structs (or only has its own) changes its own module and the indexes that list models, and
-nothing else (``tests/codegen/test_dropin_footprint.py``); one that brings a new struct of a shared name can
-move that name's later structs, the one case that touches neighbours. A struct is shared only when every
-struct it uses is; the reply to a queued request is the runtime's (``_core.decode.AsyncResponse``).
+Names are per module, so two different structs of one name (two ``Message`` forms) cannot share a module:
+structs are placed in content order (name, then key), each in the first types module of its task where
+its name is free (at or after the modules of the structs it uses, which it imports); a module opened for a
+name already taken is ``<task>_types_<six letters of that struct's key>``, never a counter. Placement reads
+content only, never how many models use a shape, so a new model that only repeats shared structs (or only
+has its own) changes its own module and the indexes that list models, and nothing else
+(``tests/codegen/test_dropin_footprint.py``); one that brings a new struct of a shared name can move that
+name's later structs, the one case that touches neighbours. A struct is shared only when every struct it
+uses is; the reply to a queued request is the runtime's (``_core.decode.AsyncResponse``).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from .draft import ModelDraft
@@ -34,6 +34,8 @@ __all__ = ["RUNTIME_STRUCTS", "Placed", "letters", "share"]
 # a shared module's: a shape imports it from a module its handles load anyway, never a shared module whose
 # other structs it does not use.
 RUNTIME_STRUCTS = "_core.decode"
+# The one folder of what several models share: shape modules and shared-struct modules.
+SHAPES = "models._shapes"
 
 _Id = tuple[str, str]  # a struct's (name, key)
 
@@ -93,7 +95,7 @@ def _is_runtime_struct(st: StructPlan) -> bool:
 def _shape_module(d: ModelDraft, where: dict[_Id, str], package: str) -> ShapeModule:
     """The module of ``d``'s shape: its structs no shared module holds, the others imported."""
     shape = d.shape
-    module = f"models._shapes.{snake(shape.task or 'other')}_{letters(shape.key)}"
+    module = f"{SHAPES}.{snake(shape.task or 'other')}_{letters(shape.key)}"
     local: list[StructPlan] = []
     imported: dict[str, set[str]] = {}
     runtime: list[str] = []
@@ -139,10 +141,7 @@ def _place_structs(task: str, group: list[ModelDraft], package: str) -> tuple[di
             specimen.setdefault((st.name, st.key), st)
             dep_keys[(st.name, st.key)] = {(dep, own.get(dep, "")) for dep in st.deps if dep != st.name}
     slot_of, openers = _slots({k for k, n in counts.items() if n >= 2}, dep_keys)
-    modules = [f"models._shared.{task}"] + [
-        f"models._shared.{task}_{snake(re.sub(r'(?<=[a-z0-9])(?=[A-Z])', '_', name))}_{letters(key)}"
-        for name, key in openers[1:]
-    ]
+    modules = [f"{SHAPES}.{task}_types"] + [f"{SHAPES}.{task}_types_{letters(key)}" for _, key in openers[1:]]
     if len(set(modules)) != len(modules):
         raise PlanError("", f"two shared {task} modules would have one name: {sorted(modules)}")
     held: dict[int, dict[str, StructPlan]] = {}
