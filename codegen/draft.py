@@ -32,6 +32,7 @@ from .structs import NamingError, TypeSet, build_types
 from .variants import (
     JSON_TYPES,
     STREAM_TYPE,
+    DispatchRule,
     InputDraft,
     OutputDraft,
     binary_kind,
@@ -287,7 +288,7 @@ def _types(
     outputs: list[OutputDraft],
     names: _Names,
     warnings: list[str],
-) -> tuple[TypeSet, list[tuple[Any, ...]]]:
+) -> tuple[TypeSet, list[DispatchRule]]:
     """Every type the model declares, and the rules that tell its JSON outputs apart."""
     drop_unused(defs, inlined)
     pair(inputs, outputs)

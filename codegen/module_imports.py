@@ -43,7 +43,9 @@ def shape_module(
     if type_only:
         need["typing"].add("TYPE_CHECKING")
     bases = {name for name, _ in shape.handle_bases}
-    need[f"{up}_handles.sync"] = {"OutputDecoder", *(bases & {"ModelHandle"})}
+    need[f"{up}_core.decode"] = {"OutputDecoder", *(["Variant"] if shape.rules else [])}
+    if "ModelHandle" in bases:
+        need[f"{up}_handles.sync"] = {"ModelHandle"}
     if bases - {"ModelHandle"}:  # the runtime's run_tools() or batch methods: see _handles/typed_bases.py
         need[f"{up}_handles.typed_bases"] = {f"{pre}{name}" for name in bases for pre in ("", "Async")}
     if any(m.params_name for m in shape.methods):
@@ -71,7 +73,7 @@ def shape_module(
     if binary:
         need[f"{up}_core.binary"] = binary
     for mod, names in imported:
-        need[f"{up}{mod}"] = set(names)
+        need.setdefault(f"{up}{mod}", set()).update(names)
     views = {a.annotation.split("[", 1)[0] for a in shape.aliases if a.wire}
     if views:
         need[f"{up}families"] = views

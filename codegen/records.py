@@ -18,6 +18,7 @@ from typing import Any
 from .load import ModelSource
 from .realtime import RealtimePlan
 from .structs import AliasPlan, StructPlan
+from .variants import DispatchRule
 
 __all__ = [
     "SHAPE_INPUT",
@@ -157,7 +158,7 @@ class Shape:
     outputs: tuple[OutputPlan, ...]
     input_types: tuple[tuple[str, tuple[str, ...]], ...]
     batch_input: str | None
-    rules: tuple[tuple[Any, ...], ...]
+    rules: tuple[DispatchRule, ...]  # one per JSON output, most specific first
     streamable: bool
     common_params: tuple[ParamPlan, ...]  # optional keys every method's own Params share (``_CommonParams``)
     tool_loop: tuple[str, str, str] | None  # (message type, reply type, Op) of the method run_tools() loops over
@@ -179,10 +180,10 @@ class Shape:
     def inputs(self) -> tuple[MethodPlan, ...]:
         return self.methods
 
-    @property
-    def decoder_variants(self) -> list[str]:
-        """What the output decoder is given per JSON output: the struct, or ``_<alias>_TYPE`` for an alias."""
-        return [f"_{o.class_name}_TYPE" if o.alias else str(o.class_name) for o in self.json_outputs]
+    def decoded_as(self, index: int) -> str:
+        """What the output decoder decodes output ``index`` into: its struct, or ``_<alias>_TYPE`` for an alias."""
+        o = next(o for o in self.outputs if o.index == index)
+        return f"_{o.class_name}_TYPE" if o.alias else str(o.class_name)
 
     def wire_type(self, name: str) -> str:
         """What the runtime decodes the alias ``name`` from (a family list view decodes from its plain list)."""

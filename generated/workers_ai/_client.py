@@ -22,64 +22,64 @@ if TYPE_CHECKING:
     from ._clients.run_options import AnyRun, DecodedRun, RunOptions
     from ._handles.sync import ModelHandle
     from ._sync.stream import EventStream
-    from .models._shapes import automatic_speech_recognition_adipdg as _shape_automatic_speech_recognition_adipdg
-    from .models._shapes import automatic_speech_recognition_cohllm as _shape_automatic_speech_recognition_cohllm
-    from .models._shapes import automatic_speech_recognition_gfgdmp as _shape_automatic_speech_recognition_gfgdmp
-    from .models._shapes import automatic_speech_recognition_jjhiom as _shape_automatic_speech_recognition_jjhiom
-    from .models._shapes import automatic_speech_recognition_kdfele as _shape_automatic_speech_recognition_kdfele
-    from .models._shapes import image_classification_bpcomc as _shape_image_classification_bpcomc
-    from .models._shapes import image_to_text_aldjlf as _shape_image_to_text_aldjlf
-    from .models._shapes import image_to_text_bpjblj as _shape_image_to_text_bpjblj
-    from .models._shapes import image_to_text_jmfobh as _shape_image_to_text_jmfobh
-    from .models._shapes import object_detection_pfdbdo as _shape_object_detection_pfdbdo
-    from .models._shapes import summarization_oeheec as _shape_summarization_oeheec
-    from .models._shapes import text_classification_moheff as _shape_text_classification_moheff
-    from .models._shapes import text_classification_obakfj as _shape_text_classification_obakfj
-    from .models._shapes import text_embeddings_cjojem as _shape_text_embeddings_cjojem
-    from .models._shapes import text_embeddings_egnijm as _shape_text_embeddings_egnijm
-    from .models._shapes import text_embeddings_fbdadf as _shape_text_embeddings_fbdadf
-    from .models._shapes import text_embeddings_fkjppm as _shape_text_embeddings_fkjppm
-    from .models._shapes import text_embeddings_hhilbj as _shape_text_embeddings_hhilbj
-    from .models._shapes import text_embeddings_kjamhi as _shape_text_embeddings_kjamhi
-    from .models._shapes import text_generation_bajamm as _shape_text_generation_bajamm
-    from .models._shapes import text_generation_bhkdcm as _shape_text_generation_bhkdcm
-    from .models._shapes import text_generation_bjhnll as _shape_text_generation_bjhnll
-    from .models._shapes import text_generation_bnbhde as _shape_text_generation_bnbhde
-    from .models._shapes import text_generation_bpcndb as _shape_text_generation_bpcndb
-    from .models._shapes import text_generation_cbiobl as _shape_text_generation_cbiobl
-    from .models._shapes import text_generation_cbnmfk as _shape_text_generation_cbnmfk
-    from .models._shapes import text_generation_dobcll as _shape_text_generation_dobcll
-    from .models._shapes import text_generation_ebepga as _shape_text_generation_ebepga
-    from .models._shapes import text_generation_edgfnj as _shape_text_generation_edgfnj
-    from .models._shapes import text_generation_fjipmp as _shape_text_generation_fjipmp
-    from .models._shapes import text_generation_gapncj as _shape_text_generation_gapncj
-    from .models._shapes import text_generation_iekcbc as _shape_text_generation_iekcbc
-    from .models._shapes import text_generation_jmkncl as _shape_text_generation_jmkncl
-    from .models._shapes import text_generation_kcddmf as _shape_text_generation_kcddmf
-    from .models._shapes import text_generation_kcnejb as _shape_text_generation_kcnejb
-    from .models._shapes import text_generation_liifil as _shape_text_generation_liifil
-    from .models._shapes import text_generation_ljcbih as _shape_text_generation_ljcbih
-    from .models._shapes import text_generation_mbinfk as _shape_text_generation_mbinfk
-    from .models._shapes import text_generation_mobdbl as _shape_text_generation_mobdbl
-    from .models._shapes import text_generation_ncdhdb as _shape_text_generation_ncdhdb
-    from .models._shapes import text_generation_njaajc as _shape_text_generation_njaajc
-    from .models._shapes import text_generation_ofggol as _shape_text_generation_ofggol
-    from .models._shapes import text_generation_opbhjc as _shape_text_generation_opbhjc
-    from .models._shapes import text_to_image_acaohh as _shape_text_to_image_acaohh
+    from .models._shapes import automatic_speech_recognition_cfpopm as _shape_automatic_speech_recognition_cfpopm
+    from .models._shapes import automatic_speech_recognition_eccfmb as _shape_automatic_speech_recognition_eccfmb
+    from .models._shapes import automatic_speech_recognition_llkibo as _shape_automatic_speech_recognition_llkibo
+    from .models._shapes import automatic_speech_recognition_lpilgk as _shape_automatic_speech_recognition_lpilgk
+    from .models._shapes import automatic_speech_recognition_ogdnpk as _shape_automatic_speech_recognition_ogdnpk
+    from .models._shapes import image_classification_oiakjm as _shape_image_classification_oiakjm
+    from .models._shapes import image_to_text_deaijp as _shape_image_to_text_deaijp
+    from .models._shapes import image_to_text_gfbblc as _shape_image_to_text_gfbblc
+    from .models._shapes import image_to_text_jomefo as _shape_image_to_text_jomefo
+    from .models._shapes import object_detection_ncgpgd as _shape_object_detection_ncgpgd
+    from .models._shapes import summarization_gfjcci as _shape_summarization_gfjcci
+    from .models._shapes import text_classification_dnpnme as _shape_text_classification_dnpnme
+    from .models._shapes import text_classification_fpleeh as _shape_text_classification_fpleeh
+    from .models._shapes import text_embeddings_ancggb as _shape_text_embeddings_ancggb
+    from .models._shapes import text_embeddings_dgmeki as _shape_text_embeddings_dgmeki
+    from .models._shapes import text_embeddings_fbjbci as _shape_text_embeddings_fbjbci
+    from .models._shapes import text_embeddings_kiijbd as _shape_text_embeddings_kiijbd
+    from .models._shapes import text_embeddings_nplddb as _shape_text_embeddings_nplddb
+    from .models._shapes import text_embeddings_olbpfb as _shape_text_embeddings_olbpfb
+    from .models._shapes import text_generation_amkcoc as _shape_text_generation_amkcoc
+    from .models._shapes import text_generation_aonpne as _shape_text_generation_aonpne
+    from .models._shapes import text_generation_bhabdl as _shape_text_generation_bhabdl
+    from .models._shapes import text_generation_chneol as _shape_text_generation_chneol
+    from .models._shapes import text_generation_efpadk as _shape_text_generation_efpadk
+    from .models._shapes import text_generation_enlgen as _shape_text_generation_enlgen
+    from .models._shapes import text_generation_fglnmi as _shape_text_generation_fglnmi
+    from .models._shapes import text_generation_fkcidn as _shape_text_generation_fkcidn
+    from .models._shapes import text_generation_hhlhne as _shape_text_generation_hhlhne
+    from .models._shapes import text_generation_iammgf as _shape_text_generation_iammgf
+    from .models._shapes import text_generation_ilofoc as _shape_text_generation_ilofoc
+    from .models._shapes import text_generation_inbjmn as _shape_text_generation_inbjmn
+    from .models._shapes import text_generation_jcpbfe as _shape_text_generation_jcpbfe
+    from .models._shapes import text_generation_jeeepg as _shape_text_generation_jeeepg
+    from .models._shapes import text_generation_jildln as _shape_text_generation_jildln
+    from .models._shapes import text_generation_liihln as _shape_text_generation_liihln
+    from .models._shapes import text_generation_lolbjn as _shape_text_generation_lolbjn
+    from .models._shapes import text_generation_mlfanp as _shape_text_generation_mlfanp
+    from .models._shapes import text_generation_odlfji as _shape_text_generation_odlfji
+    from .models._shapes import text_generation_okojdc as _shape_text_generation_okojdc
+    from .models._shapes import text_generation_ooonec as _shape_text_generation_ooonec
+    from .models._shapes import text_generation_pbhlke as _shape_text_generation_pbhlke
+    from .models._shapes import text_generation_pikpfh as _shape_text_generation_pikpfh
+    from .models._shapes import text_generation_plgpin as _shape_text_generation_plgpin
     from .models._shapes import text_to_image_dakall as _shape_text_to_image_dakall
-    from .models._shapes import text_to_image_ebkpgm as _shape_text_to_image_ebkpgm
-    from .models._shapes import text_to_image_gedenp as _shape_text_to_image_gedenp
+    from .models._shapes import text_to_image_gghhpp as _shape_text_to_image_gghhpp
+    from .models._shapes import text_to_image_jacjdo as _shape_text_to_image_jacjdo
+    from .models._shapes import text_to_image_lcpmai as _shape_text_to_image_lcpmai
     from .models._shapes import text_to_image_mboolc as _shape_text_to_image_mboolc
-    from .models._shapes import text_to_image_nkebgg as _shape_text_to_image_nkebgg
+    from .models._shapes import text_to_image_nakmed as _shape_text_to_image_nakmed
     from .models._shapes import text_to_image_noepbo as _shape_text_to_image_noepbo
-    from .models._shapes import text_to_image_ohdfch as _shape_text_to_image_ohdfch
+    from .models._shapes import text_to_image_pcoglh as _shape_text_to_image_pcoglh
     from .models._shapes import text_to_speech_bnkloj as _shape_text_to_speech_bnkloj
     from .models._shapes import text_to_speech_chnnmj as _shape_text_to_speech_chnnmj
     from .models._shapes import text_to_speech_fpniol as _shape_text_to_speech_fpniol
-    from .models._shapes import text_to_speech_ihfmkd as _shape_text_to_speech_ihfmkd
-    from .models._shapes import translation_abceff as _shape_translation_abceff
-    from .models._shapes import translation_enacol as _shape_translation_enacol
-    from .models._shapes import voice_activity_detection_ihghda as _shape_voice_activity_detection_ihghda
+    from .models._shapes import text_to_speech_mcflmc as _shape_text_to_speech_mcflmc
+    from .models._shapes import translation_bcaola as _shape_translation_bcaola
+    from .models._shapes import translation_kggobe as _shape_translation_kggobe
+    from .models._shapes import voice_activity_detection_pflnal as _shape_voice_activity_detection_pflnal
     from .models.cf.ai4bharat.indictrans2_en_indic_1b import Indictrans2EnIndic1B
     from .models.cf.aisingapore.gemma_sea_lion_v4_27b_it import GemmaSeaLionV4_27bIt
     from .models.cf.baai.bge_base_en_v1_5 import BgeBaseEnV1_5
@@ -438,275 +438,150 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/whisper-tiny-en"],
-            payload: _shape_automatic_speech_recognition_adipdg.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepgram/nova-3"],
+            payload: _shape_automatic_speech_recognition_cfpopm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_automatic_speech_recognition_adipdg.ShapeOutput: ...
+        ) -> _shape_automatic_speech_recognition_cfpopm.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepgram/nova-3"],
-            payload: _shape_automatic_speech_recognition_cohllm.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/openai/whisper-tiny-en"],
+            payload: _shape_automatic_speech_recognition_eccfmb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_automatic_speech_recognition_cohllm.ShapeOutput: ...
+        ) -> _shape_automatic_speech_recognition_eccfmb.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/openai/whisper"],
-            payload: _shape_automatic_speech_recognition_gfgdmp.ShapeInput | Mapping[str, Any],
+            payload: _shape_automatic_speech_recognition_llkibo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_automatic_speech_recognition_gfgdmp.ShapeOutput: ...
+        ) -> _shape_automatic_speech_recognition_llkibo.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
-            payload: _shape_automatic_speech_recognition_jjhiom.ShapeInput | Mapping[str, Any],
+            payload: _shape_automatic_speech_recognition_lpilgk.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_automatic_speech_recognition_jjhiom.ShapeOutput: ...
+        ) -> _shape_automatic_speech_recognition_lpilgk.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/flux"],
-            payload: _shape_automatic_speech_recognition_kdfele.ShapeInput | Mapping[str, Any],
+            payload: _shape_automatic_speech_recognition_ogdnpk.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_automatic_speech_recognition_kdfele.ShapeOutput: ...
+        ) -> _shape_automatic_speech_recognition_ogdnpk.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/microsoft/resnet-50"],
-            payload: _shape_image_classification_bpcomc.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_classification_oiakjm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_image_classification_bpcomc.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
-            payload: _shape_image_to_text_aldjlf.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_image_to_text_aldjlf.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
-            payload: _shape_image_to_text_bpjblj.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_image_to_text_bpjblj.ShapeOutput: ...
+        ) -> _shape_image_classification_oiakjm.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/unum/uform-gen2-qwen-500m"],
-            payload: _shape_image_to_text_jmfobh.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_to_text_deaijp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_image_to_text_jmfobh.ShapeOutput: ...
+        ) -> _shape_image_to_text_deaijp.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
+            payload: _shape_image_to_text_gfbblc.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_image_to_text_gfbblc.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
+            payload: _shape_image_to_text_jomefo.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_image_to_text_jomefo.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/facebook/detr-resnet-50"],
-            payload: _shape_object_detection_pfdbdo.ShapeInput | Mapping[str, Any],
+            payload: _shape_object_detection_ncgpgd.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_object_detection_pfdbdo.ShapeOutput: ...
+        ) -> _shape_object_detection_ncgpgd.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/facebook/bart-large-cnn"],
-            payload: _shape_summarization_oeheec.ShapeInput | Mapping[str, Any],
+            payload: _shape_summarization_gfjcci.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_summarization_oeheec.ShapeOutput: ...
+        ) -> _shape_summarization_gfjcci.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"],
-            payload: _shape_text_classification_moheff.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_classification_dnpnme.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_classification_moheff.ShapeOutput: ...
+        ) -> _shape_text_classification_dnpnme.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/baai/bge-reranker-base"],
-            payload: _shape_text_classification_obakfj.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_classification_fpleeh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_classification_obakfj.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/embeddinggemma-300m"],
-            payload: _shape_text_embeddings_cjojem.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_cjojem.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-m3"],
-            payload: _shape_text_embeddings_egnijm.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_egnijm.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
-            payload: _shape_text_embeddings_fbdadf.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_fbdadf.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
-            payload: _shape_text_embeddings_fkjppm.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_fkjppm.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
-            payload: _shape_text_embeddings_hhilbj.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_hhilbj.ShapeOutput: ...
+        ) -> _shape_text_classification_fpleeh.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/baai/bge-large-en-v1.5", "@cf/baai/omni-bge-base-en-v1.5"],
-            payload: _shape_text_embeddings_kjamhi.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_ancggb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_kjamhi.ShapeOutput: ...
+        ) -> _shape_text_embeddings_ancggb.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
-            payload: _shape_text_generation_bajamm.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/baai/bge-m3"],
+            payload: _shape_text_embeddings_dgmeki.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_bajamm.ShapeOutput: ...
+        ) -> _shape_text_embeddings_dgmeki.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
-            payload: _shape_text_generation_bhkdcm.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/google/embeddinggemma-300m"],
+            payload: _shape_text_embeddings_fbjbci.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_bhkdcm.ShapeOutput: ...
+        ) -> _shape_text_embeddings_fbjbci.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/llama-guard-3-8b"],
-            payload: _shape_text_generation_bjhnll.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
+            payload: _shape_text_embeddings_kiijbd.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_bjhnll.ShapeOutput: ...
+        ) -> _shape_text_embeddings_kiijbd.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/gpt-oss-120b"],
-            payload: _shape_text_generation_bnbhde.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
+            payload: _shape_text_embeddings_nplddb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_bnbhde.ShapeOutput: ...
+        ) -> _shape_text_embeddings_nplddb.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
-            payload: _shape_text_generation_bpcndb.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
+            payload: _shape_text_embeddings_olbpfb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_bpcndb.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
-            payload: _shape_text_generation_cbiobl.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_cbiobl.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@cf/deepseek-ai/deepseek-r1-distill-qwen-32b",
-                "@cf/defog/sqlcoder-7b-2",
-                "@cf/meta/llama-2-7b-chat-int8",
-                "@cf/mistral/mistral-7b-instruct-v0.2-lora",
-                "@cf/qwen/qwen1.5-7b-chat-awq",
-                "@hf/mistral/mistral-7b-instruct-v0.2",
-            ],
-            payload: _shape_text_generation_cbnmfk.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_cbnmfk.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
-            payload: _shape_text_generation_dobcll.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_dobcll.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
-            payload: _shape_text_generation_ebepga.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_ebepga.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/gpt-oss-20b"],
-            payload: _shape_text_generation_edgfnj.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_edgfnj.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
-            payload: _shape_text_generation_fjipmp.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_fjipmp.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@cf/google/gemma-2b-it-lora",
-                "@cf/meta/llama-2-7b-chat-fp16",
-                "@cf/meta/llama-3.1-8b-instruct-fp8",
-                "@cf/qwen/qwen1.5-14b-chat-awq",
-                "@cf/qwen/qwen2.5-coder-32b-instruct",
-            ],
-            payload: _shape_text_generation_gapncj.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_gapncj.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
-            payload: _shape_text_generation_iekcbc.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_iekcbc.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/gemma-3-12b-it"],
-            payload: _shape_text_generation_jmkncl.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_jmkncl.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clairic"],
-            payload: _shape_text_generation_kcddmf.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_kcddmf.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
-            payload: _shape_text_generation_kcnejb.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_kcnejb.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
-            payload: _shape_text_generation_liifil.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_liifil.ShapeOutput: ...
+        ) -> _shape_text_embeddings_olbpfb.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
-            payload: _shape_text_generation_ljcbih.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_amkcoc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_ljcbih.ShapeOutput: ...
+        ) -> _shape_text_generation_amkcoc.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
+            payload: _shape_text_generation_aonpne.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_aonpne.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -716,9 +591,51 @@ if TYPE_CHECKING:
                 "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
                 "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
             ],
-            payload: _shape_text_generation_mbinfk.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_bhabdl.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_mbinfk.ShapeOutput: ...
+        ) -> _shape_text_generation_bhabdl.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
+            payload: _shape_text_generation_chneol.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_chneol.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
+            payload: _shape_text_generation_efpadk.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_efpadk.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-20b"],
+            payload: _shape_text_generation_enlgen.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_enlgen.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clairic"],
+            payload: _shape_text_generation_fglnmi.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_fglnmi.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
+            payload: _shape_text_generation_fkcidn.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_fkcidn.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clef-omni"],
+            payload: _shape_text_generation_hhlhne.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_hhlhne.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -737,16 +654,16 @@ if TYPE_CHECKING:
                 "@hf/thebloke/llamaguard-7b-awq",
                 "@hf/thebloke/neural-chat-7b-v3-1-awq",
             ],
-            payload: _shape_text_generation_mobdbl.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_iammgf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_mobdbl.ShapeOutput: ...
+        ) -> _shape_text_generation_iammgf.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/cloudflare/clef-omni"],
-            payload: _shape_text_generation_ncdhdb.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
+            payload: _shape_text_generation_ilofoc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_ncdhdb.ShapeOutput: ...
+        ) -> _shape_text_generation_ilofoc.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -757,9 +674,99 @@ if TYPE_CHECKING:
                 "@cf/tiiuae/falcon-7b-instruct",
                 "@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
             ],
-            payload: _shape_text_generation_njaajc.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_inbjmn.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_njaajc.ShapeOutput: ...
+        ) -> _shape_text_generation_inbjmn.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
+            payload: _shape_text_generation_jcpbfe.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_jcpbfe.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
+            payload: _shape_text_generation_jeeepg.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_jeeepg.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
+            payload: _shape_text_generation_jildln.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_jildln.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
+            payload: _shape_text_generation_liihln.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_liihln.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-guard-3-8b"],
+            payload: _shape_text_generation_lolbjn.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_lolbjn.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-120b"],
+            payload: _shape_text_generation_mlfanp.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_mlfanp.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-3-12b-it"],
+            payload: _shape_text_generation_odlfji.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_odlfji.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/google/gemma-2b-it-lora",
+                "@cf/meta/llama-2-7b-chat-fp16",
+                "@cf/meta/llama-3.1-8b-instruct-fp8",
+                "@cf/qwen/qwen1.5-14b-chat-awq",
+                "@cf/qwen/qwen2.5-coder-32b-instruct",
+            ],
+            payload: _shape_text_generation_okojdc.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_okojdc.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
+            payload: _shape_text_generation_ooonec.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_ooonec.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/deepseek-ai/deepseek-r1-distill-qwen-32b",
+                "@cf/defog/sqlcoder-7b-2",
+                "@cf/meta/llama-2-7b-chat-int8",
+                "@cf/mistral/mistral-7b-instruct-v0.2-lora",
+                "@cf/qwen/qwen1.5-7b-chat-awq",
+                "@hf/mistral/mistral-7b-instruct-v0.2",
+            ],
+            payload: _shape_text_generation_pbhlke.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_pbhlke.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
+            payload: _shape_text_generation_pikpfh.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_pikpfh.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -774,23 +781,9 @@ if TYPE_CHECKING:
                 "@hf/thebloke/llama-2-13b-chat-awq",
                 "@hf/thebloke/zephyr-7b-beta-awq",
             ],
-            payload: _shape_text_generation_ofggol.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_plgpin.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_ofggol.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
-            payload: _shape_text_generation_opbhjc.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_opbhjc.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
-            payload: _shape_text_to_image_acaohh.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_acaohh.ShapeOutput: ...
+        ) -> _shape_text_generation_plgpin.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -801,17 +794,24 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"],
-            payload: _shape_text_to_image_ebkpgm.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
+            payload: _shape_text_to_image_gghhpp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_ebkpgm.ShapeOutput: ...
+        ) -> _shape_text_to_image_gghhpp.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
-            payload: _shape_text_to_image_gedenp.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/leonardo/lucid-origin"],
+            payload: _shape_text_to_image_jacjdo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_gedenp.ShapeOutput: ...
+        ) -> _shape_text_to_image_jacjdo.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"],
+            payload: _shape_text_to_image_lcpmai.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_to_image_lcpmai.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -827,10 +827,10 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/leonardo/lucid-origin"],
-            payload: _shape_text_to_image_nkebgg.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
+            payload: _shape_text_to_image_nakmed.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_nkebgg.ShapeOutput: ...
+        ) -> _shape_text_to_image_nakmed.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -841,10 +841,10 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
-            payload: _shape_text_to_image_ohdfch.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
+            payload: _shape_text_to_image_pcoglh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_ohdfch.ShapeOutput: ...
+        ) -> _shape_text_to_image_pcoglh.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -870,30 +870,30 @@ if TYPE_CHECKING:
         def run(
             self,
             model_id: Literal["@cf/myshell-ai/melotts"],
-            payload: _shape_text_to_speech_ihfmkd.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_speech_mcflmc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_speech_ihfmkd.ShapeOutput: ...
+        ) -> _shape_text_to_speech_mcflmc.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/m2m100-1.2b"],
-            payload: _shape_translation_abceff.ShapeInput | Mapping[str, Any],
+            payload: _shape_translation_bcaola.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_translation_abceff.ShapeOutput: ...
+        ) -> _shape_translation_bcaola.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"],
-            payload: _shape_translation_enacol.ShapeInput | Mapping[str, Any],
+            payload: _shape_translation_kggobe.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_translation_enacol.ShapeOutput: ...
+        ) -> _shape_translation_kggobe.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/pipecat-ai/smart-turn-v2"],
-            payload: _shape_voice_activity_detection_ihghda.ShapeInput | Mapping[str, Any],
+            payload: _shape_voice_activity_detection_pflnal.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_voice_activity_detection_ihghda.ShapeOutput: ...
+        ) -> _shape_voice_activity_detection_pflnal.ShapeOutput: ...
         @overload
         def run(self, model_id: str, payload: Any, **options: Unpack[AnyRun]) -> Any: ...
         def run(

@@ -2,8 +2,8 @@
 """``@cf/openai/whisper-tiny-en``: Automatic Speech Recognition model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.automatic_speech_recognition_adipdg import *  # noqa: F403
-from ....models._shapes.automatic_speech_recognition_adipdg import (
+from ....models._shapes.automatic_speech_recognition_eccfmb import *  # noqa: F403
+from ....models._shapes.automatic_speech_recognition_eccfmb import (
     AsyncShapeHandle,
     ShapeHandle,
     ShapeInput,
