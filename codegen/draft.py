@@ -21,7 +21,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from .load import ModelSource
-from .methods import batch_variants, common_params, family_arguments, method, params_names, tool_loop, tool_runner
+from .methods import (
+    batch_variants,
+    common_params,
+    family_arguments,
+    method,
+    params_names,
+    tool_loop,
+    tool_runner,
+    with_docs,
+)
 from .naming import RESERVED_NAMES, clean_title, handle_name, pascal, title_words
 from .plan_base import PlanError
 from .realtime import RealtimePlan, plan_realtime
@@ -307,7 +316,7 @@ def _methods(
     by_index = {o.index: o for o in outputs}
     methods = tool_runner(tuple(family_arguments(task, method(v, structs, by_index, outputs)) for v in inputs))
     taken = {*structs, *(s.twin for s in types.structs if s.twin), *(a.name for a in types.aliases)}
-    return batch_variants(params_names(methods, taken, structs), types.loose_roots)
+    return with_docs(batch_variants(params_names(methods, taken, structs), types.loose_roots), task)
 
 
 def output_rule(task: str, branch: dict[str, Any]) -> tuple[str, ...]:

@@ -4,7 +4,8 @@
 the model's types; each becomes a :class:`records.MethodPlan` in named steps: the method itself
 (:func:`method`, parameters from the request struct's fields), the family's first argument
 (:func:`family_arguments`), the method ``run_tools()`` loops over (:func:`tool_runner`), the name of each
-method's keyword TypedDict (:func:`params_names`) and the typed forms of a batch (:func:`batch_variants`).
+method's keyword TypedDict (:func:`params_names`), the typed forms of a batch (:func:`batch_variants`) and
+the docstrings (:func:`with_docs`: what it does, the keys it requires, what it returns).
 :func:`common_params` and :func:`tool_loop` then read the finished methods for the shape's handles.
 """
 
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from .arguments import family_argument
-from .naming import pascal
+from .naming import TASK_VERBS, pascal
 from .plan_base import PlanError
 from .records import SHAPE_OUTPUT, MethodPlan, OutputPlan, ParamPlan
 from .structs import FieldPlan, StructPlan, names_in, with_none
@@ -29,6 +30,7 @@ __all__ = [
     "params_names",
     "tool_loop",
     "tool_runner",
+    "with_docs",
 ]
 
 # Names the method body binds or calls: a parameter with one of them would shadow it.
@@ -92,7 +94,6 @@ def method(
         stream_required=stream_required,
         batch_item=batch_item,
         returns=returns,
-        returns_doc=(target.class_name or "BinaryOutput") if target is not None else "",
         expect=expect,
         typed_result=typed,
         tool_form=v.tool_form if any(p.kind == "tools" for p in params) else None,
@@ -272,3 +273,81 @@ def tool_loop(methods: tuple[MethodPlan, ...], file: str) -> tuple[str, str, str
                 raise PlanError(file, f"run_tools() needs a list of messages, not {typed!r}")
             return typed[len("Sequence[") : -1], m.returns, m.op_name
     return None
+
+
+# What a method does, by the verb its name starts with (``variants.method_name`` names methods so).
+_DOES = {
+    "chat": "Answer a conversation",
+    "generate_image": "Make an image from a prompt",
+    "generate": "Generate text",
+    "embed": "Embed text as vectors",
+    "rank": "Score passages against a query",
+    "classify": "Label the input, with a score per label",
+    "describe": "Describe an image in words",
+    "detect_turn": "Tell whether a speaker has finished their turn",
+    "detect": "Find the objects in an image",
+    "summarize": "Summarize a text",
+    "transcribe": "Transcribe speech to text",
+    "translate": "Translate a text",
+    "speak": "Turn text into speech",
+}
+_BY_LENGTH = sorted(_DOES, key=len, reverse=True)
+
+
+def with_docs(methods: tuple[MethodPlan, ...], task: str) -> tuple[MethodPlan, ...]:
+    """Each method with its docstring, and its ``*_stream`` twin's (a batch's are the template's own)."""
+    out: list[MethodPlan] = []
+    for m in methods:
+        does = _does(m.name, task)
+        out.append(replace(m, doc=_doc(m, does), stream_doc=_stream_doc(m, does) if m.streams else ""))
+    return tuple(out)
+
+
+def _does(name: str, task: str) -> str:
+    """What the verb the method's name starts with does; a name that is not a verb (a variant's title) does
+    what its task's verb does."""
+    verb = next((v for v in _BY_LENGTH if name == v or name.startswith(f"{v}_")), TASK_VERBS.get(task.lower(), ""))
+    return _DOES.get(verb, "Call the model")
+
+
+def _returns(annotation: str) -> str:
+    if annotation == SHAPE_OUTPUT:
+        return f"Returns whichever output the model answers with (``{SHAPE_OUTPUT}``)."
+    if annotation == "BinaryOutput":
+        return "Returns the bytes as a ``BinaryOutput``."
+    return f"Returns ``{annotation}``."
+
+
+def _takes(m: MethodPlan) -> str:
+    """``Takes ``audio`` and the keys of ``TranscribeParams``; requires ``audio``.``"""
+    lead = "".join(f"``{p.name}`` and " for p in m.leading)
+    required = [p.name for p in (*m.leading, *m.keywords) if p.default is None]
+    needs = f"requires {', '.join(f'``{n}``' for n in required)}" if required else "all optional"
+    return f"Takes {lead}the keys of ``{m.params_name}``; {needs}."
+
+
+def _doc(m: MethodPlan, does: str) -> str:
+    returns = _returns(m.returns)
+    if m.kind == "binary":
+        text = f"{does}: ``{m.data_name}`` (bytes, a path or a binary file) is sent as the request body. {returns}"
+    elif m.kind == "json":
+        text = f"{does}: ``payload`` (a ``{m.class_name}``) is sent as the JSON body. {returns}"
+    elif m.kind == "request":
+        text = f"{does}, from a ready-made ``{m.class_name}`` request. {returns}"
+    elif m.kind == "requests":
+        return ""
+    else:
+        text = f"{does}. {_takes(m)} {returns}"
+        if m.structured:
+            text += (
+                f" ``{m.response_format.name if m.response_format else 'response_format'}=`` a Struct, dataclass or"
+                " TypedDict type (or a JSON schema dict) asks for JSON mode and returns a ``Parsed``."
+            )
+    return f"{text} {m.description}" if m.description else text
+
+
+def _stream_doc(m: MethodPlan, does: str) -> str:
+    return (
+        f"{does}, streamed: ``{m.name}()`` answered piece by piece, an ``EventStream`` of typed events"
+        f" (each event's ``text`` is the next piece). {_takes(m)}"
+    )

@@ -86,7 +86,6 @@ class MethodPlan:
     stream_required: bool
     batch_item: str
     returns: str
-    returns_doc: str
     expect: str
     typed_result: bool
     positional: int = 0  # how many leading parameters are also positional (a family's first argument)
@@ -99,6 +98,7 @@ class MethodPlan:
     # a batch method: (what one request may be, what its result decodes into) per variant the batch takes
     batch_variants: tuple[tuple[str, str, bool], ...] = ()  # (..., whether it overlaps a later one)
     doc: str = ""  # its docstring: what it does, the keys it requires, what it returns
+    stream_doc: str = ""  # its ``*_stream`` twin's
 
     @property
     def binaries(self) -> dict[str, str]:

@@ -20,6 +20,7 @@ from .structs import StructPlan
 __all__ = ["StructPrinter", "struct_key"]
 
 _HERE = Path(__file__).parent
+_TEMPLATE = _HERE / "templates" / "structs" / "msgspec.jinja2"
 
 
 class StructPrinter:
@@ -83,6 +84,8 @@ class StructPrinter:
             disable_timestamp=True,
             use_schema_description=False,
             formatters=[Formatter.BUILTIN],
+            custom_template_dir=_TEMPLATE.parent,  # our struct template: output fields carry their prose
+            field_extra_keys={"x-doc"},
         )
         return generate
 
@@ -100,7 +103,7 @@ def _generator_key() -> str:
         dcg = version("datamodel-code-generator")
     except Exception:  # pragma: no cover - only without package metadata
         dcg = "?"
-    ours = [Path(__file__), _HERE / "tidy.py"]
+    ours = [Path(__file__), _HERE / "tidy.py", _TEMPLATE]
     return sha(dcg + "".join(path.read_text(encoding="utf-8") for path in ours))
 
 

@@ -7,6 +7,8 @@ that annotation written back in the JSON Schema the printer turns into exactly i
 ``maxItems``). Required-ness, defaults and ``None`` for an absent output field come from the same
 ``FieldPlan``. The printer names some parts itself (a constrained union member or list item becomes a type
 alias): those parts get a title from their place (``EmbeddingInputTextString``), so no name is a counter.
+An output field's description goes along as ``x-doc``, which our struct template
+(``templates/structs/msgspec.jinja2``) prints as the field's docstring.
 
 ``tests/codegen/test_one_type_decision.py`` holds what was printed against the plan for every field.
 """
@@ -18,6 +20,7 @@ import json
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+from .literals import doc_text
 from .naming import pascal
 from .reshape import DEF_PREFIX
 from .schema_walk import as_list, as_map
@@ -58,6 +61,8 @@ def struct_definition(name: str, fields: Iterable[Any], none_default: bool) -> t
                 node["default"] = _value(f.default)
             if none_default:
                 node = _nullable(node)
+        if none_default and f.description:  # an output field's prose, its docstring (``templates/structs``)
+            node["x-doc"] = doc_text(f.description)
         properties[f.wire] = node
     body: dict[str, Any] = {"type": "object", "properties": properties, "title": name}
     if required:

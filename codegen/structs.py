@@ -85,6 +85,7 @@ class StructPlan:
     alias_names: tuple[str, ...]  # type aliases datamodel-code-generator writes for it (titled by the plan)
     key: str  # structure-only identity, including the structs it uses (for sharing across models)
     view: str | None = None  # the task-family mixin it gets as an extra base (``codegen.views``)
+    output: bool = False  # read from replies: an optional field may be absent (None), a field's prose is its doc
 
     @property
     def twin_required(self) -> tuple[FieldPlan, ...]:
@@ -659,7 +660,7 @@ def build_types(
         definition, titles = struct_definition(name, fields, none_default)
         schema = json.dumps(definition, sort_keys=True, ensure_ascii=False)
         structs[name] = StructPlan(
-            name, fields, f"{name}Dict" if twin else None, classy, deps, schema, titles, "", view
+            name, fields, f"{name}Dict" if twin else None, classy, deps, schema, titles, "", view, none_default
         )
     keyed = _keys(structs)
     roots: dict[str, str] = {}

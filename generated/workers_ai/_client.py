@@ -22,64 +22,64 @@ if TYPE_CHECKING:
     from ._clients.run_options import AnyRun, DecodedRun, RunOptions
     from ._handles.sync import ModelHandle
     from ._sync.stream import EventStream
-    from .models._shapes import automatic_speech_recognition_cfpopm as _shape_automatic_speech_recognition_cfpopm
-    from .models._shapes import automatic_speech_recognition_eccfmb as _shape_automatic_speech_recognition_eccfmb
-    from .models._shapes import automatic_speech_recognition_llkibo as _shape_automatic_speech_recognition_llkibo
-    from .models._shapes import automatic_speech_recognition_lpilgk as _shape_automatic_speech_recognition_lpilgk
-    from .models._shapes import automatic_speech_recognition_ogdnpk as _shape_automatic_speech_recognition_ogdnpk
-    from .models._shapes import image_classification_oiakjm as _shape_image_classification_oiakjm
-    from .models._shapes import image_to_text_deaijp as _shape_image_to_text_deaijp
-    from .models._shapes import image_to_text_gfbblc as _shape_image_to_text_gfbblc
-    from .models._shapes import image_to_text_jomefo as _shape_image_to_text_jomefo
-    from .models._shapes import object_detection_ncgpgd as _shape_object_detection_ncgpgd
-    from .models._shapes import summarization_gfjcci as _shape_summarization_gfjcci
-    from .models._shapes import text_classification_dnpnme as _shape_text_classification_dnpnme
-    from .models._shapes import text_classification_fpleeh as _shape_text_classification_fpleeh
-    from .models._shapes import text_embeddings_ancggb as _shape_text_embeddings_ancggb
-    from .models._shapes import text_embeddings_dgmeki as _shape_text_embeddings_dgmeki
-    from .models._shapes import text_embeddings_fbjbci as _shape_text_embeddings_fbjbci
-    from .models._shapes import text_embeddings_kiijbd as _shape_text_embeddings_kiijbd
-    from .models._shapes import text_embeddings_nplddb as _shape_text_embeddings_nplddb
-    from .models._shapes import text_embeddings_olbpfb as _shape_text_embeddings_olbpfb
-    from .models._shapes import text_generation_amkcoc as _shape_text_generation_amkcoc
-    from .models._shapes import text_generation_aonpne as _shape_text_generation_aonpne
-    from .models._shapes import text_generation_bhabdl as _shape_text_generation_bhabdl
-    from .models._shapes import text_generation_chneol as _shape_text_generation_chneol
-    from .models._shapes import text_generation_efpadk as _shape_text_generation_efpadk
-    from .models._shapes import text_generation_enlgen as _shape_text_generation_enlgen
-    from .models._shapes import text_generation_fglnmi as _shape_text_generation_fglnmi
-    from .models._shapes import text_generation_fkcidn as _shape_text_generation_fkcidn
-    from .models._shapes import text_generation_hhlhne as _shape_text_generation_hhlhne
-    from .models._shapes import text_generation_iammgf as _shape_text_generation_iammgf
-    from .models._shapes import text_generation_ilofoc as _shape_text_generation_ilofoc
-    from .models._shapes import text_generation_inbjmn as _shape_text_generation_inbjmn
-    from .models._shapes import text_generation_jcpbfe as _shape_text_generation_jcpbfe
-    from .models._shapes import text_generation_jeeepg as _shape_text_generation_jeeepg
-    from .models._shapes import text_generation_jildln as _shape_text_generation_jildln
-    from .models._shapes import text_generation_liihln as _shape_text_generation_liihln
-    from .models._shapes import text_generation_lolbjn as _shape_text_generation_lolbjn
-    from .models._shapes import text_generation_mlfanp as _shape_text_generation_mlfanp
-    from .models._shapes import text_generation_odlfji as _shape_text_generation_odlfji
-    from .models._shapes import text_generation_okojdc as _shape_text_generation_okojdc
-    from .models._shapes import text_generation_ooonec as _shape_text_generation_ooonec
-    from .models._shapes import text_generation_pbhlke as _shape_text_generation_pbhlke
-    from .models._shapes import text_generation_pikpfh as _shape_text_generation_pikpfh
-    from .models._shapes import text_generation_plgpin as _shape_text_generation_plgpin
-    from .models._shapes import text_to_image_dakall as _shape_text_to_image_dakall
-    from .models._shapes import text_to_image_gghhpp as _shape_text_to_image_gghhpp
-    from .models._shapes import text_to_image_jacjdo as _shape_text_to_image_jacjdo
-    from .models._shapes import text_to_image_lcpmai as _shape_text_to_image_lcpmai
-    from .models._shapes import text_to_image_mboolc as _shape_text_to_image_mboolc
-    from .models._shapes import text_to_image_nakmed as _shape_text_to_image_nakmed
-    from .models._shapes import text_to_image_noepbo as _shape_text_to_image_noepbo
-    from .models._shapes import text_to_image_pcoglh as _shape_text_to_image_pcoglh
-    from .models._shapes import text_to_speech_bnkloj as _shape_text_to_speech_bnkloj
-    from .models._shapes import text_to_speech_chnnmj as _shape_text_to_speech_chnnmj
-    from .models._shapes import text_to_speech_fpniol as _shape_text_to_speech_fpniol
-    from .models._shapes import text_to_speech_mcflmc as _shape_text_to_speech_mcflmc
-    from .models._shapes import translation_bcaola as _shape_translation_bcaola
-    from .models._shapes import translation_kggobe as _shape_translation_kggobe
-    from .models._shapes import voice_activity_detection_pflnal as _shape_voice_activity_detection_pflnal
+    from .models._shapes import automatic_speech_recognition_abbkoh as _shape_automatic_speech_recognition_abbkoh
+    from .models._shapes import automatic_speech_recognition_gmigje as _shape_automatic_speech_recognition_gmigje
+    from .models._shapes import automatic_speech_recognition_hmfhjg as _shape_automatic_speech_recognition_hmfhjg
+    from .models._shapes import automatic_speech_recognition_jbcfnk as _shape_automatic_speech_recognition_jbcfnk
+    from .models._shapes import automatic_speech_recognition_opdfjj as _shape_automatic_speech_recognition_opdfjj
+    from .models._shapes import image_classification_lnkkbc as _shape_image_classification_lnkkbc
+    from .models._shapes import image_to_text_djgcnd as _shape_image_to_text_djgcnd
+    from .models._shapes import image_to_text_haaefj as _shape_image_to_text_haaefj
+    from .models._shapes import image_to_text_lioelj as _shape_image_to_text_lioelj
+    from .models._shapes import object_detection_fifigj as _shape_object_detection_fifigj
+    from .models._shapes import summarization_abckjn as _shape_summarization_abckjn
+    from .models._shapes import text_classification_afgdje as _shape_text_classification_afgdje
+    from .models._shapes import text_classification_ffggfh as _shape_text_classification_ffggfh
+    from .models._shapes import text_embeddings_ahidne as _shape_text_embeddings_ahidne
+    from .models._shapes import text_embeddings_dfggke as _shape_text_embeddings_dfggke
+    from .models._shapes import text_embeddings_fpckpg as _shape_text_embeddings_fpckpg
+    from .models._shapes import text_embeddings_kfacja as _shape_text_embeddings_kfacja
+    from .models._shapes import text_embeddings_mecklj as _shape_text_embeddings_mecklj
+    from .models._shapes import text_embeddings_pmndmp as _shape_text_embeddings_pmndmp
+    from .models._shapes import text_generation_afpbbj as _shape_text_generation_afpbbj
+    from .models._shapes import text_generation_ahjgeo as _shape_text_generation_ahjgeo
+    from .models._shapes import text_generation_bbflje as _shape_text_generation_bbflje
+    from .models._shapes import text_generation_cfjccp as _shape_text_generation_cfjccp
+    from .models._shapes import text_generation_chpobm as _shape_text_generation_chpobm
+    from .models._shapes import text_generation_dagmgm as _shape_text_generation_dagmgm
+    from .models._shapes import text_generation_dcgnjp as _shape_text_generation_dcgnjp
+    from .models._shapes import text_generation_dihglk as _shape_text_generation_dihglk
+    from .models._shapes import text_generation_dnpceb as _shape_text_generation_dnpceb
+    from .models._shapes import text_generation_fmecpp as _shape_text_generation_fmecpp
+    from .models._shapes import text_generation_homako as _shape_text_generation_homako
+    from .models._shapes import text_generation_idfnjf as _shape_text_generation_idfnjf
+    from .models._shapes import text_generation_iglpda as _shape_text_generation_iglpda
+    from .models._shapes import text_generation_inbepc as _shape_text_generation_inbepc
+    from .models._shapes import text_generation_jpgnfo as _shape_text_generation_jpgnfo
+    from .models._shapes import text_generation_khheop as _shape_text_generation_khheop
+    from .models._shapes import text_generation_kjbhpj as _shape_text_generation_kjbhpj
+    from .models._shapes import text_generation_mbnbla as _shape_text_generation_mbnbla
+    from .models._shapes import text_generation_mgenea as _shape_text_generation_mgenea
+    from .models._shapes import text_generation_mllmpc as _shape_text_generation_mllmpc
+    from .models._shapes import text_generation_ojaocd as _shape_text_generation_ojaocd
+    from .models._shapes import text_generation_pahhmc as _shape_text_generation_pahhmc
+    from .models._shapes import text_generation_pdnfpn as _shape_text_generation_pdnfpn
+    from .models._shapes import text_generation_pfbfkd as _shape_text_generation_pfbfkd
+    from .models._shapes import text_to_image_aakaie as _shape_text_to_image_aakaie
+    from .models._shapes import text_to_image_chejmm as _shape_text_to_image_chejmm
+    from .models._shapes import text_to_image_dnblnc as _shape_text_to_image_dnblnc
+    from .models._shapes import text_to_image_dohcgo as _shape_text_to_image_dohcgo
+    from .models._shapes import text_to_image_kpgecb as _shape_text_to_image_kpgecb
+    from .models._shapes import text_to_image_mmfjgm as _shape_text_to_image_mmfjgm
+    from .models._shapes import text_to_image_odkfgk as _shape_text_to_image_odkfgk
+    from .models._shapes import text_to_image_pncffb as _shape_text_to_image_pncffb
+    from .models._shapes import text_to_speech_khbeog as _shape_text_to_speech_khbeog
+    from .models._shapes import text_to_speech_lhkdfd as _shape_text_to_speech_lhkdfd
+    from .models._shapes import text_to_speech_mhcmhi as _shape_text_to_speech_mhcmhi
+    from .models._shapes import text_to_speech_pofkeo as _shape_text_to_speech_pofkeo
+    from .models._shapes import translation_fkgkfa as _shape_translation_fkgkfa
+    from .models._shapes import translation_idkdeo as _shape_translation_idkdeo
+    from .models._shapes import voice_activity_detection_bdkmgh as _shape_voice_activity_detection_bdkmgh
     from .models.cf.ai4bharat.indictrans2_en_indic_1b import Indictrans2EnIndic1B
     from .models.cf.aisingapore.gemma_sea_lion_v4_27b_it import GemmaSeaLionV4_27bIt
     from .models.cf.baai.bge_base_en_v1_5 import BgeBaseEnV1_5
@@ -438,150 +438,164 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepgram/nova-3"],
-            payload: _shape_automatic_speech_recognition_cfpopm.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_automatic_speech_recognition_cfpopm.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/whisper-tiny-en"],
-            payload: _shape_automatic_speech_recognition_eccfmb.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_automatic_speech_recognition_eccfmb.ShapeOutput: ...
-        @overload
-        def run(
-            self,
             model_id: Literal["@cf/openai/whisper"],
-            payload: _shape_automatic_speech_recognition_llkibo.ShapeInput | Mapping[str, Any],
+            payload: _shape_automatic_speech_recognition_abbkoh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_automatic_speech_recognition_llkibo.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
-            payload: _shape_automatic_speech_recognition_lpilgk.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_automatic_speech_recognition_lpilgk.ShapeOutput: ...
+        ) -> _shape_automatic_speech_recognition_abbkoh.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/flux"],
-            payload: _shape_automatic_speech_recognition_ogdnpk.ShapeInput | Mapping[str, Any],
+            payload: _shape_automatic_speech_recognition_gmigje.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_automatic_speech_recognition_ogdnpk.ShapeOutput: ...
+        ) -> _shape_automatic_speech_recognition_gmigje.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepgram/nova-3"],
+            payload: _shape_automatic_speech_recognition_hmfhjg.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_automatic_speech_recognition_hmfhjg.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/whisper-tiny-en"],
+            payload: _shape_automatic_speech_recognition_jbcfnk.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_automatic_speech_recognition_jbcfnk.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
+            payload: _shape_automatic_speech_recognition_opdfjj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_automatic_speech_recognition_opdfjj.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/microsoft/resnet-50"],
-            payload: _shape_image_classification_oiakjm.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_classification_lnkkbc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_image_classification_oiakjm.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/unum/uform-gen2-qwen-500m"],
-            payload: _shape_image_to_text_deaijp.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_image_to_text_deaijp.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
-            payload: _shape_image_to_text_gfbblc.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_image_to_text_gfbblc.ShapeOutput: ...
+        ) -> _shape_image_classification_lnkkbc.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
-            payload: _shape_image_to_text_jomefo.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_to_text_djgcnd.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_image_to_text_jomefo.ShapeOutput: ...
+        ) -> _shape_image_to_text_djgcnd.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/unum/uform-gen2-qwen-500m"],
+            payload: _shape_image_to_text_haaefj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_image_to_text_haaefj.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
+            payload: _shape_image_to_text_lioelj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_image_to_text_lioelj.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/facebook/detr-resnet-50"],
-            payload: _shape_object_detection_ncgpgd.ShapeInput | Mapping[str, Any],
+            payload: _shape_object_detection_fifigj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_object_detection_ncgpgd.ShapeOutput: ...
+        ) -> _shape_object_detection_fifigj.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/facebook/bart-large-cnn"],
-            payload: _shape_summarization_gfjcci.ShapeInput | Mapping[str, Any],
+            payload: _shape_summarization_abckjn.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_summarization_gfjcci.ShapeOutput: ...
+        ) -> _shape_summarization_abckjn.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"],
-            payload: _shape_text_classification_dnpnme.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_classification_afgdje.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_classification_dnpnme.ShapeOutput: ...
+        ) -> _shape_text_classification_afgdje.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/baai/bge-reranker-base"],
-            payload: _shape_text_classification_fpleeh.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_classification_ffggfh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_classification_fpleeh.ShapeOutput: ...
+        ) -> _shape_text_classification_ffggfh.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/baai/bge-large-en-v1.5", "@cf/baai/omni-bge-base-en-v1.5"],
-            payload: _shape_text_embeddings_ancggb.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_ahidne.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_ancggb.ShapeOutput: ...
+        ) -> _shape_text_embeddings_ahidne.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/baai/bge-m3"],
-            payload: _shape_text_embeddings_dgmeki.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_dfggke.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_dgmeki.ShapeOutput: ...
+        ) -> _shape_text_embeddings_dfggke.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/google/embeddinggemma-300m"],
-            payload: _shape_text_embeddings_fbjbci.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_fpckpg.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_fbjbci.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
-            payload: _shape_text_embeddings_kiijbd.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_kiijbd.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
-            payload: _shape_text_embeddings_nplddb.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_nplddb.ShapeOutput: ...
+        ) -> _shape_text_embeddings_fpckpg.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
-            payload: _shape_text_embeddings_olbpfb.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_kfacja.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_olbpfb.ShapeOutput: ...
+        ) -> _shape_text_embeddings_kfacja.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
-            payload: _shape_text_generation_amkcoc.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
+            payload: _shape_text_embeddings_mecklj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_amkcoc.ShapeOutput: ...
+        ) -> _shape_text_embeddings_mecklj.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
+            payload: _shape_text_embeddings_pmndmp.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_embeddings_pmndmp.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
-            payload: _shape_text_generation_aonpne.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_afpbbj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_aonpne.ShapeOutput: ...
+        ) -> _shape_text_generation_afpbbj.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-120b"],
+            payload: _shape_text_generation_ahjgeo.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_ahjgeo.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-guard-3-8b"],
+            payload: _shape_text_generation_bbflje.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_bbflje.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
+            payload: _shape_text_generation_cfjccp.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_cfjccp.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -591,51 +605,129 @@ if TYPE_CHECKING:
                 "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
                 "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
             ],
-            payload: _shape_text_generation_bhabdl.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_chpobm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_bhabdl.ShapeOutput: ...
+        ) -> _shape_text_generation_chpobm.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
-            payload: _shape_text_generation_chneol.ShapeInput | Mapping[str, Any],
+            model_id: Literal[
+                "@cf/google/gemma-2b-it-lora",
+                "@cf/meta/llama-2-7b-chat-fp16",
+                "@cf/meta/llama-3.1-8b-instruct-fp8",
+                "@cf/qwen/qwen1.5-14b-chat-awq",
+                "@cf/qwen/qwen2.5-coder-32b-instruct",
+            ],
+            payload: _shape_text_generation_dagmgm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_chneol.ShapeOutput: ...
+        ) -> _shape_text_generation_dagmgm.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
-            payload: _shape_text_generation_efpadk.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
+            payload: _shape_text_generation_dcgnjp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_efpadk.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/gpt-oss-20b"],
-            payload: _shape_text_generation_enlgen.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_enlgen.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clairic"],
-            payload: _shape_text_generation_fglnmi.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_fglnmi.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
-            payload: _shape_text_generation_fkcidn.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_fkcidn.ShapeOutput: ...
+        ) -> _shape_text_generation_dcgnjp.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/cloudflare/clef-omni"],
-            payload: _shape_text_generation_hhlhne.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_dihglk.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_hhlhne.ShapeOutput: ...
+        ) -> _shape_text_generation_dihglk.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/fblgit/una-cybertron-7b-v2-bf16",
+                "@cf/meta/llama-3-8b-instruct-awq",
+                "@cf/meta/llama-3.1-70b-instruct",
+                "@cf/meta/llama-3.1-8b-instruct",
+                "@cf/meta/llama-3.1-8b-instruct-fast",
+                "@cf/meta/llama-3.2-11b-vision-instruct",
+                "@hf/thebloke/deepseek-coder-6.7b-base-awq",
+                "@hf/thebloke/llama-2-13b-chat-awq",
+                "@hf/thebloke/zephyr-7b-beta-awq",
+            ],
+            payload: _shape_text_generation_dnpceb.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_dnpceb.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
+            payload: _shape_text_generation_fmecpp.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_fmecpp.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
+            payload: _shape_text_generation_homako.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_homako.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
+            payload: _shape_text_generation_idfnjf.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_idfnjf.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/deepseek-ai/deepseek-r1-distill-qwen-32b",
+                "@cf/defog/sqlcoder-7b-2",
+                "@cf/meta/llama-2-7b-chat-int8",
+                "@cf/mistral/mistral-7b-instruct-v0.2-lora",
+                "@cf/qwen/qwen1.5-7b-chat-awq",
+                "@hf/mistral/mistral-7b-instruct-v0.2",
+            ],
+            payload: _shape_text_generation_iglpda.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_iglpda.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
+            payload: _shape_text_generation_inbepc.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_inbepc.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
+            payload: _shape_text_generation_jpgnfo.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_jpgnfo.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
+            payload: _shape_text_generation_khheop.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_khheop.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
+            payload: _shape_text_generation_kjbhpj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_kjbhpj.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/meta/llama-3.2-1b-instruct",
+                "@cf/meta/llama-3.2-3b-instruct",
+                "@cf/microsoft/phi-2",
+                "@cf/tiiuae/falcon-7b-instruct",
+                "@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
+            ],
+            payload: _shape_text_generation_mbnbla.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_mbnbla.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -654,164 +746,72 @@ if TYPE_CHECKING:
                 "@hf/thebloke/llamaguard-7b-awq",
                 "@hf/thebloke/neural-chat-7b-v3-1-awq",
             ],
-            payload: _shape_text_generation_iammgf.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_mgenea.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_iammgf.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
-            payload: _shape_text_generation_ilofoc.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_ilofoc.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@cf/meta/llama-3.2-1b-instruct",
-                "@cf/meta/llama-3.2-3b-instruct",
-                "@cf/microsoft/phi-2",
-                "@cf/tiiuae/falcon-7b-instruct",
-                "@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
-            ],
-            payload: _shape_text_generation_inbjmn.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_inbjmn.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
-            payload: _shape_text_generation_jcpbfe.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_jcpbfe.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
-            payload: _shape_text_generation_jeeepg.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_jeeepg.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
-            payload: _shape_text_generation_jildln.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_jildln.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
-            payload: _shape_text_generation_liihln.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_liihln.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-guard-3-8b"],
-            payload: _shape_text_generation_lolbjn.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_lolbjn.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/gpt-oss-120b"],
-            payload: _shape_text_generation_mlfanp.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_mlfanp.ShapeOutput: ...
+        ) -> _shape_text_generation_mgenea.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/google/gemma-3-12b-it"],
-            payload: _shape_text_generation_odlfji.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_mllmpc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_odlfji.ShapeOutput: ...
+        ) -> _shape_text_generation_mllmpc.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal[
-                "@cf/google/gemma-2b-it-lora",
-                "@cf/meta/llama-2-7b-chat-fp16",
-                "@cf/meta/llama-3.1-8b-instruct-fp8",
-                "@cf/qwen/qwen1.5-14b-chat-awq",
-                "@cf/qwen/qwen2.5-coder-32b-instruct",
-            ],
-            payload: _shape_text_generation_okojdc.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
+            payload: _shape_text_generation_ojaocd.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_okojdc.ShapeOutput: ...
+        ) -> _shape_text_generation_ojaocd.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
-            payload: _shape_text_generation_ooonec.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
+            payload: _shape_text_generation_pahhmc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_ooonec.ShapeOutput: ...
+        ) -> _shape_text_generation_pahhmc.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal[
-                "@cf/deepseek-ai/deepseek-r1-distill-qwen-32b",
-                "@cf/defog/sqlcoder-7b-2",
-                "@cf/meta/llama-2-7b-chat-int8",
-                "@cf/mistral/mistral-7b-instruct-v0.2-lora",
-                "@cf/qwen/qwen1.5-7b-chat-awq",
-                "@hf/mistral/mistral-7b-instruct-v0.2",
-            ],
-            payload: _shape_text_generation_pbhlke.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/openai/gpt-oss-20b"],
+            payload: _shape_text_generation_pdnfpn.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_pbhlke.ShapeOutput: ...
+        ) -> _shape_text_generation_pdnfpn.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
-            payload: _shape_text_generation_pikpfh.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/cloudflare/clairic"],
+            payload: _shape_text_generation_pfbfkd.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_pikpfh.ShapeOutput: ...
+        ) -> _shape_text_generation_pfbfkd.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal[
-                "@cf/fblgit/una-cybertron-7b-v2-bf16",
-                "@cf/meta/llama-3-8b-instruct-awq",
-                "@cf/meta/llama-3.1-70b-instruct",
-                "@cf/meta/llama-3.1-8b-instruct",
-                "@cf/meta/llama-3.1-8b-instruct-fast",
-                "@cf/meta/llama-3.2-11b-vision-instruct",
-                "@hf/thebloke/deepseek-coder-6.7b-base-awq",
-                "@hf/thebloke/llama-2-13b-chat-awq",
-                "@hf/thebloke/zephyr-7b-beta-awq",
-            ],
-            payload: _shape_text_generation_plgpin.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
+            payload: _shape_text_to_image_aakaie.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_plgpin.ShapeOutput: ...
+        ) -> _shape_text_to_image_aakaie.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/leonardo/phoenix-1.0"],
-            payload: _shape_text_to_image_dakall.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
+            payload: _shape_text_to_image_chejmm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_dakall.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
-            payload: _shape_text_to_image_gghhpp.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_gghhpp.ShapeOutput: ...
+        ) -> _shape_text_to_image_chejmm.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/leonardo/lucid-origin"],
-            payload: _shape_text_to_image_jacjdo.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_dnblnc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_jacjdo.ShapeOutput: ...
+        ) -> _shape_text_to_image_dnblnc.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"],
-            payload: _shape_text_to_image_lcpmai.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
+            payload: _shape_text_to_image_dohcgo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_lcpmai.ShapeOutput: ...
+        ) -> _shape_text_to_image_dohcgo.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -821,79 +821,79 @@ if TYPE_CHECKING:
                 "@cf/runwayml/stable-diffusion-v1-5-img2img",
                 "@cf/runwayml/stable-diffusion-v1-5-inpainting",
             ],
-            payload: _shape_text_to_image_mboolc.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_kpgecb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_mboolc.ShapeOutput: ...
+        ) -> _shape_text_to_image_kpgecb.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
-            payload: _shape_text_to_image_nakmed.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"],
+            payload: _shape_text_to_image_mmfjgm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_nakmed.ShapeOutput: ...
+        ) -> _shape_text_to_image_mmfjgm.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
-            payload: _shape_text_to_image_noepbo.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/leonardo/phoenix-1.0"],
+            payload: _shape_text_to_image_odkfgk.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_noepbo.ShapeOutput: ...
+        ) -> _shape_text_to_image_odkfgk.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
-            payload: _shape_text_to_image_pcoglh.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_pncffb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_pcoglh.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepgram/aura-2-en"],
-            payload: _shape_text_to_speech_bnkloj.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_speech_bnkloj.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepgram/aura-2-es"],
-            payload: _shape_text_to_speech_chnnmj.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_speech_chnnmj.ShapeOutput: ...
+        ) -> _shape_text_to_image_pncffb.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/aura-1"],
-            payload: _shape_text_to_speech_fpniol.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_speech_khbeog.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_speech_fpniol.ShapeOutput: ...
+        ) -> _shape_text_to_speech_khbeog.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/myshell-ai/melotts"],
-            payload: _shape_text_to_speech_mcflmc.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_speech_lhkdfd.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_speech_mcflmc.ShapeOutput: ...
+        ) -> _shape_text_to_speech_lhkdfd.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/m2m100-1.2b"],
-            payload: _shape_translation_bcaola.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepgram/aura-2-es"],
+            payload: _shape_text_to_speech_mhcmhi.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_translation_bcaola.ShapeOutput: ...
+        ) -> _shape_text_to_speech_mhcmhi.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepgram/aura-2-en"],
+            payload: _shape_text_to_speech_pofkeo.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_to_speech_pofkeo.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"],
-            payload: _shape_translation_kggobe.ShapeInput | Mapping[str, Any],
+            payload: _shape_translation_fkgkfa.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_translation_kggobe.ShapeOutput: ...
+        ) -> _shape_translation_fkgkfa.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/m2m100-1.2b"],
+            payload: _shape_translation_idkdeo.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_translation_idkdeo.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/pipecat-ai/smart-turn-v2"],
-            payload: _shape_voice_activity_detection_pflnal.ShapeInput | Mapping[str, Any],
+            payload: _shape_voice_activity_detection_bdkmgh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_voice_activity_detection_pflnal.ShapeOutput: ...
+        ) -> _shape_voice_activity_detection_bdkmgh.ShapeOutput: ...
         @overload
         def run(self, model_id: str, payload: Any, **options: Unpack[AnyRun]) -> Any: ...
         def run(
