@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from .plan_base import merge_imports
 from .records import SHAPE_INPUT, SHAPE_OUTPUT, Shape, ShapeModule, SharedPlan
 from .struct_schema import struct_document
-from .structs import StructPlan, names_in
+from .structs import StructPlan, TwinLayout, names_in, twin_layout, twin_with_required
 
 __all__ = ["shape_module", "shared_module"]
 
@@ -86,6 +86,7 @@ def shape_module(
     for _mod, names in imported:
         exported += list(names)
     skip = {"ShapeHandle", "AsyncShapeHandle", SHAPE_INPUT, SHAPE_OUTPUT, "BinaryInput", "BinaryOutput"}
+    twins = twin_layout(local)
     return ShapeModule(
         module=module,
         shape=shape,
@@ -96,7 +97,25 @@ def shape_module(
         exported=tuple(n for n in dict.fromkeys(exported) if n not in skip),
         struct_doc=struct_document(local, {n: mod for mod, names in imported for n in names}, package),
         file=file,
+        twins=twins,
+        params_bases=_params_bases(shape, local, twins),
     )
+
+
+def _params_bases(shape: Shape, local: tuple[StructPlan, ...], twins: TwinLayout) -> tuple[tuple[str, str], ...]:
+    """Each keyword TypedDict of the shape's own that has required keys and a base (optional keys, or
+    ``_CommonParams``) and whose required keys are a twin's, line for line: it extends that twin's base."""
+    common = {p.name for p in shape.common_params}
+    out: list[tuple[str, str]] = []
+    for m in shape.methods:
+        if not (m.params_name and m.params_own):
+            continue
+        required = [p for p in m.keywords if p.default is None]
+        optional = [p for p in m.keywords if p.default is not None and p.name not in common]
+        twin = twin_with_required(local, required, twins) if required and (optional or common) else None
+        if twin:
+            out.append((m.name, twin))
+    return tuple(out)
 
 
 def shared_module(
@@ -109,7 +128,7 @@ def shared_module(
         need[f"{up}{mod}"] = names
     exported = [n for s in structs for n in (s.name, *([s.twin] if s.twin else []))]
     doc = struct_document(structs, {n: mod for mod, names in outside.items() for n in names}, package)
-    return SharedPlan(module, task, structs, tuple(merge_imports(need)), tuple(exported), doc)
+    return SharedPlan(module, task, structs, tuple(merge_imports(need)), tuple(exported), doc, twin_layout(structs))
 
 
 def _type_only_imports(shape: Shape, up: str) -> tuple[str, ...]:

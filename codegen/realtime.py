@@ -34,7 +34,7 @@ from .plan_base import PlanError, merge_imports
 from .reshape import reshape
 from .schema_walk import as_list, as_map
 from .struct_schema import struct_document
-from .structs import StructPlan, build_types, default_code, names_in
+from .structs import StructPlan, TwinLayout, build_types, default_code, names_in, twin_layout
 
 __all__ = ["EventPlan", "RealtimePlan", "ShortcutPlan", "plan_realtime"]
 
@@ -80,6 +80,7 @@ class RealtimePlan:
     final: dict[str, Any] | None  # which event carries a final transcript, and where
     facts: tuple[tuple[str, str], ...]
     label: str
+    twins: TwinLayout  # how its TypedDict twins are printed
 
 
 def _fail(src: ModelSource, message: str) -> PlanError:
@@ -169,6 +170,7 @@ def plan_realtime(src: ModelSource, module: str, handle: str, package: str) -> R
         final=_final(src, section, events),
         facts=tuple(facts),
         label=src.label,
+        twins=twin_layout(types.structs),
     )
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from .load import ModelSource
 from .realtime import RealtimePlan
-from .structs import AliasPlan, StructPlan
+from .structs import AliasPlan, StructPlan, TwinLayout
 from .variants import DispatchRule
 
 __all__ = [
@@ -250,6 +250,9 @@ class ShapeModule:
     exported: tuple[str, ...]
     struct_doc: str  # what datamodel-code-generator prints its structs from
     file: str  # the schema file of its first model (named in a problem printing it)
+    twins: TwinLayout  # how its TypedDict twins are printed
+    # (method, twin): a method's keyword TypedDict extends that twin's ``_<twin>Required`` base, keys alike
+    params_bases: tuple[tuple[str, str], ...]
 
 
 @dataclass(frozen=True)
@@ -263,6 +266,7 @@ class SharedPlan:
     imports: tuple[str, ...]
     exported: tuple[str, ...]
     struct_doc: str  # what datamodel-code-generator prints the structs from
+    twins: TwinLayout  # how its TypedDict twins are printed
 
 
 @dataclass(frozen=True)

@@ -42,10 +42,13 @@ __all__ = [
     "FieldPlan",
     "NamingError",
     "StructPlan",
+    "TwinLayout",
     "TypeSet",
     "build_types",
     "default_code",
     "names_in",
+    "twin_layout",
+    "twin_with_required",
     "with_none",
 ]
 
@@ -119,32 +122,39 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 
 
-def shared_optional_keys(
-    structs: Iterable[StructPlan],
-) -> tuple[list[tuple[str, tuple[FieldPlan, ...]]], dict[str, str]]:
-    """TypedDict twins of one module whose optional keys are the same, key for key (name, type and comment),
-    four or more: those keys are printed once, as a base ``_<first twin>Optional`` that each twin extends.
-    Returns the bases (name, keys) and the base of each such twin."""
+@dataclass(frozen=True)
+class TwinLayout:
+    """How one module prints its TypedDict twins: twins whose optional keys are the same, key for key (name,
+    type and comment), four or more, print those keys once, as a base ``_<first twin>Optional`` they extend."""
+
+    bases: tuple[tuple[str, tuple[FieldPlan, ...]], ...] = ()  # (base name, its keys)
+    base_of: tuple[tuple[str, str], ...] = ()  # (twin, the optional base it extends)
+
+    def base(self, twin: str) -> str | None:
+        return dict(self.base_of).get(twin)
+
+
+def twin_layout(structs: Iterable[StructPlan]) -> TwinLayout:
+    """The layout of the twins a module prints (see :class:`TwinLayout`)."""
     groups: dict[tuple[tuple[str, str, str], ...], list[StructPlan]] = {}
     for s in structs:
         if s.twin and s.twin_classy and len(s.twin_optional) >= 4:
             groups.setdefault(tuple((f.wire, f.loose, f.description) for f in s.twin_optional), []).append(s)
     bases: list[tuple[str, tuple[FieldPlan, ...]]] = []
-    base_of: dict[str, str] = {}
+    base_of: list[tuple[str, str]] = []
     for members in groups.values():
         if len(members) > 1:
             bases.append((f"_{members[0].twin}Optional", members[0].twin_optional))
-            base_of.update({m.twin: bases[-1][0] for m in members if m.twin})
-    return bases, base_of
+            base_of += [(m.twin, bases[-1][0]) for m in members if m.twin]
+    return TwinLayout(tuple(bases), tuple(base_of))
 
 
-def twin_with_required(structs: Iterable[StructPlan], params: Iterable[Any]) -> str | None:
+def twin_with_required(structs: Iterable[StructPlan], params: Iterable[Any], layout: TwinLayout) -> str | None:
     """The TypedDict twin of ``structs`` whose required keys (its ``_<twin>Required`` base) are ``params`` line
     for line (name, type, comment), so a method's keyword TypedDict extends that base instead of repeating it."""
     wanted = [(p.name, p.typed, p.description) for p in params]
-    keys = shared_optional_keys(structs)[1]
     for s in structs:
-        if s.twin and s.twin_classy and s.twin_required and (s.twin_optional or s.twin in keys):
+        if s.twin and s.twin_classy and s.twin_required and (s.twin_optional or layout.base(s.twin)):
             if [(f.wire, f.loose, f.description) for f in s.twin_required] == wanted:
                 return s.twin
     return None
