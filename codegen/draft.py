@@ -33,8 +33,8 @@ from .methods import (
 )
 from .naming import RESERVED_NAMES, clean_title, handle_name, pascal, title_words
 from .plan_base import PlanError
-from .realtime import RealtimePlan, plan_realtime
-from .records import SHAPE_INPUT, SHAPE_OUTPUT, MethodPlan, OutputPlan, Shape
+from .realtime import plan_realtime
+from .records import SHAPE_INPUT, SHAPE_OUTPUT, MethodPlan, ModelFacts, OutputPlan, Shape
 from .reshape import canonical, reshape
 from .schema_walk import as_list, as_map
 from .structs import NamingError, TypeSet, build_types
@@ -96,20 +96,10 @@ FORM_TYPE = "multipart/form-data"
 
 
 @dataclass(frozen=True)
-class ModelDraft:
+class ModelDraft(ModelFacts):
     """One model, drafted: its own facts and its shape (placed by ``share``)."""
 
-    source: ModelSource
-    model_id: str
-    module: str  # dotted, relative to the package, e.g. "models.cf.baai.bge_m3"
-    handle: str
-    input_alias: str
-    output_alias: str
     shape: Shape
-    raw_body: str | None
-    form_body: str | None
-    price: tuple[Any, ...]
-    realtime: RealtimePlan | None
 
 
 def draft_model(src: ModelSource, module: str, warnings: list[str], package: str) -> ModelDraft:

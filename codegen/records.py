@@ -270,8 +270,8 @@ class SharedPlan:
 
 
 @dataclass(frozen=True)
-class ModelPlan:
-    """One model's own module: its id, ``INFO``, the aliases of its shape's unions and its handle classes."""
+class ModelFacts:
+    """A model's own facts, what its module prints besides its shape: its id, ``INFO`` and handle names."""
 
     source: ModelSource
     model_id: str
@@ -279,11 +279,10 @@ class ModelPlan:
     handle: str
     input_alias: str
     output_alias: str
-    shape_module: ShapeModule  # the module of its shape, whose handles its own subclass
     raw_body: str | None  # input field sent as the raw request body (``x-raw-body``; the rest as query)
     form_body: str | None  # input struct sent as a multipart/form-data body (a branch with that contentType)
     price: tuple[Any, ...]
-    realtime: RealtimePlan | None = None  # its ``*_live`` module, when its file has an ``x-realtime`` section
+    realtime: RealtimePlan | None  # its ``*_live`` module, when its file has an ``x-realtime`` section
 
     @property
     def info_properties(self) -> dict[str, Any]:
@@ -300,6 +299,13 @@ class ModelPlan:
     def async_handle(self) -> str:
         """The async twin of :attr:`handle` (same methods, awaited), printed in the same module."""
         return f"Async{self.handle}"
+
+
+@dataclass(frozen=True)
+class ModelPlan(ModelFacts):
+    """One model's own module: its facts, the aliases of its shape's unions and its handle classes."""
+
+    shape_module: ShapeModule  # the module of its shape, whose handles its own subclass
 
     @property
     def shape(self) -> Shape:

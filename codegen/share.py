@@ -19,13 +19,13 @@ uses is; the reply to a queued request is the runtime's (``_core.decode.AsyncRes
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from .draft import ModelDraft
 from .module_imports import shape_module, shared_module
 from .naming import snake
 from .plan_base import PlanError
-from .records import ModelPlan, ShapeModule, SharedPlan
+from .records import ModelFacts, ModelPlan, ShapeModule, SharedPlan
 from .structs import StructPlan
 
 __all__ = ["RUNTIME_STRUCTS", "Placed", "letters", "share"]
@@ -112,19 +112,8 @@ def _shape_module(d: ModelDraft, where: dict[_Id, str], package: str) -> ShapeMo
 
 
 def _model(d: ModelDraft, home: ShapeModule) -> ModelPlan:
-    return ModelPlan(
-        source=d.source,
-        model_id=d.model_id,
-        module=d.module,
-        handle=d.handle,
-        input_alias=d.input_alias,
-        output_alias=d.output_alias,
-        shape_module=home,
-        raw_body=d.raw_body,
-        form_body=d.form_body,
-        price=d.price,
-        realtime=d.realtime,
-    )
+    facts = {f.name: getattr(d, f.name) for f in fields(ModelFacts)}
+    return ModelPlan(**facts, shape_module=home)
 
 
 def _place_structs(task: str, group: list[ModelDraft], package: str) -> tuple[dict[_Id, str], list[SharedPlan]]:
