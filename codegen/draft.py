@@ -11,7 +11,7 @@ after every model is drafted (``share``). The steps, in order:
 2. :func:`_inputs`: the input alternatives, each a method (named by ``variants.method_name``).
 3. :func:`_types`: inputs paired with the outputs they return, the schema shaped for msgspec, the rules
    that tell outputs apart, and every struct, TypedDict twin and alias (``structs.build_types``).
-4. :func:`_methods`: the methods (``methods``).
+4. :func:`_shape`: the shape, with its methods (:func:`_methods`, by ``methods``).
 """
 
 from __future__ import annotations
@@ -134,6 +134,25 @@ def _draft(src: ModelSource, module: str, warnings: list[str], package: str) -> 
     outputs = _outputs(src, defs, inlined, names)
     input_branches, inputs = _inputs(src, defs, inlined, names, outputs)
     types, rules = _types(src, defs, inlined, inputs, outputs, names, warnings)
+    return ModelDraft(
+        source=src,
+        model_id=src.model_id,
+        module=module,
+        handle=names.handle,
+        input_alias=f"{names.handle}Input",
+        output_alias=f"{names.handle}Output",
+        shape=_shape(src, inputs, outputs, types, rules),
+        raw_body=raw_body_field(src.input),
+        form_body=form_body_class(input_branches, inputs),
+        price=tuple(as_list(src.properties.get("price")) or []),
+        realtime=plan_realtime(src, module + "_live", names.handle, package),
+    )
+
+
+def _shape(
+    src: ModelSource, inputs: list[InputDraft], outputs: list[OutputDraft], types: TypeSet, rules: list[DispatchRule]
+) -> Shape:
+    """The model's shape: its types, its outputs and methods, and what its handles and decoder are given."""
     out_plans = tuple(
         OutputPlan(
             o.index,
@@ -153,7 +172,7 @@ def _draft(src: ModelSource, module: str, warnings: list[str], package: str) -> 
     in_members = list(dict.fromkeys(v.class_name for v in inputs if v.class_name))
     if any(v.kind == "binary" for v in inputs):
         in_members.append("BinaryInput")
-    shape = Shape(
+    return Shape(
         task=src.task,
         structs=types.structs,
         aliases=types.aliases,
@@ -161,27 +180,12 @@ def _draft(src: ModelSource, module: str, warnings: list[str], package: str) -> 
         output_members=tuple(json_members),
         methods=methods,
         outputs=out_plans,
-        input_types=tuple(
-            (m.class_name, m.required) for m in methods if m.class_name and m.kind in ("object", "request")
-        ),
+        input_types=tuple((m.class_name, m.required) for m in methods if m.class_name and m.kind in _MATCHED),
         batch_input=next((m.class_name for m in methods if m.kind == "requests" and m.class_name), None),
         rules=tuple(rules),
         streamable=any(o.kind == "stream" for o in outputs),
         common_params=common_params(methods),
         tool_loop=tool_loop(methods, src.file),
-    )
-    return ModelDraft(
-        source=src,
-        model_id=src.model_id,
-        module=module,
-        handle=names.handle,
-        input_alias=f"{names.handle}Input",
-        output_alias=f"{names.handle}Output",
-        shape=shape,
-        raw_body=raw_body_field(src.input),
-        form_body=form_body_class(input_branches, inputs),
-        price=tuple(as_list(src.properties.get("price")) or []),
-        realtime=plan_realtime(src, module + "_live", names.handle, package),
     )
 
 
