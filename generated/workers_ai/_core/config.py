@@ -160,6 +160,11 @@ class SessionConfig:
         meter_provider: Any = None,
         log_bodies: bool = False,
     ) -> None:
+        # Where each came from, for errors that name the cause (a 7003 or a 401): never the token's value.
+        self._sources: tuple[str, str] = (
+            "the account_id argument" if account_id else "CLOUDFLARE_ACCOUNT_ID",
+            "the api_token argument" if api_token else "CLOUDFLARE_API_TOKEN",
+        )
         account_id = account_id or os.environ.get("CLOUDFLARE_ACCOUNT_ID")
         api_token = api_token or os.environ.get("CLOUDFLARE_API_TOKEN")
         if not account_id:
@@ -181,7 +186,7 @@ class SessionConfig:
         if not isinstance(strict_inputs, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ConfigurationError("strict_inputs must be True or False")
         self.strict_inputs = strict_inputs
-        self.account_id = check_account_id(account_id)
+        self.account_id = check_account_id(account_id, self._sources[0])
         self.__token = api_token
         if base_url is None and os.environ.get("CLOUDFLARE_BASE_URL"):
             self.base_url = check_base_url(os.environ["CLOUDFLARE_BASE_URL"], "CLOUDFLARE_BASE_URL")
@@ -280,6 +285,10 @@ class SessionConfig:
         from .pickling import with_options
 
         copy = with_options(self, **changes)
+        copy._sources = (  # the copy is made with this client's values as arguments: keep where they came from
+            copy._sources[0] if "account_id" in changes else self._sources[0],
+            copy._sources[1] if "api_token" in changes else self._sources[1],
+        )
         if _CONNECTION_OPTIONS.isdisjoint(changes):
             copy._adopt_transport(self._transport, self.network)
         if copy.account_id == self.account_id:
@@ -312,7 +321,8 @@ class SessionConfig:
             )
         from .pickling import reduce_client
 
-        return reduce_client(self)
+        # The copy is made with the resolved values as arguments; where they came from travels as its state.
+        return (*reduce_client(self), {"_sources": self._sources})
 
     def _constructor_kwargs(self) -> dict[str, Any]:
         """The constructor's arguments by name, with the values resolved at construction pinned."""

@@ -16,7 +16,6 @@ from typing import Any, TypeVar
 from ..errors import RealtimeError
 from ._audio import AudioSource, Pacer, Transcript, audio_chunks, chunk_size, collect
 from ._core import END, SessionBase
-from ._spec import tag_of
 from ._wsopts import AsyncConnection, close_of, connect_options, handshake_error, websockets_module
 
 __all__ = ["AsyncListenSession", "AsyncSession", "AsyncSpeakSession"]
@@ -116,14 +115,14 @@ class AsyncSession(SessionBase[E, AsyncConnection]):
                 event = await self._next(None)
                 if event is END:
                     return
-                yield event
+                yield self.core.took(event)
         finally:
             self._consumers -= 1
 
     async def receive(self, timeout: float | None = None) -> Any:
         """The next event, or None when nothing came within ``timeout`` or the session is over."""
         got = await self._next(timeout)
-        return None if got is END else got
+        return None if got is END else self.core.took(got)
 
     async def poll(self) -> list[Any]:
         """Every event already received, without waiting."""
@@ -138,7 +137,7 @@ class AsyncSession(SessionBase[E, AsyncConnection]):
             out.append(got)
         if self._drained and not out:
             self._finished()  # raises how the session failed, if it did
-        return out
+        return [self.core.took(item) for item in out]
 
     async def _next(self, timeout: float | None) -> Any:
         if self._backlog:
@@ -277,6 +276,14 @@ class AsyncSpeakSession(AsyncSession[E]):
     def speak(self, text: str) -> AsyncIterator[bytes]:
         return aspeak_chunks(self, text)
 
+    async def until_flushed(self) -> AsyncIterator[bytes | E]:
+        """:meth:`SpeakSession.until_flushed`, with ``async for``."""
+        while self.core.flushing:  # the rule: SessionCore.flushing
+            item = await self._next(None)
+            if item is END:
+                return
+            yield self.core.took(item)
+
 
 async def transcribe_async(
     session: AsyncListenSession[Any], audio: AudioSource, *, pace: bool, chunk_ms: int
@@ -296,8 +303,6 @@ async def transcribe_async(
 async def aspeak_chunks(session: AsyncSpeakSession[Any], text: str) -> AsyncIterator[bytes]:
     await session.send_text(text)
     await session.flush()
-    async for item in session:
+    async for item in session.until_flushed():
         if isinstance(item, bytes):
             yield item
-        elif tag_of(item) == "Flushed":
-            return

@@ -17,7 +17,6 @@ from typing import Any, TypeVar
 from ..errors import RealtimeError
 from ._audio import AudioSource, Pacer, Transcript, audio_chunks, chunk_size, collect
 from ._core import END, SessionBase
-from ._spec import tag_of
 from ._wsopts import SyncConnection, close_of, connect_options, handshake_error, websockets_module
 
 __all__ = ["ListenSession", "SpeakSession", "SyncSession"]
@@ -104,7 +103,7 @@ class SyncSession(SessionBase[E, SyncConnection]):
             event = self._next(None)
             if event is END:
                 return
-            yield event
+            yield self.core.took(event)
 
     @property
     def ended(self) -> bool:
@@ -114,7 +113,7 @@ class SyncSession(SessionBase[E, SyncConnection]):
     def receive(self, timeout: float | None = None) -> Any:
         """The next event, or None when nothing came within ``timeout`` or the session is over."""
         got = self._next(timeout)
-        return None if got is END else got
+        return None if got is END else self.core.took(got)
 
     def _next(self, timeout: float | None) -> Any:
         if self._backlog:
@@ -142,7 +141,7 @@ class SyncSession(SessionBase[E, SyncConnection]):
             got = self._next(0)
             if got is None or got is END:
                 return out
-            out.append(got)
+            out.append(self.core.took(got))
 
     def _read(self, wait: float | None) -> Any:
         """One frame within ``wait`` seconds (None: until one comes or the answer deadline passes)."""
@@ -265,6 +264,15 @@ class SpeakSession(SyncSession[E]):
         """Send ``text``, flush, and yield its audio until ``Flushed`` (control events are skipped)."""
         return speak_chunks(self, text)
 
+    def until_flushed(self) -> Iterator[bytes | E]:
+        """Audio (``bytes``) and events until every ``flush()`` sent is answered by ``Flushed`` (the last
+        item); the session stays open. Ends at once when no flush is pending."""
+        while self.core.flushing:  # the rule: SessionCore.flushing
+            item = self._next(None)
+            if item is END:
+                return
+            yield self.core.took(item)
+
 
 def transcribe_sync(session: ListenSession[Any], audio: AudioSource, *, pace: bool, chunk_ms: int) -> Transcript[Any]:
     pacer = Pacer(session.core, pace)
@@ -287,8 +295,6 @@ def speak_chunks(session: SpeakSession[Any], text: str) -> Iterator[bytes]:
     """Send ``text`` and Flush; yield the audio until the server says ``Flushed``."""
     session.send_text(text)
     session.flush()
-    for item in session:
+    for item in session.until_flushed():
         if isinstance(item, bytes):
             yield item
-        elif tag_of(item) == "Flushed":
-            return
