@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .load import load_schemas, one_line
-from .plan import PlanError, plan_models
+from .plan import PlanError, plan_package
 from .render import RenderError, render_package
 from .runtime_source import runtime_files, runtime_root
 from .version import VERSION_MODULE, version_module
@@ -82,7 +82,7 @@ def generate(
         what = f"matching {' '.join(models)} " if models else ""
         return GenerateResult(2, [f"{schemas}: no model schemas {what}found"], warnings)
     try:
-        plans, shared = plan_models(loaded.models, warnings, package)
+        plan = plan_package(loaded.models, warnings, package)
     except PlanError as exc:
         return GenerateResult(2, [one_line(f"{exc.file}: /: {exc.message}")], warnings)
     root = out.joinpath(*package.split("."))
@@ -93,9 +93,9 @@ def generate(
     current = {} if check else read_tree(root)
     cached = {k: v.decode("utf-8", "replace") for k, v in current.items() if k.startswith("models/")}
     try:
-        files = render_package(plans, shared, package, with_testing=with_testing, with_ray=with_ray, cached=cached)
+        files = render_package(plan, with_testing=with_testing, with_ray=with_ray, cached=cached)
     except RenderError as exc:
-        where = plans[exc.index].source.file if exc.index >= 0 else str(schemas)
+        where = exc.file or str(schemas)
         return GenerateResult(2, [one_line(f"{where}: /: {exc.message}")], warnings)
     files[VERSION_MODULE] = version_module()
     copies = runtime_copies(root)
@@ -105,7 +105,7 @@ def generate(
     else:
         added, changed, removed = write_tree(root, files, copies)
         code = 0
-    return GenerateResult(code, [], warnings, added, changed, removed, len(plans), time.perf_counter() - started)
+    return GenerateResult(code, [], warnings, added, changed, removed, len(plan.models), time.perf_counter() - started)
 
 
 def runtime_copies(root: Path) -> frozenset[str]:

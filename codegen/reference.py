@@ -192,7 +192,7 @@ def _runtime_methods(plan: ModelPlan, structs: dict[str, StructPlan]) -> list[Me
 
 
 def _model(plan: ModelPlan, shared: dict[str, dict[str, StructPlan]]) -> dict[str, Any]:
-    # A struct of the runtime (``plan.RUNTIME_STRUCTS``) is in no shared module: it has no page of its own.
+    # A struct of the runtime (``share.RUNTIME_STRUCTS``) is in no shared module: it has no page of its own.
     structs = {n: shared[mod][n] for mod, names in plan.shared if mod in shared for n in names if n in shared[mod]}
     structs |= {s.name: s for s in plan.structs}
     aliases = {a.name: a.annotation for a in plan.aliases}

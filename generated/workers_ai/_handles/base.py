@@ -72,7 +72,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
     """What sync and async handles share: model info, validation, encoding and decoding (no I/O)."""
 
     info: ClassVar[ModelInfo] = ModelInfo(model_id="")
-    decoder: ClassVar[OutputDecoder] = OutputDecoder(variants=(), rules=(), indexes=())
+    decoder: ClassVar[OutputDecoder] = OutputDecoder()
     input_types: ClassVar[tuple[tuple[type[Any], tuple[str, ...]], ...]] = ()
     batch_input: ClassVar[type[Any] | None] = None  # the `{"requests": [...]}` variant, when the model has one
 
