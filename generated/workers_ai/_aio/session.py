@@ -7,19 +7,16 @@ every decision (retry or not, how long to wait, which error) is a flow of :mod:`
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
-from .._core.config import Reply, SessionConfig
+from .._core.config import SessionConfig
 from .._core.flow import Call, Flow, Send, T
 from ..errors import APIConnectionError
 from .transport import AiohttpTransport
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
-
-    from .._core.config import RequestOptions
     from .transport import AsyncTransport
 
 __all__ = ["AsyncSession"]
@@ -61,7 +58,6 @@ class AsyncSession(SessionConfig):
     """Configuration and the asyncio transport shared by every call (no thread per call)."""
 
     _transport: AsyncTransport
-    is_async: ClassVar[bool] = True
 
     def _new_transport(self, transport: Any, max_connections: int, compress: bool) -> AsyncTransport:
         import asyncio  # here, not at import: ``import workers_ai`` stays free of asyncio
@@ -75,9 +71,9 @@ class AsyncSession(SessionConfig):
         if self._owns_transport:
             await self._transport.aclose()
 
-    async def drive(self, flow: Flow[T]) -> T:
+    async def _drive(self, flow: Flow[T]) -> T:
         """Run ``flow`` to its result, answering its commands with awaited I/O (the twin of
-        ``Session.drive``: the same commands, awaited)."""
+        ``Session._drive``: the same commands, awaited)."""
         send = self._transport.send
         answer: Any = None
         try:
@@ -108,13 +104,3 @@ class AsyncSession(SessionConfig):
             return result
         finally:
             flow.close()
-
-    async def request(
-        self, method: str, url: str, body: bytes | None = None, **options: Unpack[RequestOptions]
-    ) -> Reply:
-        """As :meth:`Session.request <.._sync.session.Session.request>`, awaited."""
-        return await self.drive(self.request_flow(method, url, body, **options))
-
-    async def get_json(self, path: str, query: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """GET an account API path; the checked envelope (``result``, ``result_info``, ...)."""
-        return await self.drive(self.get_json_flow(path, query))

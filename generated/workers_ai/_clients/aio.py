@@ -33,12 +33,13 @@ __all__ = ["AsyncBaseClient", "AsyncWorkersAI"]
 class AsyncBaseClient(AsyncSession, ClientBase):
     """Configuration and transport shared by every call, and the async model handles built on them.
 
-    Takes the options of ``WorkersAI`` (see ``BaseClient``) and reads the same environment variables.
-    Use it in ``async with`` or call :meth:`aclose` when done.
+    Takes the options of ``WorkersAI`` and reads the same environment variables. Use it in ``async with`` or
+    call :meth:`aclose` when done.
     """
 
     _handle_prefix = "Async"
 
+    # BEGIN generated from _clients/sync.py:BaseClient by python -m codegen.twins
     @staticmethod
     def _fallback_handle(universal: bool) -> type[Any]:
         if not universal:
@@ -54,20 +55,21 @@ class AsyncBaseClient(AsyncSession, ClientBase):
         await self.aclose()
 
     async def to_markdown(self, files: Sequence[FileInput] | FileInput) -> list[MarkdownResult]:
-        """Convert documents to Markdown (``/ai/tomarkdown``); see ``WorkersAI.to_markdown``."""
+        """Convert documents to Markdown (``/ai/tomarkdown``): paths, binary files or ``(name, bytes)``
+        pairs; one :class:`MarkdownResult` per file, in order (a failed file has ``error`` set)."""
         from .._account.tomarkdown import to_markdown_flow
 
-        return await self.drive(to_markdown_flow(self, files))
+        return await self._drive(to_markdown_flow(self, files))
 
     async def to_markdown_supported(self) -> list[MarkdownFormat]:
         """The formats ``to_markdown`` converts (extension and MIME type)."""
         from .._account.tomarkdown import supported_flow
 
-        return await self.drive(supported_flow(self))
+        return await self._drive(supported_flow(self))
 
     @functools.cached_property
     def finetunes(self) -> AsyncFinetunes:
-        """The account's fine-tunes (LoRA adapters): ``await ai.finetunes.list()``, ``create()``, ..."""
+        """The account's fine-tunes (LoRA adapters): ``list()``, ``create()``, ``upload()``, ``public()``."""
         from .._account.finetunes import AsyncFinetunes
 
         return AsyncFinetunes(self)
@@ -77,15 +79,26 @@ class AsyncBaseClient(AsyncSession, ClientBase):
         handle: AsyncModelHandle[Any, Any] = self._model(model_id)
         return handle.batch_job(request_id)
 
+    # END generated from _clients/sync.py:BaseClient
+
 
 class AsyncWorkersAI(AsyncBaseClient):
     """Async client for the Workers AI REST API (``pip install 'workers-ai[async]'``).
 
-    Same constructor, options and environment variables as ``WorkersAI``; use it in ``async with`` or
-    ``await ai.aclose()``. ``ai.model(id)`` returns a typed handle whose methods are awaited
-    (``await h.embed(...)``); streams are ``async with h.chat_stream(...) as events: async for e in events``.
+    Same constructor, options and environment variables as ``WorkersAI`` (each argument is described under
+    ``__init__``); use it in ``async with`` or ``await ai.aclose()``. ``ai.model(id)`` returns a typed handle
+    whose methods are awaited (``await h.embed(...)``); streams are ``async with h.chat_stream(...) as events:
+    async for e in events``.
+
+    Attributes:
+        usage: running totals of what this client used (``UsageMeter``): calls, batch items, tokens,
+            neurons and cost, in all and per model (``ai.usage.by_model[model_id]``).
+        options: the options it was made with, as resolved (a frozen ``ClientOptions``).
+        last_response: status, ``messages`` and ``cf-ray`` of the last reply this task received.
+        account_id, base_url, gateway, timeout, max_retries: the resolved values of those options.
     """
 
+    # BEGIN generated from _clients/sync.py:WorkersAI by python -m codegen.twins
     def model(self, model_id: str) -> AsyncModelHandle[Any, Any]:
         """The typed handle for ``model_id`` (its module is imported on first use)."""
         handle: AsyncModelHandle[Any, Any] = self._model(model_id)
@@ -101,10 +114,11 @@ class AsyncWorkersAI(AsyncBaseClient):
         headers: Mapping[str, str] | None = None,
         session_affinity: str | None = None,
     ) -> Any:
-        """Run any model: ``await ai.run(...)``; with ``stream=True`` use ``async with ai.run(...) as events``.
+        """Run any model (awaited): catalog models give decoded structs, unknown models ``dict`` or bytes.
+        ``stream=True`` gives an event stream (``async with ai.run(...) as events``), ``queue_request=True`` a job.
 
-        Ids that are not ``@cf/``/``@hf/`` go to the universal ``/ai/run`` route with the model in the
-        body. ``session_affinity`` sends ``x-session-affinity`` (prompt caching).
+        Ids that are not ``@cf/``/``@hf/`` (e.g. ``openai/gpt-4.1-mini``) go to the universal ``/ai/run``
+        route with the model in the body. ``session_affinity`` sends ``x-session-affinity`` (prompt caching).
         """
         return self._dispatch(
             model_id,
@@ -114,3 +128,5 @@ class AsyncWorkersAI(AsyncBaseClient):
             headers=headers,
             session_affinity=session_affinity,
         )
+
+    # END generated from _clients/sync.py:WorkersAI

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from .. import _registry
-from .._core.config import SessionConfig
+from .._core.config import SessionConfig, api_url, run_url
 from .._error_base import ConfigurationError
 
 __all__ = ["ClientBase"]
@@ -57,7 +57,7 @@ class ClientBase(SessionConfig):
             if entry is None:
                 from .._handles.universal import check_namespace, is_workers_ai_id
 
-                self.run_url(model_id)  # a bad id is refused here, before a handle is kept for it
+                run_url(self, model_id)  # a bad id is refused here, before a handle is kept for it
                 check_namespace(model_id)
                 handle = self._fallback_handle(not is_workers_ai_id(model_id))(self, model_id)
             else:
@@ -98,4 +98,4 @@ class ClientBase(SessionConfig):
         gw = self.gateway
         if gw is not None and gw.url_form:
             return gw.url(self.account_id, "v1")
-        return self.api_url("ai/v1")
+        return api_url(self, "ai/v1")

@@ -7,19 +7,16 @@ only answers the flows' commands: a :class:`~.._core.flow.Send` with one urllib3
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .._core.config import DEFAULT_BASE_URL, Reply, ResponseInfo, SessionConfig
+from .._core.config import DEFAULT_BASE_URL, ResponseInfo, SessionConfig
 from .._core.flow import Call, Flow, Send, T
 from .._core.options import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES
+from .._core.requests import Reply
 from .._error_base import APIConnectionError
 from .transport import Urllib3Transport
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
-
-    from .._core.config import RequestOptions
     from .transport import Transport
 
 __all__ = [
@@ -49,8 +46,9 @@ class Session(SessionConfig):
         if self._owns_transport:
             self._transport.close()
 
-    def drive(self, flow: Flow[T]) -> T:
-        """Run ``flow`` to its result, answering its commands with blocking I/O."""
+    def _drive(self, flow: Flow[T]) -> T:
+        """Run ``flow`` to its result, answering its commands with blocking I/O (the driver: what every
+        call of this client runs)."""
         send = self._transport.send
         answer: Any = None
         try:
@@ -81,12 +79,3 @@ class Session(SessionConfig):
             return result
         finally:
             flow.close()
-
-    def request(self, method: str, url: str, body: bytes | None = None, **options: Unpack[RequestOptions]) -> Reply:
-        """Send a request, retrying what is safe to retry; return a 2xx reply, its body read, or raise
-        (the rules: :func:`.._core.exchange.exchange`)."""
-        return self.drive(self.request_flow(method, url, body, **options))
-
-    def get_json(self, path: str, query: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """GET an account API path; the checked envelope (``result``, ``result_info``, ...)."""
-        return self.drive(self.get_json_flow(path, query))

@@ -1,0 +1,80 @@
+"""The twins :mod:`.twins` prints: which sync source becomes which async region, and the explicit rules
+(renames, awaits, ``async for``/``async with``, prose) that make it async. Every rule must be used by some
+twin (``python -m codegen.twins --check`` reports one that is not)."""
+
+from __future__ import annotations
+
+from .twins import Twin, awaits, methods, names, texts
+
+__all__ = ["TWINS"]
+
+# The async client's names for the sync client's: its session, its jobs, its streams.
+_CLIENT = names({"Session": "AsyncSession", "BatchJob": "AsyncBatchJob"})
+
+_JOB = names({"BatchTarget": "AsyncBatchTarget"})
+
+TWINS: tuple[Twin, ...] = (
+    Twin(
+        "_handles/sync.py:ModelHandle",
+        "_handles/aio.py:AsyncModelHandle",
+        (
+            *_CLIENT,
+            *names({"EventStream": "AsyncStreamRequest"}),
+            *awaits("self.client._drive"),
+            *texts(
+                {
+                    "blocking I/O": "awaited I/O",
+                    "``with h.stream(...) as events``": "``async with h.stream(...) as events``",
+                }
+            ),
+        ),
+        skip=("_open_stream",),
+    ),
+    Twin(
+        "_handles/typed_bases.py:ToolsHandle",
+        "_handles/typed_bases.py:AsyncToolsHandle",
+        awaits("self._drive"),
+    ),
+    Twin(
+        "_handles/typed_bases.py:BatchHandle",
+        "_handles/typed_bases.py:AsyncBatchHandle",
+        (
+            *_CLIENT,
+            *awaits("self._submit_batch", "self._batch_many"),
+            *texts({"``.wait()`` on the job": "``await job.wait()``"}),
+        ),
+    ),
+    Twin("_batch/jobs.py:BatchJob", "_batch/jobs.py:AsyncBatchJob", (*_JOB, *awaits("self.handle.client._drive"))),
+    Twin(
+        "_clients/sync.py:BaseClient",
+        "_clients/aio.py:AsyncBaseClient",
+        (
+            *_CLIENT,
+            *names(
+                {
+                    "GenericHandle": "AsyncGenericHandle",
+                    "UniversalHandle": "AsyncUniversalHandle",
+                    "ModelHandle": "AsyncModelHandle",
+                    "Finetunes": "AsyncFinetunes",
+                    "__enter__": "__aenter__",
+                    "__exit__": "__aexit__",
+                }
+            ),
+            *methods({"close": "aclose"}),
+            *awaits("self._drive", "self.close"),
+        ),
+    ),
+    Twin(
+        "_clients/sync.py:WorkersAI",
+        "_clients/aio.py:AsyncWorkersAI",
+        (
+            *names({"ModelHandle": "AsyncModelHandle"}),
+            *texts({"(``with ai.run(": "(``async with ai.run(", "Run any model:": "Run any model (awaited):"}),
+        ),
+    ),
+    Twin(
+        "_account/finetunes.py:Finetunes",
+        "_account/finetunes.py:AsyncFinetunes",
+        (*_CLIENT, *awaits("self._session._drive")),
+    ),
+)

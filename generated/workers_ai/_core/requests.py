@@ -1,0 +1,83 @@
+"""The request flows the account endpoints and batches are built on, each one run of
+:func:`.exchange.exchange` (the request loop) and run by the client's driver: a request whose reply is read
+whole (:func:`request_flow`), a stream request whose reply is left unread (:func:`stream_flow`) and an
+account API ``GET`` whose envelope is checked (:func:`get_json_flow`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from .config import api_url, remember
+from .envelope import checked
+from .exchange import exchange
+from .flow import Flow
+
+if TYPE_CHECKING:
+    from typing import TypedDict
+
+    from typing_extensions import Unpack
+
+    from .config import SessionConfig
+
+    # For ``**options: Unpack[RequestOptions]``; a type checker's alone (a TypedDict costs import time).
+    class RequestOptions(TypedDict, total=False):
+        """The keyword arguments of :func:`request_flow` (see :func:`.exchange.exchange`)."""
+
+        content_type: str | None
+        headers: Mapping[str, str] | None
+        queued: bool
+        model_id: str | None
+        deadline: float | None
+
+
+__all__ = ["Reply", "get_json_flow", "request_flow", "stream_flow"]
+
+
+class Reply:
+    """A whole reply: status, headers and the body bytes (read within the size limit)."""
+
+    __slots__ = ("data", "headers", "status")
+
+    def __init__(self, status: int, headers: Mapping[str, str], data: bytes) -> None:
+        self.status = status
+        self.headers = headers
+        self.data = data
+
+
+def request_flow(
+    session: SessionConfig, method: str, url: str, body: bytes | None = None, **options: Unpack[RequestOptions]
+) -> Flow[Reply]:
+    """A request sent until a 2xx reply (see :func:`.exchange.exchange`), its body read whole.
+    ``content_type`` defaults to JSON; ``queued`` marks a batch submission (never re-sent blindly)."""
+    flow = exchange(
+        session,
+        method,
+        url,
+        body,
+        options.get("content_type", "application/json"),
+        options.get("headers"),
+        options.get("queued", False),
+        options.get("model_id"),
+        options.get("deadline"),
+        False,
+    )
+    resp, data = yield from flow
+    return Reply(resp.status, resp.headers, data)
+
+
+def stream_flow(
+    session: SessionConfig, url: str, body: bytes, headers: Mapping[str, str] | None, model_id: str | None
+) -> Flow[Any]:
+    """POST until a 2xx reply whose body is left unread (the stream's response)."""
+    resp, _ = yield from exchange(session, "POST", url, body, "application/json", headers, False, model_id, None, True)
+    return resp
+
+
+def get_json_flow(session: SessionConfig, path: str, query: Mapping[str, Any] | None = None) -> Flow[dict[str, Any]]:
+    """GET an account API path; the checked envelope (``result``, ``result_info``, ...)."""
+    reply = yield from request_flow(session, "GET", api_url(session, path, query), content_type=None)
+    env, messages = checked(reply.status, reply.headers, reply.data, model_id=None)
+    remember(session, reply.status, reply.headers, messages)
+    return env
