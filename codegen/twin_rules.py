@@ -4,7 +4,7 @@ twin (``python -m codegen.twins --check`` reports one that is not)."""
 
 from __future__ import annotations
 
-from .twins import Twin, awaits, methods, names, texts
+from .twins import Twin, async_def, async_for, awaits, methods, names, texts
 
 __all__ = ["TWINS"]
 
@@ -12,6 +12,19 @@ __all__ = ["TWINS"]
 _CLIENT = names({"Session": "AsyncSession", "BatchJob": "AsyncBatchJob"})
 
 _JOB = names({"BatchTarget": "AsyncBatchTarget"})
+
+# The realtime sessions: the thread things of _threads become the task things of _tasks.
+_REALTIME = names(
+    {
+        "SyncSession": "AsyncSession",
+        "Iterator": "AsyncIterator",
+        "__enter__": "__aenter__",
+        "__exit__": "__aexit__",
+        "__iter__": "__aiter__",
+        "transcribe_sync": "transcribe_async",
+        "speak_chunks": "aspeak_chunks",
+    }
+)
 
 TWINS: tuple[Twin, ...] = (
     Twin(
@@ -71,6 +84,64 @@ TWINS: tuple[Twin, ...] = (
             *names({"ModelHandle": "AsyncModelHandle"}),
             *texts({"(``with ai.run(": "(``async with ai.run(", "Run any model:": "Run any model (awaited):"}),
         ),
+    ),
+    Twin(
+        "_sync/stream.py:EventStream",
+        "_aio/stream.py:AsyncEventStream",
+        (
+            *names(
+                {
+                    "EventStream": "AsyncEventStream",
+                    "Response": "AsyncResponse",
+                    "Iterator": "AsyncIterator",
+                    "__enter__": "__aenter__",
+                    "__exit__": "__aexit__",
+                }
+            ),
+            *methods({"close": "aclose"}),
+            *awaits("self._resp.read_chunk", "self._resp.read_all", "self.close"),
+            *async_for("self"),
+        ),
+        skip=("__del__", "__iter__", "__next__"),
+    ),
+    Twin(
+        "realtime/_sync.py:SyncSession",
+        "realtime/_aio.py:AsyncSession",
+        (
+            *_REALTIME,
+            *awaits(
+                "open_socket",
+                "stop",
+                "self._inbox.put",
+                "self._inbox.get",
+                "self._done.wait",
+                "ws.send",
+                "self._ws.close",
+                "self._connected().send",
+            ),
+            *async_for("ws.frames()"),
+            *async_def("poll"),
+        ),
+    ),
+    Twin(
+        "realtime/_sync.py:transcribe_sync,speak_chunks",
+        "realtime/_aio.py",
+        (
+            *_REALTIME,
+            *names({"ListenSession": "AsyncListenSession", "SpeakSession": "AsyncSpeakSession"}),
+            *awaits("sleep", "session.send", "session.poll", "session.close", "session.send_text", "session.flush"),
+            *async_for("session"),
+        ),
+    ),
+    Twin(
+        "realtime/_sync.py:ListenSession",
+        "realtime/_aio.py:AsyncListenSession",
+        (*_REALTIME, *names({"ListenSession": "AsyncListenSession"})),
+    ),
+    Twin(
+        "realtime/_sync.py:SpeakSession",
+        "realtime/_aio.py:AsyncSpeakSession",
+        (*_REALTIME, *names({"SpeakSession": "AsyncSpeakSession"})),
     ),
     Twin(
         "_account/finetunes.py:Finetunes",

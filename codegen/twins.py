@@ -52,9 +52,9 @@ class Rule:
 
     ``kind``: ``name`` (rename the identifier ``old`` to ``new`` everywhere, and in prose),
     ``method`` (rename the method ``old``: its ``def`` and ``self.old``; in prose only as ``old()`` or
-    ```old```), ``await`` (await calls whose callee reads ``old``), ``async_for`` / ``async_with``
-    (``for``/``with`` statements over ``old``) or ``text`` (replace ``old`` by ``new`` in docstrings and
-    comments).
+    ```old```), ``await`` (await calls whose callee reads ``old``), ``async_def`` (make the function ``old``
+    async though it awaits nothing), ``async_for`` / ``async_with`` (``for``/``with`` statements over
+    ``old``) or ``text`` (replace ``old`` by ``new`` in docstrings and comments).
     """
 
     kind: str
@@ -75,6 +75,10 @@ def methods(mapping: Mapping[str, str]) -> tuple[Rule, ...]:
 
 def awaits(*callees: str) -> tuple[Rule, ...]:
     return tuple(Rule("await", c) for c in callees)
+
+
+def async_def(*functions: str) -> tuple[Rule, ...]:
+    return tuple(Rule("async_def", f) for f in functions)
 
 
 def async_for(*iterables: str) -> tuple[Rule, ...]:
@@ -158,6 +162,10 @@ def _own_nodes(fn: ast.AST) -> Iterable[ast.AST]:
             stack.extend(ast.iter_child_nodes(node))
 
 
+def _is_generator(fn: ast.FunctionDef) -> bool:
+    return any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(fn))
+
+
 def _functions(nodes: Sequence[ast.stmt]) -> list[ast.FunctionDef]:
     found: list[ast.FunctionDef] = []
     for top in nodes:
@@ -219,23 +227,25 @@ def _unit(tree: ast.Module, twin: Twin) -> tuple[list[ast.stmt], list[tuple[int,
 
 
 def _async_functions(
-    chosen: Sequence[ast.stmt], awaited: dict[str, Rule], rules: Sequence[Rule]
+    chosen: Sequence[ast.stmt], awaited: dict[str, Rule], rules: Sequence[Rule], used: dict[Rule, int], known: set[str]
 ) -> tuple[set[ast.FunctionDef], dict[ast.Call, Rule | None]]:
     """Which functions become ``async def`` and which calls are awaited: the rules' callees, and the calls of
-    the unit's own functions that become async (``self.m(...)`` or ``f(...)``), until nothing changes."""
+    functions of the source module that become async (``self.m(...)``, ``super().m(...)``, ``f(...)``: this
+    twin's, and ``known``, those of the twins printed before it from the same module), until nothing changes."""
     fns = _functions(chosen)
     loops = {r.old for r in rules if r.kind in ("async_for", "async_with")}
     is_async: set[ast.FunctionDef] = set()
     calls: dict[ast.Call, Rule | None] = {}
     while True:
-        own_async = {f.name for f in is_async}
+        # Calling an async generator gives its iterator at once: only coroutines are awaited.
+        own_async = known | {f.name for f in is_async if not _is_generator(f)}
         changed = False
         for fn in fns:
             for node in _own_nodes(fn):
                 if not isinstance(node, ast.Call) or node in calls:
                     continue
                 callee = _callee(node.func)
-                local = callee.removeprefix("self.") if callee.startswith("self.") else callee
+                local = callee.removeprefix("self.").removeprefix("super().")
                 if callee in awaited or local in own_async:
                     calls[node] = awaited.get(callee)
                     changed = True
@@ -245,8 +255,12 @@ def _async_functions(
             own = list(_own_nodes(fn))
             loop_texts = {_callee(n.iter) for n in own if isinstance(n, ast.For)}
             loop_texts |= {_callee(i.context_expr) for n in own if isinstance(n, ast.With) for i in n.items}
+            forced = next((r for r in rules if r.kind == "async_def" and r.old == fn.name), None)
+            if forced is not None:
+                used[forced] = used.get(forced, 0) + 1
             if (
-                fn.name in _ALWAYS_ASYNC
+                forced is not None
+                or fn.name in _ALWAYS_ASYNC
                 or any(n in calls for n in own)
                 or loops & loop_texts
                 or any(f.name == fn.name and f in is_async for f in fns)
@@ -257,15 +271,18 @@ def _async_functions(
             return is_async, calls
 
 
-def render(source_text: str, twin: Twin, used: dict[Rule, int]) -> str:
-    """The region ``twin`` prints from ``source_text`` (not yet formatted); counts each rule it applies."""
+def render(source_text: str, twin: Twin, used: dict[Rule, int], known: set[str] | None = None) -> str:
+    """The region ``twin`` prints from ``source_text`` (not yet formatted); counts each rule it applies.
+    ``known``: the functions of the source module made async by the twins before this one (added to)."""
+    known = set() if known is None else known
     tree = ast.parse(source_text)
     chosen, ranges = _unit(tree, twin)
     lines = source_text.splitlines(keepends=True)
     edits = _Edits(lines)
     parent = _parents(chosen)
     awaited = {r.old: r for r in twin.rules if r.kind == "await"}
-    is_async, calls = _async_functions(chosen, awaited, twin.rules)
+    is_async, calls = _async_functions(chosen, awaited, twin.rules, used, known)
+    known.update(fn.name for fn in is_async if not _is_generator(fn))
     for call, rule in calls.items():
         if rule is not None:
             used[rule] = used.get(rule, 0) + 1
@@ -386,11 +403,12 @@ def check(twins: Sequence[Twin], package: Path, repo: Path, write: bool) -> tupl
     """Print every twin into its target (in memory); write the targets that changed when ``write``.
     Returns the targets that differ from what is on disk and the rules no twin used."""
     used: dict[Rule, int] = {}
+    made_async: dict[str, set[str]] = {}
     sources: dict[str, str] = {}
     targets: dict[str, str] = {}
     for twin in twins:
         source = sources.setdefault(twin.source_path, (package / twin.source_path).read_text(encoding="utf-8"))
-        region = render(source, twin, used)
+        region = render(source, twin, used, made_async.setdefault(twin.source_path, set()))
         path = twin.target_path
         current = targets.get(path) or (package / path).read_text(encoding="utf-8")
         targets[path] = print_region(current, twin, region)

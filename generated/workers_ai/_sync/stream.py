@@ -1,5 +1,9 @@
 """Typed iteration over a streamed (``text/event-stream``) reply with the blocking transport: the
-events and their parsing are :mod:`.._core.stream_events` and :mod:`.._core.stream_parser`."""
+events and their parsing are :mod:`.._core.stream_events` and :mod:`.._core.stream_parser`.
+
+:class:`EventStream`'s methods, but for how the events are handed out (``__iter__``) and the finalizer, are the
+one source of ``AsyncEventStream``'s (:mod:`.._aio.stream`, printed by ``python -m codegen.twins``).
+"""
 
 from __future__ import annotations
 
@@ -137,8 +141,9 @@ class EventStream(StreamParser):
                     want = parser.send(self._read_all())
                 else:
                     assert not isinstance(want, int)
-                    self._current = want
-                    yield want
+                    if want:
+                        self._current = want
+                        yield want
                     since = time.monotonic()  # after the caller had the events: its time is not idle time
                     want = next(parser)
         except StopIteration:

@@ -1,45 +1,45 @@
-"""The asyncio driver: :class:`AsyncListenSession` and :class:`AsyncSpeakSession` on
+"""The asyncio sessions: :class:`AsyncListenSession` and :class:`AsyncSpeakSession`, on
 ``websockets.asyncio.client``. The I/O only: every decision is :class:`~._core.SessionCore`'s.
 
-``send`` waits while more than ``write_limit`` bytes are buffered; at most ``max_queue`` received frames
-wait to be read before the socket is no longer read. A task sends KeepAlive when the stream is quiet.
+Printed from :mod:`._sync` by ``python -m codegen.twins``: the same reader (a task), inbox of at most
+``max_queue`` events and keepalive (a task), on :mod:`._tasks`. ``send`` waits while more than
+``write_limit`` bytes are buffered.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from ..errors import RealtimeError
 from ._audio import AudioSource, Pacer, Transcript, audio_chunks, chunk_size, collect
 from ._core import END, SessionBase
 from ._spec import tag_of
-from ._wsopts import AsyncConnection, close_of, connect_options, handshake_error, websockets_module
+from ._tasks import NOTHING, Done, Inbox, Lock, Socket, Worker, open_socket, sleep, spawn, stop
+from ._wsopts import close_of, handshake_error
 
 __all__ = ["AsyncListenSession", "AsyncSession", "AsyncSpeakSession"]
 
 E = TypeVar("E")
-_NOTHING: Any = object()
 
 
-class AsyncSession(SessionBase[E, AsyncConnection]):
-    """What the async listen and speak sessions share: open, receive, keepalive, close.
+class AsyncSession(SessionBase[E, Socket]):
+    """What the async listen and speak sessions share: open, receive, keepalive, close."""
 
-    A reader task moves frames from the socket into a queue of at most ``max_queue`` events; when it
-    is full the reader waits, the socket is no longer read and the server is held back.
-    """
+    _opened_with: ClassVar[str] = "async with"
 
-    _opened_with = "async with"
-
+    # BEGIN generated from realtime/_sync.py:SyncSession by python -m codegen.twins
     def _setup(self) -> None:
-        self._queue: asyncio.Queue[Any] = asyncio.Queue(self.core.limits.max_queue)
-        self._done = asyncio.Event()  # the connection is over (the reader saw the end)
-        self._drained = False  # the end marker was taken from the queue
-        self._consumers = 0
-        self._tasks: list[asyncio.Task[None]] = []
+        self._lock = Lock()  # the core's frames are built, and its answers read, one at a time
+        self._inbox = Inbox(self.core.limits.max_queue)
+        self._done = Done()  # the connection is over (the reader saw the end, or the session was shut)
+        self._drained = False  # the end was taken from the inbox
+        self._consumers = 0  # loops iterating over the session
+        self._workers: list[Worker] = []
+
+    # ------------------------------------------------------------------ lifecycle
 
     async def __aenter__(self) -> AsyncSession[E]:
         await self.open()
@@ -54,28 +54,27 @@ class AsyncSession(SessionBase[E, AsyncConnection]):
             await self._shutdown()
 
     async def open(self) -> None:
+        """Connect (done by ``with``). A refused handshake raises the REST error of its answer."""
         if self._ws is not None:
             return
-        connect = websockets_module("asyncio.client").connect
-        options = connect_options(self.core)
-        options["write_limit"] = self.core.limits.write_limit
         self.core.opening()
         try:
-            ws: AsyncConnection = await connect(self.core.url, **options)
+            ws = await open_socket(self.core)
         except Exception as exc:
             error = handshake_error(self.core, exc)
             self.core.finished(error)
             raise error from None
         self._ws = ws
-        self._tasks.append(asyncio.ensure_future(self._reader(ws)))
+        self._workers.append(spawn(self._reader, "workers-ai-reader"))
         if self.core.spec.keepalive_seconds is not None:
-            self._tasks.append(asyncio.ensure_future(self._keepalive()))
+            self._workers.append(spawn(self._keepalive, "workers-ai-keepalive"))
 
     async def close(self) -> list[Any]:
-        """Send the model's close message and return what the server still sends before it closes."""
+        """Send the model's close message, read what the server still sends until it closes (within
+        ``close_timeout``) and return those events; iterating afterwards yields them too."""
         self._connected()
         if not self.core.close_sent and not self._done.is_set():
-            await self._send(self.core.control("close"))
+            await self._say(self.core.control, "close")
         limit = self.core.limits.close_timeout
         deadline = time.monotonic() + limit
         rest: list[Any] = []
@@ -84,10 +83,8 @@ class AsyncSession(SessionBase[E, AsyncConnection]):
             if left <= 0:
                 await self._shutdown()
                 raise self.core.timed_out(f"the server did not end the session within {limit:g}s of the close message")
-            if self._consumers:  # another task is iterating: it takes the events, we wait for the end
-                try:
-                    await asyncio.wait_for(self._done.wait(), left)
-                except asyncio.TimeoutError:
+            if self._consumers:  # another loop is iterating: it takes the events, this waits for the end
+                if not await self._done.wait(left):
                     continue
                 break
             got = await self._next(left)
@@ -96,20 +93,15 @@ class AsyncSession(SessionBase[E, AsyncConnection]):
             if got is not None:
                 rest.append(got)
         await self._shutdown()
-        self._backlog.extend(rest)  # iterating afterwards yields them too
+        self._backlog.extend(rest)
         if self._error is not None:
             error, self._error = self._error, None
             raise error
         return rest
 
-    @property
-    def ended(self) -> bool:
-        return self._done.is_set()
+    # ------------------------------------------------------------------ receiving
 
-    def __aiter__(self) -> AsyncIterator[Any]:
-        return self._events()
-
-    async def _events(self) -> AsyncIterator[Any]:
+    async def __aiter__(self) -> AsyncIterator[Any]:
         self._consumers += 1
         try:
             while True:
@@ -120,6 +112,11 @@ class AsyncSession(SessionBase[E, AsyncConnection]):
         finally:
             self._consumers -= 1
 
+    @property
+    def ended(self) -> bool:
+        """The connection is over (events already received can still be read)."""
+        return self._done.is_set()
+
     async def receive(self, timeout: float | None = None) -> Any:
         """The next event, or None when nothing came within ``timeout`` or the session is over."""
         got = await self._next(timeout)
@@ -129,9 +126,10 @@ class AsyncSession(SessionBase[E, AsyncConnection]):
         """Every event already received, without waiting."""
         out: list[Any] = list(self._backlog)
         self._backlog.clear()
-        queue = self._queue
-        while not queue.empty() and not self._drained:  # nothing waits here: the reader task fills it
-            got = queue.get_nowait()
+        while not self._drained:
+            got = self._inbox.get_nowait()
+            if got is NOTHING:
+                break
             if got is END:
                 self._drained = True
                 break
@@ -141,6 +139,8 @@ class AsyncSession(SessionBase[E, AsyncConnection]):
         return out
 
     async def _next(self, timeout: float | None) -> Any:
+        """The next event, END, or None when nothing came within ``timeout`` (None: no limit but the
+        answer deadline, past which the session fails)."""
         if self._backlog:
             return self._backlog.popleft()
         if self._drained:
@@ -148,152 +148,176 @@ class AsyncSession(SessionBase[E, AsyncConnection]):
         self._connected()
         until = None if timeout is None else time.monotonic() + timeout
         while True:
-            try:
-                item = self._queue.get_nowait()
-            except asyncio.QueueEmpty:
-                answer_by = self.core.answer_deadline()
-                now = time.monotonic()
-                if answer_by is not None and now >= answer_by:
-                    self._error = self.core.timed_out(f"the server sent nothing for {self.core.answer_timeout:g}s")
-                    await self._shutdown()
-                    raise self._error from None
-                if until is not None and now >= until:
-                    return None
-                ends = [t for t in (until, answer_by) if t is not None]
-                try:
-                    if ends:
-                        item = await asyncio.wait_for(self._queue.get(), max(0.0, min(ends) - now))
-                    else:
-                        item = await self._queue.get()
-                except asyncio.TimeoutError:
-                    continue
+            item = self._inbox.get_nowait()
+            if item is NOTHING:
+                if self._done.is_set():  # the reader put every event before it said so: none is coming
+                    item = END
+                else:
+                    answer_by = self.core.answer_deadline()
+                    now = time.monotonic()
+                    if answer_by is not None and now >= answer_by:
+                        self._error = self.core.timed_out(f"the server sent nothing for {self.core.answer_timeout:g}s")
+                        await self._shutdown()
+                        raise self._error from None
+                    if until is not None and now >= until:
+                        return None
+                    ends = [t for t in (until, answer_by) if t is not None]
+                    item = await self._inbox.get(max(0.0, min(ends) - now) if ends else None)
+                    if item is NOTHING:
+                        continue
             if item is END:
                 self._drained = True
                 return self._finished()
             return item
 
-    async def _reader(self, ws: AsyncConnection) -> None:
+    async def _reader(self) -> None:
+        """Move the frames from the socket into the inbox, as events; then how the connection ended."""
+        ws = self._connected()
         code: int | None
         try:
-            async for data in ws:
-                await self._queue.put(self.core.receive(data))
+            async for data in ws.frames():
+                with self._lock:
+                    event = self.core.receive(data)
+                await self._inbox.put(event)
             code, reason = ws.close_code, ws.close_reason or ""
         except Exception as exc:  # ConnectionClosedError, or the socket failing under it
             code, reason = close_of(exc)
-        self._error = self.core.closed(code, reason)
+        ended = self.core.closed(code, reason)
+        self._error = self._error or ended
         self._done.set()
-        await self._queue.put(END)
+        await self._inbox.put(END)
 
-    async def _send(self, frame: str | bytes) -> None:
+    # ------------------------------------------------------------------ sending
+
+    async def _say(self, make: Callable[..., str | bytes], *args: Any) -> None:
+        """Send the frame ``make(*args)`` builds, built under the lock the keepalive worker takes too."""
+        with self._lock:
+            frame = make(*args)
         ws = self._connected()
         try:
             await ws.send(frame)
         except Exception as exc:
             code, reason = close_of(exc)
-            error = self.core.closed(code, reason) or RealtimeError(
+            self._error = self.core.closed(code, reason) or RealtimeError(
                 f"{self.model_id}: the session has ended", model_id=self.model_id
             )
-            raise error from None
+            self._done.set()
+            raise self._error from None
 
     async def _keepalive(self) -> None:
         while not self._done.is_set():
-            wait = self.core.keepalive_wait()
-            frame = self.core.keepalive()
+            with self._lock:
+                wait = self.core.keepalive_wait()
+                frame = self.core.keepalive()
             if frame is not None:
                 try:
                     await self._connected().send(frame)
                 except Exception:
                     return  # the reader reports how the connection ended
                 continue
-            if wait is None:
+            if wait is None or await self._done.wait(max(wait, 0.05)):
                 return
-            try:
-                await asyncio.wait_for(self._done.wait(), max(wait, 0.05))
-                return
-            except asyncio.TimeoutError:
-                pass
 
     async def _shutdown(self) -> None:
+        self._done.set()
+        self._inbox.close()
         if self._ws is not None:
             await self._ws.close()
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            try:
-                await task
-            except (asyncio.CancelledError, Exception):
-                pass
-        self._tasks.clear()
-        self._done.set()
+        await stop(self._workers)
+        self._workers.clear()
         self.core.finished(self._error)
+
+    # END generated from realtime/_sync.py:SyncSession
 
 
 class AsyncListenSession(AsyncSession[E]):
     """Speech in, typed events out: ``await send(audio)``, ``finalize()``, ``close()``, ``async for``."""
 
+    # BEGIN generated from realtime/_sync.py:ListenSession by python -m codegen.twins
     async def __aenter__(self) -> AsyncListenSession[E]:
         await self.open()
         return self
 
     def __aiter__(self) -> AsyncIterator[E]:
-        return self._events()
+        return super().__aiter__()
 
     async def send(self, audio: bytes | bytearray | memoryview) -> None:
-        await self._send(self.core.audio(audio))
+        """Send one chunk of audio (a binary frame); waits while the connection is backed up."""
+        await self._say(self.core.audio, audio)
 
     async def finalize(self) -> None:
-        await self._send(self.core.control("finalize"))
+        """Ask for results of all audio sent so far now (the stream stays open)."""
+        await self._say(self.core.control, "finalize")
 
     async def close(self) -> list[E]:
+        """Send CloseStream, drain the remaining results and return them."""
         return await super().close()
 
     async def transcribe(self, audio: AudioSource, *, pace: bool = False, chunk_ms: int = 100) -> Transcript[E]:
+        """Send ``audio`` (bytes, a path, a binary file or chunks), close, and return a ``Transcript``."""
         return await transcribe_async(self, audio, pace=pace, chunk_ms=chunk_ms)
+
+    # END generated from realtime/_sync.py:ListenSession
 
 
 class AsyncSpeakSession(AsyncSession[E]):
     """Text in, audio out: ``send_text``, ``flush``, ``clear``, ``close``; ``async for`` yields audio
     chunks (``bytes``) and control events."""
 
+    # BEGIN generated from realtime/_sync.py:SpeakSession by python -m codegen.twins
     async def __aenter__(self) -> AsyncSpeakSession[E]:
         await self.open()
         return self
 
     def __aiter__(self) -> AsyncIterator[bytes | E]:
-        return self._events()
+        return super().__aiter__()
 
     async def send_text(self, text: str) -> None:
-        await self._send(self.core.text(text))
+        """Send text to speak (a ``Speak`` message); it is spoken on :meth:`flush`."""
+        await self._say(self.core.text, text)
 
     async def flush(self) -> None:
-        await self._send(self.core.control("flush"))
+        """Speak everything sent so far (answered by ``Flushed``)."""
+        await self._say(self.core.control, "flush")
 
     async def clear(self) -> None:
-        await self._send(self.core.control("clear"))
+        """Drop text not yet spoken (answered by ``Cleared``)."""
+        await self._say(self.core.control, "clear")
 
     async def close(self) -> list[bytes | E]:
+        """Send Close, drain what the server still sends and return it."""
         return await super().close()
 
     def speak(self, text: str) -> AsyncIterator[bytes]:
+        """Send ``text``, flush, and yield its audio until ``Flushed`` (control events are skipped)."""
         return aspeak_chunks(self, text)
 
+    # END generated from realtime/_sync.py:SpeakSession
 
+
+# BEGIN generated from realtime/_sync.py:transcribe_sync,speak_chunks by python -m codegen.twins
 async def transcribe_async(
     session: AsyncListenSession[Any], audio: AudioSource, *, pace: bool, chunk_ms: int
 ) -> Transcript[Any]:
+    """Send ``audio`` in chunks (in real time when ``pace``), read what comes meanwhile, close; the transcript."""
     pacer = Pacer(session.core, pace)
     events: list[Any] = []
-    for chunk in audio_chunks(audio, chunk_size(session.core, chunk_ms)):
+    # Read as we go, so the server is never held back by us: after every chunk when paced, else
+    # every few chunks (fewer than max_queue events can arrive in between: at most one per chunk).
+    every = 1 if pacer.rate is not None else max(1, session.core.limits.max_queue // 4)
+    for n, chunk in enumerate(audio_chunks(audio, chunk_size(session.core, chunk_ms)), 1):
         wait = pacer.delay(len(chunk))
         if wait:
-            await asyncio.sleep(wait)
+            await sleep(wait)
         await session.send(chunk)
-        events += await session.poll()
+        if n % every == 0:
+            events += await session.poll()
     events += await session.close()
     return collect(session.core, events)
 
 
 async def aspeak_chunks(session: AsyncSpeakSession[Any], text: str) -> AsyncIterator[bytes]:
+    """Send ``text`` and Flush; yield the audio until the server says ``Flushed``."""
     await session.send_text(text)
     await session.flush()
     async for item in session:
@@ -301,3 +325,6 @@ async def aspeak_chunks(session: AsyncSpeakSession[Any], text: str) -> AsyncIter
             yield item
         elif tag_of(item) == "Flushed":
             return
+
+
+# END generated from realtime/_sync.py:transcribe_sync,speak_chunks
