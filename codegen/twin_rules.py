@@ -144,6 +144,15 @@ TWINS: tuple[Twin, ...] = (
         (*_REALTIME, *names({"SpeakSession": "AsyncSpeakSession"})),
     ),
     Twin(
+        "realtime/__init__.py:listen_sync,speak_sync",
+        "realtime/__init__.py",
+        (
+            *names({"listen_sync": "listen_async", "speak_sync": "speak_async"}),
+            *names({"ListenSession": "AsyncListenSession", "SpeakSession": "AsyncSpeakSession"}),
+            *texts({"with ``with``": "with ``async with``"}),
+        ),
+    ),
+    Twin(
         "_account/finetunes.py:Finetunes",
         "_account/finetunes.py:AsyncFinetunes",
         (*_CLIENT, *awaits("self._session._drive")),

@@ -236,6 +236,7 @@ def _async_functions(
     loops = {r.old for r in rules if r.kind in ("async_for", "async_with")}
     is_async: set[ast.FunctionDef] = set()
     calls: dict[ast.Call, Rule | None] = {}
+    lambdas = [n for fn in fns for n in ast.walk(fn) if isinstance(n, ast.Lambda)]
     while True:
         # Calling an async generator gives its iterator at once: only coroutines are awaited.
         own_async = known | {f.name for f in is_async if not _is_generator(f)}
@@ -268,6 +269,11 @@ def _async_functions(
                 is_async.add(fn)
                 changed = True
         if not changed:
+            for lam in lambdas:
+                for node in ast.walk(lam):
+                    callee = _callee(node.func) if isinstance(node, ast.Call) else ""
+                    if callee in awaited or callee.removeprefix("self.").removeprefix("super().") in own_async:
+                        raise TwinError(f"line {node.lineno}: {callee}() would be awaited inside a lambda")
             return is_async, calls
 
 
@@ -287,9 +293,6 @@ def render(source_text: str, twin: Twin, used: dict[Rule, int], known: set[str] 
         if rule is not None:
             used[rule] = used.get(rule, 0) + 1
         holder = parent.get(call)
-        for node in _enclosing(call, parent):
-            if isinstance(node, ast.Lambda):
-                raise TwinError(f"{twin.source}: line {call.lineno}: an awaited call inside a lambda")
         wrap = isinstance(holder, (ast.Attribute, ast.Subscript)) or (
             isinstance(holder, ast.Call) and holder.func is call
         )
@@ -306,14 +309,6 @@ def render(source_text: str, twin: Twin, used: dict[Rule, int], known: set[str] 
     out = edits.applied().splitlines(keepends=True)
     region = "".join(line for first, last in ranges for line in out[first - 1 : last])
     return region.strip("\n") + "\n"
-
-
-def _enclosing(node: ast.AST, parent: dict[ast.AST, ast.AST]) -> Iterable[ast.AST]:
-    while node in parent:
-        node = parent[node]
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return
-        yield node
 
 
 def _loops(chosen: Sequence[ast.stmt], rules: Sequence[Rule], used: dict[Rule, int], edits: _Edits) -> None:
@@ -385,13 +380,23 @@ def print_region(target_text: str, twin: Twin, region: str) -> str:
     return "".join([*lines[: begin[0] + 1], *body, *lines[end[0] :]])
 
 
-def _formatted(text: str, path: Path, repo: Path) -> str:
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TwinError(f"{path}: {exc.strerror or exc}") from None
+
+
+# The project's formatting, stated so that no configuration found around a file changes the bytes.
+_RUFF = ("--isolated", "--line-length", "120", "--target-version", "py310")
+
+
+def _formatted(text: str, path: Path) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "ruff", "format", "--stdin-filename", str(path), "-"],
+        [sys.executable, "-m", "ruff", "format", *_RUFF, "--stdin-filename", str(path), "-"],
         input=text,
         capture_output=True,
         text=True,
-        cwd=repo,
         check=False,
     )
     if done.returncode != 0:
@@ -399,7 +404,7 @@ def _formatted(text: str, path: Path, repo: Path) -> str:
     return done.stdout
 
 
-def check(twins: Sequence[Twin], package: Path, repo: Path, write: bool) -> tuple[list[str], list[str]]:
+def check(twins: Sequence[Twin], package: Path, write: bool) -> tuple[list[str], list[str]]:
     """Print every twin into its target (in memory); write the targets that changed when ``write``.
     Returns the targets that differ from what is on disk and the rules no twin used."""
     used: dict[Rule, int] = {}
@@ -407,14 +412,15 @@ def check(twins: Sequence[Twin], package: Path, repo: Path, write: bool) -> tupl
     sources: dict[str, str] = {}
     targets: dict[str, str] = {}
     for twin in twins:
-        source = sources.setdefault(twin.source_path, (package / twin.source_path).read_text(encoding="utf-8"))
+        source = sources.get(twin.source_path) or _read(package / twin.source_path)
+        sources[twin.source_path] = source
         region = render(source, twin, used, made_async.setdefault(twin.source_path, set()))
         path = twin.target_path
-        current = targets.get(path) or (package / path).read_text(encoding="utf-8")
+        current = targets.get(path) or _read(package / path)
         targets[path] = print_region(current, twin, region)
     drift: list[str] = []
     for path, text in targets.items():
-        text = _formatted(text, package / path, repo)
+        text = _formatted(text, package / path)
         if text != (package / path).read_text(encoding="utf-8"):
             drift.append(path)
             if write:
@@ -434,9 +440,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .runtime_source import runtime_root
 
     package: Path = args.package or runtime_root()
-    repo = package.parent.parent
     try:
-        drift, unused = check(TWINS, package, repo, write=not args.check)
+        drift, unused = check(TWINS, package, write=not args.check)
     except TwinError as exc:
         print(f"codegen.twins: {exc}", file=sys.stderr)
         return 2

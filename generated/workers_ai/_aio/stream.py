@@ -6,9 +6,9 @@ The parsing (SSE framing, the fast path, error events, size caps, ``[DONE]``) is
 ``max_event_bytes`` per event, the connection reused after ``[DONE]`` and dropped otherwise.
 
 ``h.chat_stream(...)`` returns an :class:`AsyncStreamRequest`: validated at once, sent on
-``async with`` (or ``await``), which gives the :class:`AsyncEventStream`. The stream's methods are printed
-from ``EventStream``'s by ``python -m codegen.twins``; written here are how its events are handed out
-(``__anext__``), its finalizer and the request.
+``async with`` (or ``await``), which gives the :class:`AsyncEventStream`. The stream's methods are
+printed from ``EventStream``'s (docs/architecture.md, "One source for each face"); written here are how
+its events are handed out (``__anext__``), its finalizer and the request.
 """
 
 from __future__ import annotations

@@ -359,8 +359,8 @@ class BatchJobBase(Generic[OutT]):
 
 class BatchJob(BatchJobBase[OutT]):
     """A queued batch. ``request_id`` (with the model id) is all it takes to rebuild it, in any process:
-    ``ai.batch_job(model_id, request_id)``. Its methods are the one source of ``AsyncBatchJob``'s (printed by
-    ``python -m codegen.twins``).
+    ``ai.batch_job(model_id, request_id)``. Its methods are the one source of ``AsyncBatchJob``'s (printed from
+    them: docs/architecture.md, "One source for each face").
     """
 
     handle: BatchTarget

@@ -33,7 +33,7 @@ __all__ = ["DEFAULT_BASE_URL", "BaseClient", "ResponseInfo", "WorkersAI"]
 
 class BaseClient(Session, ClientBase):
     """Configuration and transport shared by every call, and the model handles built on them. Its methods
-    are the one source of ``AsyncBaseClient``'s (printed by ``python -m codegen.twins``)."""
+    are the one source of ``AsyncBaseClient``'s (docs/architecture.md, "One source for each face")."""
 
     @staticmethod
     def _fallback_handle(universal: bool) -> type[Any]:

@@ -1,9 +1,10 @@
 """Async model handles: what ``AsyncWorkersAI().model(id)`` returns.
 
 Validation, encoding and decoding are :class:`~.base.HandleBase`'s, shared with the sync handles; the
-methods of :class:`AsyncModelHandle` are printed from :class:`~.sync.ModelHandle`'s by ``python -m
-codegen.twins`` (only the sending is awaited), and the generated ``Async*`` handle classes come from the same
-template as the sync ones. Written here: how a stream request is sent (on ``await`` or ``async with``).
+methods of :class:`AsyncModelHandle` are printed from :class:`~.sync.ModelHandle`'s (only the sending is
+awaited; docs/architecture.md, "One source for each face"), and the generated ``Async*`` handle classes
+come from the same template as the sync ones. Written here: how a stream request is sent (on ``await``
+or ``async with``).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ and the base of every generated handle. Each call is one of :class:`.base.Handle
 client's blocking driver.
 
 :class:`ModelHandle`'s methods are the one source of the async handle's: ``AsyncModelHandle`` (:mod:`.aio`)
-is printed from them by ``python -m codegen.twins`` (docs/architecture.md, "One source for each face").
+is printed from them (docs/architecture.md, "One source for each face").
 """
 
 from __future__ import annotations

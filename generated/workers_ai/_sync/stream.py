@@ -2,7 +2,7 @@
 events and their parsing are :mod:`.._core.stream_events` and :mod:`.._core.stream_parser`.
 
 :class:`EventStream`'s methods, but for how the events are handed out (``__iter__``) and the finalizer, are the
-one source of ``AsyncEventStream``'s (:mod:`.._aio.stream`, printed by ``python -m codegen.twins``).
+one source of ``AsyncEventStream``'s (:mod:`.._aio.stream`; docs/architecture.md, "One source for each face").
 """
 
 from __future__ import annotations

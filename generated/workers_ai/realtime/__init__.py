@@ -53,13 +53,16 @@ def listen_sync(handle: Any, spec: RealtimeSpec, options: Options, limits: Limit
 
 
 def speak_sync(handle: Any, spec: RealtimeSpec, options: Options, limits: Limits | None = None) -> SpeakSession[Any]:
+    """A text-to-speech session of ``handle``'s model (not yet connected: use it with ``with``)."""
     client, model_id = _target(handle)
     return SpeakSession(client, spec, options, model_id=model_id, limits=limits)
 
 
+# BEGIN generated from realtime/__init__.py:listen_sync,speak_sync by python -m codegen.twins
 def listen_async(
     handle: Any, spec: RealtimeSpec, options: Options, limits: Limits | None = None
 ) -> AsyncListenSession[Any]:
+    """A speech-to-text session of ``handle``'s model (not yet connected: use it with ``async with``)."""
     client, model_id = _target(handle)
     return AsyncListenSession(client, spec, options, model_id=model_id, limits=limits)
 
@@ -67,5 +70,9 @@ def listen_async(
 def speak_async(
     handle: Any, spec: RealtimeSpec, options: Options, limits: Limits | None = None
 ) -> AsyncSpeakSession[Any]:
+    """A text-to-speech session of ``handle``'s model (not yet connected: use it with ``async with``)."""
     client, model_id = _target(handle)
     return AsyncSpeakSession(client, spec, options, model_id=model_id, limits=limits)
+
+
+# END generated from realtime/__init__.py:listen_sync,speak_sync

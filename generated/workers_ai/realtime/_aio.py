@@ -1,9 +1,9 @@
 """The asyncio sessions: :class:`AsyncListenSession` and :class:`AsyncSpeakSession`, on
 ``websockets.asyncio.client``. The I/O only: every decision is :class:`~._core.SessionCore`'s.
 
-Printed from :mod:`._sync` by ``python -m codegen.twins``: the same reader (a task), inbox of at most
-``max_queue`` events and keepalive (a task), on :mod:`._tasks`. ``send`` waits while more than
-``write_limit`` bytes are buffered.
+Printed from :mod:`._sync` (docs/architecture.md, "One source for each face"): the same reader (a task),
+inbox of at most ``max_queue`` events and keepalive (a task), on :mod:`._tasks`. ``send`` waits while
+more than ``write_limit`` bytes are buffered.
 """
 
 from __future__ import annotations

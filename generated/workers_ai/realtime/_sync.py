@@ -6,7 +6,7 @@ is held back. A second small thread sends KeepAlive when the stream has been qui
 the socket is full.
 
 This module is the one source of the asyncio sessions: :mod:`._aio` is printed from these classes and
-functions by ``python -m codegen.twins``, the thread things of :mod:`._threads` becoming the task things of
+functions, the thread things of :mod:`._threads` becoming the task things of
 :mod:`._tasks` (docs/architecture.md, "One source for each face").
 """
 

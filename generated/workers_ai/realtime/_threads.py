@@ -2,8 +2,8 @@
 a lock and threads.
 
 Every name here has a twin of the same name and use in :mod:`._tasks` (asyncio): the session, written once
-in :mod:`._sync` against these names, is printed for asyncio by ``python -m codegen.twins`` with this
-module's name changed and the calls that wait awaited. What the two differ in lives in these two modules.
+in :mod:`._sync` against these names, is printed for asyncio with this module's name changed and the calls
+that wait awaited (docs/architecture.md, "One source for each face"). What the two differ in lives in these two modules.
 """
 
 from __future__ import annotations
