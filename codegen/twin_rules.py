@@ -4,7 +4,7 @@ twin (``python -m codegen.twins --check`` reports one that is not)."""
 
 from __future__ import annotations
 
-from .twins import Twin, async_def, async_for, awaits, methods, names, texts
+from .twins import Twin, async_def, async_for, attributes, awaits, methods, names, texts
 
 __all__ = ["TWINS"]
 
@@ -84,6 +84,18 @@ TWINS: tuple[Twin, ...] = (
             *names({"ModelHandle": "AsyncModelHandle"}),
             *texts({"(``with ai.run(": "(``async with ai.run(", "Run any model:": "Run any model (awaited):"}),
         ),
+    ),
+    Twin(
+        "_sync/session.py:Session",
+        "_aio/session.py:AsyncSession",
+        (
+            *names({"Transport": "AsyncTransport", "_in_place": "_off_loop"}),
+            *methods({"close": "aclose"}),
+            *attributes({"self._transport.close": "aclose", "self._sleep": "_sleep_async"}),
+            *awaits("self._transport.close", "send", "resp.read_all", "_in_place", "self._sleep"),
+            *texts({"blocking I/O": "awaited I/O"}),
+        ),
+        skip=("_new_transport",),
     ),
     Twin(
         "_sync/stream.py:EventStream",

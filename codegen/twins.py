@@ -52,9 +52,10 @@ class Rule:
 
     ``kind``: ``name`` (rename the identifier ``old`` to ``new`` everywhere, and in prose),
     ``method`` (rename the method ``old``: its ``def`` and ``self.old``; in prose only as ``old()`` or
-    ```old```), ``await`` (await calls whose callee reads ``old``), ``async_def`` (make the function ``old``
-    async though it awaits nothing), ``async_for`` / ``async_with`` (``for``/``with`` statements over
-    ``old``) or ``text`` (replace ``old`` by ``new`` in docstrings and comments).
+    ```old```), ``attr`` (``old`` is a dotted path, ``self._transport.close``: rename its last name where
+    the code spells that path), ``await`` (await calls whose callee reads ``old``), ``async_def`` (make
+    the function ``old`` async though it awaits nothing), ``async_for`` / ``async_with`` (``for``/``with``
+    statements over ``old``) or ``text`` (replace ``old`` by ``new`` in docstrings and comments).
     """
 
     kind: str
@@ -71,6 +72,10 @@ def names(mapping: Mapping[str, str]) -> tuple[Rule, ...]:
 
 def methods(mapping: Mapping[str, str]) -> tuple[Rule, ...]:
     return tuple(Rule("method", old, new) for old, new in mapping.items())
+
+
+def attributes(mapping: Mapping[str, str]) -> tuple[Rule, ...]:
+    return tuple(Rule("attr", old, new) for old, new in mapping.items())
 
 
 def awaits(*callees: str) -> tuple[Rule, ...]:
@@ -271,7 +276,9 @@ def _async_functions(
         if not changed:
             for lam in lambdas:
                 for node in ast.walk(lam):
-                    callee = _callee(node.func) if isinstance(node, ast.Call) else ""
+                    if not isinstance(node, ast.Call):
+                        continue
+                    callee = _callee(node.func)
                     if callee in awaited or callee.removeprefix("self.").removeprefix("super().") in own_async:
                         raise TwinError(f"line {node.lineno}: {callee}() would be awaited inside a lambda")
             return is_async, calls
@@ -335,6 +342,7 @@ def _renames(
     """Names by token in code; names, methods and text rules in docstrings and comments."""
     by_name = {r.old: r for r in rules if r.kind == "name"}
     by_method = {r.old: r for r in rules if r.kind == "method"}
+    by_path = {tuple(r.old.replace(".", " . ").split()): r for r in rules if r.kind == "attr"}
     text_rules = [r for r in rules if r.kind == "text"]
     prose = [(re.compile(rf"(?<![\w.]){re.escape(r.old)}\b"), r) for r in by_name.values()]
     prose += [(re.compile(rf"(?<![\w.]){re.escape(r.old)}(?=\(\)|`)"), r) for r in by_method.values()]
@@ -348,6 +356,10 @@ def _renames(
                 before = [t.string for t in tokens[max(0, i - 2) : i]]
                 if before == ["self", "."] or before[-1:] == ["def"]:
                     rule = method
+            for path, attr in by_path.items():
+                spelled = tuple(t.string for t in tokens[max(0, i - len(path) + 1) : i + 1])
+                if path[-1] == tok.string and spelled == path:
+                    rule = attr
             if rule is not None:
                 used[rule] = used.get(rule, 0) + 1
                 edits.replace(tok.start, tok.end, rule.new)

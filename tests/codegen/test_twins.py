@@ -21,6 +21,7 @@ from codegen.twins import (
     async_def,
     async_for,
     async_with,
+    attributes,
     awaits,
     check,
     methods,
@@ -116,6 +117,13 @@ def test_a_method_is_printed_async_with_its_awaits_renames_and_prose() -> None:
     assert "async def first" not in region
     assert "async def poll(self) -> int:" in region  # async_def: a coroutine though it awaits nothing
     assert all(used.get(rule) for rule in RULES), [str(r) for r in RULES if not used.get(r)]
+
+
+def test_an_attribute_rename_touches_only_the_path_it_names() -> None:
+    source = "class Reader:\n    def stop(self, flow: Flow) -> None:\n        self._t.close()\n        flow.close()\n"
+    twin = Twin("m.py:Reader", "n.py:AsyncReader", (*attributes({"self._t.close": "aclose"}), *awaits("self._t.close")))
+    region = render(source, twin, {})
+    assert "await self._t.aclose()\n" in region and "        flow.close()\n" in region
 
 
 def test_write_then_check_then_drift_both_ways(tmp_path: Path) -> None:

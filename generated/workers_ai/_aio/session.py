@@ -2,7 +2,9 @@
 
 Configuration, URLs, headers and ``last_response`` come from :class:`~.._core.config.SessionConfig`;
 every decision (retry or not, how long to wait, which error) is a flow of :mod:`.._core` that the sync
-``Session`` runs too. This module only awaits the flows' commands.
+``Session`` runs too. This module only awaits the flows' commands: the driver is printed from the sync
+one (docs/architecture.md, "One source for each face"); written here are what asyncio does otherwise
+(``last_response`` per task, blocking work in the loop's executor).
 """
 
 from __future__ import annotations
@@ -57,8 +59,6 @@ async def _off_loop(command: Call) -> Any:
 class AsyncSession(SessionConfig):
     """Configuration and the asyncio transport shared by every call (no thread per call)."""
 
-    _transport: AsyncTransport
-
     def _new_transport(self, transport: Any, max_connections: int, compress: bool) -> AsyncTransport:
         import asyncio  # here, not at import: ``import workers_ai`` stays free of asyncio
 
@@ -66,14 +66,17 @@ class AsyncSession(SessionConfig):
         self._sleep_async: Callable[[float], Awaitable[None]] = asyncio.sleep
         return transport or AiohttpTransport(max_connections=max_connections, decompress=compress, network=self.network)
 
+    # BEGIN generated from _sync/session.py:Session by python -m codegen.twins
+    _transport: AsyncTransport
+
     async def aclose(self) -> None:
         """Close pooled connections (a ``with_options`` copy leaves the ones it shares to their owner)."""
         if self._owns_transport:
             await self._transport.aclose()
 
     async def _drive(self, flow: Flow[T]) -> T:
-        """Run ``flow`` to its result, answering its commands with awaited I/O (the twin of
-        ``Session._drive``: the same commands, awaited)."""
+        """Run ``flow`` to its result, answering its commands with awaited I/O (the driver: what every
+        call of this client runs)."""
         send = self._transport.send
         answer: Any = None
         try:
@@ -104,3 +107,5 @@ class AsyncSession(SessionConfig):
             return result
         finally:
             flow.close()
+
+    # END generated from _sync/session.py:Session

@@ -2,7 +2,8 @@
 
 Every rule (retries, backoff, the rate budget, envelopes) is a flow of :mod:`.._core`; this module
 only answers the flows' commands: a :class:`~.._core.flow.Send` with one urllib3 exchange, a
-:class:`~.._core.flow.Sleep` with ``time.sleep``.
+:class:`~.._core.flow.Sleep` with ``time.sleep``, a :class:`~.._core.flow.Call` in place. The async
+driver (:mod:`.._aio.session`) is printed from this one.
 """
 
 from __future__ import annotations
@@ -30,10 +31,16 @@ __all__ = [
 ]
 
 
+def _in_place(command: Call) -> Any:
+    """``command.fn(*args)``, here and now (the async driver runs it in the loop's executor)."""
+    return command.fn(*command.args)
+
+
 class Session(SessionConfig):
     """Configuration and the blocking transport shared by every call.
 
     Deadlines: see :class:`SessionConfig`; the transport is urllib3 (:class:`~.transport.Urllib3Transport`).
+    ``AsyncSession``'s driver is printed from these methods but ``_new_transport``.
     """
 
     _transport: Transport
@@ -66,7 +73,7 @@ class Session(SessionConfig):
                     answer = (resp, data)
                 elif isinstance(command, Call):
                     try:
-                        answer = command.fn(*command.args)
+                        answer = _in_place(command)
                     except Exception as exc:
                         command = flow.throw(exc)
                         continue
