@@ -4,7 +4,7 @@ twin (``python -m codegen.twins --check`` reports one that is not)."""
 
 from __future__ import annotations
 
-from .twins import Twin, async_def, async_for, attributes, awaits, methods, names, texts
+from .twins import Twin, async_def, async_for, awaits, methods, names, texts
 
 __all__ = ["TWINS"]
 
@@ -13,10 +13,9 @@ _CLIENT = names({"Session": "AsyncSession", "BatchJob": "AsyncBatchJob"})
 
 _JOB = names({"BatchTarget": "AsyncBatchTarget"})
 
-# The realtime sessions: the thread things of _threads become the task things of _tasks.
+# The realtime sessions: the thread things of _sync become the task things _aio defines under the same names.
 _REALTIME = names(
     {
-        "SyncSession": "AsyncSession",
         "Iterator": "AsyncIterator",
         "__enter__": "__aenter__",
         "__exit__": "__aexit__",
@@ -78,45 +77,6 @@ TWINS: tuple[Twin, ...] = (
         ),
     ),
     Twin(
-        "_clients/sync.py:WorkersAI",
-        "_clients/aio.py:AsyncWorkersAI",
-        (
-            *names({"ModelHandle": "AsyncModelHandle"}),
-            *texts({"(``with ai.run(": "(``async with ai.run(", "Run any model:": "Run any model (awaited):"}),
-        ),
-    ),
-    Twin(
-        "_sync/session.py:Session",
-        "_aio/session.py:AsyncSession",
-        (
-            *names({"Transport": "AsyncTransport", "_in_place": "_off_loop"}),
-            *methods({"close": "aclose"}),
-            *attributes({"self._transport.close": "aclose", "self._sleep": "_sleep_async"}),
-            *awaits("self._transport.close", "send", "resp.read_all", "_in_place", "self._sleep"),
-            *texts({"blocking I/O": "awaited I/O"}),
-        ),
-        skip=("_new_transport",),
-    ),
-    Twin(
-        "_sync/stream.py:EventStream",
-        "_aio/stream.py:AsyncEventStream",
-        (
-            *names(
-                {
-                    "EventStream": "AsyncEventStream",
-                    "Response": "AsyncResponse",
-                    "Iterator": "AsyncIterator",
-                    "__enter__": "__aenter__",
-                    "__exit__": "__aexit__",
-                }
-            ),
-            *methods({"close": "aclose"}),
-            *awaits("self._resp.read_chunk", "self._resp.read_all", "self.close"),
-            *async_for("self"),
-        ),
-        skip=("__del__", "__iter__", "__next__"),
-    ),
-    Twin(
         "realtime/_sync.py:SyncSession",
         "realtime/_aio.py:AsyncSession",
         (
@@ -124,14 +84,14 @@ TWINS: tuple[Twin, ...] = (
             *awaits(
                 "open_socket",
                 "stop",
+                "take",
                 "self._inbox.put",
-                "self._inbox.get",
                 "self._done.wait",
                 "ws.send",
                 "self._ws.close",
                 "self._connected().send",
             ),
-            *async_for("ws.frames()"),
+            *async_for("ws"),
             *async_def("poll"),
         ),
     ),
@@ -145,16 +105,8 @@ TWINS: tuple[Twin, ...] = (
             *async_for("session"),
         ),
     ),
-    Twin(
-        "realtime/_sync.py:ListenSession",
-        "realtime/_aio.py:AsyncListenSession",
-        (*_REALTIME, *names({"ListenSession": "AsyncListenSession"})),
-    ),
-    Twin(
-        "realtime/_sync.py:SpeakSession",
-        "realtime/_aio.py:AsyncSpeakSession",
-        (*_REALTIME, *names({"SpeakSession": "AsyncSpeakSession"})),
-    ),
+    Twin("realtime/_sync.py:ListenSession", "realtime/_aio.py:AsyncListenSession", _REALTIME),
+    Twin("realtime/_sync.py:SpeakSession", "realtime/_aio.py:AsyncSpeakSession", _REALTIME),
     Twin(
         "realtime/__init__.py:listen_sync,speak_sync",
         "realtime/__init__.py",

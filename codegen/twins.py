@@ -12,9 +12,11 @@ modules: every method of a sync class (or every function named) is copied with
 - ``async def`` for every function that then awaits, and for ``__enter__``/``__exit__``/``__next__``.
 
 The edits are placed by the syntax tree (so ``(await self.collect()).text`` gets its parentheses) and made in
-the source text, so comments and layout survive; ``ruff format`` then formats the module. What differs for a
-reason (a thread against a task, an opened stream against a request sent on ``await``) stays hand-written
-around the region, or in the sync class under a name the rule leaves out (``skip``).
+the source text, so the layout survives; ``ruff format`` then formats the module. The commentary stays with
+the source: a twin drops lines that are only a comment, the docstrings of private functions and every
+docstring's paragraphs after its summary. What differs for a reason (a thread against a task, an opened
+stream against a request sent on ``await``) stays hand-written above the region, or in the sync class under
+a name the rule leaves out (``skip``).
 
 ``--check`` prints nothing and exits 1 when a region differs from what its source gives (drift) or a rule
 was never used (a rename that renames nothing, an await that matches no call): both mean the rules and the
@@ -38,8 +40,7 @@ __all__ = ["Rule", "Twin", "TwinError", "check", "main", "print_region", "render
 
 # The methods asyncio names differently are renamed by the rules; these are always ``async def`` in the twin.
 _ALWAYS_ASYNC = frozenset({"__enter__", "__exit__", "__next__"})
-_BEGIN = "# BEGIN generated from {source} by python -m codegen.twins"
-_END = "# END generated from {source}"
+_BEGIN = "# generated from {source} by codegen.twins, to the end of the {scope}"
 
 
 class TwinError(Exception):
@@ -122,11 +123,7 @@ class Twin:
 
     @property
     def begin(self) -> str:
-        return _BEGIN.format(source=self.source)
-
-    @property
-    def end(self) -> str:
-        return _END.format(source=self.source)
+        return _BEGIN.format(source=self.source, scope="class" if ":" in self.target else "module")
 
 
 @dataclass
@@ -314,8 +311,39 @@ def render(source_text: str, twin: Twin, used: dict[Rule, int], known: set[str] 
     _loops(chosen, twin.rules, used, edits)
     _renames(source_text, ranges, twin.rules, used, edits)
     out = edits.applied().splitlines(keepends=True)
-    region = "".join(line for first, last in ranges for line in out[first - 1 : last])
+    drop, close = _prose_cuts(source_text, chosen)
+    for n in close:
+        out[n - 1] = out[n - 1].rstrip() + '"""\n'
+    region = "".join(
+        line for first, last in ranges for n, line in enumerate(out[first - 1 : last], first) if n not in drop
+    )
     return region.strip("\n") + "\n"
+
+
+def _prose_cuts(source_text: str, chosen: Sequence[ast.stmt]) -> tuple[set[int], set[int]]:
+    """What the twin leaves to its source: lines that are only a comment, the docstrings of private
+    functions, and every docstring's paragraphs after its first (the summary stays). The lines to drop,
+    and the lines that now end a docstring."""
+    lines = source_text.splitlines()
+    drop: set[int] = set()
+    close: set[int] = set()
+    tokens = tokenize.generate_tokens(io.StringIO(source_text).readline)
+    drop.update(
+        t.start[0] for t in tokens if t.type == tokenize.COMMENT and not lines[t.start[0] - 1][: t.start[1]].strip()
+    )
+    for fn in _functions(chosen):
+        doc = fn.body[0]
+        if not (isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant) and isinstance(doc.value.value, str)):
+            continue
+        first, last = doc.lineno, doc.end_lineno or doc.lineno
+        if fn.name.startswith("_") and not fn.name.endswith("__") and len(fn.body) > 1:
+            drop.update(range(first, last + 1))
+            continue
+        blank = next((n for n in range(first + 1, last) if not lines[n - 1].strip()), None)
+        if blank is not None:
+            drop.update(range(blank, last + 1))
+            close.add(blank - 1)
+    return drop, close
 
 
 def _loops(chosen: Sequence[ast.stmt], rules: Sequence[Rule], used: dict[Rule, int], edits: _Edits) -> None:
@@ -377,19 +405,24 @@ def _renames(
 
 
 def print_region(target_text: str, twin: Twin, region: str) -> str:
-    """``target_text`` with the lines between ``twin``'s markers replaced by ``region``, indented as the
-    markers are."""
+    """``target_text`` with what follows ``twin``'s marker, to the end of its class (or of the module, for a
+    marker at the left margin), replaced by ``region``, indented as the marker is."""
     lines = target_text.splitlines(keepends=True)
     begin = [i for i, line in enumerate(lines) if line.strip() == twin.begin]
-    end = [i for i, line in enumerate(lines) if line.strip() == twin.end]
-    if len(begin) != 1 or len(end) != 1 or end[0] < begin[0]:
-        raise TwinError(f"{twin.target}: expected one pair of markers:\n    {twin.begin}\n    {twin.end}")
+    if len(begin) != 1:
+        raise TwinError(f"{twin.target}: expected the marker line once, last in its class or module: {twin.begin}")
     marker = lines[begin[0]]
     indent = marker[: len(marker) - len(marker.lstrip())]
+    end = next(
+        (i for i in range(begin[0] + 1, len(lines)) if lines[i].strip() and not lines[i].startswith(indent or "\n")),
+        len(lines),
+    )
+    if not indent:
+        end = len(lines)
     first = next(line for line in region.splitlines() if line.strip())
     base = len(first) - len(first.lstrip())
     body = [indent + line[base:] if line.strip() else "\n" for line in region.splitlines(keepends=True)]
-    return "".join([*lines[: begin[0] + 1], *body, *lines[end[0] :]])
+    return "".join([*lines[: begin[0] + 1], *body, "\n\n", *lines[end:]])
 
 
 def _read(path: Path) -> str:

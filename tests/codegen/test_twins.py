@@ -45,13 +45,17 @@ SOURCE = textwrap.dedent(
             return self
 
         def close(self) -> None:
-            """Stop: see ``close()``; the reader closes its ``conn`` too."""
+            """Stop: see ``close()``; the reader closes its ``conn`` too.
+
+            Only the source keeps this paragraph.
+            """
             self.conn.close()  # the connection's own close is no method of ours
 
         def total(self) -> int:
-            return self.read().size + self.conn.read()
+            return self._read().size + self.conn.read()
 
-        def read(self) -> Chunk:
+        def _read(self) -> Chunk:
+            """A private method's docstring stays with the source."""
             return self.conn.recv(lambda: 1)
 
         def lines(self) -> Iterator[str]:
@@ -72,9 +76,13 @@ SOURCE = textwrap.dedent(
 TARGET = textwrap.dedent(
     """
     class AsyncReader:
-        # BEGIN generated from m.py:Reader by python -m codegen.twins
+        \"\"\"Hand-written, kept.\"\"\"
+
+        # generated from m.py:Reader by codegen.twins, to the end of the class
         stale = 1
-        # END generated from m.py:Reader
+
+
+    AFTER = "the region ends with its class"
     """
 )
 RULES = (
@@ -101,15 +109,17 @@ def test_the_check_command_is_clean() -> None:
 def test_a_method_is_printed_async_with_its_awaits_renames_and_prose() -> None:
     used: dict[object, int] = {}
     region = render(SOURCE, TWIN, used)  # type: ignore[arg-type]
-    assert "only_sync" not in region and "# the connection\nconn: AsyncConn" in textwrap.dedent(region)
+    # What only the source keeps: lines that are only a comment, docstrings past their summary.
+    assert "only_sync" not in region and "# the connection\n" not in region and "conn: AsyncConn" in region
     assert "async def __aenter__(self) -> AsyncReader:" in region
     # ``close`` is renamed where it is ours (its def, self.close(), prose); the connection's close is not.
     assert "async def aclose(self) -> None:" in region
     assert '"""Stop (awaited): see ``aclose()``; the reader closes its ``conn`` too."""' in region
+    assert "Only the source" not in region and "stays with the source" not in region
     assert "await self.conn.close()  # the connection's own close is no method of ours" in region
     # read() awaits the connection, so total() awaits read(), with the parentheses an attribute needs.
     assert "return await self.conn.recv(lambda: 1)" in region
-    assert "return (await self.read()).size + self.conn.read()" in region
+    assert "return (await self._read()).size + self.conn.read()" in region
     # An async generator is not awaited when called; async for / async with where the rules say.
     assert "async def lines(self) -> AsyncIterator[str]:" in region
     assert "async with self.conn.lock:" in region and "async for line in self.conn:" in region
@@ -133,6 +143,7 @@ def test_write_then_check_then_drift_both_ways(tmp_path: Path) -> None:
     assert (drift, unused) == (["n.py"], [])
     printed = (tmp_path / "n.py").read_text()
     assert "stale" not in printed and "async def aclose" in printed
+    assert '"""Hand-written, kept."""' in printed and printed.endswith('AFTER = "the region ends with its class"\n')
     compile(printed, "n.py", "exec")
     assert check([TWIN], tmp_path, write=False) == ([], [])
     (tmp_path / "n.py").write_text(printed.replace("return 0", "return 1"))  # an edit of the printed region
@@ -188,5 +199,5 @@ def test_what_cannot_be_printed_is_refused(source: str, twin: Twin, message: str
 def test_a_target_without_its_markers_is_refused(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text(SOURCE)
     (tmp_path / "n.py").write_text("class AsyncReader:\n    pass\n")
-    with pytest.raises(TwinError, match="markers"):
+    with pytest.raises(TwinError, match="marker"):
         check([TWIN], tmp_path, write=False)

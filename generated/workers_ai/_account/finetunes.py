@@ -191,7 +191,7 @@ class Finetunes(FinetuneFlows):
 class AsyncFinetunes(FinetuneFlows):
     """``AsyncWorkersAI().finetunes``: the methods of :class:`Finetunes`, awaited."""
 
-    # BEGIN generated from _account/finetunes.py:Finetunes by python -m codegen.twins
+    # generated from _account/finetunes.py:Finetunes by codegen.twins, to the end of the class
     _session: AsyncSession
 
     async def list(self) -> list[Finetune]:
@@ -207,16 +207,11 @@ class AsyncFinetunes(FinetuneFlows):
         return await self._drive(self._create_flow(model, name, description, public))
 
     async def upload(self, finetune: Finetune | str, *, adapter_model: FilePath, adapter_config: FilePath) -> None:
-        """Upload both adapter files to ``finetune`` (a :class:`Finetune`, its id or its name).
-
-        Both are checked first (:func:`check_adapter`); nothing is sent when one breaks a limit.
-        """
+        """Upload both adapter files to ``finetune`` (a :class:`Finetune`, its id or its name)."""
         await self._drive(self._upload_flow(finetune, adapter_model, adapter_config))
 
     async def _drive(self, flow: Flow[T]) -> T:
         return await self._session._drive(flow)  # pyright: ignore[reportPrivateUsage]
-
-    # END generated from _account/finetunes.py:Finetunes
 
 
 def _convert(value: Any, kind: type[T]) -> T:

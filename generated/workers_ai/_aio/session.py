@@ -66,7 +66,7 @@ class AsyncSession(SessionConfig):
         self._sleep_async: Callable[[float], Awaitable[None]] = asyncio.sleep
         return transport or AiohttpTransport(max_connections=max_connections, decompress=compress, network=self.network)
 
-    # BEGIN generated from _sync/session.py:Session by python -m codegen.twins
+    # generated from _sync/session.py:Session by codegen.twins, to the end of the class
     _transport: AsyncTransport
 
     async def aclose(self) -> None:
@@ -107,5 +107,3 @@ class AsyncSession(SessionConfig):
             return result
         finally:
             flow.close()
-
-    # END generated from _sync/session.py:Session

@@ -71,7 +71,7 @@ class AsyncEventStream(StreamParser):
         self._at = 1
         return batch[0]
 
-    # BEGIN generated from _sync/stream.py:EventStream by python -m codegen.twins
+    # generated from _sync/stream.py:EventStream by codegen.twins, to the end of the class
     _resp: AsyncResponse
 
     async def __aenter__(self) -> AsyncEventStream:
@@ -175,8 +175,6 @@ class AsyncEventStream(StreamParser):
     async def text(self) -> str:
         """Read the rest of the stream and return the joined text."""
         return (await self.collect()).text
-
-    # END generated from _sync/stream.py:EventStream
 
 
 class AsyncStreamRequest:

@@ -404,14 +404,11 @@ class BatchJob(BatchJobBase[OutT]):
 class AsyncBatchJob(BatchJobBase[OutT]):
     """A queued batch polled with ``await job.status()`` / ``await job.wait()`` (see :class:`BatchJob`)."""
 
-    # BEGIN generated from _batch/jobs.py:BatchJob by python -m codegen.twins
+    # generated from _batch/jobs.py:BatchJob by codegen.twins, to the end of the class
     handle: AsyncBatchTarget
 
     async def status(self, *, deadline: float | None = None) -> BatchStatus:
-        """Poll once: POST ``{"request_id": ...}``. When the job is done the results are kept (see :attr:`result`).
-
-        ``deadline`` (``time.monotonic()``) bounds the poll, its retries included.
-        """
+        """Poll once: POST ``{"request_id": ...}``. When the job is done the results are kept (see :attr:`result`)."""
         return await self._drive(self._status_flow(deadline))
 
     async def poll(self, *, deadline: float | None = None) -> Reply:
@@ -426,20 +423,8 @@ class AsyncBatchJob(BatchJobBase[OutT]):
         max_interval: float = 15.0,
         on_progress: Callable[[BatchStatus, float], None] | None = None,
     ) -> BatchResult[OutT]:
-        """Poll until the job is done and return its results.
-
-        The first wait is ``poll_interval`` seconds and each next one is 1.5 times longer, up to
-        ``max_interval``; the last wait is cut to end at the deadline, where one more poll is made.
-        ``on_progress(status, elapsed_seconds)`` is called after every poll.
-
-        Raises :class:`~workers_ai.errors.BatchTimeoutError` (naming the request id, so the job can be
-        resumed with ``batch_job``) when the deadline passes, and :class:`~workers_ai.errors.BatchError`
-        when the job failed as a whole. A status this SDK does not know is reported with a
-        :class:`BatchStatusWarning` (once per status) and polling goes on.
-        """
+        """Poll until the job is done and return its results."""
         return await self._drive(self._wait_flow(timeout, poll_interval, max_interval, on_progress))
 
     async def _drive(self, flow: Flow[T]) -> T:
         return await self.handle.client._drive(flow)  # pyright: ignore[reportPrivateUsage]
-
-    # END generated from _batch/jobs.py:BatchJob

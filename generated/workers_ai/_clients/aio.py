@@ -9,7 +9,7 @@ come from the same generated model modules as the sync ones (each holds ``<Handl
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._aio.session import AsyncSession
@@ -39,7 +39,7 @@ class AsyncBaseClient(AsyncSession, ClientBase):
 
     _handle_prefix = "Async"
 
-    # BEGIN generated from _clients/sync.py:BaseClient by python -m codegen.twins
+    # generated from _clients/sync.py:BaseClient by codegen.twins, to the end of the class
     @staticmethod
     def _fallback_handle(universal: bool) -> type[Any]:
         if not universal:
@@ -79,8 +79,6 @@ class AsyncBaseClient(AsyncSession, ClientBase):
         handle: AsyncModelHandle[Any, Any] = self._model(model_id)
         return handle.batch_job(request_id)
 
-    # END generated from _clients/sync.py:BaseClient
-
 
 class AsyncWorkersAI(AsyncBaseClient):
     """Async client for the Workers AI REST API (``pip install 'workers-ai[async]'``).
@@ -97,36 +95,3 @@ class AsyncWorkersAI(AsyncBaseClient):
         last_response: status, ``messages`` and ``cf-ray`` of the last reply this task received.
         account_id, base_url, gateway, timeout, max_retries: the resolved values of those options.
     """
-
-    # BEGIN generated from _clients/sync.py:WorkersAI by python -m codegen.twins
-    def model(self, model_id: str) -> AsyncModelHandle[Any, Any]:
-        """The typed handle for ``model_id`` (its module is imported on first use)."""
-        handle: AsyncModelHandle[Any, Any] = self._model(model_id)
-        return handle
-
-    def run(
-        self,
-        model_id: str,
-        payload: Any,
-        *,
-        stream: bool = False,
-        queue_request: bool = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Any:
-        """Run any model (awaited): catalog models give decoded structs, unknown models ``dict`` or bytes.
-        ``stream=True`` gives an event stream (``async with ai.run(...) as events``), ``queue_request=True`` a job.
-
-        Ids that are not ``@cf/``/``@hf/`` (e.g. ``openai/gpt-4.1-mini``) go to the universal ``/ai/run``
-        route with the model in the body. ``session_affinity`` sends ``x-session-affinity`` (prompt caching).
-        """
-        return self._dispatch(
-            model_id,
-            payload,
-            stream=stream,
-            queue_request=queue_request,
-            headers=headers,
-            session_affinity=session_affinity,
-        )
-
-    # END generated from _clients/sync.py:WorkersAI

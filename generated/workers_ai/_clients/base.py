@@ -1,6 +1,7 @@
 """What both clients do the same way: pick model handles (generated, generic or universal route),
-dispatch ``run()``, and the account endpoints' flows. The sync and async clients add only their driver
-(through their session) and the typed faces of these methods.
+``model()`` and ``run()`` (typed per model for type checkers by the generated ``_client.py`` and
+``_aio_client.py``). The sync and async clients add only their driver (through their session) and the typed
+faces of the account endpoints.
 """
 
 from __future__ import annotations
@@ -66,17 +67,26 @@ class ClientBase(SessionConfig):
             self._handles[model_id] = handle
         return handle
 
-    def _dispatch(
+    def model(self, model_id: str) -> Any:
+        """The typed handle for ``model_id`` (its module is imported on first use); type checkers see one
+        overload per model (``_client.py``, ``_aio_client.py``)."""
+        return self._model(model_id)
+
+    def run(
         self,
         model_id: str,
         payload: Any,
         *,
-        stream: bool,
-        queue_request: bool,
-        headers: Mapping[str, str] | None,
+        stream: bool = False,
+        queue_request: bool = False,
+        headers: Mapping[str, str] | None = None,
         session_affinity: str | None = None,
     ) -> Any:
-        """What ``run`` returns: a stream, a batch job or the output (awaitables on the async client)."""
+        """Run any model: catalog models give decoded structs, unknown models ``dict`` or bytes (awaited on
+        the async client). ``stream=True`` gives an event stream (``with``, or ``async with``, ``ai.run(...)
+        as events``), ``queue_request=True`` a batch job. Ids that are not ``@cf/``/``@hf/`` (e.g.
+        ``openai/gpt-4.1-mini``) go to the universal ``/ai/run`` route with the model in the body;
+        ``session_affinity`` sends ``x-session-affinity`` (prompt caching)."""
         handle = self._model(model_id)
         if session_affinity is not None:
             from .._core.affinity import affinity_header

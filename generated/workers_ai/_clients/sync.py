@@ -10,7 +10,7 @@ flows of :mod:`.._core`.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._handles.sync import GenericHandle, ModelHandle
@@ -89,33 +89,3 @@ class WorkersAI(BaseClient):
         last_response: status, ``messages`` and ``cf-ray`` of the last reply this thread received.
         account_id, base_url, gateway, timeout, max_retries: the resolved values of those options.
     """
-
-    def model(self, model_id: str) -> ModelHandle[Any, Any]:
-        """The typed handle for ``model_id`` (its module is imported on first use)."""
-        handle: ModelHandle[Any, Any] = self._model(model_id)
-        return handle
-
-    def run(
-        self,
-        model_id: str,
-        payload: Any,
-        *,
-        stream: bool = False,
-        queue_request: bool = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Any:
-        """Run any model: catalog models give decoded structs, unknown models ``dict`` or bytes.
-        ``stream=True`` gives an event stream (``with ai.run(...) as events``), ``queue_request=True`` a job.
-
-        Ids that are not ``@cf/``/``@hf/`` (e.g. ``openai/gpt-4.1-mini``) go to the universal ``/ai/run``
-        route with the model in the body. ``session_affinity`` sends ``x-session-affinity`` (prompt caching).
-        """
-        return self._dispatch(
-            model_id,
-            payload,
-            stream=stream,
-            queue_request=queue_request,
-            headers=headers,
-            session_affinity=session_affinity,
-        )

@@ -213,6 +213,8 @@ class SessionConfig:
         meter_provider: Any = None,
         log_bodies: bool = False,
     ) -> None:
+        # Every option as given, by name (the table's, less the credentials): what ``self.options`` keeps.
+        given: dict[str, Any] = {k: v for k, v in locals().items() if k in ClientOptions.__struct_fields__}
         # One step per concern, in the order their errors are reported; each option's meaning: OPTIONS.
         self.account_id, self.__token = _credentials(account_id, api_token)
         _check_counts(max_retries, max_connections, max_response_bytes, max_event_bytes)
@@ -228,30 +230,10 @@ class SessionConfig:
         self._local: Any = threading.local()  # the async session keeps `last` per task instead (its transport hook)
         self._connect(transport, max_connections, compress, proxy, trust_env, verify)
         self.rate_budget = self._budget(rate_limit)
-        self.options = ClientOptions(
-            base_url=self.base_url,
-            gateway=self.gateway,
-            timeout=self.timeout,
-            max_retries=max_retries,
-            headers=dict(headers) if headers is not None else None,
-            transport=transport,
-            max_connections=max_connections,
-            max_response_bytes=max_response_bytes,
-            max_event_bytes=max_event_bytes,
-            stream_idle_timeout=self.stream_idle_timeout,
-            stream_timeout=self.stream_timeout,
-            compress=compress,
-            session_affinity=session_affinity,
-            rate_limit=rate_limit,
-            strict_inputs=strict_inputs,
-            proxy=proxy,
-            trust_env=trust_env,
-            verify=verify,
-            telemetry=telemetry,
-            tracer_provider=tracer_provider,
-            meter_provider=meter_provider,
-            log_bodies=log_bodies,
-        )
+        given.update(base_url=self.base_url, gateway=self.gateway, timeout=self.timeout)  # as resolved
+        given.update(stream_idle_timeout=self.stream_idle_timeout, stream_timeout=self.stream_timeout)
+        given.update(headers=dict(headers) if headers is not None else None)  # a copy: the caller's stays theirs
+        self.options = ClientOptions(**given)
 
     def _set_limits(
         self,

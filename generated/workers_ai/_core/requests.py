@@ -1,8 +1,5 @@
-"""The request flows the account endpoints and batches are built on, each one run of
-:func:`.exchange.exchange` (the request loop) and run by the client's driver: a request whose reply is read
-whole (:func:`request_flow`), a stream request whose reply is left unread (:func:`stream_flow`) and an
-account API ``GET`` whose envelope is checked (:func:`get_json_flow`).
-"""
+"""The request flows the account endpoints and batches are built on, each one run of the request loop
+(:func:`.exchange.exchange`): a reply read whole, a stream's reply left unread, an account API ``GET``."""
 
 from __future__ import annotations
 
@@ -15,22 +12,7 @@ from .exchange import exchange
 from .flow import Flow
 
 if TYPE_CHECKING:
-    from typing import TypedDict
-
-    from typing_extensions import Unpack
-
     from .config import SessionConfig
-
-    # For ``**options: Unpack[RequestOptions]``; a type checker's alone (a TypedDict costs import time).
-    class RequestOptions(TypedDict, total=False):
-        """The keyword arguments of :func:`request_flow` (see :func:`.exchange.exchange`)."""
-
-        content_type: str | None
-        headers: Mapping[str, str] | None
-        queued: bool
-        model_id: str | None
-        deadline: float | None
-
 
 __all__ = ["Reply", "get_json_flow", "request_flow", "stream_flow"]
 
@@ -47,22 +29,20 @@ class Reply:
 
 
 def request_flow(
-    session: SessionConfig, method: str, url: str, body: bytes | None = None, **options: Unpack[RequestOptions]
+    session: SessionConfig,
+    method: str,
+    url: str,
+    body: bytes | None = None,
+    *,
+    content_type: str | None = "application/json",
+    headers: Mapping[str, str] | None = None,
+    queued: bool = False,
+    model_id: str | None = None,
+    deadline: float | None = None,
 ) -> Flow[Reply]:
-    """A request sent until a 2xx reply (see :func:`.exchange.exchange`), its body read whole.
-    ``content_type`` defaults to JSON; ``queued`` marks a batch submission (never re-sent blindly)."""
-    flow = exchange(
-        session,
-        method,
-        url,
-        body,
-        options.get("content_type", "application/json"),
-        options.get("headers"),
-        options.get("queued", False),
-        options.get("model_id"),
-        options.get("deadline"),
-        False,
-    )
+    """A request sent until a 2xx reply, its body read whole; ``queued`` marks a batch submission (never
+    re-sent blindly), ``deadline`` (``time.monotonic()``) bounds it, retries included."""
+    flow = exchange(session, method, url, body, content_type, headers, queued, model_id, deadline, False)
     resp, data = yield from flow
     return Reply(resp.status, resp.headers, data)
 

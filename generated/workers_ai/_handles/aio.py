@@ -42,7 +42,19 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
     """Base of every generated async handle: the typed methods are awaitables (streams excepted:
     ``h.chat_stream(...)`` is used with ``async with``)."""
 
-    # BEGIN generated from _handles/sync.py:ModelHandle by python -m codegen.twins
+    def _open_stream(self, body: bytes, headers: Mapping[str, str] | None, request: Any) -> AsyncStreamRequest:
+        # Async only: the request is validated now and sent when awaited (or entered with ``async with``).
+        from .._aio.stream import AsyncEventStream, AsyncStreamRequest
+
+        self._run_url()  # a bad model id is refused now, before anything is awaited
+
+        async def open_stream() -> AsyncEventStream:
+            resp, call = await self._drive(self._stream_open_flow(body, headers, request))
+            return AsyncEventStream(resp, **self._stream_options(resp, call))
+
+        return AsyncStreamRequest(open_stream)
+
+    # generated from _handles/sync.py:ModelHandle by codegen.twins, to the end of the class
     client: AsyncSession  # declared here, not as a type argument: the session's module loads with the client
 
     async def run(self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> OutT:
@@ -106,21 +118,7 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         poll_interval: float = 1.0,
         as_numpy: bool = False,
     ) -> list[list[float]] | F32:
-        """Embed any number of texts through the async batch API; one vector per text, in input order.
-
-        For models with a batch (``requests``) variant whose requests take a list of ``text`` (the bge
-        embedding models); others raise ``ConfigurationError``. The texts are split into requests of at
-        most ``batch_size`` strings (default and upper bound: the schema's ``maxItems``), grouped into
-        batches under 10 MB each, submitted, polled together until done, and put back in order.
-        ``options`` are extra request fields (e.g. ``{"pooling": "cls"}``); ``on_progress`` gets a
-        ``BatchProgress`` after every polling round. Failed requests raise ``BatchItemsError`` carrying
-        the vectors that did arrive; the deadline raises ``BatchTimeoutError`` naming the unfinished
-        request ids (resume them with :meth:`batch_job`).
-
-        ``as_numpy=True`` returns a ``(len(texts), dim)`` float32 numpy array instead, each request's
-        vectors decoded straight into their rows (never the whole job as Python lists; batches are then
-        kept to 400 texts so no status reply is large). Needs numpy (``pip install 'workers-ai[ray]'``).
-        """
+        """Embed any number of texts through the async batch API; one vector per text, in input order."""
         from .._batch.chunking import embed_flow
         from .._batch.jobs import AsyncBatchJob
 
@@ -138,16 +136,12 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         vectors: list[list[float]] | F32 = await self._drive(flow)
         return vectors
 
-    # ------------------------------------------------------------------ calls: one line each, the rules
-    # are the flows of HandleBase; this client runs them with awaited I/O.
-
     async def _drive(self, flow: Flow[T]) -> T:
         return await self.client._drive(flow)  # pyright: ignore[reportPrivateUsage]
 
     async def _invoke(
         self, op: Op[T], params: Mapping[str, Any], first: Any = NOTHING, response_format: Any = None
     ) -> T:
-        """A generated method's call (the rules: :meth:`HandleBase._op_flow`)."""
         result: T = await self._drive(self._op_flow(op, params, first, response_format))
         return result
 
@@ -178,7 +172,6 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         return job
 
     async def _batch_many(self, requests: Sequence[Any], options: Mapping[str, Any]) -> list[Any]:
-        """A generated ``batch_many()`` (the rules: :mod:`.._batch.many`)."""
         from .._batch.jobs import AsyncBatchJob
 
         items: list[Any] = await self._drive(self._many_flow(AsyncBatchJob[Any], requests, options))
@@ -187,22 +180,7 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
     async def _send_and_decode(
         self, body: bytes, expect: type[T] | None, *, headers: Mapping[str, str] | None = None, request: Any = None
     ) -> T:
-        # ``request``: what the call's span reads its parameters from (as a typed method's call does).
         return await self._drive(self._call_flow(body, expect, headers=headers, request=request))
-
-    # END generated from _handles/sync.py:ModelHandle
-
-    def _open_stream(self, body: bytes, headers: Mapping[str, str] | None, request: Any) -> AsyncStreamRequest:
-        # Async only: the request is validated now and sent when awaited (or entered with ``async with``).
-        from .._aio.stream import AsyncEventStream, AsyncStreamRequest
-
-        self._run_url()  # a bad model id is refused now, before anything is awaited
-
-        async def open_stream() -> AsyncEventStream:
-            resp, call = await self._drive(self._stream_open_flow(body, headers, request))
-            return AsyncEventStream(resp, **self._stream_options(resp, call))
-
-        return AsyncStreamRequest(open_stream)
 
 
 class AsyncGenericHandle(AsyncModelHandle[Any, Any]):

@@ -76,6 +76,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
     decoder: ClassVar[OutputDecoder] = OutputDecoder(variants=(), rules=(), indexes=())
     input_types: ClassVar[tuple[tuple[type[Any], tuple[str, ...]], ...]] = ()
     batch_input: ClassVar[type[Any] | None] = None  # the `{"requests": [...]}` variant, when the model has one
+    _tools_op: ClassVar[Op[Any]]  # the method ``run_tools()`` calls, where a shape has it (``.typed_bases``)
 
     def __init_subclass__(
         cls,
@@ -84,6 +85,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         decoder: OutputDecoder | None = None,
         inputs: tuple[tuple[type[Any], tuple[str, ...]], ...] | None = None,
         batch_input: type[Any] | None = None,
+        tools: Op[Any] | None = None,
         **kwargs: Any,
     ) -> None:
         """A generated handle states its model in its class line: ``class ShapeHandle(ModelHandle[...],
@@ -108,6 +110,8 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             cls.input_types = inputs
         if batch_input is not None:
             cls.batch_input = batch_input
+        if tools is not None:
+            cls._tools_op = tools
 
     def __init__(self, client: SessionT, model_id: str | None = None) -> None:
         self.client = client

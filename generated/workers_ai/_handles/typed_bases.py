@@ -8,10 +8,9 @@ client that uses none of them never loads it."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from .aio import AsyncModelHandle
-from .ops import Op
 from .sync import ModelHandle
 
 if TYPE_CHECKING:
@@ -35,13 +34,6 @@ class ToolsHandle(ModelHandle[InT, OutT], Generic[InT, OutT, MsgT, ChatT]):
     """A handle whose ``chat()`` takes Python functions as tools (``MsgT``: a message, ``ChatT``: its reply):
     ``run_tools()`` runs the tool loop over the ``Op`` its class names with ``tools=``."""
 
-    _tools_op: ClassVar[Op[Any]]
-
-    def __init_subclass__(cls, *, tools: Op[Any] | None = None, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if tools is not None:
-            cls._tools_op = tools
-
     def run_tools(
         self,
         *,
@@ -64,14 +56,7 @@ class ToolsHandle(ModelHandle[InT, OutT], Generic[InT, OutT, MsgT, ChatT]):
 class AsyncToolsHandle(AsyncModelHandle[InT, OutT], Generic[InT, OutT, MsgT, ChatT]):
     """:class:`ToolsHandle`, awaited."""
 
-    # BEGIN generated from _handles/typed_bases.py:ToolsHandle by python -m codegen.twins
-    _tools_op: ClassVar[Op[Any]]
-
-    def __init_subclass__(cls, *, tools: Op[Any] | None = None, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if tools is not None:
-            cls._tools_op = tools
-
+    # generated from _handles/typed_bases.py:ToolsHandle by codegen.twins, to the end of the class
     async def run_tools(
         self,
         *,
@@ -89,8 +74,6 @@ class AsyncToolsHandle(AsyncModelHandle[InT, OutT], Generic[InT, OutT, MsgT, Cha
         args = self._tool_loop_options(self._tools_op, messages, tools, max_rounds, on_tool_error, options)
         run: ToolRun[ChatT] = await self._drive(tools_flow(self, self._tools_op.expect, **args))
         return run
-
-    # END generated from _handles/typed_bases.py:ToolsHandle
 
 
 class BatchHandle(ModelHandle[InT, OutT], Generic[InT, OutT, ItemT, ResT]):
@@ -117,7 +100,7 @@ class BatchHandle(ModelHandle[InT, OutT], Generic[InT, OutT, ItemT, ResT]):
 class AsyncBatchHandle(AsyncModelHandle[InT, OutT], Generic[InT, OutT, ItemT, ResT]):
     """:class:`BatchHandle`, awaited: ``job = await h.batch([...])``, then ``await job.wait()``."""
 
-    # BEGIN generated from _handles/typed_bases.py:BatchHandle by python -m codegen.twins
+    # generated from _handles/typed_bases.py:BatchHandle by codegen.twins, to the end of the class
     async def batch(self, requests: Sequence[ItemT | BatchRequest[ItemT]]) -> AsyncBatchJob[ResT]:
         """Queue ``requests`` (structs or dicts; ``BatchRequest(r, external_reference=...)`` labels one) with the
         async batch API; ``await job.wait()`` gives the results, typed by the requests' variant
@@ -133,5 +116,3 @@ class AsyncBatchHandle(AsyncModelHandle[InT, OutT], Generic[InT, OutT, ItemT, Re
         makes a re-run after a crash poll what was queued and send only the rest."""
         items: list[BatchItem[ResT]] = await self._batch_many(requests, options)
         return items
-
-    # END generated from _handles/typed_bases.py:BatchHandle

@@ -58,7 +58,7 @@ def speak_sync(handle: Any, spec: RealtimeSpec, options: Options, limits: Limits
     return SpeakSession(client, spec, options, model_id=model_id, limits=limits)
 
 
-# BEGIN generated from realtime/__init__.py:listen_sync,speak_sync by python -m codegen.twins
+# generated from realtime/__init__.py:listen_sync,speak_sync by codegen.twins, to the end of the module
 def listen_async(
     handle: Any, spec: RealtimeSpec, options: Options, limits: Limits | None = None
 ) -> AsyncListenSession[Any]:
@@ -73,6 +73,3 @@ def speak_async(
     """A text-to-speech session of ``handle``'s model (not yet connected: use it with ``async with``)."""
     client, model_id = _target(handle)
     return AsyncSpeakSession(client, spec, options, model_id=model_id, limits=limits)
-
-
-# END generated from realtime/__init__.py:listen_sync,speak_sync

@@ -1,47 +1,118 @@
 """The asyncio sessions: :class:`AsyncListenSession` and :class:`AsyncSpeakSession`, on
-``websockets.asyncio.client``. The I/O only: every decision is :class:`~._core.SessionCore`'s.
-
-Printed from :mod:`._sync` (docs/architecture.md, "One source for each face"): the same reader (a task),
-inbox of at most ``max_queue`` events and keepalive (a task), on :mod:`._tasks`. ``send`` waits while
-more than ``write_limit`` bytes are buffered.
+``websockets.asyncio.client``: printed from the blocking ones of :mod:`._sync` (docs/architecture.md, "One
+source for each face"), on the task things defined here under the names :mod:`._sync` gives its thread
+things. ``send`` waits while more than ``write_limit`` bytes are buffered.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from types import TracebackType
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from ..errors import RealtimeError
 from ._audio import AudioSource, Pacer, Transcript, audio_chunks, chunk_size, collect
-from ._core import END, SessionBase
+from ._core import END, SessionBase, SessionCore
 from ._spec import tag_of
-from ._tasks import NOTHING, Done, Inbox, Lock, Socket, Worker, open_socket, sleep, spawn, stop
-from ._wsopts import close_of, handshake_error
+from ._wsopts import close_of, connect_options, handshake_error, websockets_module
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["AsyncListenSession", "AsyncSession", "AsyncSpeakSession"]
 
 E = TypeVar("E")
 
+# ---------------------------------------------------------------------- what the sessions run on: tasks
 
-class AsyncSession(SessionBase[E, Socket]):
+sleep = asyncio.sleep
+Lock = contextlib.nullcontext  # a task builds a frame without yielding to another: nothing to hold
+Worker = asyncio.Task[None]
+Inbox = asyncio.Queue
+Empty = asyncio.QueueEmpty
+
+
+class Done(asyncio.Event):
+    """``threading.Event``'s ``wait(timeout)`` on an ``asyncio.Event``: whether it was set in time."""
+
+    async def wait(self, timeout: float | None = None) -> bool:  # type: ignore[override]
+        try:
+            return await asyncio.wait_for(super().wait(), timeout)
+        except asyncio.TimeoutError:
+            return False
+
+
+class Connection(Protocol):
+    """What a session uses of ``websockets.asyncio.client.ClientConnection``."""
+
+    close_code: int | None
+    close_reason: str | None
+
+    def __aiter__(self) -> AsyncIterator[str | bytes]: ...  # ends at a clean close, else ConnectionClosed
+    async def send(self, message: str | bytes) -> None: ...
+    async def close(self) -> None: ...
+
+
+async def open_socket(core: SessionCore) -> Connection:
+    """Connect to ``core.url`` (a refused handshake raises websockets' exception; see ``handshake_error``)."""
+    options = connect_options(core)
+    options["write_limit"] = core.limits.write_limit  # ``send`` waits while more is buffered
+    connection: Connection = await websockets_module("asyncio.client").connect(core.url, **options)
+    return connection
+
+
+async def take(inbox: Inbox[Any], timeout: float | None) -> Any:
+    """The next event within ``timeout`` seconds (None: until one comes), else None."""
+    try:
+        return await asyncio.wait_for(inbox.get(), timeout)
+    except asyncio.TimeoutError:
+        return None
+
+
+def shut(inbox: Inbox[Any]) -> None:
+    """Drop what is unread and put END: whoever waits on the inbox goes on."""
+    while not inbox.empty():
+        inbox.get_nowait()
+    inbox.put_nowait(END)
+
+
+def spawn(work: Callable[[], Coroutine[Any, Any, None]], name: str) -> Worker:
+    """Run ``work`` beside the caller, as a task of the running loop."""
+    return asyncio.get_running_loop().create_task(work(), name=name)
+
+
+async def stop(workers: Sequence[Worker]) -> None:
+    """Cancel ``workers`` and wait until they have ended."""
+    for worker in workers:
+        worker.cancel()
+    for worker in workers:
+        try:
+            await worker
+        except (asyncio.CancelledError, Exception):
+            pass
+
+
+# ---------------------------------------------------------------------- the sessions
+
+
+class AsyncSession(SessionBase[E, Connection]):
     """What the async listen and speak sessions share: open, receive, keepalive, close."""
 
     _opened_with: ClassVar[str] = "async with"
 
-    # BEGIN generated from realtime/_sync.py:SyncSession by python -m codegen.twins
+    # generated from realtime/_sync.py:SyncSession by codegen.twins, to the end of the class
     def _setup(self) -> None:
         self._lock = Lock()  # the core's frames are built, and its answers read, one at a time
-        self._inbox = Inbox(self.core.limits.max_queue)
+        self._inbox: Inbox[Any] = Inbox(self.core.limits.max_queue)
         self._done = Done()  # the connection is over (the reader saw the end, or the session was shut)
         self._drained = False  # the end was taken from the inbox
         self._consumers = 0  # loops iterating over the session
         self._workers: list[Worker] = []
 
-    # ------------------------------------------------------------------ lifecycle
-
-    async def __aenter__(self) -> AsyncSession[E]:
+    async def __aenter__(self) -> Self:
         await self.open()
         return self
 
@@ -69,15 +140,15 @@ class AsyncSession(SessionBase[E, Socket]):
         if self.core.spec.keepalive_seconds is not None:
             self._workers.append(spawn(self._keepalive, "workers-ai-keepalive"))
 
-    async def close(self) -> list[Any]:
-        """Send the model's close message, read what the server still sends until it closes (within
-        ``close_timeout``) and return those events; iterating afterwards yields them too."""
+    async def close(self) -> list[E]:
+        """Send the model's close message (CloseStream, Close), read what the server still sends until it
+        closes (within ``close_timeout``) and return those events; iterating afterwards yields them too."""
         self._connected()
         if not self.core.close_sent and not self._done.is_set():
             await self._say(self.core.control, "close")
         limit = self.core.limits.close_timeout
         deadline = time.monotonic() + limit
-        rest: list[Any] = []
+        rest: list[E] = []
         while not self._drained:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -99,9 +170,7 @@ class AsyncSession(SessionBase[E, Socket]):
             raise error
         return rest
 
-    # ------------------------------------------------------------------ receiving
-
-    async def __aiter__(self) -> AsyncIterator[Any]:
+    async def __aiter__(self) -> AsyncIterator[E]:
         self._consumers += 1
         try:
             while True:
@@ -127,8 +196,9 @@ class AsyncSession(SessionBase[E, Socket]):
         out: list[Any] = list(self._backlog)
         self._backlog.clear()
         while not self._drained:
-            got = self._inbox.get_nowait()
-            if got is NOTHING:
+            try:
+                got = self._inbox.get_nowait()
+            except Empty:
                 break
             if got is END:
                 self._drained = True
@@ -139,8 +209,6 @@ class AsyncSession(SessionBase[E, Socket]):
         return out
 
     async def _next(self, timeout: float | None) -> Any:
-        """The next event, END, or None when nothing came within ``timeout`` (None: no limit but the
-        answer deadline, past which the session fails)."""
         if self._backlog:
             return self._backlog.popleft()
         if self._drained:
@@ -148,8 +216,9 @@ class AsyncSession(SessionBase[E, Socket]):
         self._connected()
         until = None if timeout is None else time.monotonic() + timeout
         while True:
-            item = self._inbox.get_nowait()
-            if item is NOTHING:
+            try:
+                item = self._inbox.get_nowait()
+            except Empty:
                 if self._done.is_set():  # the reader put every event before it said so: none is coming
                     item = END
                 else:
@@ -162,8 +231,8 @@ class AsyncSession(SessionBase[E, Socket]):
                     if until is not None and now >= until:
                         return None
                     ends = [t for t in (until, answer_by) if t is not None]
-                    item = await self._inbox.get(max(0.0, min(ends) - now) if ends else None)
-                    if item is NOTHING:
+                    item = await take(self._inbox, max(0.0, min(ends) - now) if ends else None)
+                    if item is None:
                         continue
             if item is END:
                 self._drained = True
@@ -171,13 +240,14 @@ class AsyncSession(SessionBase[E, Socket]):
             return item
 
     async def _reader(self) -> None:
-        """Move the frames from the socket into the inbox, as events; then how the connection ended."""
         ws = self._connected()
         code: int | None
         try:
-            async for data in ws.frames():
+            async for data in ws:
                 with self._lock:
                     event = self.core.receive(data)
+                if self._done.is_set():  # the session was shut: nobody reads any more
+                    break
                 await self._inbox.put(event)
             code, reason = ws.close_code, ws.close_reason or ""
         except Exception as exc:  # ConnectionClosedError, or the socket failing under it
@@ -187,10 +257,7 @@ class AsyncSession(SessionBase[E, Socket]):
         self._done.set()
         await self._inbox.put(END)
 
-    # ------------------------------------------------------------------ sending
-
     async def _say(self, make: Callable[..., str | bytes], *args: Any) -> None:
-        """Send the frame ``make(*args)`` builds, built under the lock the keepalive worker takes too."""
         with self._lock:
             frame = make(*args)
         ws = self._connected()
@@ -220,27 +287,18 @@ class AsyncSession(SessionBase[E, Socket]):
 
     async def _shutdown(self) -> None:
         self._done.set()
-        self._inbox.close()
+        shut(self._inbox)
         if self._ws is not None:
             await self._ws.close()
         await stop(self._workers)
         self._workers.clear()
         self.core.finished(self._error)
 
-    # END generated from realtime/_sync.py:SyncSession
-
 
 class AsyncListenSession(AsyncSession[E]):
     """Speech in, typed events out: ``await send(audio)``, ``finalize()``, ``close()``, ``async for``."""
 
-    # BEGIN generated from realtime/_sync.py:ListenSession by python -m codegen.twins
-    async def __aenter__(self) -> AsyncListenSession[E]:
-        await self.open()
-        return self
-
-    def __aiter__(self) -> AsyncIterator[E]:
-        return super().__aiter__()
-
+    # generated from realtime/_sync.py:ListenSession by codegen.twins, to the end of the class
     async def send(self, audio: bytes | bytearray | memoryview) -> None:
         """Send one chunk of audio (a binary frame); waits while the connection is backed up."""
         await self._say(self.core.audio, audio)
@@ -249,29 +307,16 @@ class AsyncListenSession(AsyncSession[E]):
         """Ask for results of all audio sent so far now (the stream stays open)."""
         await self._say(self.core.control, "finalize")
 
-    async def close(self) -> list[E]:
-        """Send CloseStream, drain the remaining results and return them."""
-        return await super().close()
-
     async def transcribe(self, audio: AudioSource, *, pace: bool = False, chunk_ms: int = 100) -> Transcript[E]:
         """Send ``audio`` (bytes, a path, a binary file or chunks), close, and return a ``Transcript``."""
         return await transcribe_async(self, audio, pace=pace, chunk_ms=chunk_ms)
 
-    # END generated from realtime/_sync.py:ListenSession
 
-
-class AsyncSpeakSession(AsyncSession[E]):
+class AsyncSpeakSession(AsyncSession[bytes | E]):
     """Text in, audio out: ``send_text``, ``flush``, ``clear``, ``close``; ``async for`` yields audio
     chunks (``bytes``) and control events."""
 
-    # BEGIN generated from realtime/_sync.py:SpeakSession by python -m codegen.twins
-    async def __aenter__(self) -> AsyncSpeakSession[E]:
-        await self.open()
-        return self
-
-    def __aiter__(self) -> AsyncIterator[bytes | E]:
-        return super().__aiter__()
-
+    # generated from realtime/_sync.py:SpeakSession by codegen.twins, to the end of the class
     async def send_text(self, text: str) -> None:
         """Send text to speak (a ``Speak`` message); it is spoken on :meth:`flush`."""
         await self._say(self.core.text, text)
@@ -284,26 +329,18 @@ class AsyncSpeakSession(AsyncSession[E]):
         """Drop text not yet spoken (answered by ``Cleared``)."""
         await self._say(self.core.control, "clear")
 
-    async def close(self) -> list[bytes | E]:
-        """Send Close, drain what the server still sends and return it."""
-        return await super().close()
-
     def speak(self, text: str) -> AsyncIterator[bytes]:
         """Send ``text``, flush, and yield its audio until ``Flushed`` (control events are skipped)."""
         return aspeak_chunks(self, text)
 
-    # END generated from realtime/_sync.py:SpeakSession
 
-
-# BEGIN generated from realtime/_sync.py:transcribe_sync,speak_chunks by python -m codegen.twins
+# generated from realtime/_sync.py:transcribe_sync,speak_chunks by codegen.twins, to the end of the module
 async def transcribe_async(
     session: AsyncListenSession[Any], audio: AudioSource, *, pace: bool, chunk_ms: int
 ) -> Transcript[Any]:
     """Send ``audio`` in chunks (in real time when ``pace``), read what comes meanwhile, close; the transcript."""
     pacer = Pacer(session.core, pace)
     events: list[Any] = []
-    # Read as we go, so the server is never held back by us: after every chunk when paced, else
-    # every few chunks (fewer than max_queue events can arrive in between: at most one per chunk).
     every = 1 if pacer.rate is not None else max(1, session.core.limits.max_queue // 4)
     for n, chunk in enumerate(audio_chunks(audio, chunk_size(session.core, chunk_ms)), 1):
         wait = pacer.delay(len(chunk))
@@ -325,6 +362,3 @@ async def aspeak_chunks(session: AsyncSpeakSession[Any], text: str) -> AsyncIter
             yield item
         elif tag_of(item) == "Flushed":
             return
-
-
-# END generated from realtime/_sync.py:transcribe_sync,speak_chunks

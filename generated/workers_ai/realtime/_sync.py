@@ -2,39 +2,104 @@
 
 The I/O only: every decision is :class:`~._core.SessionCore`'s. A reader thread moves frames from the socket
 into an inbox of at most ``max_queue`` events; while it is full the socket is no longer read and the server
-is held back. A second small thread sends KeepAlive when the stream has been quiet; ``send`` blocks while
-the socket is full.
+is held back. A second small thread sends KeepAlive when the stream has been quiet.
 
-This module is the one source of the asyncio sessions: :mod:`._aio` is printed from these classes and
-functions, the thread things of :mod:`._threads` becoming the task things of
-:mod:`._tasks` (docs/architecture.md, "One source for each face").
+The sessions are the one source of the asyncio ones (:mod:`._aio`, printed from them: docs/architecture.md,
+"One source for each face"); what threads do otherwise than tasks is the few names above them, which
+:mod:`._aio` defines for tasks.
 """
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..errors import RealtimeError
 from ._audio import AudioSource, Pacer, Transcript, audio_chunks, chunk_size, collect
-from ._core import END, SessionBase
+from ._core import END, SessionBase, SessionCore
 from ._spec import tag_of
-from ._threads import NOTHING, Done, Inbox, Lock, Socket, Worker, open_socket, sleep, spawn, stop
-from ._wsopts import close_of, handshake_error
+from ._wsopts import close_of, connect_options, handshake_error, websockets_module
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["ListenSession", "SpeakSession", "SyncSession"]
 
 E = TypeVar("E")
 
+# ---------------------------------------------------------------------- what the sessions run on: threads
 
-class SyncSession(SessionBase[E, Socket]):
+sleep = time.sleep
+Done = threading.Event  # set once the connection is over; ``wait(timeout)`` says whether it was
+Lock = threading.Lock  # the core's frames are built one at a time: the keepalive thread builds them too
+Worker = threading.Thread
+Inbox = queue.Queue  # events read ahead, at most max_queue: while it is full the socket is no longer read
+Empty = queue.Empty
+
+
+class Connection(Protocol):
+    """What a session uses of ``websockets.sync.client.ClientConnection``."""
+
+    close_code: int | None
+    close_reason: str | None
+
+    def __iter__(self) -> Iterator[str | bytes]: ...  # ends at a clean close, else ConnectionClosed
+    def send(self, message: str | bytes) -> None: ...
+    def close(self) -> None: ...
+
+
+def open_socket(core: SessionCore) -> Connection:
+    """Connect to ``core.url`` (a refused handshake raises websockets' exception; see ``handshake_error``)."""
+    connect = websockets_module("sync.client").connect
+    connection: Any = connect(core.url, **connect_options(core))
+    opened: Connection = connection.__enter__()  # entered, as websockets >= 17 asks; left by close()
+    return opened
+
+
+def take(inbox: Inbox[Any], timeout: float | None) -> Any:
+    """The next event within ``timeout`` seconds (None: until one comes), else None."""
+    try:
+        return inbox.get(timeout=timeout)
+    except Empty:
+        return None
+
+
+def shut(inbox: Inbox[Any]) -> None:
+    """Drop what is unread and put END: whoever waits on the inbox (the reader for room, a caller for an
+    event) goes on."""
+    with inbox.mutex:
+        inbox.queue.clear()
+        inbox.not_full.notify_all()
+    inbox.put_nowait(END)
+
+
+def spawn(work: Callable[[], None], name: str) -> Worker:
+    """Run ``work`` beside the caller (a daemon thread: a session never keeps the program alive)."""
+    worker = threading.Thread(target=work, name=name, daemon=True)
+    worker.start()
+    return worker
+
+
+def stop(workers: Sequence[Worker]) -> None:
+    """Wait a moment for ``workers`` to end (they end on their own once the connection is over)."""
+    for worker in workers:
+        if worker is not threading.current_thread():
+            worker.join(1.0)
+
+
+# ---------------------------------------------------------------------- the sessions
+
+
+class SyncSession(SessionBase[E, Connection]):
     """What the listen and speak sessions share: open, receive, keepalive, close."""
 
     def _setup(self) -> None:
         self._lock = Lock()  # the core's frames are built, and its answers read, one at a time
-        self._inbox = Inbox(self.core.limits.max_queue)
+        self._inbox: Inbox[Any] = Inbox(self.core.limits.max_queue)
         self._done = Done()  # the connection is over (the reader saw the end, or the session was shut)
         self._drained = False  # the end was taken from the inbox
         self._consumers = 0  # loops iterating over the session
@@ -42,7 +107,7 @@ class SyncSession(SessionBase[E, Socket]):
 
     # ------------------------------------------------------------------ lifecycle
 
-    def __enter__(self) -> SyncSession[E]:
+    def __enter__(self) -> Self:
         self.open()
         return self
 
@@ -68,15 +133,15 @@ class SyncSession(SessionBase[E, Socket]):
         if self.core.spec.keepalive_seconds is not None:
             self._workers.append(spawn(self._keepalive, "workers-ai-keepalive"))
 
-    def close(self) -> list[Any]:
-        """Send the model's close message, read what the server still sends until it closes (within
-        ``close_timeout``) and return those events; iterating afterwards yields them too."""
+    def close(self) -> list[E]:
+        """Send the model's close message (CloseStream, Close), read what the server still sends until it
+        closes (within ``close_timeout``) and return those events; iterating afterwards yields them too."""
         self._connected()
         if not self.core.close_sent and not self._done.is_set():
             self._say(self.core.control, "close")
         limit = self.core.limits.close_timeout
         deadline = time.monotonic() + limit
-        rest: list[Any] = []
+        rest: list[E] = []
         while not self._drained:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -100,7 +165,7 @@ class SyncSession(SessionBase[E, Socket]):
 
     # ------------------------------------------------------------------ receiving
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[E]:
         self._consumers += 1
         try:
             while True:
@@ -126,8 +191,9 @@ class SyncSession(SessionBase[E, Socket]):
         out: list[Any] = list(self._backlog)
         self._backlog.clear()
         while not self._drained:
-            got = self._inbox.get_nowait()
-            if got is NOTHING:
+            try:
+                got = self._inbox.get_nowait()
+            except Empty:
                 break
             if got is END:
                 self._drained = True
@@ -147,8 +213,9 @@ class SyncSession(SessionBase[E, Socket]):
         self._connected()
         until = None if timeout is None else time.monotonic() + timeout
         while True:
-            item = self._inbox.get_nowait()
-            if item is NOTHING:
+            try:
+                item = self._inbox.get_nowait()
+            except Empty:
                 if self._done.is_set():  # the reader put every event before it said so: none is coming
                     item = END
                 else:
@@ -161,8 +228,8 @@ class SyncSession(SessionBase[E, Socket]):
                     if until is not None and now >= until:
                         return None
                     ends = [t for t in (until, answer_by) if t is not None]
-                    item = self._inbox.get(max(0.0, min(ends) - now) if ends else None)
-                    if item is NOTHING:
+                    item = take(self._inbox, max(0.0, min(ends) - now) if ends else None)
+                    if item is None:
                         continue
             if item is END:
                 self._drained = True
@@ -174,9 +241,11 @@ class SyncSession(SessionBase[E, Socket]):
         ws = self._connected()
         code: int | None
         try:
-            for data in ws.frames():
+            for data in ws:
                 with self._lock:
                     event = self.core.receive(data)
+                if self._done.is_set():  # the session was shut: nobody reads any more
+                    break
                 self._inbox.put(event)
             code, reason = ws.close_code, ws.close_reason or ""
         except Exception as exc:  # ConnectionClosedError, or the socket failing under it
@@ -219,7 +288,7 @@ class SyncSession(SessionBase[E, Socket]):
 
     def _shutdown(self) -> None:
         self._done.set()
-        self._inbox.close()
+        shut(self._inbox)
         if self._ws is not None:
             self._ws.close()
         stop(self._workers)
@@ -230,13 +299,6 @@ class SyncSession(SessionBase[E, Socket]):
 class ListenSession(SyncSession[E]):
     """Speech in, typed events out: ``send(audio)``, ``finalize()``, ``close()``, ``for event in session``."""
 
-    def __enter__(self) -> ListenSession[E]:
-        self.open()
-        return self
-
-    def __iter__(self) -> Iterator[E]:
-        return super().__iter__()
-
     def send(self, audio: bytes | bytearray | memoryview) -> None:
         """Send one chunk of audio (a binary frame); waits while the connection is backed up."""
         self._say(self.core.audio, audio)
@@ -245,25 +307,14 @@ class ListenSession(SyncSession[E]):
         """Ask for results of all audio sent so far now (the stream stays open)."""
         self._say(self.core.control, "finalize")
 
-    def close(self) -> list[E]:
-        """Send CloseStream, drain the remaining results and return them."""
-        return super().close()
-
     def transcribe(self, audio: AudioSource, *, pace: bool = False, chunk_ms: int = 100) -> Transcript[E]:
         """Send ``audio`` (bytes, a path, a binary file or chunks), close, and return a ``Transcript``."""
         return transcribe_sync(self, audio, pace=pace, chunk_ms=chunk_ms)
 
 
-class SpeakSession(SyncSession[E]):
+class SpeakSession(SyncSession[bytes | E]):
     """Text in, audio out: ``send_text``, ``flush``, ``clear``, ``close``; iteration yields audio chunks
     (``bytes``) and control events."""
-
-    def __enter__(self) -> SpeakSession[E]:
-        self.open()
-        return self
-
-    def __iter__(self) -> Iterator[bytes | E]:
-        return super().__iter__()
 
     def send_text(self, text: str) -> None:
         """Send text to speak (a ``Speak`` message); it is spoken on :meth:`flush`."""
@@ -276,10 +327,6 @@ class SpeakSession(SyncSession[E]):
     def clear(self) -> None:
         """Drop text not yet spoken (answered by ``Cleared``)."""
         self._say(self.core.control, "clear")
-
-    def close(self) -> list[bytes | E]:
-        """Send Close, drain what the server still sends and return it."""
-        return super().close()
 
     def speak(self, text: str) -> Iterator[bytes]:
         """Send ``text``, flush, and yield its audio until ``Flushed`` (control events are skipped)."""

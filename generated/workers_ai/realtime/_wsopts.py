@@ -4,8 +4,7 @@ shows the token, failed handshakes as our REST errors, and how a closed connecti
 ``websockets`` is imported by name at run time only (:func:`websockets_module`), never by an import
 statement: a type checker follows imports even inside functions and under ``TYPE_CHECKING``, so it would
 read websockets' 31 modules for every user of the package (or report it missing in a copy without the
-``realtime`` extra). The sessions type the connections they hold with a protocol of the few members they use
-(:mod:`._threads`, :mod:`._tasks`).
+``realtime`` extra). The sessions type the connections they hold with a protocol of the few members they use.
 """
 
 from __future__ import annotations
