@@ -45,7 +45,7 @@ class ToolsHandle(ModelHandle[InT, OutT], Generic[InT, OutT, MsgT, ChatT]):
     ) -> ToolRun[ChatT]:
         """Call ``chat()`` with ``tools`` (Python functions), run the functions the model asks for and send
         their results back until it answers in text; returns the final output and the transcript
-        (docs/structured-tools.md). The functions are called as plain functions."""
+        (docs/structured-tools.md, "Tools"). The functions are called as plain functions."""
         from .._tools.toolloop import tools_flow  # here: only tool loops need it
 
         args = self._tool_loop_options(self._tools_op, messages, tools, max_rounds, on_tool_error, options)
@@ -68,7 +68,7 @@ class AsyncToolsHandle(AsyncModelHandle[InT, OutT], Generic[InT, OutT, MsgT, Cha
     ) -> ToolRun[ChatT]:
         """Call ``chat()`` with ``tools`` (Python functions), run the functions the model asks for and send
         their results back until it answers in text; returns the final output and the transcript
-        (docs/structured-tools.md). The functions are called as plain functions."""
+        (docs/structured-tools.md, "Tools"). The functions are called as plain functions."""
         from .._tools.toolloop import tools_flow  # here: only tool loops need it
 
         args = self._tool_loop_options(self._tools_op, messages, tools, max_rounds, on_tool_error, options)
@@ -83,7 +83,7 @@ class BatchHandle(ModelHandle[InT, OutT], Generic[InT, OutT, ItemT, ResT]):
     def batch(self, requests: Sequence[ItemT | BatchRequest[ItemT]]) -> BatchJob[ResT]:
         """Queue ``requests`` (structs or dicts; ``BatchRequest(r, external_reference=...)`` labels one) with the
         async batch API; ``.wait()`` on the job gives the results, typed by the requests' variant
-        (docs/batches-streaming.md)."""
+        (docs/batches-streaming.md, "Batches")."""
         job: BatchJob[ResT] = self._submit_batch(requests)
         return job
 
@@ -104,7 +104,7 @@ class AsyncBatchHandle(AsyncModelHandle[InT, OutT], Generic[InT, OutT, ItemT, Re
     async def batch(self, requests: Sequence[ItemT | BatchRequest[ItemT]]) -> AsyncBatchJob[ResT]:
         """Queue ``requests`` (structs or dicts; ``BatchRequest(r, external_reference=...)`` labels one) with the
         async batch API; ``await job.wait()`` gives the results, typed by the requests' variant
-        (docs/batches-streaming.md)."""
+        (docs/batches-streaming.md, "Batches")."""
         job: AsyncBatchJob[ResT] = await self._submit_batch(requests)
         return job
 
