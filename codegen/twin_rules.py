@@ -20,8 +20,6 @@ _REALTIME = names(
         "__enter__": "__aenter__",
         "__exit__": "__aexit__",
         "__iter__": "__aiter__",
-        "transcribe_sync": "transcribe_async",
-        "speak_chunks": "aspeak_chunks",
     }
 )
 
@@ -33,12 +31,7 @@ TWINS: tuple[Twin, ...] = (
             *_CLIENT,
             *names({"EventStream": "AsyncStreamRequest"}),
             *awaits("self.client._drive"),
-            *texts(
-                {
-                    "blocking I/O": "awaited I/O",
-                    "``with h.stream(...) as events``": "``async with h.stream(...) as events``",
-                }
-            ),
+            *texts({"``with h.stream(...) as events``": "``async with h.stream(...) as events``"}),
         ),
         skip=("_open_stream",),
     ),
@@ -96,17 +89,11 @@ TWINS: tuple[Twin, ...] = (
         ),
     ),
     Twin(
-        "realtime/_sync.py:transcribe_sync,speak_chunks",
-        "realtime/_aio.py",
-        (
-            *_REALTIME,
-            *names({"ListenSession": "AsyncListenSession", "SpeakSession": "AsyncSpeakSession"}),
-            *awaits("sleep", "session.send", "session.poll", "session.close", "session.send_text", "session.flush"),
-            *async_for("session"),
-        ),
+        "realtime/_sync.py:ListenSession",
+        "realtime/_aio.py:AsyncListenSession",
+        (*_REALTIME, *awaits("sleep")),
     ),
-    Twin("realtime/_sync.py:ListenSession", "realtime/_aio.py:AsyncListenSession", _REALTIME),
-    Twin("realtime/_sync.py:SpeakSession", "realtime/_aio.py:AsyncSpeakSession", _REALTIME),
+    Twin("realtime/_sync.py:SpeakSession", "realtime/_aio.py:AsyncSpeakSession", (*_REALTIME, *async_for("self"))),
     Twin(
         "realtime/__init__.py:listen_sync,speak_sync",
         "realtime/__init__.py",

@@ -2,9 +2,8 @@
 
 Configuration, URLs, headers and ``last_response`` come from :class:`~.._core.config.SessionConfig`;
 every decision (retry or not, how long to wait, which error) is a flow of :mod:`.._core` that the sync
-``Session`` runs too. This module only awaits the flows' commands: the driver is printed from the sync
-one (docs/architecture.md, "One source for each face"); written here are what asyncio does otherwise
-(``last_response`` per task, blocking work in the loop's executor).
+``Session`` runs too. The driver is printed from the sync one; written here: ``last_response`` per task,
+blocking work in the loop's executor.
 """
 
 from __future__ import annotations

@@ -6,9 +6,8 @@ The parsing (SSE framing, the fast path, error events, size caps, ``[DONE]``) is
 ``max_event_bytes`` per event, the connection reused after ``[DONE]`` and dropped otherwise.
 
 ``h.chat_stream(...)`` returns an :class:`AsyncStreamRequest`: validated at once, sent on
-``async with`` (or ``await``), which gives the :class:`AsyncEventStream`. The stream's methods are
-printed from ``EventStream``'s (docs/architecture.md, "One source for each face"); written here are how
-its events are handed out (``__anext__``), its finalizer and the request.
+``async with`` (or ``await``), which gives the :class:`AsyncEventStream`, whose methods are printed from
+``EventStream``'s but how its events are handed out and its finalizer.
 """
 
 from __future__ import annotations
@@ -35,11 +34,8 @@ __all__ = ["AsyncEventStream", "AsyncStreamRequest"]
 
 
 class AsyncEventStream(StreamParser):
-    """``async for event in stream``: typed :class:`~.._core.stream_events.StreamEvent` s over a live reply,
-    with the rules of ``EventStream`` (its docstring lists them).
-
-    Use it in ``async with`` (or call :meth:`aclose`) to give the connection back when leaving early.
-    """
+    """``async for event in stream``: typed events over a live reply, with the rules ``EventStream`` lists; use it
+    in ``async with`` (or call :meth:`aclose`) to give the connection back when leaving early."""
 
     def __init__(self, response: AsyncResponse, **options: Any) -> None:
         super().__init__(response, **options)

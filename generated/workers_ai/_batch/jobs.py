@@ -359,8 +359,7 @@ class BatchJobBase(Generic[OutT]):
 
 class BatchJob(BatchJobBase[OutT]):
     """A queued batch. ``request_id`` (with the model id) is all it takes to rebuild it, in any process:
-    ``ai.batch_job(model_id, request_id)``. Its methods are the one source of ``AsyncBatchJob``'s (printed from
-    them: docs/architecture.md, "One source for each face").
+    ``ai.batch_job(model_id, request_id)``.
     """
 
     handle: BatchTarget

@@ -66,17 +66,12 @@ def _cmd_sync(args: argparse.Namespace) -> int:
             f"the schema generator is installed but cannot be imported ({exc}); "
             f"it needs its extra: pip install '{dist}[{extra}]'"
         ) from None
-    from collections.abc import Mapping
-
     from .._clients.sync import BaseClient
     from .._core.requests import get_json_flow
     from ..errors import APIError
 
     client = BaseClient(base_url=args.base_url)
-
-    def get_json(path: str, query: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        return client._drive(get_json_flow(client, path, query))  # pyright: ignore[reportPrivateUsage]
-
+    get_json: Callable[..., dict[str, Any]] = lambda *a: client._drive(get_json_flow(client, *a))  # noqa: E731  # pyright: ignore[reportPrivateUsage]
     try:
         code = run_live(args, get_json, (APIError,))
     finally:

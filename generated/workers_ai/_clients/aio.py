@@ -31,11 +31,7 @@ __all__ = ["AsyncBaseClient", "AsyncWorkersAI"]
 
 
 class AsyncBaseClient(AsyncSession, ClientBase):
-    """Configuration and transport shared by every call, and the async model handles built on them.
-
-    Takes the options of ``WorkersAI`` and reads the same environment variables. Use it in ``async with`` or
-    call :meth:`aclose` when done.
-    """
+    """Configuration and transport shared by every call, and the async model handles built on them."""
 
     _handle_prefix = "Async"
 
@@ -88,10 +84,7 @@ class AsyncWorkersAI(AsyncBaseClient):
     whose methods are awaited (``await h.embed(...)``); streams are ``async with h.chat_stream(...) as events:
     async for e in events``.
 
-    Attributes:
-        usage: running totals of what this client used (``UsageMeter``): calls, batch items, tokens,
-            neurons and cost, in all and per model (``ai.usage.by_model[model_id]``).
-        options: the options it was made with, as resolved (a frozen ``ClientOptions``).
-        last_response: status, ``messages`` and ``cf-ray`` of the last reply this task received.
-        account_id, base_url, gateway, timeout, max_retries: the resolved values of those options.
+    Attributes: ``usage`` (``UsageMeter``: calls, items, tokens, neurons and cost, in all and per model),
+    ``options`` (the frozen ``ClientOptions`` it was made with, resolved), ``last_response`` (status,
+    ``messages`` and ``cf-ray`` of this task's last reply), ``account_id``, ``base_url``, ``timeout``.
     """

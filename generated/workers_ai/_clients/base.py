@@ -68,8 +68,7 @@ class ClientBase(SessionConfig):
         return handle
 
     def model(self, model_id: str) -> Any:
-        """The typed handle for ``model_id`` (its module is imported on first use); type checkers see one
-        overload per model (``_client.py``, ``_aio_client.py``)."""
+        """The typed handle for ``model_id`` (its module is imported on first use; typed per model)."""
         return self._model(model_id)
 
     def run(
@@ -82,11 +81,9 @@ class ClientBase(SessionConfig):
         headers: Mapping[str, str] | None = None,
         session_affinity: str | None = None,
     ) -> Any:
-        """Run any model: catalog models give decoded structs, unknown models ``dict`` or bytes (awaited on
-        the async client). ``stream=True`` gives an event stream (``with``, or ``async with``, ``ai.run(...)
-        as events``), ``queue_request=True`` a batch job. Ids that are not ``@cf/``/``@hf/`` (e.g.
-        ``openai/gpt-4.1-mini``) go to the universal ``/ai/run`` route with the model in the body;
-        ``session_affinity`` sends ``x-session-affinity`` (prompt caching)."""
+        """Run any model (awaited on the async client): decoded structs, or ``dict``/bytes for unknown models;
+        ``stream=True`` gives an event stream, ``queue_request=True`` a batch job. Ids that are not
+        ``@cf/``/``@hf/`` go to the universal ``/ai/run`` route; ``session_affinity`` sends x-session-affinity."""
         handle = self._model(model_id)
         if session_affinity is not None:
             from .._core.affinity import affinity_header

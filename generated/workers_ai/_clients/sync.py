@@ -32,8 +32,7 @@ __all__ = ["DEFAULT_BASE_URL", "BaseClient", "ResponseInfo", "WorkersAI"]
 
 
 class BaseClient(Session, ClientBase):
-    """Configuration and transport shared by every call, and the model handles built on them. Its methods
-    are the one source of ``AsyncBaseClient``'s (docs/architecture.md, "One source for each face")."""
+    """Configuration and transport shared by every call, and the model handles built on them."""
 
     @staticmethod
     def _fallback_handle(universal: bool) -> type[Any]:
@@ -82,10 +81,7 @@ class WorkersAI(BaseClient):
     ``ai.model(id)`` returns a typed handle with one method per input variant of that model. Each
     constructor argument is described under ``__init__``; use the client in ``with`` or call ``close()``.
 
-    Attributes:
-        usage: running totals of what this client used (``UsageMeter``): calls, batch items, tokens,
-            neurons and cost, in all and per model (``ai.usage.by_model[model_id]``).
-        options: the options it was made with, as resolved (a frozen ``ClientOptions``).
-        last_response: status, ``messages`` and ``cf-ray`` of the last reply this thread received.
-        account_id, base_url, gateway, timeout, max_retries: the resolved values of those options.
+    Attributes: ``usage`` (``UsageMeter``: calls, items, tokens, neurons and cost, in all and per model),
+    ``options`` (the frozen ``ClientOptions`` it was made with, resolved), ``last_response`` (status,
+    ``messages`` and ``cf-ray`` of this thread's last reply), ``account_id``, ``base_url``, ``timeout``.
     """

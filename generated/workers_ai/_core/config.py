@@ -44,17 +44,7 @@ from .retry import call_bound, check_seconds
 from .telemetry import env_log_bodies
 from .urls import check_account_id, check_base_url, model_path, segment
 
-__all__ = [
-    "DEFAULT_BASE_URL",
-    "DEFAULT_MAX_EVENT_BYTES",
-    "DEFAULT_MAX_RESPONSE_BYTES",
-    "ResponseInfo",
-    "SessionConfig",
-    "api_url",
-    "handshake_headers",
-    "remember",
-    "run_url",
-]
+__all__ = ["DEFAULT_BASE_URL", "ResponseInfo", "SessionConfig", "api_url", "handshake_headers", "remember", "run_url"]
 
 DEFAULT_BASE_URL = "https://api.cloudflare.com/client/v4"
 _USER_AGENT = "workers-ai-python/0.1"
@@ -84,9 +74,6 @@ class _MadeWith:
 
     def __repr__(self) -> str:
         return f"<constructor arguments: {', '.join(self.kwargs) or 'positional only'}>"
-
-
-# ---------------------------------------------------------------------- the constructor's steps
 
 
 def _credentials(account_id: str | None, api_token: str | None) -> tuple[str, str]:
@@ -136,28 +123,22 @@ def _gateway(gateway: str | Gateway | None, account_id: str) -> Gateway | None:
     return parsed
 
 
-def _base_headers(
-    token: str,
-    compress: bool,
-    gateway: Gateway | None,
-    headers: Mapping[str, str] | None,
-    session_affinity: str | None,
-) -> dict[str, str]:
+def _base_headers(token: str, gateway: Gateway | None, given: Mapping[str, Any]) -> dict[str, str]:
     """The headers every request sends, built once (a call only copies them): auth, agent, encoding, the
-    gateway's, the user's and the affinity key."""
+    gateway's, the user's (``headers=``) and the affinity key (``session_affinity=``)."""
     base = {
         "Authorization": f"Bearer {token}",
         "User-Agent": _USER_AGENT,
         "Accept": "*/*",
-        "Accept-Encoding": "gzip" if compress else "identity",
+        "Accept-Encoding": "gzip" if given["compress"] else "identity",
     }
     if gateway is not None:
         base.update(gateway.headers())
-    base.update(headers or {})
-    if session_affinity is not None:
+    base.update(given["headers"] or {})
+    if given["session_affinity"] is not None:
         from .affinity import affinity_header  # here: only clients that ask for it load it
 
-        base.update(affinity_header(session_affinity))
+        base.update(affinity_header(given["session_affinity"]))
     return base
 
 
@@ -223,53 +204,39 @@ class SessionConfig:
         self.strict_inputs = strict_inputs
         self.base_url = _base_url(base_url)
         self.gateway = _gateway(gateway, self.account_id)
-        self._set_limits(timeout, max_retries, max_response_bytes, max_event_bytes, stream_idle_timeout, stream_timeout)
-        self._base_headers = _base_headers(self.__token, compress, self.gateway, headers, session_affinity)
+        self._set_limits(given)
+        self._base_headers = _base_headers(self.__token, self.gateway, given)
         self.usage = UsageMeter()
         self.log_bodies = bool(log_bodies) or env_log_bodies()  # DEBUG body lines (truncated), opt-in only
         self._local: Any = threading.local()  # the async session keeps `last` per task instead (its transport hook)
-        self._connect(transport, max_connections, compress, proxy, trust_env, verify)
+        self._connect(given)
         self.rate_budget = self._budget(rate_limit)
         given.update(base_url=self.base_url, gateway=self.gateway, timeout=self.timeout)  # as resolved
         given.update(stream_idle_timeout=self.stream_idle_timeout, stream_timeout=self.stream_timeout)
         given.update(headers=dict(headers) if headers is not None else None)  # a copy: the caller's stays theirs
         self.options = ClientOptions(**given)
 
-    def _set_limits(
-        self,
-        timeout: float,
-        max_retries: int,
-        max_response_bytes: int,
-        max_event_bytes: int,
-        stream_idle_timeout: float,
-        stream_timeout: float | None,
-    ) -> None:
+    def _set_limits(self, given: Mapping[str, Any]) -> None:
         """The deadlines (checked: finite seconds above 0) and size caps every call reads."""
-        self.timeout = check_seconds(timeout, "timeout")
-        self.max_retries = max_retries
-        self.max_response_bytes = max_response_bytes
-        self.max_event_bytes = max_event_bytes
-        self.stream_idle_timeout = check_seconds(stream_idle_timeout, "stream_idle_timeout")
-        self.stream_timeout = None if stream_timeout is None else check_seconds(stream_timeout, "stream_timeout")
+        self.timeout = check_seconds(given["timeout"], "timeout")
+        self.max_retries: int = given["max_retries"]
+        self.max_response_bytes: int = given["max_response_bytes"]
+        self.max_event_bytes: int = given["max_event_bytes"]
+        self.stream_idle_timeout = check_seconds(given["stream_idle_timeout"], "stream_idle_timeout")
+        total = given["stream_timeout"]
+        self.stream_timeout = None if total is None else check_seconds(total, "stream_timeout")
 
-    def _connect(
-        self,
-        transport: Any,
-        max_connections: int,
-        compress: bool,
-        proxy: str | None,
-        trust_env: bool,
-        verify: str | PathLike[str] | SSLContext | None,
-    ) -> None:
+    def _connect(self, given: Mapping[str, Any]) -> None:
         """The proxy and CA rules (:class:`.network.Network`) and the transport made with them (none sends yet)."""
-        self.network = Network(proxy, trust_env, verify)
+        transport, proxy, verify = given["transport"], given["proxy"], given["verify"]
+        self.network = Network(proxy, given["trust_env"], verify)
         if transport is not None and (proxy is not None or verify is not None):
             raise ConfigurationError(
                 "proxy= and verify= configure the built-in transport; a custom transport= makes its own connections"
             )
         if transport is None:
             self.network.ssl_context()  # a CA bundle that does not load fails here, not on the first call
-        self._transport = self._new_transport(transport, max_connections, compress)
+        self._transport = self._new_transport(transport, given["max_connections"], given["compress"])
         self._owns_transport = True  # False on a ``with_options`` copy sharing another client's
         self._sleep: Callable[[float], None] = time.sleep
 
@@ -407,9 +374,6 @@ SessionConfig.__init__.__doc__ = constructor_doc(
     "the environment when not given; the rest are keywords. The options are kept in ``ai.options``, and\n"
     "``ai.with_options(...)`` makes a copy with some of them changed."
 )
-
-
-# ---------------------------------------------------------------------- what calls read of their client
 
 
 def remember(session: SessionConfig, status: int, headers: Mapping[str, str], messages: list[Any]) -> None:

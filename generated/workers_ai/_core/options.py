@@ -1,11 +1,7 @@
-"""A client's options: :data:`OPTIONS`, the one table of them (name, type, default, what it does), and
-``ClientOptions``, the frozen value a client keeps them in (``ai.options``).
-
-The table is where an option is added. Three typed forms follow it, written out because type checkers
-need them spelled: the constructor's signature (``SessionConfig.__init__``, which both clients take as
-their own), ``ClientOptions`` and ``ClientOptionsDict`` (the keywords of ``with_options``);
-``tests/runtime/test_options_table.py`` holds each of them to the table, and the constructor's docstring
-(``help(WorkersAI)``) is printed from it (:func:`constructor_doc`).
+"""A client's options: :data:`OPTIONS`, the one table of them (name, type, default, what it does), where an
+option is added. The forms type checkers need spelled out, the constructor's signature
+(``SessionConfig.__init__``), ``ClientOptions`` (``ai.options``) and ``ClientOptionsDict`` (``with_options``),
+are held to it by a test; ``help(WorkersAI)`` prints it (:func:`constructor_doc`).
 """
 
 from __future__ import annotations
@@ -35,13 +31,10 @@ DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
 # Every option of a client, in the constructor's order: (name, type as annotated, default, what it does).
 # Plain tuples: a NamedTuple class would cost its making at every import.
 OPTIONS: tuple[tuple[str, str, Any, str], ...] = (
-    ("account_id", "str | None", None,
-     "The Cloudflare account id (32 hex characters); default: CLOUDFLARE_ACCOUNT_ID."),
-    ("api_token", "str | None", None,
-     "An API token allowed to use Workers AI; default: CLOUDFLARE_API_TOKEN. Never shown."),
+    ("account_id", "str | None", None, "The account id (32 hex characters); default: CLOUDFLARE_ACCOUNT_ID."),
+    ("api_token", "str | None", None, "An API token for Workers AI; default: CLOUDFLARE_API_TOKEN. Never shown."),
     ("base_url", "str | None", None, "The API's root; default: CLOUDFLARE_BASE_URL, else Cloudflare's (https only)."),
-    ("gateway", "str | Gateway | None", None,
-     "Send calls through AI Gateway: '<gateway id>', '<account>/<gateway id>' or a Gateway."),
+    ("gateway", "str | Gateway | None", None, "Calls through AI Gateway: '<id>', '<account>/<id>' or a Gateway."),
     ("timeout", "float", 60.0, "Seconds one attempt may take, from connecting to the last byte of the reply."),
     ("max_retries", "int", 2, "Attempts after the first, for connection failures and 408, 409, 429 and 5xx replies."),
     ("headers", "Mapping[str, str] | None", None, "Extra headers sent with every request."),
@@ -49,26 +42,22 @@ OPTIONS: tuple[tuple[str, str, Any, str], ...] = (
     ("max_connections", "int", DEFAULT_MAX_CONNECTIONS, "Kept-alive connections per host."),
     ("max_response_bytes", "int", DEFAULT_MAX_RESPONSE_BYTES,
      "The largest reply body read (256 MiB); a larger one raises ResponseTooLargeError."),
-    ("max_event_bytes", "int", DEFAULT_MAX_EVENT_BYTES,
-     "The largest server-sent event, or realtime frame, read (16 MiB)."),
+    ("max_event_bytes", "int", DEFAULT_MAX_EVENT_BYTES, "The largest server-sent event or realtime frame (16 MiB)."),
     ("stream_idle_timeout", "float", 60.0, "Seconds a stream may go without an event (a realtime session: an answer)."),
     ("stream_timeout", "float | None", None, "Seconds a whole stream may last; None: no bound."),
     ("compress", "bool", False, "Ask for gzip-compressed replies (decompressed within the same size caps)."),
-    ("session_affinity", "str | None", None,
-     "Send x-session-affinity with every call, so a cached prompt prefix is reused."),
+    ("session_affinity", "str | None", None, "Send x-session-affinity with every call (prompt caching)."),
     ("rate_limit", "RateLimit | RateBudget | str", "published",
-     "Requests per minute per model: 'published', a number, {id: rpm}, a RateBudget or None."),
+     "Requests per minute per model: 'published', a number, {id: rpm}, a shared RateBudget, or None."),
     ("strict_inputs", "bool", False, "Refuse input keys a model's schema does not know, instead of warning."),
     ("proxy", "str | None", None, "A proxy URL every call goes through, whatever the environment says."),
-    ("trust_env", "bool", True,
-     "Read the proxy variables (HTTPS_PROXY, NO_PROXY, ...) and SSL_CERT_FILE/SSL_CERT_DIR."),
+    ("trust_env", "bool", True, "Read HTTPS_PROXY, NO_PROXY, ..., SSL_CERT_FILE and SSL_CERT_DIR."),
     ("verify", "str | PathLike[str] | SSLContext | None", None,
      "The CAs to trust instead of the system's: a bundle file, a folder or an ssl.SSLContext."),
     ("telemetry", "bool", True, "OpenTelemetry spans and metrics where opentelemetry-api is installed."),
     ("tracer_provider", "Any", None, "The OpenTelemetry TracerProvider to use instead of the global one."),
     ("meter_provider", "Any", None, "The OpenTelemetry MeterProvider to use instead of the global one."),
-    ("log_bodies", "bool", False,
-     "Log request and response bodies (cut at 2,048 characters) at DEBUG; also WORKERS_AI_LOG_BODIES=1."),
+    ("log_bodies", "bool", False, "Log bodies (cut at 2,048 characters) at DEBUG; also WORKERS_AI_LOG_BODIES=1."),
 )  # fmt: skip
 
 

@@ -40,8 +40,7 @@ def request_flow(
     model_id: str | None = None,
     deadline: float | None = None,
 ) -> Flow[Reply]:
-    """A request sent until a 2xx reply, its body read whole; ``queued`` marks a batch submission (never
-    re-sent blindly), ``deadline`` (``time.monotonic()``) bounds it, retries included."""
+    """A request sent until a 2xx reply, its body read whole; ``queued``: a batch, never re-sent blindly."""
     flow = exchange(session, method, url, body, content_type, headers, queued, model_id, deadline, False)
     resp, data = yield from flow
     return Reply(resp.status, resp.headers, data)

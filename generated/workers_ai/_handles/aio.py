@@ -1,10 +1,5 @@
-"""Async model handles: what ``AsyncWorkersAI().model(id)`` returns.
-
-Validation, encoding and decoding are :class:`~.base.HandleBase`'s, shared with the sync handles; the
-methods of :class:`AsyncModelHandle` are printed from :class:`~.sync.ModelHandle`'s (only the sending is
-awaited; docs/architecture.md, "One source for each face"), and the generated ``Async*`` handle classes
-come from the same template as the sync ones. Written here: how a stream request is sent (on ``await``
-or ``async with``).
+"""Async model handles: what ``AsyncWorkersAI().model(id)`` returns. The methods are printed from
+:class:`~.sync.ModelHandle`'s; written here is how a stream request is sent (on ``await`` or ``async with``).
 """
 
 from __future__ import annotations
@@ -43,7 +38,7 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
     ``h.chat_stream(...)`` is used with ``async with``)."""
 
     def _open_stream(self, body: bytes, headers: Mapping[str, str] | None, request: Any) -> AsyncStreamRequest:
-        # Async only: the request is validated now and sent when awaited (or entered with ``async with``).
+        # Async only: validated now, sent when awaited (or entered with ``async with``).
         from .._aio.stream import AsyncEventStream, AsyncStreamRequest
 
         self._run_url()  # a bad model id is refused now, before anything is awaited
@@ -146,9 +141,7 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         return result
 
     def _invoke_stream(self, op: Op[Any], params: Mapping[str, Any], first: Any = NOTHING) -> AsyncStreamRequest:
-        return self._stream(op.build(params, self.model_id, first, stream=True))
-
-    def _stream(self, request: msgspec.Struct) -> AsyncStreamRequest:
+        request = op.build(params, self.model_id, first, stream=True)
         return self._open_stream(self._stream_request_body(request), None, request)
 
     async def _call(

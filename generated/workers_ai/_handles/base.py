@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from ..errors import ModelDeprecatedError
     from .ops import Op
 
+    JobType = Callable[..., BatchJobBase[Any]]  # the sync or the async job class, as the face names it
+
 __all__ = ["HandleBase", "ModelInfo", "OutputDecoder"]
 
 SessionT = TypeVar("SessionT", bound=SessionConfig)
@@ -535,9 +537,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             resp = yield from flow
         return resp, call  # open: the stream ends it
 
-    def _many_flow(
-        self, job_type: Callable[..., BatchJobBase[Any]], requests: Sequence[Any], given: Mapping[str, Any]
-    ) -> Flow[list[Any]]:
+    def _many_flow(self, job_type: JobType, requests: Sequence[Any], given: Mapping[str, Any]) -> Flow[list[Any]]:
         """``batch_many``: every request validated and encoded first (nothing is sent when one is bad),
         then the bulk flow of :mod:`.._batch.many` polling ``job_type`` jobs; the items in input order."""
         from .._batch.many import many_flow, options_of, prepare
@@ -550,9 +550,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         )
         return items
 
-    def _submit_flow(
-        self, job_type: Callable[..., BatchJobBase[Any]], requests: Sequence[Any], headers: Mapping[str, str] | None
-    ) -> Flow[Any]:
+    def _submit_flow(self, job_type: JobType, requests: Sequence[Any], headers: Mapping[str, str] | None) -> Flow[Any]:
         """``submit_batch``: the requests encoded and queued; a ``job_type`` job for them."""
         from .._batch.jobs import MAX_BATCH_BYTES, encode_requests
         from .._batch.submit import submit_flow

@@ -1,9 +1,6 @@
 """The sync model handle: what ``WorkersAI().model(id)`` returns for a model this package has no module for,
 and the base of every generated handle. Each call is one of :class:`.base.HandleBase`'s flows, run by the
-client's blocking driver.
-
-:class:`ModelHandle`'s methods are the one source of the async handle's: ``AsyncModelHandle`` (:mod:`.aio`)
-is printed from them (docs/architecture.md, "One source for each face").
+client's blocking driver. ``AsyncModelHandle``'s methods are printed from :class:`ModelHandle`'s.
 """
 
 from __future__ import annotations
@@ -135,8 +132,7 @@ class ModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         vectors: list[list[float]] | F32 = self._drive(flow)
         return vectors
 
-    # ------------------------------------------------------------------ calls: one line each, the rules
-    # are the flows of HandleBase; this client runs them with blocking I/O.
+    # ------------------------------------------------------------------ calls: the rules are HandleBase's flows
 
     def _drive(self, flow: Flow[T]) -> T:
         return self.client._drive(flow)  # pyright: ignore[reportPrivateUsage]
@@ -153,9 +149,7 @@ class ModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         return result
 
     def _invoke_stream(self, op: Op[Any], params: Mapping[str, Any], first: Any = NOTHING) -> EventStream:
-        return self._stream(op.build(params, self.model_id, first, stream=True))
-
-    def _stream(self, request: msgspec.Struct) -> EventStream:
+        request = op.build(params, self.model_id, first, stream=True)
         return self._open_stream(self._stream_request_body(request), None, request)
 
     def _call(self, request: msgspec.Struct, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:

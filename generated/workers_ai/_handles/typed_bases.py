@@ -1,9 +1,8 @@
 """Handle bases for the methods whose signature differs between shapes only in its types, written once
 here rather than printed per shape: ``run_tools()`` (:class:`ToolsHandle`) and the ``batch()`` and
-``batch_many()`` of a one-variant batch (:class:`BatchHandle`), each with its async twin (printed from the
-sync class's methods: docs/architecture.md, "One source for each face"). A shape names the types in its base
-(``ToolsHandle[In, Out, Message, Reply]``); only the shapes that have these methods import this module, so a
-client that uses none of them never loads it."""
+``batch_many()`` of a one-variant batch (:class:`BatchHandle`), each with its async twin, printed from it. A
+shape names the types in its base (``ToolsHandle[In, Out, Message, Reply]``); only the shapes that have these
+methods import this module."""
 
 from __future__ import annotations
 

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from .._core.config import DEFAULT_BASE_URL, ResponseInfo, SessionConfig
 from .._core.flow import Call, Flow, Send, T
-from .._core.options import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES
 from .._core.requests import Reply
 from .._error_base import APIConnectionError
 from .transport import Urllib3Transport
@@ -20,15 +19,7 @@ from .transport import Urllib3Transport
 if TYPE_CHECKING:
     from .transport import Transport
 
-__all__ = [
-    "DEFAULT_BASE_URL",
-    "DEFAULT_MAX_EVENT_BYTES",
-    "DEFAULT_MAX_RESPONSE_BYTES",
-    "Reply",
-    "ResponseInfo",
-    "Session",
-    "SessionConfig",
-]
+__all__ = ["DEFAULT_BASE_URL", "Reply", "ResponseInfo", "Session"]
 
 
 def _in_place(command: Call) -> Any:

@@ -1,8 +1,6 @@
 """Typed iteration over a streamed (``text/event-stream``) reply with the blocking transport: the
 events and their parsing are :mod:`.._core.stream_events` and :mod:`.._core.stream_parser`.
-
-:class:`EventStream`'s methods, but for how the events are handed out (``__iter__``) and the finalizer, are the
-one source of ``AsyncEventStream``'s (:mod:`.._aio.stream`; docs/architecture.md, "One source for each face").
+``AsyncEventStream``'s methods are printed from :class:`EventStream`'s.
 """
 
 from __future__ import annotations
@@ -13,27 +11,14 @@ from collections.abc import Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from .._core.stream_events import EventJoiner, StreamEvent, StreamResult, ToolCall, ToolCallMerger, Usage, event_from
+from .._core.stream_events import StreamEvent, StreamResult
 from .._core.stream_parser import DRAIN_LIMIT, DRAIN_SECONDS, WANT_BODY, WANT_BYTES, StreamParser
-from ..errors import (
-    APIConnectionError,
-    ResponseTooLargeError,
-)
+from ..errors import APIConnectionError, ResponseTooLargeError
 
 if TYPE_CHECKING:
     from .transport import Response
 
-__all__ = [
-    "EventJoiner",
-    "EventStream",
-    "StreamEvent",
-    "StreamParser",
-    "StreamResult",
-    "ToolCall",
-    "ToolCallMerger",
-    "Usage",
-    "event_from",
-]
+__all__ = ["EventStream", "StreamEvent", "StreamResult"]
 
 
 class EventStream(StreamParser):

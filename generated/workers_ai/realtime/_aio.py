@@ -1,8 +1,5 @@
-"""The asyncio sessions: :class:`AsyncListenSession` and :class:`AsyncSpeakSession`, on
-``websockets.asyncio.client``: printed from the blocking ones of :mod:`._sync` (docs/architecture.md, "One
-source for each face"), on the task things defined here under the names :mod:`._sync` gives its thread
-things. ``send`` waits while more than ``write_limit`` bytes are buffered.
-"""
+"""The asyncio sessions, on ``websockets.asyncio.client``: printed from :mod:`._sync`'s, on the task things
+defined here under the names :mod:`._sync` gives its thread things."""
 
 from __future__ import annotations
 
@@ -25,8 +22,6 @@ if TYPE_CHECKING:
 __all__ = ["AsyncListenSession", "AsyncSession", "AsyncSpeakSession"]
 
 E = TypeVar("E")
-
-# ---------------------------------------------------------------------- what the sessions run on: tasks
 
 sleep = asyncio.sleep
 Lock = contextlib.nullcontext  # a task builds a frame without yielding to another: nothing to hold
@@ -88,14 +83,7 @@ async def stop(workers: Sequence[Worker]) -> None:
     """Cancel ``workers`` and wait until they have ended."""
     for worker in workers:
         worker.cancel()
-    for worker in workers:
-        try:
-            await worker
-        except (asyncio.CancelledError, Exception):
-            pass
-
-
-# ---------------------------------------------------------------------- the sessions
+    await asyncio.gather(*workers, return_exceptions=True)
 
 
 class AsyncSession(SessionBase[E, Connection]):
@@ -308,8 +296,20 @@ class AsyncListenSession(AsyncSession[E]):
         await self._say(self.core.control, "finalize")
 
     async def transcribe(self, audio: AudioSource, *, pace: bool = False, chunk_ms: int = 100) -> Transcript[E]:
-        """Send ``audio`` (bytes, a path, a binary file or chunks), close, and return a ``Transcript``."""
-        return await transcribe_async(self, audio, pace=pace, chunk_ms=chunk_ms)
+        """Send ``audio`` (bytes, a path, a binary file or chunks; in real time when ``pace``), reading what
+        comes meanwhile, close, and return a ``Transcript``."""
+        pacer = Pacer(self.core, pace)
+        events: list[E] = []
+        every = 1 if pacer.rate is not None else max(1, self.core.limits.max_queue // 4)
+        for n, chunk in enumerate(audio_chunks(audio, chunk_size(self.core, chunk_ms)), 1):
+            wait = pacer.delay(len(chunk))
+            if wait:
+                await sleep(wait)
+            await self.send(chunk)
+            if n % every == 0:
+                events += await self.poll()
+        events += await self.close()
+        return collect(self.core, events)
 
 
 class AsyncSpeakSession(AsyncSession[bytes | E]):
@@ -329,36 +329,12 @@ class AsyncSpeakSession(AsyncSession[bytes | E]):
         """Drop text not yet spoken (answered by ``Cleared``)."""
         await self._say(self.core.control, "clear")
 
-    def speak(self, text: str) -> AsyncIterator[bytes]:
+    async def speak(self, text: str) -> AsyncIterator[bytes]:
         """Send ``text``, flush, and yield its audio until ``Flushed`` (control events are skipped)."""
-        return aspeak_chunks(self, text)
-
-
-# generated from realtime/_sync.py:transcribe_sync,speak_chunks by codegen.twins, to the end of the module
-async def transcribe_async(
-    session: AsyncListenSession[Any], audio: AudioSource, *, pace: bool, chunk_ms: int
-) -> Transcript[Any]:
-    """Send ``audio`` in chunks (in real time when ``pace``), read what comes meanwhile, close; the transcript."""
-    pacer = Pacer(session.core, pace)
-    events: list[Any] = []
-    every = 1 if pacer.rate is not None else max(1, session.core.limits.max_queue // 4)
-    for n, chunk in enumerate(audio_chunks(audio, chunk_size(session.core, chunk_ms)), 1):
-        wait = pacer.delay(len(chunk))
-        if wait:
-            await sleep(wait)
-        await session.send(chunk)
-        if n % every == 0:
-            events += await session.poll()
-    events += await session.close()
-    return collect(session.core, events)
-
-
-async def aspeak_chunks(session: AsyncSpeakSession[Any], text: str) -> AsyncIterator[bytes]:
-    """Send ``text`` and Flush; yield the audio until the server says ``Flushed``."""
-    await session.send_text(text)
-    await session.flush()
-    async for item in session:
-        if isinstance(item, bytes):
-            yield item
-        elif tag_of(item) == "Flushed":
-            return
+        await self.send_text(text)
+        await self.flush()
+        async for item in self:
+            if isinstance(item, bytes):
+                yield item
+            elif tag_of(item) == "Flushed":
+                return

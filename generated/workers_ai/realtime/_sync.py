@@ -2,11 +2,7 @@
 
 The I/O only: every decision is :class:`~._core.SessionCore`'s. A reader thread moves frames from the socket
 into an inbox of at most ``max_queue`` events; while it is full the socket is no longer read and the server
-is held back. A second small thread sends KeepAlive when the stream has been quiet.
-
-The sessions are the one source of the asyncio ones (:mod:`._aio`, printed from them: docs/architecture.md,
-"One source for each face"); what threads do otherwise than tasks is the few names above them, which
-:mod:`._aio` defines for tasks.
+is held back. A second thread sends KeepAlive when the stream is quiet. :mod:`._aio` is printed from this.
 """
 
 from __future__ import annotations
@@ -30,8 +26,6 @@ if TYPE_CHECKING:
 __all__ = ["ListenSession", "SpeakSession", "SyncSession"]
 
 E = TypeVar("E")
-
-# ---------------------------------------------------------------------- what the sessions run on: threads
 
 sleep = time.sleep
 Done = threading.Event  # set once the connection is over; ``wait(timeout)`` says whether it was
@@ -69,8 +63,7 @@ def take(inbox: Inbox[Any], timeout: float | None) -> Any:
 
 
 def shut(inbox: Inbox[Any]) -> None:
-    """Drop what is unread and put END: whoever waits on the inbox (the reader for room, a caller for an
-    event) goes on."""
+    """Drop what is unread and put END: whoever waits on the inbox (for room, for an event) goes on."""
     with inbox.mutex:
         inbox.queue.clear()
         inbox.not_full.notify_all()
@@ -89,9 +82,6 @@ def stop(workers: Sequence[Worker]) -> None:
     for worker in workers:
         if worker is not threading.current_thread():
             worker.join(1.0)
-
-
-# ---------------------------------------------------------------------- the sessions
 
 
 class SyncSession(SessionBase[E, Connection]):
@@ -308,8 +298,22 @@ class ListenSession(SyncSession[E]):
         self._say(self.core.control, "finalize")
 
     def transcribe(self, audio: AudioSource, *, pace: bool = False, chunk_ms: int = 100) -> Transcript[E]:
-        """Send ``audio`` (bytes, a path, a binary file or chunks), close, and return a ``Transcript``."""
-        return transcribe_sync(self, audio, pace=pace, chunk_ms=chunk_ms)
+        """Send ``audio`` (bytes, a path, a binary file or chunks; in real time when ``pace``), reading what
+        comes meanwhile, close, and return a ``Transcript``."""
+        pacer = Pacer(self.core, pace)
+        events: list[E] = []
+        # Read as we go, so the server is never held back by us: after every chunk when paced, else
+        # every few chunks (fewer than max_queue events can arrive in between: at most one per chunk).
+        every = 1 if pacer.rate is not None else max(1, self.core.limits.max_queue // 4)
+        for n, chunk in enumerate(audio_chunks(audio, chunk_size(self.core, chunk_ms)), 1):
+            wait = pacer.delay(len(chunk))
+            if wait:
+                sleep(wait)
+            self.send(chunk)
+            if n % every == 0:
+                events += self.poll()
+        events += self.close()
+        return collect(self.core, events)
 
 
 class SpeakSession(SyncSession[bytes | E]):
@@ -330,33 +334,10 @@ class SpeakSession(SyncSession[bytes | E]):
 
     def speak(self, text: str) -> Iterator[bytes]:
         """Send ``text``, flush, and yield its audio until ``Flushed`` (control events are skipped)."""
-        return speak_chunks(self, text)
-
-
-def transcribe_sync(session: ListenSession[Any], audio: AudioSource, *, pace: bool, chunk_ms: int) -> Transcript[Any]:
-    """Send ``audio`` in chunks (in real time when ``pace``), read what comes meanwhile, close; the transcript."""
-    pacer = Pacer(session.core, pace)
-    events: list[Any] = []
-    # Read as we go, so the server is never held back by us: after every chunk when paced, else
-    # every few chunks (fewer than max_queue events can arrive in between: at most one per chunk).
-    every = 1 if pacer.rate is not None else max(1, session.core.limits.max_queue // 4)
-    for n, chunk in enumerate(audio_chunks(audio, chunk_size(session.core, chunk_ms)), 1):
-        wait = pacer.delay(len(chunk))
-        if wait:
-            sleep(wait)
-        session.send(chunk)
-        if n % every == 0:
-            events += session.poll()
-    events += session.close()
-    return collect(session.core, events)
-
-
-def speak_chunks(session: SpeakSession[Any], text: str) -> Iterator[bytes]:
-    """Send ``text`` and Flush; yield the audio until the server says ``Flushed``."""
-    session.send_text(text)
-    session.flush()
-    for item in session:
-        if isinstance(item, bytes):
-            yield item
-        elif tag_of(item) == "Flushed":
-            return
+        self.send_text(text)
+        self.flush()
+        for item in self:
+            if isinstance(item, bytes):
+                yield item
+            elif tag_of(item) == "Flushed":
+                return
