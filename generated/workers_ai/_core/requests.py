@@ -8,24 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from .config import api_url, remember
 from .envelope import checked
-from .exchange import exchange
+from .exchange import Reply, exchange
 from .flow import Flow
 
 if TYPE_CHECKING:
     from .config import SessionConfig
 
 __all__ = ["Reply", "get_json_flow", "request_flow", "stream_flow"]
-
-
-class Reply:
-    """A whole reply: status, headers and the body bytes (read within the size limit)."""
-
-    __slots__ = ("data", "headers", "status")
-
-    def __init__(self, status: int, headers: Mapping[str, str], data: bytes) -> None:
-        self.status = status
-        self.headers = headers
-        self.data = data
 
 
 def request_flow(

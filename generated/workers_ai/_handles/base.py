@@ -14,10 +14,9 @@ from .._core.body import encode_body
 from .._core.config import SessionConfig, remember, run_url
 from .._core.decode import OutputDecoder, decode_typed, split_error, validator_for
 from .._core.envelope import media_type, unwrap
-from .._core.exchange import exchange
+from .._core.exchange import Reply, exchange
 from .._core.flow import Flow
 from .._core.jsonview import as_list, as_object
-from .._core.requests import Reply, stream_flow
 from .._core.telemetry import active, log, telemetry_of
 from .._core.unknown import check_unknown_keys
 from .._core.usage import Usage
@@ -528,6 +527,8 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         """POST a stream request until a 2xx reply (its body unread); with telemetry on, the call whose
         span the stream ends (see :class:`.._core.stream_parser.StreamParser`). ``request`` (the struct or
         mapping ``body`` was encoded from) is what the span reads its parameters from."""
+        from .._core.requests import stream_flow  # here: a handle that only calls never loads it
+
         tel = telemetry_of(self.client)
         flow = stream_flow(self.client, self._run_url(), body, headers, self.model_id)
         if tel is None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .._core.config import DEFAULT_BASE_URL, ResponseInfo, SessionConfig
+from .._core.exchange import Reply
 from .._core.flow import Call, Flow, Send, T
-from .._core.requests import Reply
 from .._error_base import APIConnectionError
 from .transport import Urllib3Transport
 
