@@ -29,12 +29,13 @@ import argparse
 import ast
 import io
 import re
-import subprocess
 import sys
 import tokenize
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .tidy import FormatError, format_modules
 
 __all__ = ["Rule", "Twin", "TwinError", "check", "main", "print_region", "render"]
 
@@ -432,23 +433,6 @@ def _read(path: Path) -> str:
         raise TwinError(f"{path}: {exc.strerror or exc}") from None
 
 
-# The project's formatting, stated so that no configuration found around a file changes the bytes.
-_RUFF = ("--isolated", "--line-length", "120", "--target-version", "py310")
-
-
-def _formatted(text: str, path: Path) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "ruff", "format", *_RUFF, "--stdin-filename", str(path), "-"],
-        input=text,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise TwinError(f"ruff format failed on {path}: {done.stderr.strip()[:500]}")
-    return done.stdout
-
-
 def check(twins: Sequence[Twin], package: Path, write: bool) -> tuple[list[str], list[str]]:
     """Print every twin into its target (in memory); write the targets that changed when ``write``.
     Returns the targets that differ from what is on disk and the rules no twin used."""
@@ -465,7 +449,10 @@ def check(twins: Sequence[Twin], package: Path, write: bool) -> tuple[list[str],
         targets[path] = print_region(current, twin, region)
     drift: list[str] = []
     for path, text in targets.items():
-        text = _formatted(text, package / path)
+        try:
+            text = format_modules({path: text})[path]  # ruff, as the generator formats what it prints
+        except FormatError as exc:
+            raise TwinError(f"{path}: {exc}") from None
         if text != (package / path).read_text(encoding="utf-8"):
             drift.append(path)
             if write:
