@@ -53,11 +53,11 @@ test: install
 RANGE_TESTS := tests/runtime tests/emulator tests/realtime tests/network
 
 test-lowest: $(UV)
-	$(PYTHON) .ci/bounds.py lowest .venv-lowest
+	$(PYTHON) .ci/bounds.py venv lowest .venv-lowest
 	.venv-lowest/bin/python -m pytest -q $(RANGE_TESTS)
 
 test-latest: $(UV)
-	$(PYTHON) .ci/bounds.py latest .venv-latest
+	$(PYTHON) .ci/bounds.py venv latest .venv-latest
 	.venv-latest/bin/python -m pytest -q $(RANGE_TESTS)
 
 demo: $(DEMO_STAMP)

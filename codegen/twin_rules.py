@@ -93,7 +93,11 @@ TWINS: tuple[Twin, ...] = (
         "realtime/_aio.py:AsyncListenSession",
         (*_REALTIME, *awaits("sleep")),
     ),
-    Twin("realtime/_sync.py:SpeakSession", "realtime/_aio.py:AsyncSpeakSession", (*_REALTIME, *async_for("self"))),
+    Twin(
+        "realtime/_sync.py:SpeakSession",
+        "realtime/_aio.py:AsyncSpeakSession",
+        (*_REALTIME, *async_for("self.until_flushed()")),
+    ),
     Twin(
         "realtime/__init__.py:listen_sync,speak_sync",
         "realtime/__init__.py",

@@ -149,6 +149,34 @@ def test_streams_and_batches_are_counted_against_the_emulator() -> None:
         assert msgspec.to_builtins(ai.usage.total)["items"] == 3
 
 
+def test_a_model_this_client_never_called_reads_as_nothing_used_sync_and_async() -> None:
+    """docs/library.md: a model called through the openai SDK is not in ``ai.usage``; looking it up is no
+    ``KeyError`` but nothing used, while the models ``ai`` called keep their counts."""
+    import asyncio
+
+    from openai import OpenAI
+    from workers_ai import ModelUsage
+
+    with Emulator() as emu:
+        ai = emu.client()
+        OpenAI(base_url=ai.openai_base_url, api_key=emu.api_token).chat.completions.create(
+            model=PRICED, messages=[{"role": "user", "content": "hi"}]
+        )
+        ai.model(UNPRICED).chat(messages=[{"role": "user", "content": "hi"}])
+        by_model = ai.usage.by_model
+        assert by_model[PRICED] == ModelUsage() and by_model[PRICED].cost_usd == 0.0  # nothing used, no KeyError
+        assert PRICED not in by_model and list(by_model) == [UNPRICED] and by_model.get(PRICED) is None
+        assert by_model[UNPRICED].calls == 1
+
+        async def on_async() -> None:
+            async with emu.async_client() as aio:
+                await aio.model(UNPRICED).chat(messages=[{"role": "user", "content": "hi"}])
+                assert aio.usage.by_model["@cf/baai/bge-m3"].calls == 0
+                assert aio.usage.by_model[UNPRICED].calls == 1 and list(aio.usage.by_model) == [UNPRICED]
+
+        asyncio.run(on_async())
+
+
 def test_call_cost_units_cached_tokens_and_unknowns() -> None:
     from workers_ai._core.accounting import call_cost
     from workers_ai._core.usage import Usage

@@ -118,6 +118,19 @@ def call_cost(price: Sequence[Any] | dict[str, float] | None, usage: Usage | Non
     return cost
 
 
+class _ByModel(dict[str, ModelUsage]):
+    """``by_model``: the models counted so far; any other id reads as nothing used (like a ``Counter``).
+
+    A model called only through another SDK (the openai SDK on ``ai.openai_base_url``) was never seen by
+    the meter, so it reads as nothing used *through this client*, which is what the meter counts."""
+
+    def __missing__(self, model_id: str) -> ModelUsage:
+        return _NOTHING
+
+
+_NOTHING = ModelUsage()
+
+
 class _Tally:
     __slots__ = ("calls", "completion", "cost", "items", "neurons", "prompt", "total")
 
@@ -181,9 +194,9 @@ class UsageMeter:
 
     @property
     def by_model(self) -> Mapping[str, ModelUsage]:
-        """A snapshot per model id."""
+        """A snapshot per model id called so far; an id not called reads as ``ModelUsage()``, nothing used."""
         with self._lock:
-            return {model_id: tally.snapshot() for model_id, tally in sorted(self._models.items())}
+            return _ByModel((model_id, tally.snapshot()) for model_id, tally in sorted(self._models.items()))
 
     @property
     def total(self) -> ModelUsage:

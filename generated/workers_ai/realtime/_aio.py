@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 from ..errors import RealtimeError
 from ._audio import AudioSource, Pacer, Transcript, audio_chunks, chunk_size, collect
 from ._core import END, SessionBase, SessionCore
-from ._spec import tag_of
 from ._wsopts import close_of, connect_options, handshake_error, websockets_module
 
 if TYPE_CHECKING:
@@ -165,7 +164,7 @@ class AsyncSession(SessionBase[E, Connection]):
                 event = await self._next(None)
                 if event is END:
                     return
-                yield event
+                yield self.core.took(event)
         finally:
             self._consumers -= 1
 
@@ -177,7 +176,7 @@ class AsyncSession(SessionBase[E, Connection]):
     async def receive(self, timeout: float | None = None) -> Any:
         """The next event, or None when nothing came within ``timeout`` or the session is over."""
         got = await self._next(timeout)
-        return None if got is END else got
+        return None if got is END else self.core.took(got)
 
     async def poll(self) -> list[Any]:
         """Every event already received, without waiting."""
@@ -194,7 +193,7 @@ class AsyncSession(SessionBase[E, Connection]):
             out.append(got)
         if self._drained and not out:
             self._finished()  # raises how the session failed, if it did
-        return out
+        return [self.core.took(item) for item in out]
 
     async def _next(self, timeout: float | None) -> Any:
         if self._backlog:
@@ -333,8 +332,15 @@ class AsyncSpeakSession(AsyncSession[bytes | E]):
         """Send ``text``, flush, and yield its audio until ``Flushed`` (control events are skipped)."""
         await self.send_text(text)
         await self.flush()
-        async for item in self:
+        async for item in self.until_flushed():
             if isinstance(item, bytes):
                 yield item
-            elif tag_of(item) == "Flushed":
+
+    async def until_flushed(self) -> AsyncIterator[bytes | E]:
+        """Audio (``bytes``) and events until every ``flush()`` sent is answered by ``Flushed`` (the last
+        item); the session stays open. Ends at once when no flush is pending."""
+        while self.core.flushing:  # the rule: SessionCore.flushing
+            item = await self._next(None)
+            if item is END:
                 return
+            yield self.core.took(item)

@@ -107,6 +107,7 @@ class SessionCore:
         self._since = self._last_sent
         self._unanswered: dict[str, int] = {}
         self.audio_bytes = 0
+        self._flushes = 0  # Flush messages sent whose Flushed the reader has not taken yet
         self.close_sent = False
         self.ended = False
         self._telemetry = telemetry_of(client)
@@ -162,6 +163,8 @@ class SessionCore:
             self.close_sent = True
         else:
             self._check_open(name)
+            if name == "flush":
+                self._flushes += 1
         message = {**template, **fields}
         self._sent(str(template.get("type", name)), 1)
         return _ENCODE.encode(message).decode()
@@ -200,6 +203,20 @@ class SessionCore:
         if self._unanswered:
             self._answered(event)
         return event
+
+    def took(self, item: Any) -> Any:
+        """The reader took ``item`` (by iterating, ``receive`` or ``poll``): a ``Flushed`` answers a Flush."""
+        if self._flushes and tag_of(item) == "Flushed":
+            self._flushes -= 1
+        return item
+
+    @property
+    def flushing(self) -> bool:
+        """Some Flush sent has no ``Flushed`` the reader took yet: ``until_flushed()`` reads on while so.
+
+        Counted as the reader takes events, not as they arrive, so audio read ahead of the caller (the
+        asyncio reader task's queue) is still delivered before the iteration ends."""
+        return self._flushes > 0
 
     def _answered(self, event: Any) -> None:
         pending = self._unanswered  # on every event's path: look only for what is pending

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from ..errors import RealtimeError
 from ._audio import AudioSource, Pacer, Transcript, audio_chunks, chunk_size, collect
 from ._core import END, SessionBase, SessionCore
-from ._spec import tag_of
 from ._wsopts import close_of, connect_options, handshake_error, websockets_module
 
 if TYPE_CHECKING:
@@ -162,7 +161,7 @@ class SyncSession(SessionBase[E, Connection]):
                 event = self._next(None)
                 if event is END:
                     return
-                yield event
+                yield self.core.took(event)
         finally:
             self._consumers -= 1
 
@@ -174,7 +173,7 @@ class SyncSession(SessionBase[E, Connection]):
     def receive(self, timeout: float | None = None) -> Any:
         """The next event, or None when nothing came within ``timeout`` or the session is over."""
         got = self._next(timeout)
-        return None if got is END else got
+        return None if got is END else self.core.took(got)
 
     def poll(self) -> list[Any]:
         """Every event already received, without waiting."""
@@ -191,7 +190,7 @@ class SyncSession(SessionBase[E, Connection]):
             out.append(got)
         if self._drained and not out:
             self._finished()  # raises how the session failed, if it did
-        return out
+        return [self.core.took(item) for item in out]
 
     def _next(self, timeout: float | None) -> Any:
         """The next event, END, or None when nothing came within ``timeout`` (None: no limit but the
@@ -336,8 +335,15 @@ class SpeakSession(SyncSession[bytes | E]):
         """Send ``text``, flush, and yield its audio until ``Flushed`` (control events are skipped)."""
         self.send_text(text)
         self.flush()
-        for item in self:
+        for item in self.until_flushed():
             if isinstance(item, bytes):
                 yield item
-            elif tag_of(item) == "Flushed":
+
+    def until_flushed(self) -> Iterator[bytes | E]:
+        """Audio (``bytes``) and events until every ``flush()`` sent is answered by ``Flushed`` (the last
+        item); the session stays open. Ends at once when no flush is pending."""
+        while self.core.flushing:  # the rule: SessionCore.flushing
+            item = self._next(None)
+            if item is END:
                 return
+            yield self.core.took(item)
