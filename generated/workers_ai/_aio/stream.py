@@ -43,7 +43,6 @@ class AsyncEventStream(StreamParser):
         self._at = 0
 
     def __del__(self) -> None:
-        # As the sync stream's, but nothing can be awaited here: the socket is closed, never drained.
         try:
             if not getattr(self, "closed", True):
                 self.closed = True

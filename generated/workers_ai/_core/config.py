@@ -1,10 +1,6 @@
-"""A client's configuration, whichever I/O drives it: its options resolved and checked, the headers every
-request sends, ``last_response``, the usage meter and the rate budget (:class:`SessionConfig`), and the
-URLs of its calls (:func:`run_url`, :func:`api_url`).
-
-The sync ``Session`` (urllib3) and the ``AsyncSession`` (aiohttp) are this configuration plus a
-transport and a small loop that runs flows (see :mod:`.flow`); the request flows they run are
-:mod:`.requests`. Nothing here does I/O.
+"""A client's configuration, whichever I/O drives it (no I/O here): its options resolved and checked, the
+headers every request sends, ``last_response``, the usage meter and the rate budget (:class:`SessionConfig`),
+and the URLs of its calls. ``Session`` and ``AsyncSession`` add a transport and a driver (:mod:`.flow`).
 """
 
 from __future__ import annotations
@@ -194,9 +190,8 @@ class SessionConfig:
         meter_provider: Any = None,
         log_bodies: bool = False,
     ) -> None:
-        # Every option as given, by name (the table's, less the credentials): what ``self.options`` keeps.
+        # Every option as given, by name; then one step per concern, in the order their errors are reported.
         given: dict[str, Any] = {k: v for k, v in locals().items() if k in ClientOptions.__struct_fields__}
-        # One step per concern, in the order their errors are reported; each option's meaning: OPTIONS.
         self.account_id, self.__token = _credentials(account_id, api_token)
         _check_counts(max_retries, max_connections, max_response_bytes, max_event_bytes)
         if not isinstance(strict_inputs, bool):  # pyright: ignore[reportUnnecessaryIsInstance]

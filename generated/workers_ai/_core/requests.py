@@ -1,5 +1,5 @@
 """The request flows the account endpoints and batches are built on, each one run of the request loop
-(:func:`.exchange.exchange`): a reply read whole, a stream's reply left unread, an account API ``GET``."""
+(:func:`.exchange.exchange`): a reply read whole, and an account API ``GET``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from .flow import Flow
 if TYPE_CHECKING:
     from .config import SessionConfig
 
-__all__ = ["Reply", "get_json_flow", "request_flow", "stream_flow"]
+__all__ = ["Reply", "get_json_flow", "request_flow"]
 
 
 def request_flow(
@@ -33,14 +33,6 @@ def request_flow(
     flow = exchange(session, method, url, body, content_type, headers, queued, model_id, deadline, False)
     resp, data = yield from flow
     return Reply(resp.status, resp.headers, data)
-
-
-def stream_flow(
-    session: SessionConfig, url: str, body: bytes, headers: Mapping[str, str] | None, model_id: str | None
-) -> Flow[Any]:
-    """POST until a 2xx reply whose body is left unread (the stream's response)."""
-    resp, _ = yield from exchange(session, "POST", url, body, "application/json", headers, False, model_id, None, True)
-    return resp
 
 
 def get_json_flow(session: SessionConfig, path: str, query: Mapping[str, Any] | None = None) -> Flow[dict[str, Any]]:

@@ -527,15 +527,13 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         """POST a stream request until a 2xx reply (its body unread); with telemetry on, the call whose
         span the stream ends (see :class:`.._core.stream_parser.StreamParser`). ``request`` (the struct or
         mapping ``body`` was encoded from) is what the span reads its parameters from."""
-        from .._core.requests import stream_flow  # here: a handle that only calls never loads it
-
         tel = telemetry_of(self.client)
-        flow = stream_flow(self.client, self._run_url(), body, headers, self.model_id)
+        flow = exchange(self.client, "POST", self._run_url(), body, _JSON, headers, False, self.model_id, None, True)
         if tel is None:
-            return (yield from flow), None
+            return (yield from flow)[0], None
         call = self._start_call(tel, request)
         with active(call):
-            resp = yield from flow
+            resp, _ = yield from flow
         return resp, call  # open: the stream ends it
 
     def _many_flow(self, job_type: JobType, requests: Sequence[Any], given: Mapping[str, Any]) -> Flow[list[Any]]:

@@ -1,8 +1,7 @@
 """The blocking sessions: :class:`ListenSession` and :class:`SpeakSession`, on ``websockets.sync.client``.
 
-The I/O only: every decision is :class:`~._core.SessionCore`'s. A reader thread moves frames from the socket
-into an inbox of at most ``max_queue`` events; while it is full the socket is no longer read and the server
-is held back. A second thread sends KeepAlive when the stream is quiet. :mod:`._aio` is printed from this.
+Every decision is :class:`~._core.SessionCore`'s. A reader thread moves frames into an inbox of at most
+``max_queue`` events (while it is full the server is held back); a second sends KeepAlive when it is quiet.
 """
 
 from __future__ import annotations
