@@ -115,8 +115,8 @@ def test_help_shows_every_argument_with_its_doc_from_the_table(client: type[Any]
         assert doc in text, name
     # What a client keeps beside its methods is documented too.
     class_doc = inspect.getdoc(client) or ""
-    for attribute in ("usage:", "options:", "last_response:"):
-        assert attribute in class_doc
+    for attribute in ("``usage``", "``options``", "``last_response``"):
+        assert attribute in class_doc, attribute
 
 
 def test_each_option_given_reaches_ai_options() -> None:
