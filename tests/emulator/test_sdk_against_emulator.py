@@ -212,9 +212,9 @@ def test_error_routes_raise_the_right_errors(workers_ai_emulator: Emulator) -> N
     with pytest.raises(errors.AuthenticationError) as auth:
         WorkersAI(account_id=emu.account_id, api_token="wrong", base_url=emu.base_url).model(BGE).embed(text="a")
     assert auth.value.code == 10000 and auth.value.status == 401 and "wrong" not in str(auth.value)
-    with pytest.raises(errors.ModelNotFoundError) as account:
+    with pytest.raises(errors.RouteNotFoundError) as account:
         WorkersAI(account_id="e" * 32, api_token=emu.api_token, base_url=emu.base_url).model(BGE).embed(text="a")
-    assert account.value.code == 7003 and account.value.status == 404
+    assert account.value.code == 7003 and account.value.status == 404 and f"account id {'e' * 32}" in str(account.value)
     with pytest.raises(errors.ModelNotFoundError) as route:
         client = _client(emu)
         client._drive(get_json_flow(client, "ai/v9/nothing"))

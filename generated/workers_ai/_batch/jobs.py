@@ -16,7 +16,6 @@ retried like any other call.
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
@@ -30,6 +29,7 @@ from .._core.requests import Reply, request_flow
 from .._core.retry import check_seconds
 from .._core.telemetry import batch_log, telemetry_of
 from .._core.usage import usage_from
+from .._error_base import WorkersAIWarning
 from ..errors import (
     APITimeoutError,
     BatchError,
@@ -95,7 +95,7 @@ class AsyncBatchTarget(BatchModel, Protocol):
     def client(self) -> AsyncSession: ...
 
 
-class BatchStatusWarning(UserWarning):
+class BatchStatusWarning(WorkersAIWarning):
     """The API reported a batch status this SDK does not know; ``wait()`` keeps polling."""
 
 
@@ -234,10 +234,11 @@ class BatchJobBase(Generic[OutT]):
             )
         if not st.known and st.state not in warned:
             warned.add(st.state)
-            warnings.warn(
+            from .._core.warn import warn_user
+
+            warn_user(  # at the caller of wait()
                 f"batch {self.request_id} for {self.model}: unknown status {st.state!r}; still polling",
                 BatchStatusWarning,
-                stacklevel=3,  # the caller of wait()
             )
         wait = schedule.next_wait(now)
         if wait is None:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import functools
 import importlib
+import time
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from .. import _registry
 from .._core.config import SessionConfig, api_url, run_url
+from .._core.jsonview import as_object
 from .._error_base import ConfigurationError
 
 __all__ = ["ClientBase"]
@@ -60,11 +62,15 @@ class ClientBase(SessionConfig):
 
                 run_url(self, model_id)  # a bad id is refused here, before a handle is kept for it
                 check_namespace(model_id)
-                handle = self._fallback_handle(not is_workers_ai_id(model_id))(self, model_id)
+                workers_ai_id = is_workers_ai_id(model_id)
+                handle = self._fallback_handle(not workers_ai_id)(self, model_id)
+                if workers_ai_id:
+                    _warn_if_slip(model_id)
             else:
                 module = importlib.import_module(f"{_registry.__package__}.{entry[0]}")
                 handle = getattr(module, self._handle_prefix + entry[1])(self)
-            self._handles[model_id] = handle
+                _log_if_deprecated(model_id, handle.info.properties)
+            self._handles[model_id] = handle  # so each warning comes once per model and client
         return handle
 
     def model(self, model_id: str) -> Any:
@@ -106,3 +112,40 @@ class ClientBase(SessionConfig):
         if gw is not None and gw.url_form:
             return gw.url(self.account_id, "v1")
         return api_url(self, "ai/v1")
+
+
+def _warn_if_slip(model_id: str) -> None:
+    """``UnknownModelWarning`` for an id this package does not know that looks like a slip of one it does (a
+    new model's id is used as given, without a word)."""
+    from .._core.suggest import slip_of
+
+    known = slip_of(model_id, _registry.MODELS)
+    if known is not None:
+        from .._core.warn import warn_user
+        from ..errors import UnknownModelWarning
+
+        warn_user(
+            f"{model_id} is not a model this package knows: did you mean {known!r}? (used as given; a model newer"
+            " than this package is not in its registry)",
+            UnknownModelWarning,
+        )
+
+
+def _log_if_deprecated(model_id: str, properties: Any) -> None:
+    """A WARNING log line when the catalog's planned end of service for the model has passed."""
+    if "planned_deprecation_date" not in (as_object(properties) or ()):
+        return  # most models: no date to compare
+    when = planned_end_passed(properties, time.strftime("%Y-%m-%d", time.gmtime()))
+    if when is not None:
+        from .._core.telemetry import log
+
+        log.warning("%s is deprecated: its planned end of service was %s; switch to a newer model", model_id, when)
+
+
+def planned_end_passed(properties: Any, today: str) -> str | None:
+    """The catalog's ``planned_deprecation_date`` of a model (its ``properties``) when it is ``today`` or
+    earlier (``YYYY-MM-DD``, UTC), else None."""
+    when = (as_object(properties) or {}).get("planned_deprecation_date")
+    if not isinstance(when, str) or len(when) != 10 or when[4::3] != "--":
+        return None
+    return when if when <= today else None

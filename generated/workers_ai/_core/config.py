@@ -72,8 +72,13 @@ class _MadeWith:
         return f"<constructor arguments: {', '.join(self.kwargs) or 'positional only'}>"
 
 
-def _credentials(account_id: str | None, api_token: str | None) -> tuple[str, str]:
-    """The account id and token: as given, else from the environment; both required and well formed."""
+def _credentials(account_id: str | None, api_token: str | None) -> tuple[str, str, tuple[str, str]]:
+    """The account id and token: as given, else from the environment; both required and well formed. And
+    where each came from, for errors that name the cause (a 7003 or a 401): never the token's value."""
+    sources = (
+        "the account_id argument" if account_id else "CLOUDFLARE_ACCOUNT_ID",
+        "the api_token argument" if api_token else "CLOUDFLARE_API_TOKEN",
+    )
     account_id = account_id or os.environ.get("CLOUDFLARE_ACCOUNT_ID")
     api_token = api_token or os.environ.get("CLOUDFLARE_API_TOKEN")
     if not account_id:
@@ -83,7 +88,7 @@ def _credentials(account_id: str | None, api_token: str | None) -> tuple[str, st
     if api_token != api_token.strip() or any(c in api_token for c in "\r\n\0"):
         # Never echo it: a token pasted from a file often carries a newline.
         raise ConfigurationError("the API token has surrounding whitespace or a line break; strip it first")
-    return check_account_id(account_id), api_token
+    return check_account_id(account_id, sources[0]), api_token, sources
 
 
 def _check_counts(max_retries: int, max_connections: int, max_response_bytes: int, max_event_bytes: int) -> None:
@@ -153,6 +158,7 @@ class SessionConfig:
     """
 
     __made_with: _MadeWith
+    _sources: tuple[str, str]  # where the account id and the token came from (see _credentials)
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Self:
         # Kept for pickles and ``with_options`` copies, which call the class again with it (:mod:`.pickling`,
@@ -192,7 +198,7 @@ class SessionConfig:
     ) -> None:
         # Every option as given, by name; then one step per concern, in the order their errors are reported.
         given: dict[str, Any] = {k: v for k, v in locals().items() if k in ClientOptions.__struct_fields__}
-        self.account_id, self.__token = _credentials(account_id, api_token)
+        self.account_id, self.__token, self._sources = _credentials(account_id, api_token)
         _check_counts(max_retries, max_connections, max_response_bytes, max_event_bytes)
         if not isinstance(strict_inputs, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ConfigurationError("strict_inputs must be True or False")
@@ -265,6 +271,10 @@ class SessionConfig:
         from .pickling import with_options
 
         copy = with_options(self, **changes)
+        copy._sources = (  # the copy is made with this client's values as arguments: keep where they came from
+            copy._sources[0] if "account_id" in changes else self._sources[0],
+            copy._sources[1] if "api_token" in changes else self._sources[1],
+        )
         if _CONNECTION_OPTIONS.isdisjoint(changes):
             copy._adopt_transport(self._transport, self.network)
         if copy.account_id == self.account_id:
@@ -297,7 +307,8 @@ class SessionConfig:
             )
         from .pickling import reduce_client
 
-        return reduce_client(self)
+        # The copy is made with the resolved values as arguments; where they came from travels as its state.
+        return (*reduce_client(self), {"_sources": self._sources})
 
     def _constructor_kwargs(self) -> dict[str, Any]:
         """The constructor's arguments by name, with the values resolved at construction pinned."""

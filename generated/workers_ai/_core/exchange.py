@@ -27,6 +27,9 @@ if TYPE_CHECKING:  # a type checker's alone: a Protocol class costs its making a
         """What the loop reads from the client's configuration (``SessionConfig`` provides it)."""
 
         timeout: float
+        account_id: str
+        base_url: str
+        _sources: tuple[str, str]  # where the account id and the token came from (named by some errors)
         max_retries: int
         max_response_bytes: int
         rate_budget: RateBudget
@@ -124,7 +127,7 @@ def exchange(
             yield Sleep(wait)
             attempt += 1
             continue
-        raise error_from(resp.status, resp.headers, data, model_id=model_id, retry_after=server_wait)
+        raise error_from(resp.status, resp.headers, data, model_id=model_id, retry_after=server_wait, client=cfg)
 
 
 def budget_wait(pace: Pace, deadline: float | None) -> float:

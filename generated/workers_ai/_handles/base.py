@@ -138,9 +138,19 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             try:
                 checker.decode(body)
             except msgspec.ValidationError as exc:
-                path, message = split_error(exc)
-                raise InputValidationError(self.model_id, path, message) from None
+                raise self._invalid(exc, body) from None
         return body
+
+    def _invalid(self, exc: msgspec.ValidationError, payload: Any) -> InputValidationError:
+        """The error for an input that failed its schema; a required key left out next to a misspelling of it
+        says "did you mean" (``payload``: the input, or its JSON body)."""
+        path, message = split_error(exc)
+        if message.startswith("Object missing required field"):
+            from .._core.suggest import missing_field_hint  # here: only this error needs it
+
+            data = msgspec.json.decode(payload) if isinstance(payload, bytes) else payload
+            message += missing_field_hint(message, path, data)
+        return InputValidationError(self.model_id, path, message)
 
     def encode_input(self, payload: Any, *, check_keys: bool = True) -> bytes:
         """The JSON body for a struct or mapping payload, validated against its input variant; keys the
@@ -188,15 +198,20 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             gaps: list[list[str]] = [[k for k in req if k not in data] for _, req in self.input_types]
             missing: list[str] = min(gaps, key=len) if gaps else []
             path = f"$.{missing[0]}" if missing else "$"
-            raise InputValidationError(self.model_id, path, f"missing required field for every input variant ({wants})")
+            from .._core.suggest import missing_key_hint  # here: only this error needs it
+
+            declared = {f for cls, _ in self.input_types for f in getattr(cls, "__struct_fields__", ())}
+            hint = missing_key_hint(map(str, data), [k for gap in gaps for k in gap], declared)
+            raise InputValidationError(
+                self.model_id, path, f"missing required field for every input variant ({wants}){hint}"
+            )
         first_error: InputValidationError | None = None
         for cls, _ in sorted(matching, key=lambda m: -len(m[1])):
             try:
                 msgspec.convert(data, cls)
                 return cls
             except msgspec.ValidationError as exc:
-                path, message = split_error(exc)
-                first_error = first_error or InputValidationError(self.model_id, path, message)
+                first_error = first_error or self._invalid(exc, data)
             except TypeError:
                 return cls
         assert first_error is not None
