@@ -39,9 +39,11 @@ lock: $(UV)
 
 generate: install
 	$(BIN)/python -m codegen
+	$(BIN)/python -m codegen.twins  # the async faces, printed from the sync ones (docs/architecture.md)
 
 check: install
 	$(BIN)/python -m codegen --check
+	$(BIN)/python -m codegen.twins --check
 	$(BIN)/ruff check codegen generated tests examples bench .ci
 	$(BIN)/ruff format --check codegen generated tests examples bench .ci
 	$(BIN)/mypy

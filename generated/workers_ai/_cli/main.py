@@ -68,11 +68,13 @@ def _cmd_sync(args: argparse.Namespace) -> int:
             f"it needs its extra: pip install '{dist}[{extra}]'"
         ) from None
     from .._clients.sync import BaseClient
+    from .._core.requests import get_json_flow
     from ..errors import APIError
 
     client = BaseClient(base_url=args.base_url)
+    get_json: Callable[..., dict[str, Any]] = lambda *a: client._drive(get_json_flow(client, *a))  # noqa: E731  # pyright: ignore[reportPrivateUsage]
     try:
-        code = run_live(args, client.get_json, (APIError,))
+        code = run_live(args, get_json, (APIError,))
     finally:
         client.close()
     return code

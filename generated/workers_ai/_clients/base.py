@@ -1,6 +1,7 @@
 """What both clients do the same way: pick model handles (generated, generic or universal route),
-dispatch ``run()``, and the account endpoints' flows. The sync and async clients add only their driver
-(through their session) and the typed faces of these methods.
+``model()`` and ``run()`` (typed per model for type checkers by the generated ``_client.py`` and
+``_aio_client.py``). The sync and async clients add only their driver (through their session) and the typed
+faces of the account endpoints.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from .. import _registry
-from .._core.config import SessionConfig
+from .._core.config import SessionConfig, api_url, run_url
 from .._core.jsonview import as_object
 from .._error_base import ConfigurationError
 
@@ -59,7 +60,7 @@ class ClientBase(SessionConfig):
             if entry is None:
                 from .._handles.universal import check_namespace, is_workers_ai_id
 
-                self.run_url(model_id)  # a bad id is refused here, before a handle is kept for it
+                run_url(self, model_id)  # a bad id is refused here, before a handle is kept for it
                 check_namespace(model_id)
                 workers_ai_id = is_workers_ai_id(model_id)
                 handle = self._fallback_handle(not workers_ai_id)(self, model_id)
@@ -72,17 +73,23 @@ class ClientBase(SessionConfig):
             self._handles[model_id] = handle  # so each warning comes once per model and client
         return handle
 
-    def _dispatch(
+    def model(self, model_id: str) -> Any:
+        """The typed handle for ``model_id`` (its module is imported on first use; typed per model)."""
+        return self._model(model_id)
+
+    def run(
         self,
         model_id: str,
         payload: Any,
         *,
-        stream: bool,
-        queue_request: bool,
-        headers: Mapping[str, str] | None,
+        stream: bool = False,
+        queue_request: bool = False,
+        headers: Mapping[str, str] | None = None,
         session_affinity: str | None = None,
     ) -> Any:
-        """What ``run`` returns: a stream, a batch job or the output (awaitables on the async client)."""
+        """Run any model (awaited on the async client): decoded structs, or ``dict``/bytes for unknown models;
+        ``stream=True`` gives an event stream, ``queue_request=True`` a batch job. Ids that are not
+        ``@cf/``/``@hf/`` go to the universal ``/ai/run`` route; ``session_affinity`` sends x-session-affinity."""
         handle = self._model(model_id)
         if session_affinity is not None:
             from .._core.affinity import affinity_header
@@ -104,7 +111,7 @@ class ClientBase(SessionConfig):
         gw = self.gateway
         if gw is not None and gw.url_form:
             return gw.url(self.account_id, "v1")
-        return self.api_url("ai/v1")
+        return api_url(self, "ai/v1")
 
 
 def _warn_if_slip(model_id: str) -> None:

@@ -18,6 +18,7 @@ from urllib.parse import urlencode
 
 import msgspec
 
+from .._core.config import handshake_headers, run_url
 from .._core.redact import is_secret_name
 from .._core.telemetry import realtime_log, telemetry_of
 from .._core.urls import model_path, segment
@@ -95,7 +96,7 @@ class SessionCore:
         self.open_timeout = self.limits.open_timeout or client.timeout
         self.answer_timeout = self.limits.answer_timeout or client.stream_idle_timeout
         self.url = _ws_url(client, self.model_id, spec.query(self.options))
-        self._headers = client.handshake_headers()
+        self._headers = handshake_headers(client)
         # The same proxy and CA rule as the client's REST calls (websockets' own reading of the
         # environment is not used: it has no loopback rule).
         network: Network | None = getattr(client, "network", None)
@@ -321,7 +322,7 @@ def _ws_url(client: SessionConfig, model_id: str, query: list[tuple[str, str]]) 
         base = f"{gateway.base_url.rstrip('/')}/{account}/{segment(gateway.id)}/workers-ai"
         query = [("model", model_id), *query]
     else:
-        base = client.run_url(model_id)
+        base = run_url(client, model_id)
     if base.startswith("https://"):
         base = "wss://" + base[len("https://") :]
     elif base.startswith("http://"):
