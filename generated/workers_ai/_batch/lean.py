@@ -21,13 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from .._core.config import remember
 from .._core.decode import decode_typed, split_error
 from .._core.usage import usage_from
 from ..errors import ErrorDetail, ResponseDecodeError
 from .jobs import BatchItem, BatchJobBase, finished_state
 
 if TYPE_CHECKING:
-    from .._core.config import Reply
+    from .._core.requests import Reply
     from .._core.decode import OutputDecoder
 
 __all__ = ["BatchPoll", "ResultTypes", "read_lean", "result_types"]
@@ -71,7 +72,7 @@ def read_lean(job: BatchJobBase[Any], reply: Reply, types: ResultTypes | None = 
     if fast is None or fast[0].responses is None:
         return _read_careful(job, reply, types)
     poll, messages = fast
-    job.handle.client.remember(reply.status, reply.headers, messages)
+    remember(job.handle.client, reply.status, reply.headers, messages)
     responses = poll.responses or []
     model_id = job.model
     items: list[BatchItem[Any]] = []

@@ -528,7 +528,7 @@ class _Run:
         job = attempt.job
         assert job is not None
         try:
-            reply = yield from job.poll_flow(self.real_deadline)
+            reply = yield from job._poll_flow(self.real_deadline)  # pyright: ignore[reportPrivateUsage]
         except APITimeoutError:
             if time.monotonic() < self.real_deadline:
                 raise
