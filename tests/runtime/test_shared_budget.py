@@ -123,12 +123,25 @@ def test_the_ledger_books_leases_back_to_back_and_gives_returned_slots_to_the_ne
     assert before == RPM and ledger.schedules[BGE].current == RPM / 2
     assert ledger.throttle(100.2, BGE, RPM, 2.0, age=0.5)  # sent before the first refusal: not halved again
     assert ledger.schedules[BGE].current == RPM / 2
-    after, current, blocked = ledger.lease(100.2, BGE, RPM, 1, "a", 0)
-    assert current == RPM / 2 and blocked == pytest.approx(2.0) and after[0] == pytest.approx(2.0)
+    after, current, wait = ledger.lease(100.2, BGE, RPM, 1, "a", 0)  # blocked: nothing, ask again 0.5 s before
+    assert after == [] and current == RPM / 2 and wait == pytest.approx(1.5)
+    after, _, blocked = ledger.lease(101.7, BGE, RPM, 1, "a", 0)
+    assert after == pytest.approx([0.5]) and blocked == pytest.approx(0.5)
     ledger.lease(103.0, BGE, RPM, 1, "a", 10)  # ten successes reported: a fiftieth of the limit each
     assert ledger.schedules[BGE].current == pytest.approx(RPM / 2 + RPM / 5)
     assert Ledger.from_builtins(ledger.to_builtins()).to_builtins() == ledger.to_builtins()
     assert Ledger.from_builtins("torn").schedules == {}
+
+
+def test_the_ledger_books_no_slot_more_than_half_a_second_ahead() -> None:
+    # Many processes asking at once get the next half second between them; the next to ask is told when to
+    # come back, so slots already handed out never outlast a refusal by more than that.
+    ledger = Ledger()
+    got = [ledger.lease(100.0, BGE, RPM, 4, f"p{i}", 0) for i in range(20)]
+    offsets = [o for slots, _, _ in got for o in slots]
+    assert 5 <= len(offsets) <= 11 and max(offsets) <= 0.5 + 1e-9
+    slots, _, wait = got[-1]
+    assert slots == [] and 0 < wait <= 0.1 + 1e-9
 
 
 def test_a_leased_pace_drops_expired_slots_and_a_refusal_reaches_the_other_processes(tmp_path: Path) -> None:
@@ -142,7 +155,9 @@ def test_a_leased_pace_drops_expired_slots_and_a_refusal_reaches_the_other_proce
     now[0] += EXPIRE + 1  # the slots it held passed unused: dropped, a new lease is taken
     assert one.lease_due
     one.slow_down(1.0)  # a 429 with Retry-After 1: the keeper blocks every process
-    assert other.reserve() >= 0.8
+    start = time.monotonic()
+    wait = other.reserve()
+    assert time.monotonic() - start + wait >= 0.8  # waited in the lease, then for its slot
 
 
 def test_host_budget_names_are_checked_and_pickle_as_their_path(tmp_path: Path) -> None:

@@ -13,6 +13,9 @@ booked on the shared schedule, one after another, so however many processes take
 of all of them together keep to the rate; a process that takes none (never started, gone, idle) leaves
 the whole rate to the others.
 
+- **Nothing is booked far ahead.** The keeper books slots at most :data:`LEASE_SECONDS` ahead of its now
+  (a process asking when that much is booked already is told when to ask again), so after a refusal the
+  slots already handed out run dry within half a second and every process waits for the block.
 - **Leases expire.** A slot not used within :data:`EXPIRE` seconds of its time is dropped (a process that
   dies takes at most one lease with it; the others' next leases come after it).
 - **Leases are given back.** :meth:`LeasedPace.release` returns the slots still ahead (a Ray actor does
@@ -38,15 +41,17 @@ from collections.abc import Callable
 from typing import Any, Protocol, cast
 
 from .ratelimit import Schedule, budget_refusal, log_throttled
+from .retry import MAX_RETRY_AFTER
 
 __all__ = ["ACTIVE", "EXPIRE", "LEASE_SECONDS", "Grant", "Keeper", "LeasedPace", "Ledger", "holder_id"]
 
 Grant = tuple[list[float], float, float]
 """A lease: the slots as offsets (seconds) from the keeper's now, the current rate (requests/min), and how
-long the schedule is blocked from now (0 when it is not)."""
+long from now nothing can be leased (the schedule blocked, or booked to its horizon; 0 when neither)."""
 
 LEASE_SECONDS = 0.5
-"""A lease holds at most this much of the model's rate, split among the processes taking leases."""
+"""A lease holds at most this much of the model's rate, split among the processes taking leases; no slot
+is booked further ahead than this."""
 EXPIRE = 0.25
 """A leased slot more than this many seconds in the past is dropped, not used late."""
 ACTIVE = 5.0
@@ -101,8 +106,11 @@ class Ledger:
         slots = usable[:count]
         if usable[count:]:
             self.spare[model_id] = usable[count:]
-        slots += sched.book(now, count - len(slots))
-        return [s - now for s in slots], sched.current, max(0.0, sched.blocked_until - now)
+        horizon = now + LEASE_SECONDS
+        while len(slots) < count and sched.start(now) <= horizon:
+            slots += sched.book(now, 1)
+        wait = sched.blocked_until - now if slots else sched.start(now) - horizon
+        return [s - now for s in slots], sched.current, max(0.0, wait)
 
     def throttle(self, now: float, model_id: str, rpm: float, retry_after: float | None, age: float | None) -> float:
         """Slow the model's schedule down (see :meth:`Schedule.slow_down`); returns the rate before."""
@@ -190,10 +198,7 @@ class LeasedPace:
         self._waiting += 1
         try:
             with self._guard():
-                now = self._clock()
-                self._expire(now)
-                if not self._slots:
-                    self._fetch()
+                self._fill(MAX_RETRY_AFTER)
         finally:
             self._waiting -= 1
 
@@ -201,6 +206,21 @@ class LeasedPace:
         slots = self._slots
         while slots and slots[0] < now - EXPIRE:
             slots.popleft()
+
+    def _fill(self, max_wait: float = math.inf) -> None:
+        """Fetch leases until a slot is held, waiting as long as the keeper says nothing can be leased;
+        a wait longer than ``max_wait`` raises ``RateLimitError`` (see ``Pace.reserve``)."""
+        while True:
+            now = self._clock()
+            self._expire(now)
+            if self._slots:
+                return
+            self._fetch()
+            if not self._slots:
+                wait = self._blocked_until - self._clock()
+                if wait > max_wait:
+                    raise budget_refusal(self.model_id, wait, max_wait)
+                time.sleep(max(0.0, wait))
 
     def _fetch(self) -> None:
         now = self._clock()
@@ -223,11 +243,8 @@ class LeasedPace:
         self._waiting += 1
         try:
             with self._guard():
+                self._fill(max_wait)
                 now = self._clock()
-                self._expire(now)
-                if not self._slots:
-                    self._fetch()
-                    now = self._clock()
                 wait = max(0.0, self._slots[0] - now, self._blocked_until - now)
                 if wait > max_wait:
                     raise budget_refusal(self.model_id, wait, max_wait)
