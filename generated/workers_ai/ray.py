@@ -38,7 +38,6 @@ for the rows that never reached the queue (docs/bulk-queue.md).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
@@ -47,6 +46,7 @@ import ray.data
 from ._batch.many import BatchManyOptions, options_of
 from ._batch.wire import require_batch
 from ._core.pickling import with_options
+from ._core.warn import warn_user
 from ._ray.actors import Embedder, Mapper, OnError
 from ._ray.budget import cluster_budget, job_budget
 from ._ray.rows import RowFailures, RowsFailedError, RowsFailedWarning, count_failures, failures_warning
@@ -183,9 +183,7 @@ def _finish(
     found = count_failures(done, error_column)
     setattr(done, _FAILURES, found)  # an attribute Ray's class does not declare
     if found.count:
-        warnings.warn(
-            RowsFailedWarning(failures_warning(model, found, error_column, output_path is not None)), stacklevel=3
-        )
+        warn_user(failures_warning(model, found, error_column, output_path is not None), RowsFailedWarning)
     result: ray.data.Dataset = done
     return result
 

@@ -17,13 +17,14 @@ import hashlib
 import logging
 import threading
 import time
-import warnings
 from typing import TYPE_CHECKING, Any
 
 import ray as _ray
 
 from .._core.ratelimit import RateBudget, RateLimit
 from .._core.shared_pace import Grant, Ledger, holder_id
+from .._core.warn import warn_user
+from .._error_base import WorkersAIWarning
 from ..errors import ConfigurationError, WorkersAIError
 
 if TYPE_CHECKING:
@@ -34,7 +35,8 @@ __all__ = ["Coordinator", "RayKeeper", "cluster_budget", "job_budget"]
 _log = logging.getLogger("workers_ai")
 # Ray's API is only partly typed: it is reached through this untyped handle.
 ray: Any = _ray
-_HANDLES: dict[tuple[str, str], Any] = {}  # the driver's handles: a job actor lives while one is held
+_HANDLES: dict[tuple[str, str], Any] = {}  # the driver's handles (this Ray job's): its actors live while held
+_JOB: list[str] = [""]  # the Ray job they belong to: a driver that shuts Ray down and starts again starts anew
 _ATTEMPTS = 5
 
 
@@ -122,6 +124,11 @@ def _namespace() -> str:
 
 def _start(name: str) -> RayKeeper:
     namespace = _namespace()
+    context = ray.get_runtime_context()
+    job = f"{context.get_job_id()}@{context.get_node_id()}"  # job ids start again with each new cluster
+    if _JOB[0] != job:  # the handles of an earlier Ray session name actors that are gone with it
+        _HANDLES.clear()
+        _JOB[0] = job
     key = (name, namespace)
     if key not in _HANDLES:
         remote: Any = ray.remote(Coordinator)
@@ -149,12 +156,11 @@ def job_budget(client: SessionConfig, model_id: str, actors: int) -> RateBudget:
     budget = client.rate_budget
     rpm = budget.rpm(model_id)
     if budget.scale != 1 and rpm is not None:
-        warnings.warn(
+        warn_user(
             f"the client's rate budget is {budget.scale:g} of its limit ({rpm:g} requests/min for {model_id}); "
             "workers_ai.ray takes the client's budget as the budget of the whole job and shares it among the "
             "actors: pass a client with the whole limit",
-            UserWarning,
-            stacklevel=3,
+            WorkersAIWarning,
         )
     if isinstance(budget.keeper, RayKeeper):
         keeper = budget.keeper

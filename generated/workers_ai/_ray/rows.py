@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from .._error_base import WorkersAIWarning
 from ..errors import WorkersAIError
 
 __all__ = ["RowFailures", "RowsFailedError", "RowsFailedWarning", "count_failures", "describe_row"]
@@ -35,7 +36,7 @@ class RowsFailedError(WorkersAIError):
         return (RowsFailedError, (str(self), self.rows))
 
 
-class RowsFailedWarning(UserWarning):
+class RowsFailedWarning(WorkersAIWarning):
     """Some rows of a job run with ``on_error="column"`` failed: the warning says how many and which."""
 
 
