@@ -26,16 +26,6 @@ SST = "@cf/huggingface/distilbert-sst-2-int8"
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[None]:
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    ray.data.DataContext.get_current().enable_progress_bars = False
-    try:
-        yield
-    finally:
-        ray.shutdown()
-
-
-@pytest.fixture(scope="module")
 def emu() -> Iterator[Emulator]:
     with Emulator(models=[BGE, SST]) as e:
         yield e

@@ -12,7 +12,6 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,16 +35,6 @@ BGE = "@cf/baai/bge-m3"
 LLAMA = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
 RPM = 600.0  # 10 a second for the whole job
 ACTOR = "ray::MapWorker(MapBatches("
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[None]:
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    ray.data.DataContext.get_current().enable_progress_bars = False
-    try:
-        yield
-    finally:
-        ray.shutdown()
 
 
 def _limited(**options: Any) -> Emulator:
