@@ -104,4 +104,3 @@ def test_as_numpy_sends_an_item_that_failed_for_capacity_again_as_batch_many_doe
     assert not np.isnan(np.asarray(array)).any()
     sent = sum(emu.batch_items_received.values()) - sum(before.values())
     assert sent == 4  # three requests, and the failed one once more
-

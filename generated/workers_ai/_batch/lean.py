@@ -28,8 +28,8 @@ from ..errors import ErrorDetail, ResponseDecodeError
 from .jobs import BatchItem, BatchJobBase, finished_state
 
 if TYPE_CHECKING:
-    from .._core.requests import Reply
     from .._core.decode import OutputDecoder
+    from .._core.requests import Reply
 
 __all__ = ["BatchPoll", "ResultTypes", "read_lean", "result_types"]
 
