@@ -121,9 +121,6 @@ def encode_unit(
 ) -> Unit:
     """Validate and encode one request, keyed by its ``external_reference`` (the caller's) or its index.
     ``kinds=()`` skips the check (a mapping already checked once encodes to the same bytes)."""
-    fast = _plain_unit(item, index, kinds, max_bytes) if kinds else None
-    if fast is not None:
-        return fast
     where = where or f"$.requests[{index}]"
     if kinds or type(item) is not dict:
         data = request_data(handle, item, where, kinds)
@@ -133,7 +130,7 @@ def encode_unit(
     key = ref if type(ref) is str else str(index)
     data["external_reference"] = key
     try:
-        body = msgspec.json.encode(data)
+        body = _encode(data)
     except (TypeError, UnicodeEncodeError) as exc:
         raise InputValidationError(handle.model_id, where, f"not JSON-serialisable: {exc}") from None
     if len(body) + _OPEN + _CLOSE >= max_bytes:
@@ -143,33 +140,6 @@ def encode_unit(
             f"this request alone is {len(body):,} bytes encoded; a batch must be under {max_bytes:,}",
         )
     return _unit((index, key, body, 1))
-
-
-def _plain_unit(item: Any, index: int, kinds: tuple[type[Any], ...], max_bytes: int) -> Unit | None:
-    """The usual request (a plain dict that fits a batch item type) as a unit, checked as ``request_data``
-    checks it, without its detours; None for anything else (the careful path then says what is wrong)."""
-    if type(item) is not dict:
-        return None
-    request = cast("dict[str, Any]", item)
-    ref = request.get("external_reference")
-    if ref is not None and type(ref) is not str:
-        return None
-    for kind in kinds:
-        try:
-            msgspec.convert(request, kind)
-            break
-        except msgspec.ValidationError:
-            continue
-        except TypeError:
-            return None
-    else:
-        return None
-    key = ref if ref is not None else str(index)
-    try:
-        body = _encode({**request, "external_reference": key})
-    except (TypeError, UnicodeEncodeError):
-        return None
-    return _unit((index, key, body, 1)) if len(body) + _OPEN + _CLOSE < max_bytes else None
 
 
 _WEIGHT = itemgetter(3)  # a unit's weight
