@@ -49,8 +49,10 @@ check: install
 	$(BIN)/mypy
 	$(BIN)/pyright
 
+# The suite on every core, up to 4 (pytest-xdist): most of its time is waiting on servers and subprocesses.
+# A module runs whole on one worker (--dist loadfile), so its fixtures (an emulator, a Ray cluster) start once.
 test: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadfile
 
 # The library's dependency ranges at both ends (msgspec, urllib3, aiohttp, websockets, opentelemetry-api,
 # jsonschema): the runtime's tests in the locked environment with those packages set to the lowest

@@ -167,6 +167,45 @@ def test_a_200_mb_frame_is_refused_within_memory() -> None:
     assert found["rss_kib"] < 300_000
 
 
+SENDS_ON = """
+from workers_ai.models.cf.deepgram.nova_3_live import SPEC
+from workers_ai.errors import RealtimeError
+from workers_ai.realtime import Limits, ListenSession
+ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE)
+def go():
+    limits = Limits(open_timeout=3, answer_timeout=15, close_timeout=2, max_frame_bytes=1 << 20)
+    with ListenSession(ai, SPEC, {"encoding": "linear16", "sample_rate": 16000}, limits=limits) as s:
+        s.send(b"\\0" * 3200)
+        try:
+            for _ in s:
+                pass
+        except RealtimeError:
+            pass  # the session failed: reading told it once
+        s.send(b"\\0" * 3200)  # sending on must tell it again
+result = outcome(go)
+"""
+
+
+def test_a_send_after_the_session_failed_names_the_failure_not_only_that_it_is_closing() -> None:
+    """Sending on after the session failed over a 1009 frame: the error names 1009, not only "closing"."""
+
+    def send(conn: socket.socket, req: RawRequest) -> None:
+        _accept(conn, req)
+        try:
+            conn.settimeout(10)
+            if not conn.recv(65536):  # the first audio frame (deflated, so small) is in: the first send went through
+                return
+            conn.sendall(_frame(2, b"\0" * 65536, declared=200 * 1024 * 1024))
+            _hold(conn, 20)
+        except OSError:
+            pass
+
+    with RawServer(lambda conn, req: send(conn, req) or False) as server:
+        found = run_client(SENDS_ON, server, deadline=40)
+    assert found["type"] == "RealtimeError" and "1009" in found["message"], found
+    assert found["message"].startswith("@cf/deepgram/nova-3: cannot send audio: the server closed"), found
+
+
 def test_a_server_that_never_answers_or_closes_hits_the_deadline() -> None:
     def silent(conn: socket.socket, req: RawRequest) -> None:
         _accept(conn, req)

@@ -287,9 +287,10 @@ class SessionCore:
             call.end(error=failure, extra={"workers_ai.realtime.audio_bytes_sent": self.audio_bytes})
 
     def closed(self, code: int | None, reason: str) -> RealtimeError | None:
-        """How the connection ended: None when cleanly, else the error to raise."""
-        self.ended = True
+        """How the connection ended: None when cleanly, else the error to raise. The failure is kept before the
+        session counts as ended, so a send racing the end names the cause, not only that it is closing."""
         if code in _CLEAN and (self.close_sent or not self._unanswered or code == 1000):
+            self.ended = True
             return None
         pending = self.unanswered()
         how = f"closed the session with {code}" if code is not None else "dropped the connection"
@@ -299,11 +300,23 @@ class SessionCore:
         text = f"{self.model_id}: the server {how}" + (f": {reason}" if reason else "") + told
         error = RealtimeError(text, model_id=self.model_id, close_code=code, close_reason=reason, unanswered=pending)
         self._failure = self._failure or error
+        self.ended = True
         return error
 
     def _check_open(self, what: str) -> None:
-        if self.close_sent or self.ended:
-            raise RealtimeError(f"{self.model_id}: cannot {what}: the session is closing", model_id=self.model_id)
+        if not (self.close_sent or self.ended):
+            return
+        failure = self._failure
+        if isinstance(failure, RealtimeError):  # the server's close or a dropped connection: say that, not "closing"
+            cause = str(failure).removeprefix(f"{self.model_id}: ")
+            raise RealtimeError(
+                f"{self.model_id}: cannot {what}: {cause}",
+                model_id=self.model_id,
+                close_code=failure.close_code,
+                close_reason=failure.close_reason,
+                unanswered=failure.unanswered,
+            ) from failure
+        raise RealtimeError(f"{self.model_id}: cannot {what}: the session is closing", model_id=self.model_id)
 
     def _sent(self, name: str, amount: int) -> None:
         now = self._clock()
