@@ -20,6 +20,8 @@ def goals(results: dict[str, Any]) -> list[Goal]:
         *_cold_start(results.get("cold", {})),
         *_per_call(results.get("calls", {})),
         *_batch(results.get("batch") or {}),
+        *_queue(results.get("queue") or {}),
+        *_cluster(results.get("cluster") or {}),
         *_load(results.get("load", {})),
         *_async(results.get("async", {})),
         *_realtime(results.get("realtime", {})),
@@ -38,6 +40,29 @@ def goal(name: str, target: str, value: float | None, ok: Callable[[float], bool
         "value": value,
         "met": None if value is None else bool(ok(value)),
     }
+
+
+def _queue(queue: Result) -> list[Goal]:
+    many = (queue.get("runs") or {}).get("many") or {}
+    return [goal("batch_many client CPU per item vs the submit/poll floor", "<= 2x", many.get("cpu_vs_floor"),
+                 lambda v: v <= 2.0, "{:.2f}x")]  # fmt: skip
+
+
+def _cluster(cluster: Result) -> list[Goal]:
+    """Ray, one budget: the lowest fraction of R in any window but the last, over the three runs; 429s after the
+    first window; rows lost, doubled or NaN; queue=True's wall time against the direct path."""
+    runs = [cluster[name] for name in ("placed", "killed", "unplaced") if name in cluster]
+    lows = [min(r["windows"][:-1]) for r in runs if len(r["windows"]) > 1]
+    late = [sum(1 for w in r["refused_windows"] if w > 0) for r in runs]
+    bad = [r["rows_in"] - r["rows_out"] + r["rows_twice"] + r["nan_rows"] + (not r["in_order"]) for r in runs]
+    queue = cluster.get("queue") or {}
+    return [
+        goal("Ray, one budget: lowest fraction of R per 10 s window (but the last)", ">= 0.95",
+             min(lows) if lows else None, lambda v: v >= 0.95, "{:.3f}"),
+        goal("Ray: windows with 429s after the first", "0", sum(late) if runs else None, lambda v: v == 0, "{:g}"),
+        goal("Ray: rows lost, twice, out of order or NaN", "0", sum(bad) if runs else None, lambda v: v == 0, "{:g}"),
+        goal("Ray queue=True wall time vs direct", "< 1x", queue.get("wall_ratio"), lambda v: v < 1.0, "{:.2f}x"),
+    ]  # fmt: skip
 
 
 def _telemetry(otel: Result) -> list[Goal]:

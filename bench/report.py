@@ -210,6 +210,43 @@ def _bulk_queue(queue: Result, meta: Meta) -> list[str]:
     return lines
 
 
+def _cluster(cluster: Result, meta: Meta) -> list[str]:
+    lines: list[str] = []
+    w = lines.append
+    w(
+        f"`workers_ai.ray.embed`, {cluster['actors']} actors, {cluster['per_actor']} requests' worth each, one "
+        f"rate budget of R = {cluster['rpm']:g} requests/min for the job, on a local Ray cluster (2 CPUs) "
+        "against the emulator enforcing R with 50-200 ms latency. Fraction of R the server answered in each "
+        "10 s window (the last is partial, measured over its own length)."
+    )
+    w("")
+    w("| Run | Windows (fraction of R) | Lowest but last | 429s (windows) | Rows in / out | Twice | NaN | Wall |")
+    w("|---|---|---|---|---|---|---|---|")
+    for name in ("placed", "killed", "unplaced"):
+        r = cluster[name]
+        full = r["windows"][:-1]
+        low = f"{min(full):.3f}" if full else "-"
+        placed = f"{r.get('actors_placed', '?')} of {r['actors']} placed"
+        label = {
+            "placed": placed,
+            "killed": f"{placed}, one SIGKILLed at {r['killed_at_s']} s",
+            "unplaced": f"{placed} (each asks 0.6 CPU of 2)",
+        }[name]
+        w(
+            f"| {label} | {' '.join(f'{x:.2f}' for x in r['windows'])} | {low} | {r['refused_429']} "
+            f"({r['refused_windows']}) | {r['rows_in']} / {r['rows_out']} | {r['rows_twice']} | {r['nan_rows']} | "
+            f"{r['wall_s']:.1f} s |"
+        )
+    q = cluster["queue"]
+    w("")
+    w(
+        f"{q['rows']:,} rows, `embed` (direct) against `map_model(queue=True)`: HTTP requests "
+        f"{q['direct']['http_requests']} / {q['queue']['http_requests']} ({q['requests_ratio']:.2f}x), wall "
+        f"{q['direct']['wall_s']:.1f} s / {q['queue']['wall_s']:.1f} s ({q['wall_ratio']:.2f}x)."
+    )
+    return lines
+
+
 def _batch(batch: Result, meta: Meta) -> list[str]:
     lines: list[str] = []
     w = lines.append
@@ -517,6 +554,7 @@ PAGE: tuple[tuple[str, Heading, Printer], ...] = (
     ("calls", "Per call, small reply", _calls_small),
     ("calls", "Per call, 100 x 1024 float embeddings", _calls_big),
     ("queue", lambda queue: f"Bulk queue: {queue.get('requests', 100_000):,} small requests", _bulk_queue),
+    ("cluster", "Ray: one rate budget for the job", _cluster),
     ("batch", lambda batch: f"Batch: {batch.get('texts', 10_000):,} texts", _batch),
     ("sse", "SSE parsing", _sse),
     ("emulator", "The emulator under a test suite's load", _emulator),

@@ -1,4 +1,4 @@
-"""Many texts through the chunking helper and the batch API, as floats, as one float32 array and on Ray
+"""Many texts through embed_many and the batch API, as floats, as one float32 array and on Ray
 (``bench/_batch.py``)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from bench.processes import background, run, run_json
 
 
 def measure(ctx: Context) -> dict[str, Any]:
-    """10,000 texts through the chunking helper and the batch API, against the emulator in another
+    """10,000 texts through embed_many and the batch API, against the emulator in another
     process with fast queue settings: client CPU, wall time and peak RSS of the client process."""
     texts = ctx.pick(quick=1000, full=10_000)
     python = PY  # the emulator needs the [testing] extra, which the footprint venv must not have

@@ -12,7 +12,7 @@ import ray
 import ray.data
 from workers_ai import WorkersAI
 from workers_ai.errors import ConfigurationError
-from workers_ai.ray import embed, map_model
+from workers_ai.ray import RowsFailedWarning, embed, map_model
 from workers_ai.testing import Emulator
 
 # Ray warns about its own deprecations while it starts and plans; they are not this project's.
@@ -23,16 +23,6 @@ pytestmark = [
 
 BGE = "@cf/baai/bge-m3"
 SST = "@cf/huggingface/distilbert-sst-2-int8"
-
-
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[None]:
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    ray.data.DataContext.get_current().enable_progress_bars = False
-    try:
-        yield
-    finally:
-        ray.shutdown()
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +61,7 @@ def test_embed_gives_float32_vectors_equal_to_direct_calls_in_order(cluster: Non
     assert all(len(r.json()["text"]) <= 100 for r in sent)  # requests sized to the schema's maxItems
     rows = out_ds.take_all()
     assert [r["id"] for r in rows] == list(range(450))
-    assert all(r["lang"] == "en" and r["text"] == texts[r["id"]] and r["error"] is None for r in rows)
+    assert all(r["lang"] == "en" and r["text"] == texts[r["id"]] and "error" not in r for r in rows)
     vectors = np.stack([r["embedding"] for r in rows])
     assert vectors.dtype == np.float32 and vectors.shape == (450, 1024)
     assert np.array_equal(vectors, _direct(ai, texts))
@@ -95,8 +85,9 @@ def test_a_failing_row_gets_an_error_and_the_others_their_vectors(cluster: None,
     )
     try:
         ds = ray.data.from_items([{"text": t} for t in texts], override_num_blocks=2)
-        rows = embed(ds, BGE, client=ai).take_all()
-        with pytest.raises(Exception, match=r"row .* failed"):
+        with pytest.warns(RowsFailedWarning, match="1 of 120 rows failed"):
+            rows = embed(ds, BGE, client=ai, on_error="column").take_all()
+        with pytest.raises(Exception, match=r"1 of 10 rows of a batch failed after retries: row .*poison pill"):
             embed(ray.data.from_items([{"text": t} for t in texts[30:40]]), BGE, client=ai, on_error="raise").take_all()
     finally:
         on[0] = False
@@ -114,7 +105,7 @@ def test_the_rate_budget_holds_across_actors(cluster: None, emu: Emulator) -> No
     ds = ray.data.from_items([{"text": t} for t in _texts(400)], override_num_blocks=4)
     before = len(emu.requests)
     rows = embed(ds, BGE, client=ai, request_size=10, batch_size=100).take_all()
-    assert len(rows) == 400 and all(r["error"] is None for r in rows)
+    assert len(rows) == 400 and all("error" not in r for r in rows)
     times = sorted(r.at for r in _runs(emu, before))
     assert len(times) == 40
     # Any one-second window: two actors' bursts (5 each) plus a second of the whole pace (10), plus edges.
@@ -122,7 +113,7 @@ def test_the_rate_budget_holds_across_actors(cluster: None, emu: Emulator) -> No
     assert busiest <= 22, busiest
 
 
-def test_a_rerun_with_the_same_output_path_pays_only_for_unfinished_batches(
+def test_a_rerun_with_the_same_output_path_pays_only_for_the_failed_rows(
     cluster: None, emu: Emulator, tmp_path: Path
 ) -> None:
     ai = _client(emu, max_retries=0)
@@ -131,16 +122,19 @@ def test_a_rerun_with_the_same_output_path_pays_only_for_unfinished_batches(
     emu.inject("internal_error", times=None, model=BGE, match=lambda r: b"row 250:" in r.body)
     before = len(emu.requests)
     try:
-        first = embed(ds, BGE, client=ai, batch_size=100, request_size=50, output_path=str(tmp_path)).take_all()
+        with pytest.warns(RowsFailedWarning, match="50 of 300 rows failed"):
+            first = embed(
+                ds, BGE, client=ai, batch_size=100, request_size=50, output_path=str(tmp_path), on_error="column"
+            ).take_all()
     finally:
         emu.clear_faults()
     assert [i for i, r in enumerate(first) if r["error"] is not None] == list(range(250, 300))
-    assert len(list(tmp_path.glob("*.parquet"))) == 2  # the batch with failed rows was not saved
+    assert len(list(tmp_path.glob("*.parquet"))) == 3  # the batch with failed rows is saved with their errors
     middle = len(emu.requests)
     second = embed(ds, BGE, client=ai, batch_size=100, request_size=50, output_path=str(tmp_path)).take_all()
     resent = _runs(emu, middle)
-    assert {t for r in resent for t in r.json()["text"]} == set(texts[200:300])  # only the unfinished batch
-    assert all(r["error"] is None for r in second)
+    assert sorted(t for r in resent for t in r.json()["text"]) == sorted(texts[250:300])  # only the failed rows
+    assert all("error" not in r for r in second)
     assert np.array_equal(np.stack([r["embedding"] for r in second]), _direct(ai, texts))
     assert len(_runs(emu, before)) > len(resent)
 
@@ -152,16 +146,18 @@ def test_map_model_classifies_each_row_in_order_with_per_row_errors(cluster: Non
     emu.inject("internal_error", times=None, model=SST, match=lambda r: b"poison" in r.body)
     try:
         ds = ray.data.from_items([{"n": i, "review": t} for i, t in enumerate(texts)], override_num_blocks=3)
-        rows = map_model(
-            ds,
-            SST,
-            method="classify",
-            build=lambda row: {"text": row["review"]},
-            parse=lambda out: max(out, key=lambda c: c.score or 0).label,
-            client=ai,
-            output_column="label",
-            batch_size=20,
-        ).take_all()
+        with pytest.warns(RowsFailedWarning, match="1 of 60 rows failed"):
+            rows = map_model(
+                ds,
+                SST,
+                method="classify",
+                build=lambda row: {"text": row["review"]},
+                parse=lambda out: max(out, key=lambda c: c.score or 0).label,
+                client=ai,
+                output_column="label",
+                batch_size=20,
+                on_error="column",
+            ).take_all()
     finally:
         emu.clear_faults()
     assert [r["n"] for r in rows] == list(range(60))
@@ -213,7 +209,7 @@ def test_map_model_queue_mode_resumes_paying_only_for_what_never_reached_the_que
         assert sorted(received) == sorted(f"row-{i}" for i in range(60))
         assert set(received.values()) == {1}
         assert [r["id"] for r in rows] == list(range(60))
-        assert all(r["error"] is None and f"question {r['id']}" in r["output"] for r in rows)
+        assert all("error" not in r and f"question {r['id']}" in r["output"] for r in rows)
         assert all(r.query == "queueRequest=true" for r in qemu.requests)  # no call per row
         # Every block finished: a third run reads the checkpoints and sends nothing at all.
         before = len(qemu.requests)

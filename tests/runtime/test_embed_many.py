@@ -20,7 +20,7 @@ from tests.runtime._queue import QueueSim, embed_vectors
 
 def embed_many(handle: Any, texts: list[str], **options: Any) -> Any:
     """The embedding flow with options ``ModelHandle.embed_many`` does not take (``max_bytes``), driven."""
-    from workers_ai._batch.chunking import embed_flow
+    from workers_ai._batch.embed_many import embed_flow
     from workers_ai._batch.jobs import BatchJob
 
     return handle.client._drive(embed_flow(handle, BatchJob[Any], texts, **options))

@@ -51,12 +51,13 @@ def test_as_numpy_with_a_small_batch_size_and_options(emu: Emulator) -> None:
 def test_as_numpy_failed_request_leaves_nan_rows_and_names_the_texts(emu: Emulator) -> None:
     bge = emu.client().model(BGE)
     texts = [f"doc {i}" for i in range(250)]
-    emu.inject("batch_item_error", item=1, model=BGE)  # the second request (texts 100..199) fails
+    # The second request (texts 100..199) fails for good (bad input is not retried)...
+    emu.inject("batch_item_error", item=1, model=BGE, code=5006, message="input rejected")
     with pytest.raises(errors.BatchItemsError) as caught:
         bge.embed_many(texts, poll_interval=0.01, as_numpy=True)
     err = caught.value
     assert sorted(err.failures) == list(range(100, 200))
-    assert "Capacity" in err.failures[150] or "3040" in err.failures[150]
+    assert "5006" in err.failures[150] and "input rejected" in err.failures[150]
     rows = np.asarray(err.results)
     assert rows.dtype == np.float32 and rows.shape == (250, 1024)
     assert np.isnan(rows[100:200]).all() and not np.isnan(rows[:100]).any() and not np.isnan(rows[200:]).any()
@@ -92,3 +93,14 @@ def test_embed_rows_isolates_a_rejected_text_and_an_empty_one(emu: Emulator) -> 
     # The empty text was never sent; the poisoned request was split until the bad text stood alone.
     sent = [r.json()["text"] for r in emu.requests[before:] if r.model == BGE]
     assert all("" not in batch for batch in sent) and ["poison"] in sent
+
+
+def test_as_numpy_sends_an_item_that_failed_for_capacity_again_as_batch_many_does(emu: Emulator) -> None:
+    bge = emu.client().model(BGE)
+    texts = [f"doc {i}" for i in range(250)]
+    emu.inject("batch_item_error", item=1, model=BGE)  # 3040: capacity, worth another try
+    before = dict(emu.batch_items_received)
+    array = bge.embed_many(texts, poll_interval=0.01, as_numpy=True)
+    assert not np.isnan(np.asarray(array)).any()
+    sent = sum(emu.batch_items_received.values()) - sum(before.values())
+    assert sent == 4  # three requests, and the failed one once more

@@ -34,14 +34,14 @@ def _client(emu: Emulator, **options: Any) -> WorkersAI:
     return WorkersAI(account_id=emu.account_id, api_token=emu.api_token, base_url=emu.base_url, **options)
 
 
-def test_pace_spaces_requests_after_one_second_of_burst() -> None:
+def test_pace_spaces_requests_after_half_a_second_of_burst() -> None:
     clock = Clock()
-    pace = Pace("m", 600, clock=clock)  # 10/s: ten go at once, then one every 0.1 s
-    waits = [pace.reserve() for _ in range(13)]
-    assert waits[:10] == [0.0] * 10
-    assert waits[10:] == pytest.approx([0.1, 0.2, 0.3])
-    clock.now += 5.0  # idle time refills the burst, but no more than one second's worth
-    assert [pace.reserve() for _ in range(11)][-1] == pytest.approx(0.1)
+    pace = Pace("m", 600, clock=clock)  # 10/s: five go at once, then one every 0.1 s
+    waits = [pace.reserve() for _ in range(8)]
+    assert waits[:5] == [0.0] * 5
+    assert waits[5:] == pytest.approx([0.1, 0.2, 0.3])
+    clock.now += 5.0  # idle time refills the burst, but no more than half a second's worth
+    assert [pace.reserve() for _ in range(6)][-1] == pytest.approx(0.1)
 
 
 def test_slow_pace_has_no_burst() -> None:

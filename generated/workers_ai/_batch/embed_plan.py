@@ -5,7 +5,7 @@
 2. **Group** the requests into batches whose JSON body stays under ``max_bytes`` (10 MB by default); a
    request that alone would pass the limit is halved until it fits.
 
-:class:`BatchProgress` is what a run reports after each polling round (:mod:`.chunking` runs it).
+:class:`BatchProgress` is what a run reports after each polling round (:mod:`.many` makes it).
 """
 
 from __future__ import annotations

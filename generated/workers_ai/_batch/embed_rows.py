@@ -6,12 +6,14 @@ reply's vectors into a ``(len(texts), dim)`` float32 array. Failures are per row
 for its input (400: a text too long, an empty text) is split in halves until the offending texts are
 found, so one bad row fails alone; any other failure (after the client's retries) fails the rows of
 that request. It never raises for a row; it returns the array (NaN rows where it failed) and one error
-message or None per text.
+message or None per text. Given an executor (``pool``), the requests go through it, so a worker keeps as
+many in flight as the pool has threads (each still waits its turn in the client's rate budget).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Executor
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import InputValidationError, InvalidInputError, WorkersAIError
@@ -35,9 +37,11 @@ def embed_rows(
     *,
     batch_size: int | None = None,
     options: Mapping[str, Any] | None = None,
+    pool: Executor | None = None,
 ) -> tuple[F32, list[str | None]]:
     """``(vectors, errors)`` for ``texts``: see the module docs. ``batch_size`` (at most the schema's
-    ``maxItems``) sets the texts per request; ``options`` are extra request fields."""
+    ``maxItems``) sets the texts per request; ``options`` are extra request fields; ``pool`` sends the
+    requests (default: one after the other, in this thread)."""
     np = numpy()
     _, limit = text_batch_limit(handle)
     per_request = batch_size or limit or max(1, len(texts))
@@ -71,14 +75,18 @@ def embed_rows(
         else:
             blocks.append((start, block))
 
+    requests: list[tuple[int, int]] = []
     for start in range(0, len(texts), per_request):
         count = min(per_request, len(texts) - start)
         for i, text in enumerate(texts[start : start + count]):
             if not isinstance(text, str) or not text:  # pyright: ignore[reportUnnecessaryIsInstance]
                 errors[start + i] = f"InputValidationError: expected a non-empty string, got {text!r}"[:200]
-        good = [i for i in range(start, start + count) if errors[i] is None]
-        for run_start, run_count in _runs(good):
+        requests += _runs([i for i in range(start, start + count) if errors[i] is None])
+    if pool is None or len(requests) < 2:
+        for run_start, run_count in requests:
             send(run_start, run_count)
+    else:
+        list(pool.map(send, [s for s, _ in requests], [n for _, n in requests]))
     dim = max((b.shape[1] for _, b in blocks), default=0)
     out: F32 = np.full((len(texts), dim), np.nan, dtype=np.float32)
     for start, block in blocks:

@@ -28,7 +28,7 @@ from .._core.jsonview import as_list, as_object
 from .._core.requests import Reply, request_flow
 from .._core.retry import check_seconds
 from .._core.telemetry import batch_log, telemetry_of
-from .._core.usage import usage_from
+from .._core.usage import Usage, usage_from
 from .._error_base import WorkersAIWarning
 from ..errors import (
     APITimeoutError,
@@ -93,6 +93,11 @@ class AsyncBatchTarget(BatchModel, Protocol):
 
     @property
     def client(self) -> AsyncSession: ...
+
+
+def finished_state(status: Any) -> str:
+    """The state of a reply that holds the responses: the status it gives, else ``done``."""
+    return status if isinstance(status, str) and status and status not in PENDING else "done"
 
 
 class BatchStatusWarning(WorkersAIWarning):
@@ -160,6 +165,7 @@ class BatchJobBase(Generic[OutT]):
         self.size = size
         self.last_status: BatchStatus | None = None
         self._result: BatchResult[OutT] | None = None
+        self._counted = False  # its usage is in ``ai.usage`` (once, however often a finished job is polled)
         self._clock: Callable[[], float] = time.monotonic
         self._call: Call | None = None  # the batch_wait span while wait() runs (state changes become events)
 
@@ -174,21 +180,29 @@ class BatchJobBase(Generic[OutT]):
     def read_status(self, reply: Reply) -> BatchStatus:
         """Read a status reply (see ``status``): the state, and the results once the job is done."""
         data = result_object(self.handle.client, reply, self.model, "batch status")
-        before = self.last_status.state if self.last_status is not None else "queued"
         if "responses" in data:
-            counted = self._result is not None
             self._result = self._decode_result(data)
-            if not counted:  # ``ai.usage``: the batch as one call, its requests as items
-                info = getattr(self.handle, "info", None)
-                price = getattr(info, "price", ())
-                self.handle.client.usage.record(self.model, self._result.usage, price, items=len(self._result.items))
-            state = data.get("status")
-            state = state if isinstance(state, str) and state and state not in PENDING else "done"
+            self.count_usage(self._result.usage, len(self._result.items))
+            state = finished_state(data.get("status"))
         else:
             raw_state = data.get("status")
             state = raw_state if isinstance(raw_state, str) and raw_state else "unknown"
-        model = data.get("model")
-        st = BatchStatus(state, self.request_id, model if isinstance(model, str) else self.model, data)
+        return self.settle(state, data.get("model"), data)
+
+    def count_usage(self, usage: Usage | None, items: int) -> None:
+        """``ai.usage``: a finished batch as one call, its requests as items (once per job)."""
+        if self._counted:
+            return
+        self._counted = True
+        info = getattr(self.handle, "info", None)
+        price = getattr(info, "price", ())
+        self.handle.client.usage.record(self.model, usage, price, items=items)
+
+    def settle(self, state: str, model: Any, raw: Any) -> BatchStatus:
+        """Keep a poll's state as :attr:`last_status` (a change is logged and, while ``wait()`` runs, a span
+        event)."""
+        before = self.last_status.state if self.last_status is not None else "queued"
+        st = BatchStatus(state, self.request_id, model if isinstance(model, str) else self.model, raw)
         self.last_status = st
         if state != before:
             batch_log.info("batch %s for %s: %s -> %s", self.request_id, self.model, before, state)

@@ -52,8 +52,7 @@ class Fingerprint:
         self._hash = hashlib.sha256(model_id.encode() + b"\n")
 
     def add(self, body: bytes) -> None:
-        self._hash.update(len(body).to_bytes(8, "little"))
-        self._hash.update(body)
+        self._hash.update(len(body).to_bytes(8, "little") + body)
 
     def hexdigest(self) -> str:
         return self._hash.hexdigest()

@@ -29,6 +29,8 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
+from operator import itemgetter
 from typing import Any, NamedTuple, Protocol, TypedDict, cast
 
 import msgspec
@@ -45,6 +47,7 @@ from ..errors import (
 from .embed_plan import BatchProgress
 from .jobs import BatchItem, BatchJobBase, BatchModel, check_poll_options
 from .journal import Fingerprint, Journal, JournalBatch, ranges_of
+from .lean import read_lean, result_types
 from .submit import submit_flow
 from .wire import MAX_BATCH_BYTES, batch_item_types, request_data, require_batch
 
@@ -91,12 +94,23 @@ class Source(Protocol):
 
 
 class ListSource:
-    """Requests held in memory (what ``batch_many`` gets): encoded once, here."""
+    """Requests held in memory (what ``batch_many`` gets): encoded once, here. The fingerprint is taken
+    when a journal asks for it (a run without one never hashes its requests)."""
 
-    def __init__(self, units: list[Unit], fingerprint: str) -> None:
+    def __init__(self, units: list[Unit], fingerprint: str | None = None, model_id: str = "") -> None:
         self.units = units
         self.count = len(units)
-        self.fingerprint = fingerprint
+        self._fingerprint = fingerprint
+        self._model_id = model_id
+
+    @property
+    def fingerprint(self) -> str:
+        if self._fingerprint is None:
+            fp = Fingerprint(self._model_id)
+            for unit in self.units:
+                fp.add(unit.body)
+            self._fingerprint = fp.hexdigest()
+        return self._fingerprint
 
     def __iter__(self) -> Iterator[Unit]:
         return iter(self.units)
@@ -108,16 +122,15 @@ def encode_unit(
     """Validate and encode one request, keyed by its ``external_reference`` (the caller's) or its index.
     ``kinds=()`` skips the check (a mapping already checked once encodes to the same bytes)."""
     where = where or f"$.requests[{index}]"
-    data = (
-        request_data(handle, item, where, kinds)
-        if kinds or not isinstance(item, dict)
-        else dict(cast("dict[str, Any]", item))
-    )
+    if kinds or type(item) is not dict:
+        data = request_data(handle, item, where, kinds)
+    else:  # a mapping checked once already (the CLI's second read) encodes to the same bytes
+        data = dict(cast(Any, item))
     ref = data.get("external_reference")
-    key = ref if isinstance(ref, str) else str(index)
+    key = ref if type(ref) is str else str(index)
     data["external_reference"] = key
     try:
-        body = msgspec.json.encode(data)
+        body = _encode(data)
     except (TypeError, UnicodeEncodeError) as exc:
         raise InputValidationError(handle.model_id, where, f"not JSON-serialisable: {exc}") from None
     if len(body) + _OPEN + _CLOSE >= max_bytes:
@@ -126,7 +139,13 @@ def encode_unit(
             where,
             f"this request alone is {len(body):,} bytes encoded; a batch must be under {max_bytes:,}",
         )
-    return Unit(index, key, body)
+    return _unit((index, key, body, 1))
+
+
+_WEIGHT = itemgetter(3)  # a unit's weight
+_new_tuple: Any = getattr(tuple, "__new__")  # noqa: B009  (through Any: its typeshed signature is partly unknown)
+_unit: Callable[[tuple[int, str, bytes, int]], Unit] = partial(_new_tuple, Unit)  # skips NamedTuple's Python __new__
+_encode = msgspec.json.Encoder().encode
 
 
 def prepare(handle: BatchModel, requests: Iterable[Any], max_bytes: int = MAX_BATCH_BYTES) -> ListSource:
@@ -135,13 +154,8 @@ def prepare(handle: BatchModel, requests: Iterable[Any], max_bytes: int = MAX_BA
         raise InputValidationError(handle.model_id, "$.requests", "expected a list of requests")
     require_batch(handle)
     kinds = batch_item_types(handle)
-    fp = Fingerprint(handle.model_id)
-    units: list[Unit] = []
-    for i, item in enumerate(requests):
-        unit = encode_unit(handle, item, i, kinds, max_bytes)
-        fp.add(unit.body)
-        units.append(unit)
-    return ListSource(units, fp.hexdigest())
+    units = [encode_unit(handle, item, i, kinds, max_bytes) for i, item in enumerate(requests)]
+    return ListSource(units, model_id=handle.model_id)
 
 
 class ManyOptions(NamedTuple):
@@ -255,52 +269,302 @@ def many_flow(
     order (``id`` = input index). Returns the number of batches sent by this run (0 when the journal already
     had them all). Raises ``BatchTimeoutError`` naming every unfinished request id at the deadline.
 
-    ``lean``: status replies are read with :func:`.f32.read_lean` and each successful item's ``result`` is
-    its raw JSON (``msgspec.Raw``), for sinks that decode it themselves (``embed_many(as_numpy=True)``).
-    ``total``: what progress counts as all of it (default: the number of requests; see ``Unit.weight``).
-    ``on_queued(request_id)`` is called for every batch this run queues."""
-    opts = options
-    check_options(opts)
-    model = handle.model_id
-    started = clock()
-    deadline = started + opts.timeout
-    real_deadline = time.monotonic() + opts.timeout
+    ``lean``: each successful item's ``result`` is its raw JSON (``msgspec.Raw``), for sinks that decode it
+    themselves (``embed_many(as_numpy=True)``); otherwise it is typed (:mod:`.lean`: the output variant is
+    decided once per reply shape). ``total``: what progress counts as all of it (default: the number of
+    requests; see ``Unit.weight``). ``on_queued(request_id)`` is called for every batch this run queues."""
+    check_options(options)
     # The journal's file work (open, append, fsync) is a Call: the async client does it off the event loop.
-    book = (yield from call(Journal, journal, model, source.count, source.fingerprint)) if journal is not None else None
+    book = (
+        (yield from call(Journal, journal, handle.model_id, source.count, source.fingerprint))
+        if journal is not None
+        else None
+    )
+    run = _Run(handle, job_type, source, sink, book, options, clock)
+    run.lean, run.on_progress, run.on_queued = lean, on_progress, on_queued
+    run.total = source.count if total is None else total
     try:
-        return (
-            yield from _run(
-                handle, job_type, source, sink, book, on_progress, opts, clock, (started, deadline, real_deadline),
-                lean, source.count if total is None else total, on_queued,
-            )
-        )  # fmt: skip
+        return (yield from run.flow())
     finally:
         if book is not None:
             book.close()
 
 
-def _run(
-    handle: BatchModel,
-    job_type: Callable[..., BatchJobBase[Any]],
-    source: Source,
-    sink: Callable[[BatchItem[Any]], None],
-    book: Journal | None,
-    on_progress: Callable[[BatchProgress], None] | None,
-    opts: ManyOptions,
-    clock: Callable[[], float],
-    times: tuple[float, float, float],
-    lean: bool,
-    total: int,
-    on_queued: Callable[[str], None] | None,
-) -> Flow[int]:
-    model = handle.model_id
-    started, deadline, real_deadline = times
-    skew = [0.0]  # time the driver's sleeps were asked for but the clock did not show (a test's sleep)
+class _Run:
+    """One run of :func:`many_flow`: what it has sent, polled and delivered, and its steps. :meth:`flow`
+    takes them in turn until every request is delivered: fill the window, poll what is due (absorbing
+    finished batches, sending failed items again), deliver settled slots from the front, report progress,
+    and sleep until the next poll is due."""
 
-    def now_() -> float:
-        return clock() + skew[0]
+    def __init__(
+        self,
+        handle: BatchModel,
+        job_type: Callable[..., BatchJobBase[Any]],
+        source: Source,
+        sink: Callable[[BatchItem[Any]], None],
+        book: Journal | None,
+        opts: ManyOptions,
+        clock: Callable[[], float],
+    ) -> None:
+        self.handle = handle
+        self.model = handle.model_id
+        self.job_type = job_type
+        self.source = source
+        self.sink = sink
+        self.book = book
+        self.opts = opts
+        self.clock = clock
+        self.lean = False
+        self.total = source.count
+        self.on_progress: Callable[[BatchProgress], None] | None = None
+        self.on_queued: Callable[[str], None] | None = None
+        self.types = result_types(handle.decoder)
+        self.started = clock()
+        self.deadline = self.started + opts.timeout
+        self.real_deadline = time.monotonic() + opts.timeout  # polls are bounded in real time too
+        self.skew = 0.0  # time the driver's sleeps were asked for but the clock did not show (a test's sleep)
+        self.known, self.retries_of = _journal_batches(book)
+        self.next_number = book.next_number if book is not None else 0
+        self.units = iter(source)
+        self.ahead: Unit | None = next(self.units, None)
+        self.slots: deque[_Slot] = deque()
+        self.delivered = 0
+        self.done_weight = 0
+        self.sent = 0
+        self.attempts_total = 0
+        self.attempts_done = 0
 
-    # What the journal knows: first batches (by first index) and retry batches (by parent), with request ids.
+    def now(self) -> float:
+        return self.clock() + self.skew
+
+    # ------------------------------------------------------------------ the loop
+
+    def flow(self) -> Flow[int]:
+        while True:
+            yield from self.fill_window()
+            t0 = self.now()
+            polled = yield from self.poll_due(t0)
+            self.deliver()
+            if polled:
+                self.report()
+            if not self.slots and self.ahead is None:
+                if self.book is not None:
+                    yield from call(self.book.finish)
+                return self.sent
+            yield from self.wait(t0)
+
+    def fill_window(self) -> Flow[None]:
+        """Take slots until ``max_in_flight`` are out: a batch the journal knows is polled, a new one sent."""
+        while self.ahead is not None and len(self.slots) < self.opts.max_in_flight:
+            slot, first = self.take_slot()
+            self.slots.append(slot)
+            if first is not None:
+                self.resume(slot, first)
+            else:
+                yield from self.submit(slot, slot.units, None)
+
+    def poll_due(self, t0: float) -> Flow[bool]:
+        """Poll every batch whose time has come, in order; a slot whose batches are all in sends its failed
+        items again, or settles. Whether anything was polled."""
+        polled = False
+        for slot in list(self.slots):
+            for attempt in slot.attempts:
+                if attempt.job is None or attempt.next_poll > self.now():
+                    continue
+                polled = True
+                found = yield from self.poll(attempt)
+                if found is not None or attempt.state == "failed":
+                    self.absorb(slot, attempt, found)
+                    self.attempts_done += 1
+                else:
+                    attempt.next_poll = t0 + attempt.interval
+                    attempt.interval = min(self.opts.max_interval, max(attempt.interval * 1.5, 0.05))
+            if not slot.settled and all(a.job is None for a in slot.attempts):
+                again = self.settle(slot)
+                if again:
+                    for u in again:
+                        slot.tries[u.pos] = slot.tries.get(u.pos, 0) + 1
+                    yield from self.submit(slot, again, slot.number)
+        return polled
+
+    def deliver(self) -> None:
+        """Settled slots from the front go to the sink, in input order."""
+        slots = self.slots
+        sink = self.sink
+        while slots and slots[0].settled:
+            slot = slots.popleft()
+            results = slot.results
+            for u in slot.units:
+                sink(results[u[0]])
+            self.done_weight += sum(map(_WEIGHT, slot.units))
+            self.delivered += len(slot.units)
+
+    def report(self) -> None:
+        if self.on_progress is None:
+            return
+        resolved = self.done_weight + sum(u.weight for s in self.slots if s.settled for u in s.units)
+        states = {a.job.request_id: a.state for s in self.slots for a in s.attempts if a.job is not None}
+        progress = BatchProgress(
+            resolved, self.total, self.attempts_done, self.attempts_total, self.now() - self.started, states
+        )
+        self.on_progress(progress)
+
+    def wait(self, t0: float) -> Flow[None]:
+        """Sleep until the next poll is due (none when a slot settled or a retry went out); the deadline."""
+        polls = [a.next_poll for s in self.slots for a in s.attempts if a.job is not None]
+        if not polls:
+            return
+        now = self.now()
+        if now >= self.deadline:
+            raise self.timed_out()
+        pause = min(max(0.0, min(polls) - t0), self.deadline - now)
+        if pause > 0:
+            yield Sleep(pause)
+            behind = t0 + pause - self.now()
+            if behind > 0:
+                self.skew += behind
+
+    # ------------------------------------------------------------------ the steps
+
+    def take_slot(self) -> tuple[_Slot, JournalBatch | None]:
+        """The next run of requests: a batch the journal knows, or a new one cut under the limits."""
+        ahead = self.ahead
+        assert ahead is not None
+        jb = self.known.get(ahead.pos)
+        got: list[Unit] = []
+        if jb is not None:
+            want = sum(e - s for s, e in jb.ranges)
+            while ahead is not None and len(got) < want:
+                got.append(ahead)
+                ahead = next(self.units, None)
+            self.ahead = ahead
+            return _Slot(jb.number, got), jb
+        size = _OPEN + _CLOSE - 1  # each body adds its length and a comma (none before the first)
+        limit, most, known, units = self.opts.max_bytes, self.opts.batch_size, self.known, self.units
+        while ahead is not None and len(got) < most:
+            size += len(ahead.body) + 1
+            if got and (size >= limit or ahead.pos in known):
+                break
+            got.append(ahead)
+            ahead = next(units, None)
+        self.ahead = ahead
+        return _Slot(-1, got), None
+
+    def resume(self, slot: _Slot, first: JournalBatch) -> None:
+        """Batches a journal knows for this slot (its first and its retries): polled, never sent again."""
+        now = self.now()
+        for known_batch in [first, *self.retries_of.get(first.number, [])]:
+            wanted = set(known_batch.indexes())
+            batch = [u for u in slot.units if u.pos in wanted]
+            if known_batch is not first:
+                for u in batch:
+                    slot.tries[u.pos] = slot.tries.get(u.pos, 0) + 1
+            job = self.job_type(self.handle, known_batch.request_id, size=len(batch))
+            slot.attempts.append(_Attempt(known_batch.number, batch, job, now, self.opts.poll_interval))
+            self.attempts_total += 1
+
+    def submit(self, slot: _Slot, batch: list[Unit], parent: int | None) -> Flow[None]:
+        """Send ``batch`` for ``slot`` (``parent``: the slot's number, for a retry), journaled before and after."""
+        number = self.next_number
+        self.next_number += 1
+        if parent is None:
+            slot.number = number
+        if self.book is not None:
+            yield from call(self.book.intent, number, ranges_of(u.pos for u in batch), parent)
+        body = b'{"requests":[' + b",".join(u.body for u in batch) + b"]}"
+        try:
+            job = yield from submit_flow(self.handle, self.job_type, body, len(batch), None, self.opts.max_bytes)
+        except Exception as exc:
+            queued = self.unfinished_ids()
+            if not queued:
+                raise
+            resume = "; run again with the same journal to resume" if self.book is not None else ""
+            raise BatchError(
+                f"{self.model}: submitting a batch of {len(batch)} requests failed ({exc}); batches already "
+                f"queued: {', '.join(queued)}{resume}",
+                request_id=queued[0],
+            ) from exc
+        if self.book is not None:
+            yield from call(self.book.submitted, number, job.request_id)
+        if self.on_queued is not None:
+            self.on_queued(job.request_id)
+        self.sent += 1
+        self.attempts_total += 1
+        slot.attempts.append(_Attempt(number, batch, job, self.now(), self.opts.poll_interval))
+
+    def poll(self, attempt: _Attempt) -> Flow[list[BatchItem[Any]] | None]:
+        """One poll: the batch's items once it is done (raw results when ``lean``, else typed), None while
+        pending or when it failed whole. A poll timing out at the run's deadline is the run's timeout."""
+        job = attempt.job
+        assert job is not None
+        try:
+            reply = yield from job._poll_flow(self.real_deadline)  # pyright: ignore[reportPrivateUsage]
+        except APITimeoutError:
+            if time.monotonic() < self.real_deadline:
+                raise
+            raise self.timed_out() from None
+        got = read_lean(job, reply, None if self.lean else self.types)
+        attempt.state = got.state
+        return got.items
+
+    def absorb(self, slot: _Slot, attempt: _Attempt, found: list[BatchItem[Any]] | None) -> None:
+        """A finished batch's items into the slot (the raw reply is let go here); None: it failed whole."""
+        job = attempt.job
+        assert job is not None
+        if found is None:  # the batch failed as a whole: each of its items gets another try
+            message = f"batch {job.request_id} failed as a whole"
+            raw = job.last_status.raw if job.last_status is not None else None
+            for u in attempt.units:
+                slot.results[u.pos] = _failure(u.pos, u.key, message, 3043, raw)
+        else:
+            units = attempt.units
+            results = slot.results
+            count = len(units)
+            seen: set[int] = set()
+            for item in found:
+                item_id = item.id
+                if not 0 <= item_id < count or item_id in seen:
+                    continue
+                seen.add(item_id)
+                u = units[item_id]
+                ref = item.external_reference
+                if u.key and ref is not None and ref != u.key:
+                    results[u.pos] = _misplaced(u, item, job.request_id)
+                    continue
+                # The item is this poll's own (read_lean made it): it becomes the outcome in place.
+                item.id = u.pos
+                item.external_reference = u.key or None
+                if item.success:
+                    item.raw = None  # a success keeps no raw JSON (a failure keeps it, to be read)
+                results[u.pos] = item
+        attempt.job = None  # the reply (and its raw items) goes now
+        attempt.state = "done"
+
+    def settle(self, slot: _Slot) -> list[Unit]:
+        """The requests of a slot to send again; marks it settled when there are none."""
+        again: list[Unit] = []
+        results = slot.results
+        for u in slot.units:
+            item = results.get(u.pos)
+            if item is None:
+                results[u.pos] = item = _failure(u.pos, u.key, _NO_RESPONSE)
+            elif item.success:
+                continue
+            if _retryable(item) and slot.tries.get(u.pos, 0) < self.opts.item_retries:
+                again.append(u)
+        if not again:
+            slot.settled = True
+        return again
+
+    def unfinished_ids(self) -> list[str]:
+        return [a.job.request_id for s in self.slots for a in s.attempts if a.job is not None]
+
+    def timed_out(self) -> BatchTimeoutError:
+        return _timeout(self.model, self.opts.timeout, self.unfinished_ids(), self.source.count - self.delivered)
+
+
+def _journal_batches(book: Journal | None) -> tuple[dict[int, JournalBatch], dict[int, list[JournalBatch]]]:
+    """What a journal knows: first batches (by first index) and retry batches (by parent), with request ids."""
     known: dict[int, JournalBatch] = {}
     retries_of: dict[int, list[JournalBatch]] = {}
     if book is not None:
@@ -311,206 +575,18 @@ def _run(
                 known[jb.ranges[0][0]] = jb
             else:
                 retries_of.setdefault(jb.parent, []).append(jb)
-    next_number = book.next_number if book is not None else 0
-    units = iter(source)
-    ahead: Unit | None = next(units, None)
-    slots: deque[_Slot] = deque()
-    delivered = 0
-    done_weight = 0
-    sent = 0
-    attempts_total = 0
-    attempts_done = 0
+    return known, retries_of
 
-    def take_slot() -> tuple[_Slot, JournalBatch | None]:
-        """The next run of requests: a batch the journal knows, or a new one cut under the limits."""
-        nonlocal ahead
-        assert ahead is not None
-        jb = known.get(ahead.pos)
-        if jb is not None:
-            want = sum(e - s for s, e in jb.ranges)
-            got: list[Unit] = []
-            while ahead is not None and len(got) < want:
-                got.append(ahead)
-                ahead = next(units, None)
-            return _Slot(jb.number, got), jb
-        got = []
-        size = _OPEN + _CLOSE
-        while ahead is not None and len(got) < opts.batch_size:
-            if got and (size + len(ahead.body) + 1 >= opts.max_bytes or ahead.pos in known):
-                break
-            got.append(ahead)
-            size += len(ahead.body) + (1 if len(got) > 1 else 0)
-            ahead = next(units, None)
-        return _Slot(-1, got), None
 
-    def submit(slot: _Slot, batch: list[Unit], parent: int | None) -> Flow[None]:
-        nonlocal next_number, sent, attempts_total
-        number = next_number
-        next_number += 1
-        if parent is None:
-            slot.number = number
-        if book is not None:
-            yield from call(book.intent, number, ranges_of(u.pos for u in batch), parent)
-        body = b'{"requests":[' + b",".join(u.body for u in batch) + b"]}"
-        try:
-            job = yield from submit_flow(handle, job_type, body, len(batch), None, opts.max_bytes)
-        except Exception as exc:
-            queued = [a.job.request_id for s in slots for a in s.attempts if a.job is not None]
-            if not queued:
-                raise
-            raise BatchError(
-                f"{model}: submitting a batch of {len(batch)} requests failed ({exc}); batches already queued: "
-                f"{', '.join(queued)}" + ("; run again with the same journal to resume" if book is not None else ""),
-                request_id=queued[0],
-            ) from exc
-        if book is not None:
-            yield from call(book.submitted, number, job.request_id)
-        if on_queued is not None:
-            on_queued(job.request_id)
-        sent += 1
-        attempts_total += 1
-        slot.attempts.append(_Attempt(number, batch, job, now_(), opts.poll_interval))
-
-    def absorb(slot: _Slot, attempt: _Attempt, found: list[BatchItem[Any]] | None) -> None:
-        """A finished batch's items into the slot (the raw reply is let go here); None: it failed whole."""
-        job = attempt.job
-        assert job is not None
-        if found is None:  # the batch failed as a whole: each of its items gets another try
-            message = f"batch {job.request_id} failed as a whole"
-            raw = job.last_status.raw if job.last_status is not None else None
-            for u in attempt.units:
-                slot.results[u.pos] = _failure(u.pos, u.key, message, 3043, raw)
-        else:
-            seen: set[int] = set()
-            for item in found:
-                if not 0 <= item.id < len(attempt.units) or item.id in seen:
-                    continue
-                seen.add(item.id)
-                u = attempt.units[item.id]
-                out: BatchItem[Any]
-                if u.key and item.external_reference is not None and item.external_reference != u.key:
-                    out = _failure(
-                        u.pos,
-                        u.key,
-                        f"the reply's external_reference {item.external_reference!r} is not the one sent "
-                        f"({u.key!r}) for item {item.id} of batch {job.request_id}",
-                        raw=item.raw,
-                    )
-                elif item.success:
-                    out = BatchItem(u.pos, True, item.result, u.key or None)
-                else:
-                    out = BatchItem(u.pos, False, None, u.key or None, item.errors, item.raw)
-                slot.results[u.pos] = out
-        attempt.job = None  # the reply (and its raw items) goes now
-        attempt.state = "done"
-
-    def poll(attempt: _Attempt) -> Flow[list[BatchItem[Any]] | None]:
-        """One poll: the batch's items once it is done, None while pending or when it failed whole."""
-        job = attempt.job
-        assert job is not None
-        if lean:
-            from .f32 import read_lean
-
-            got = read_lean(job, (yield from job._poll_flow(real_deadline)))  # pyright: ignore[reportPrivateUsage]
-            attempt.state = got.state
-            if got.items is None:
-                return None
-            return [
-                BatchItem(i, raw is not None, raw, None, [] if raw is not None else [ErrorDetail(None, message)])
-                for i, raw, message in got.items
-            ]
-        st = yield from job._status_flow(real_deadline)  # pyright: ignore[reportPrivateUsage]
-        attempt.state = st.state
-        result = job.result
-        return None if result is None else result.items
-
-    def settle(slot: _Slot) -> list[Unit]:
-        """The requests of a slot to send again; marks it settled when there are none."""
-        again: list[Unit] = []
-        for u in slot.units:
-            item = slot.results.get(u.pos)
-            if item is None:
-                slot.results[u.pos] = item = _failure(u.pos, u.key, _NO_RESPONSE)
-            if _retryable(item) and slot.tries.get(u.pos, 0) < opts.item_retries:
-                again.append(u)
-        if not again:
-            slot.settled = True
-        return again
-
-    def unfinished_ids() -> list[str]:
-        return [a.job.request_id for s in slots for a in s.attempts if a.job is not None]
-
-    while True:
-        # Fill the window: known batches are polled, new ones are sent (journal first).
-        while ahead is not None and len(slots) < opts.max_in_flight:
-            slot, first = take_slot()
-            slots.append(slot)
-            if first is not None:
-                now = now_()
-                for known_batch in [first, *retries_of.get(first.number, [])]:
-                    wanted = set(known_batch.indexes())
-                    batch = [u for u in slot.units if u.pos in wanted]
-                    if known_batch is not first:
-                        for u in batch:
-                            slot.tries[u.pos] = slot.tries.get(u.pos, 0) + 1
-                    job = job_type(handle, known_batch.request_id, size=len(batch))
-                    slot.attempts.append(_Attempt(known_batch.number, batch, job, now, opts.poll_interval))
-                    attempts_total += 1
-            else:
-                yield from submit(slot, slot.units, None)
-        # Poll every batch whose time has come, in order.
-        polled = False
-        t0 = now_()
-        for slot in list(slots):
-            for attempt in slot.attempts:
-                if attempt.job is None or attempt.next_poll > now_():
-                    continue
-                polled = True
-                try:
-                    found = yield from poll(attempt)
-                except APITimeoutError:
-                    if time.monotonic() < real_deadline:
-                        raise
-                    raise _timeout(model, opts.timeout, unfinished_ids(), source.count - delivered) from None
-                if found is not None or attempt.state == "failed":
-                    absorb(slot, attempt, found)
-                    attempts_done += 1
-                else:
-                    attempt.next_poll = t0 + attempt.interval
-                    attempt.interval = min(opts.max_interval, max(attempt.interval * 1.5, 0.05))
-            if not slot.settled and all(a.job is None for a in slot.attempts):
-                again = settle(slot)
-                if again:
-                    for u in again:
-                        slot.tries[u.pos] = slot.tries.get(u.pos, 0) + 1
-                    yield from submit(slot, again, slot.number)
-        # Deliver settled slots from the front, in input order.
-        while slots and slots[0].settled:
-            slot = slots.popleft()
-            for u in slot.units:
-                sink(slot.results[u.pos])
-                done_weight += u.weight
-            delivered += len(slot.units)
-        resolved = done_weight + sum(u.weight for s in slots if s.settled for u in s.units)
-        now = now_()
-        if on_progress is not None and polled:
-            states = {a.job.request_id: a.state for s in slots for a in s.attempts if a.job is not None}
-            on_progress(BatchProgress(resolved, total, attempts_done, attempts_total, now - started, states))
-        if not slots and ahead is None:
-            if book is not None:
-                yield from call(book.finish)
-            return sent
-        polls = [a.next_poll for s in slots for a in s.attempts if a.job is not None]
-        if not polls:
-            continue  # a slot settled or a retry went out: go round again
-        if now >= deadline:
-            raise _timeout(model, opts.timeout, unfinished_ids(), source.count - delivered)
-        wait = min(max(0.0, min(polls) - t0), deadline - now)
-        if wait > 0:
-            yield Sleep(wait)
-            behind = t0 + wait - now_()
-            if behind > 0:
-                skew[0] += behind
+def _misplaced(u: Unit, item: BatchItem[Any], request_id: str) -> BatchItem[Any]:
+    """The outcome of request ``u`` when its reply's item carries another key than the one sent."""
+    return _failure(
+        u.pos,
+        u.key,
+        f"the reply's external_reference {item.external_reference!r} is not the one sent "
+        f"({u.key!r}) for item {item.id} of batch {request_id}",
+        raw=item.raw,
+    )
 
 
 def _timeout(model: str, timeout: float, ids: list[str], undelivered: int) -> BatchTimeoutError:

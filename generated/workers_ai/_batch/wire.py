@@ -279,6 +279,14 @@ def encode_requests(handle: BatchModel, requests: Sequence[Any]) -> bytes:
 def request_data(handle: BatchModel, item: Any, where: str, kinds: Sequence[type[Any]]) -> dict[str, Any]:
     """One request of a batch as the JSON object it is sent as, validated against the batch item types
     (a struct, a mapping, or either wrapped in :class:`BatchRequest`); errors name ``where`` and the field."""
+    if type(item) is dict:  # the usual request, first: a plain mapping, no wrapper
+        plain = dict(cast("dict[str, Any]", item))
+        if kinds:
+            check_item(handle, plain, kinds, where)
+        ext = plain.get("external_reference")
+        if ext is not None and type(ext) is not str:
+            raise InputValidationError(handle.model_id, where + ".external_reference", "must be a string")
+        return plain
     ref: Any = None
     if isinstance(item, BatchRequest):
         wrapped: BatchRequest[Any] = item  # pyright: ignore[reportUnknownVariableType]

@@ -242,9 +242,10 @@ class SessionConfig:
         self._sleep: Callable[[float], None] = time.sleep
 
     def _budget(self, rate_limit: RateLimit | RateBudget | str) -> RateBudget:
-        """This client's rate budget: a ``RateBudget`` passed in is copied with this client's task lookup."""
+        """This client's rate budget: a ``RateBudget`` passed in keeps its limits and keeper (a shared budget),
+        with this client's task lookup."""
         if isinstance(rate_limit, RateBudget):
-            return RateBudget(rate_limit.limit, scale=rate_limit.scale, task_of=self._task_of)
+            return rate_limit.bound(self._task_of)
         return RateBudget(rate_limit, task_of=self._task_of)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

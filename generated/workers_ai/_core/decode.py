@@ -148,6 +148,13 @@ class OutputDecoder:
         twin.__dict__.update(self.__dict__, name=name)
         return twin
 
+    def told_apart_by(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The keys whose JSON shapes (``key_shapes``) and whose values (``own_values``) :meth:`pick` reads,
+        besides which keys a value has: two values alike in all three pick the same variant."""
+        checks = sorted({key for rule in self._rules for key in rule.key_shapes})
+        tags = sorted({key for rule in self._rules for key in rule.own_values})
+        return tuple(checks), tuple(tags)
+
     def _declared(self, cls: type[Any]) -> frozenset[str]:
         keys = self._keys.get(cls)
         if keys is None:

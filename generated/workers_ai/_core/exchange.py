@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._error_base import APIConnectionError
-from .flow import Flow, Send, Sleep
+from .flow import Flow, Send, Sleep, call
 from .ratelimit import Pace, throttled
 from .retry import MAX_RETRY_AFTER, delay_after_failure, delay_after_status, retry_after
 from .telemetry import attempt_done
@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # a type checker's alone: a Protocol class costs its making a
     from typing import Protocol
 
     from .ratelimit import RateBudget
+    from .shared_pace import LeasedPace
 
     class ExchangeConfig(Protocol):
         """What the loop reads from the client's configuration (``SessionConfig`` provides it)."""
@@ -39,7 +40,7 @@ if TYPE_CHECKING:  # a type checker's alone: a Protocol class costs its making a
         def _log_retry(self, attempt: int, delay: float, method: str, url: str, why: str) -> None: ...
 
 
-__all__ = ["Reply", "budget_wait", "exchange", "retry_slot"]
+__all__ = ["Reply", "budget_wait", "exchange", "leased", "retry_slot"]
 
 
 class Reply:
@@ -81,6 +82,8 @@ def exchange(
     booked = False  # a retry's pause already covered its slot in the rate budget
     while True:
         if pace is not None and not booked:
+            if pace.lease_due:  # a shared budget's pace fetches its slots first (:func:`leased`)
+                yield from leased(pace)
             ahead = budget_wait(pace, deadline)
             if ahead > 0:
                 yield Sleep(ahead)
@@ -99,6 +102,7 @@ def exchange(
                 attempt, cfg.max_retries, request_sent=exc.request_sent, retryable=exc.retryable, queued=queued
             )
             if wait is not None and pace is not None:
+                yield from leased(pace)
                 wait, booked = retry_slot(pace, deadline, wait)
             if wait is not None and _time_left(deadline, wait):
                 cfg._log_retry(attempt, wait, method, url, str(exc))  # pyright: ignore[reportPrivateUsage]
@@ -116,11 +120,12 @@ def exchange(
         server_wait = retry_after(resp.headers)
         quota = resp.status == 429 and is_quota(data)
         if pace is not None and not quota and throttled(resp.status, resp.headers, data):
-            pace.slow_down(server_wait)
+            pace.slow_down(server_wait, started)
         wait = delay_after_status(attempt, cfg.max_retries, resp.status, server_wait, queued=queued, quota=quota)
         if wait is not None and pace is not None:
             # One pause covers both the server's wait and this request's slot (slow_down above already
             # holds the budget until Retry-After has passed).
+            yield from leased(pace)
             wait, booked = retry_slot(pace, deadline, wait)
         if wait is not None and _time_left(deadline, wait):
             cfg._log_retry(attempt, wait, method, url, f"HTTP {resp.status}")  # pyright: ignore[reportPrivateUsage]
@@ -130,7 +135,14 @@ def exchange(
         raise error_from(resp.status, resp.headers, data, model_id=model_id, retry_after=server_wait, client=cfg)
 
 
-def budget_wait(pace: Pace, deadline: float | None) -> float:
+def leased(pace: Pace | LeasedPace) -> Flow[None]:
+    """A shared budget's pace (:mod:`.shared_pace`) holding no usable slot fetches a lease from its keeper
+    first: I/O, so a ``Call`` the driver runs (the async one off its event loop); a local pace never needs it."""
+    while pace.lease_due:
+        yield from call(pace.refill)
+
+
+def budget_wait(pace: Pace | LeasedPace, deadline: float | None) -> float:
     """Book an attempt's slot in the rate budget; the seconds to wait for it, never past ``deadline``
     (the attempt then times out as any other would). The budget may ask no longer than a server's
     ``Retry-After`` may (``MAX_RETRY_AFTER``): it raises ``RateLimitError`` with the wait it asks for
@@ -139,7 +151,7 @@ def budget_wait(pace: Pace, deadline: float | None) -> float:
     return wait if deadline is None else max(0.0, min(wait, deadline - time.monotonic()))
 
 
-def retry_slot(pace: Pace, deadline: float | None, wait: float) -> tuple[float | None, bool]:
+def retry_slot(pace: Pace | LeasedPace, deadline: float | None, wait: float) -> tuple[float | None, bool]:
     """The pause before a retry when it must also cover the retry's slot in the rate budget, and whether
     the slot is booked; ``(None, False)`` (give up: the caller raises the error it has) when the budget
     asks for longer than a call waits."""

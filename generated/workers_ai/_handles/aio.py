@@ -114,7 +114,7 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         as_numpy: bool = False,
     ) -> list[list[float]] | F32:
         """Embed any number of texts through the async batch API; one vector per text, in input order."""
-        from .._batch.chunking import embed_flow
+        from .._batch.embed_many import embed_flow
         from .._batch.jobs import AsyncBatchJob
 
         flow = embed_flow(

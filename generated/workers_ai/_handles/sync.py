@@ -115,7 +115,7 @@ class ModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         vectors decoded straight into their rows (never the whole job as Python lists; batches are then
         kept to 400 texts so no status reply is large). Needs numpy (``pip install 'workers-ai[ray]'``).
         """
-        from .._batch.chunking import embed_flow
+        from .._batch.embed_many import embed_flow
         from .._batch.jobs import BatchJob
 
         flow = embed_flow(

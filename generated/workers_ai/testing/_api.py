@@ -19,6 +19,7 @@ from ._catalog import Catalog, ModelSpec
 from ._discovery import listing, schema, search
 from ._faults import Fault, FaultKind, parse_fault_header, replace_reply, shape_reply
 from ._gateway import ResponseCache, log_id, universal
+from ._limits import Limits
 from ._records import RecordedRequest
 from ._reply import APIError, Reply, error_reply, failure_reply
 from ._routes import Route, route
@@ -41,6 +42,7 @@ class Api:
         self._batches = Batches(catalog, state.jobs, settings)
         self._unified = Unified(catalog, state, settings)
         self._cache = ResponseCache()
+        self.limits = Limits()
 
     def handle(self, method: str, target: str, headers: Mapping[str, str], body: bytes) -> Reply:
         """Answer one request (``headers`` with lower-case names); it is recorded first."""
@@ -103,6 +105,9 @@ class Api:
             spec = self.catalog.get(where.model_id)
             if spec is None:
                 raise APIError(400, 5007, f"No such model {where.model_id} or task")
+        limited = self._limit(rec)
+        if limited is not None:
+            return limited
         fault = self.state.faults.take(rec, "request", header_fault)
         if fault is not None:
             early = replace_reply(fault, ray, rec.model)
@@ -113,7 +118,14 @@ class Api:
             reply.headers += [("cf-aig-cache-status", "MISS"), ("cf-aig-log-id", log_id())]
         if fault is not None:
             shape_reply(fault, reply)
+        if rec.model is not None and self.catalog.get(rec.model) is not None:
+            self.limits.hold(self.settings.latency, reply)  # the time the model takes (``latency=``)
         return reply
+
+    def _limit(self, rec: RecordedRequest) -> Reply | None:
+        """The 429 of a request over its model's rate limit (``rate_limits=``), or None."""
+        spec = self.catalog.get(rec.model) if rec.model is not None and self.settings.rate_limits is not None else None
+        return None if spec is None else self.limits.admit(self.settings.rate_limits, spec)
 
     def _route(
         self,

@@ -67,6 +67,9 @@ class Emulator:
     kept (the oldest finished ones go first; polling a dropped job answers "unknown or expired"), for
     long-running servers. ``workers`` is how many requests are computed at once (connections are not
     limited by it: idle ones cost no thread); request bodies over 10 MB get 413/3006.
+    ``rate_limits`` holds models to requests per minute (``"published"``, a number, or a mapping of model
+    ids or tasks to numbers), answering 429/3021 with ``Retry-After``; ``latency`` is the time each model
+    reply takes, in seconds or as a ``(low, high)`` range (:mod:`._limits`).
     """
 
     account_id = _Setting[str]()
@@ -79,6 +82,8 @@ class Emulator:
     log = _Setting["IO[str] | None"]()
     keep_requests = _Setting[int]()
     keep_jobs = _Setting[int]()
+    rate_limits = _Setting[Any]()
+    latency = _Setting["tuple[float, float] | None"]()
 
     def __init__(
         self,
@@ -99,6 +104,8 @@ class Emulator:
         keep_requests: int = 10_000,
         keep_jobs: int = 10_000,
         workers: int = 8,
+        rate_limits: float | Mapping[str, float] | str | None = None,
+        latency: float | tuple[float, float] | None = None,
         start: bool = True,
     ) -> None:
         checked_setting("workers", workers)
@@ -117,6 +124,8 @@ class Emulator:
             "log": log,
             "keep_requests": keep_requests,
             "keep_jobs": keep_jobs,
+            "rate_limits": rate_limits,
+            "latency": latency,
         }
         self.settings = Settings(**{name: checked_setting(name, value) for name, value in given.items()})
         self.catalog = Catalog.from_package(models)
@@ -304,6 +313,11 @@ class Emulator:
         return f
 
     @property
+    def rate_limited(self) -> dict[str, int]:
+        """How many requests each model refused for its rate limit (429/3021), since the start or :meth:`reset`."""
+        return dict(self._api.limits.refused)
+
+    @property
     def batch_items_received(self) -> dict[str, int]:
         """How many times each batch item was received (every submission counted), by its
         ``external_reference``; items without one count as ``"#<position in its batch>"``."""
@@ -313,8 +327,9 @@ class Emulator:
         self.state.faults.clear()
 
     def reset(self) -> None:
-        """Forget requests, faults, batch jobs and errors."""
+        """Forget requests, faults, batch jobs and what the rate limits counted."""
         self.state.reset()
+        self._api.limits.reset()
 
     def add_model(self, model_id: str, schema: Mapping[str, Any]) -> None:
         """Serve another model from a catalog-form document (or a bare ``{input, output}``)."""

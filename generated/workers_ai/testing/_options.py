@@ -21,7 +21,8 @@ _UNSET: Any = object()
 @dataclass(frozen=True)
 class Option:
     """One option. ``kind``: ``str``, ``int``, ``float``, ``bool`` (``--x``/``--no-x``), ``pair_int`` or
-    ``pair_float`` (one number for both, or two), ``list`` (one or more values); ``cli=False`` for a
+    ``pair_float`` (one number for both, or two), ``list`` (one or more values), ``rate_limits`` (``published``,
+    a number, or ``NAME=RPM`` pairs: :func:`._limits.parse_rate_limits`); ``cli=False`` for a
     Python-only one (a stream, ``start``)."""
 
     name: str
@@ -77,6 +78,21 @@ OPTIONS: tuple[Option, ...] = (
     Option("keep_requests", 10_000, "requests remembered", "int"),
     Option("keep_jobs", 10_000, "batch jobs remembered", "int"),
     Option("workers", 8, "requests computed at once", "int"),
+    Option(
+        "rate_limits",
+        None,
+        "hold models to requests/min, answering 429 (code 3021) with Retry-After: 'published' (Workers AI's "
+        "limits), one number for every model, or MODEL_OR_TASK=RPM pairs",
+        "rate_limits",
+        metavar="LIMIT",
+    ),
+    Option(
+        "latency",
+        None,
+        "seconds every model reply takes: one number, or LOW HIGH for a random time in that range",
+        "pair_float",
+        metavar="SECONDS",
+    ),
     Option("start", True, "start serving in the constructor", "bool", cli=False),
 )
 
@@ -95,7 +111,7 @@ def add_options(parser: argparse.ArgumentParser) -> None:
             number = int if opt.kind == "pair_int" else float
             parser.add_argument(*names, dest=opt.name, type=number, nargs="+", metavar=opt.metavar, default=shown,
                                 help=text)  # fmt: skip
-        elif opt.kind == "list":
+        elif opt.kind in ("list", "rate_limits"):
             parser.add_argument(*names, dest=opt.name, nargs="+", metavar=opt.metavar, default=shown, help=text)
         else:
             number_or_text: Any = {"int": int, "float": float}.get(opt.kind, str)
@@ -114,6 +130,14 @@ def options_from(parser: argparse.ArgumentParser, args: argparse.Namespace) -> d
             if len(numbers) > 2:
                 parser.error(f"{opt.flag} takes one number (for both) or two, got {len(numbers)}")
             value = (numbers[0], numbers[1]) if len(numbers) == 2 else numbers[0]
+        if opt.kind == "rate_limits" and isinstance(value, list):
+            from ._limits import parse_rate_limits
+
+            words: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
+            try:
+                value = parse_rate_limits([str(v) for v in words])
+            except ValueError as exc:
+                parser.error(f"{opt.flag}: {exc}")
         options[opt.name] = value
     return options
 

@@ -25,6 +25,8 @@ class Settings:
     log: IO[str] | None = None
     keep_requests: int = 10_000
     keep_jobs: int = 10_000
+    rate_limits: Any = None  # None, "published", requests/min, or {model id or task: requests/min} (._limits)
+    latency: tuple[float, float] | None = None
 
 
 def _seconds(name: str, value: Any) -> float:
@@ -63,6 +65,14 @@ def checked_setting(name: str, value: Any) -> Any:
             return None
         q, r = _pair(name, value)
         return (_seconds(name, q), _seconds(name, r))
+    if name == "rate_limits":
+        from ._limits import check_rate_limits
+
+        return check_rate_limits(value)
+    if name == "latency":
+        from ._limits import check_latency
+
+        return None if value is None else check_latency(value)
     if name == "stream_interval":
         return _seconds(name, value)
     if name in ("keep_requests", "keep_jobs", "workers"):

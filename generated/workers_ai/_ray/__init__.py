@@ -1,0 +1,1 @@
+"""The parts of ``workers_ai.ray``: the job's shared rate budget, the actors, checkpoints and failed rows."""
