@@ -21,7 +21,7 @@ __all__ = ["is_generated", "runtime_files", "runtime_root"]
 _SUFFIXES = (".py", ".typed", ".json")
 # The emulator, and the Ray integration (it needs numpy and ray): a lean vendored copy leaves them out.
 _TESTING_ONLY = "testing/"
-_RAY_ONLY = "ray.py"
+_RAY_ONLY = ("ray.py", "_ray/")
 # Folders that hold generated files only: never read when collecting the hand-written ones.
 _GENERATED_FOLDERS = ("models", "_schemas")
 
@@ -50,7 +50,7 @@ def runtime_files(root: Path | None = None, *, with_testing: bool = True, with_r
     return {
         rel: data
         for rel, data in found.items()
-        if (with_testing or not rel.startswith(_TESTING_ONLY)) and (with_ray or rel != _RAY_ONLY)
+        if (with_testing or not rel.startswith(_TESTING_ONLY)) and (with_ray or not rel.startswith(_RAY_ONLY))
     }
 
 

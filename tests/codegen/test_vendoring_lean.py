@@ -152,6 +152,7 @@ def test_a_lean_copy_type_checks_and_imports_with_only_msgspec_and_urllib3(tmp_p
     unless asked (``--with-ray``): it needs numpy and ray."""
     root = _vendor(tmp_path, "--models", "@cf/deepgram/*")
     assert (root / "realtime" / "_sync.py").is_file() and not (root / "ray.py").exists()
+    assert not (root / "_ray").exists()
     python = _lean_python(tmp_path)
     probe = subprocess.run(
         [python, "-c", "import websockets"], capture_output=True, text=True, timeout=60, cwd=tmp_path, check=False
@@ -176,4 +177,4 @@ def test_a_lean_copy_type_checks_and_imports_with_only_msgspec_and_urllib3(tmp_p
     assert ran.returncode == 0, ran.stderr
     assert "pip install 'workers-ai[realtime]'" in ran.stdout
     with_ray = _vendor(tmp_path / "ray", "--with-ray")
-    assert (with_ray / "ray.py").is_file()
+    assert (with_ray / "ray.py").is_file() and (with_ray / "_ray" / "actors.py").is_file()
