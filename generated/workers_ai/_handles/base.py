@@ -16,7 +16,8 @@ from .._core.decode import OutputDecoder, decode_typed, split_error, validator_f
 from .._core.envelope import media_type, unwrap
 from .._core.exchange import exchange
 from .._core.flow import Flow
-from .._core.jsonview import as_list, as_object
+from .._core.jsonview import as_list, as_object, whole_numbers
+from .._core.schema_check import input_schema
 from .._core.telemetry import active, log, telemetry_of
 from .._core.unknown import check_unknown_keys
 from .._core.usage import Usage
@@ -123,12 +124,16 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         return (handle_of, (self.client, self.model_id, type(self)))
 
     def validate(self, request: msgspec.Struct) -> bytes:
-        """Encode ``request`` and check it against the schema constraints; returns the JSON body."""
+        """Encode ``request`` and check it against the model's input schema; returns the JSON body."""
         body = encode_body(request, self.model_id)
         kind = type(request)
         check_unknown_keys(self.model_id, request, kind, strict=self.client.strict_inputs)
-        checker = validator_for(kind)
-        if checker is not None:
+        checker = (
+            None
+            if self.check_schema(body, variant=frozenset(request.__struct_encode_fields__))
+            else validator_for(kind)
+        )
+        if checker is not None:  # no schema ships (a vendored copy): the struct's own constraints
             try:
                 checker.decode(body)
             except msgspec.ValidationError as exc:
@@ -136,9 +141,23 @@ class HandleBase(Generic[SessionT, InT, OutT]):
                 raise InputValidationError(self.model_id, path, message) from None
         return body
 
+    def check_schema(
+        self, body: bytes, *, item: bool = False, where: str = "$", variant: frozenset[str] | None = None
+    ) -> bool:
+        """Check a JSON request body against the model's effective input schema (see
+        :mod:`.._core.schema_check`): ``item``, as one request of a batch (at ``where``); ``variant``, as the
+        input variant with these keys (a typed request). False when no schema ships."""
+        schema = input_schema(self.info.schema) if self.info.schema else None
+        if schema is None:
+            return False
+        found = schema.problem(msgspec.json.decode(body), item=item, variant=variant)
+        if found is not None:
+            raise InputValidationError(self.model_id, where + found[0][1:], found[1])
+        return True
+
     def encode_input(self, payload: Any, *, check_keys: bool = True) -> bytes:
-        """The JSON body for a struct or mapping payload, validated against its input variant; keys the
-        variant does not declare warn (``UnknownInputWarning``) or, with ``strict_inputs``, raise.
+        """The JSON body for a struct or mapping payload, checked against the model's input schema; keys
+        the variant does not declare warn (``UnknownInputWarning``) or, with ``strict_inputs``, raise.
         ``check_keys=False`` is for payloads the SDK extends itself (the tool loop's turns)."""
         if isinstance(payload, msgspec.Struct):
             return self.validate(payload)
@@ -151,6 +170,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             from .._tools.structured import check_no_stream
 
             check_no_stream(self.model_id, data.get("response_format"))
+        body = encode_body(data, self.model_id)
         if self.input_types:
             if "response_format" in data and not any(
                 "response_format" in getattr(cls, "__struct_fields__", ()) for cls, _ in self.input_types
@@ -158,10 +178,12 @@ class HandleBase(Generic[SessionT, InT, OutT]):
                 raise InputValidationError(
                     self.model_id, "$.response_format", "this model has no JSON mode (no `response_format` input)"
                 )
-            matched = self._check_mapping(data)
+            matched = self._check_mapping(data, body)
             if check_keys:
                 check_unknown_keys(self.model_id, data, matched, strict=self.client.strict_inputs)
-        return encode_body(data, self.model_id)
+        else:
+            self.check_schema(body)
+        return body
 
     def _raw_body_request(self, payload: Any) -> msgspec.Struct | None:
         """For a model whose REST body is one raw field (``info.raw_body``), ``payload`` (a mapping, that
@@ -171,11 +193,13 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         if not special or isinstance(payload, msgspec.Struct) or not isinstance(payload, Mapping):
             return payload if special and isinstance(payload, msgspec.Struct) else None
         data: Mapping[str, Any] = payload  # pyright: ignore[reportUnknownVariableType]
-        cls = self._check_mapping(data)
-        request: msgspec.Struct = msgspec.convert(data, cls)
+        cls = self._check_mapping(data, encode_body(data, self.model_id))
+        request: msgspec.Struct = msgspec.convert(whole_numbers(data), cls)
         return request
 
-    def _check_mapping(self, data: Mapping[str, Any]) -> type[Any]:
+    def _check_mapping(self, data: Mapping[str, Any], body: bytes) -> type[Any]:
+        """The input variant ``data`` (encoded as ``body``) is; refused when it fits none (the schema says
+        why, or, where none ships, the closest variant's struct)."""
         matching = [(cls, req) for cls, req in self.input_types if all(k in data for k in req)]
         if not matching:
             wants = "; ".join(f"{cls.__name__} needs {', '.join(req) or 'nothing'}" for cls, req in self.input_types)
@@ -183,17 +207,20 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             missing: list[str] = min(gaps, key=len) if gaps else []
             path = f"$.{missing[0]}" if missing else "$"
             raise InputValidationError(self.model_id, path, f"missing required field for every input variant ({wants})")
+        checked = self.check_schema(body)
         first_error: InputValidationError | None = None
-        for cls, _ in sorted(matching, key=lambda m: -len(m[1])):
+        ranked = sorted(matching, key=lambda m: -len(m[1]))
+        for cls, _ in ranked:
             try:
-                msgspec.convert(data, cls)
+                msgspec.convert(whole_numbers(data) if checked else data, cls)
                 return cls
             except msgspec.ValidationError as exc:
                 path, message = split_error(exc)
                 first_error = first_error or InputValidationError(self.model_id, path, message)
             except TypeError:
                 return cls
-        assert first_error is not None
+        if checked or first_error is None:
+            return ranked[0][0]
         raise first_error
 
     def _stream_body(self, payload: Any) -> bytes:

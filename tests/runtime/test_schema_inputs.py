@@ -1,0 +1,104 @@
+"""Requests are checked against the model's effective input schema itself, not only against the structs
+generated from it: what a struct cannot say (one alternative of several requiring a key, ``minProperties``)
+is refused before sending, naming the model and the path, and what the schema allows that a struct's type
+would not (a whole-number float for an integer) is sent as given. The async client checks the same way."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from workers_ai import AsyncWorkersAI, errors
+
+from tests._server import ScriptedServer, ok
+from tests.conftest import ACCOUNT, TOKEN
+from tests.runtime._client import client
+
+LLAMA = "@cf/meta/llama-3.1-8b-instruct"
+KIMI = "@cf/moonshotai/kimi-k2.5"
+TEXT = {"response": "hi", "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+QUESTION = {"type": "score", "instructions": "How clear is it?", "criteria": ["bad", "good"]}
+
+
+@pytest.mark.parametrize(
+    ("model", "payload", "path", "fragment"),
+    [
+        # minProperties: a clef needs at least one question, clairic one field.
+        ("@cf/cloudflare/clef", {"model": "clef", "state": "s", "questions": {}}, "$.questions", "length >= 1"),
+        ("@cf/cloudflare/clef-omni", {"model": "clef-omni", "state": "s", "questions": {}}, "$.questions", ">= 1"),
+        ("@cf/cloudflare/clairic", {"model": "clairic", "state": "s", "fields": {}}, "$.fields", ">= 1"),
+        # One alternative of the question's three requires `criteria`: the path names the question.
+        (
+            "@cf/cloudflare/clef",
+            {"model": "clef", "state": "s", "questions": {"q1": {"type": "score", "instructions": "x"}}},
+            "$.questions.q1",
+            "`criteria`",
+        ),
+        (
+            "@cf/cloudflare/clef",
+            {"model": "clef", "state": "s", "questions": {"q1": {**QUESTION, "criteria": ["only one"]}}},
+            "$.questions.q1.criteria",
+            "length >= 2",
+        ),
+        # A classic tool needs `name` and `parameters` (the flat form) or `type` and `function`.
+        (
+            LLAMA,
+            {"messages": [{"role": "user", "content": "x"}], "tools": [{"description": "no name"}]},
+            "$.tools[0]",
+            "missing required field",
+        ),
+        (
+            LLAMA,
+            {"messages": [{"role": "user", "content": "x"}], "tools": [{"name": "f", "description": "no parameters"}]},
+            "$.tools[0]",
+            "`parameters`",
+        ),
+        # Per-role messages: a user message has content (only an assistant's may be left out).
+        (KIMI, {"messages": [{"role": "user"}]}, "$.messages[0]", "`content`"),
+        (KIMI, {"messages": [{"role": "nobody", "content": "x"}]}, "$.messages[0].role", "Invalid enum value"),
+    ],
+)
+def test_what_the_schema_refuses_is_refused_before_sending(
+    server: ScriptedServer, model: str, payload: dict[str, Any], path: str, fragment: str
+) -> None:
+    with pytest.raises(errors.InputValidationError) as caught:
+        client(server).run(model, payload)
+    assert caught.value.model_id == model and str(caught.value).startswith(f"{model}: invalid input at {path}:")
+    assert caught.value.path == path and fragment in caught.value.detail
+    assert server.requests == []
+
+
+def test_the_async_client_refuses_the_same(server: ScriptedServer) -> None:
+    async def main() -> None:
+        async with AsyncWorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=server.base_url) as ai:
+            with pytest.raises(errors.InputValidationError, match=r"at \$\.messages\[0\]: .*`content`"):
+                await ai.run(KIMI, {"messages": [{"role": "user"}]})
+            with pytest.raises(errors.InputValidationError, match=r"at \$\.questions: "):
+                await ai.model("@cf/cloudflare/clef").run({"model": "clef", "state": "s", "questions": {}})
+
+    asyncio.run(main())
+    assert server.requests == []
+
+
+def test_a_typed_request_is_checked_against_its_own_variant(server: ScriptedServer) -> None:
+    # {"query": "", "contexts": [...]} fits bge-m3's contexts-only variant as JSON, but rank() sends the
+    # query variant, whose query is not empty.
+    with pytest.raises(errors.InputValidationError) as caught:
+        client(server).model("@cf/baai/bge-m3").rank(query="", contexts=[{"text": "c"}])
+    assert caught.value.path == "$.query"
+    assert server.requests == []
+
+
+def test_whole_number_floats_are_integers_and_sent_as_given(server: ScriptedServer) -> None:
+    server.script(ok(TEXT))
+    ai = client(server)
+    ai.run(LLAMA, {"prompt": "x", "max_tokens": 3.0, "top_k": 2.0})
+    ai.model(LLAMA).generate(prompt="x", max_tokens=3.0)  # type: ignore[arg-type]  # JSON Schema: an integer
+    assert [r.body for r in server.requests] == [
+        b'{"prompt":"x","max_tokens":3.0,"top_k":2.0}',
+        b'{"prompt":"x","max_tokens":3.0}',
+    ]
+    with pytest.raises(errors.InputValidationError, match=r"at \$\.max_tokens: Expected `int`, got `float`"):
+        ai.run(LLAMA, {"prompt": "x", "max_tokens": 3.5})
+    assert len(server.requests) == 2
