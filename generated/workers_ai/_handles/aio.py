@@ -48,9 +48,9 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         if self._is_binary(payload):
             result: OutT = await self._call_binary(cast("BinaryInput", payload), None, headers=headers)
             return result
-        request = self._raw_body_request(payload)
-        if request is not None:
-            return await self.client.drive(self._request_flow(request, None, headers))
+        flow = self._special_body_flow(payload, headers)
+        if flow is not None:
+            return await self.client.drive(flow)
         return await self._send_and_decode(self.encode_input(payload), None, headers=headers, request=payload)
 
     def stream(

@@ -185,17 +185,23 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             self.check_schema(body)
         return body
 
-    def _raw_body_request(self, payload: Any) -> msgspec.Struct | None:
-        """For a model whose REST body is one raw field (``info.raw_body``), ``payload`` (a mapping, that
-        field as bytes or base64 text) as its request struct, so generic ``run`` sends it as typed
-        methods do; None for every other model and payload."""
-        special = self.info.raw_body is not None or self.info.form_body is not None
-        if not special or isinstance(payload, msgspec.Struct) or not isinstance(payload, Mapping):
-            return payload if special and isinstance(payload, msgspec.Struct) else None
-        data: Mapping[str, Any] = payload  # pyright: ignore[reportUnknownVariableType]
-        cls = self._check_mapping(data, encode_body(data, self.model_id))
+    def _special_body_flow(self, payload: Any, headers: Mapping[str, str] | None) -> Flow[Any] | None:
+        """``run(payload)`` for a model whose REST body is a form or one raw field (``info.form_body``,
+        ``info.raw_body``): the payload checked as given, then sent in that body with every key it has;
+        None for every other model and payload (sent as JSON)."""
+        info = self.info
+        if info.raw_body is None and info.form_body is None:
+            return None
+        if isinstance(payload, msgspec.Struct):
+            return self._request_flow(payload, None, headers)
+        body = self.encode_input(payload)
+        data: Mapping[str, Any] = payload
+        cls = self._check_mapping(data, body)
+        if cls.__name__ != info.form_body and (info.raw_body is None or info.raw_body not in data):
+            return self._call_flow(body, None, headers=headers, request=payload)
         request: msgspec.Struct = msgspec.convert(whole_numbers(data), cls)
-        return request
+        wire = set(request.__struct_encode_fields__)
+        return self._request_flow(request, None, headers, extra={k: v for k, v in data.items() if k not in wire})
 
     def _check_mapping(self, data: Mapping[str, Any], body: bytes) -> type[Any]:
         """The input variant ``data`` (encoded as ``body``) is; refused when it fits none (the schema says
@@ -457,23 +463,28 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         return tel.start(tel.operation_of(self.info.task, request), self.model_id, self._run_url(), request=request)
 
     def _request_flow(
-        self, request: msgspec.Struct, expect: type[T] | None, headers: Mapping[str, str] | None
+        self,
+        request: msgspec.Struct,
+        expect: type[T] | None,
+        headers: Mapping[str, str] | None,
+        extra: Mapping[str, Any] | None = None,
     ) -> Flow[T]:
         """A typed method's call: the request validated (here, before the flow starts), then sent as JSON,
         or, for a model whose REST API takes one field as the raw body (``info.raw_body``, nova-3's audio),
-        that field's bytes with their media type and the other fields as query parameters. It hands back
+        that field's bytes with their media type and the other fields as query parameters. ``extra``: keys
+        of a ``run()`` payload the struct does not declare, sent beside its fields. It hands back
         :meth:`_call_flow`'s flow itself, so a call runs through one generator less."""
         body = self.validate(request)
         info = self.info
         if info.form_body is not None and type(request).__name__ == info.form_body:
             from .rest_bodies import form_body
 
-            form, form_type = form_body(request)
+            form, form_type = form_body(request, extra)
             return self._call_flow(form, expect, form_type, headers, request=request)
         if info.raw_body is not None:
             from .rest_bodies import raw_body
 
-            raw = raw_body(request, info.raw_body)
+            raw = raw_body(request, info.raw_body, extra)
             if raw is not None:
                 return self._call_flow(raw[0], expect, raw[1], headers, raw[2], request=request)
         return self._call_flow(body, expect, headers=headers, request=request)

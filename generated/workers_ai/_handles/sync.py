@@ -43,9 +43,10 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
             binary = cast("BinaryInput", payload)
             result: OutT = self._call_binary(binary, None, headers=headers)
             return result
-        request = self._raw_body_request(payload)
-        if request is not None:
-            return self.client.drive(self._request_flow(request, None, headers))
+        flow = self._special_body_flow(payload, headers)
+        if flow is not None:
+            special: OutT = self.client.drive(flow)
+            return special
         body = self.encode_input(payload)
         return self._send_and_decode(body, None, headers=headers, request=payload)
 
