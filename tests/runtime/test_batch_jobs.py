@@ -26,6 +26,7 @@ from workers_ai.errors import (
     InternalServerError,
     ModelNotFoundError,
     ResponseDecodeError,
+    UnknownInputWarning,
 )
 from workers_ai.models.cf.baai import bge_base_en_v1_5 as bge_base
 from workers_ai.models.cf.baai import bge_m3
@@ -101,7 +102,6 @@ def test_mapping_requests_keep_their_external_reference(server: ScriptedServer) 
         ([{"text": ["a"]}, {"pooling": "mean"}], "$.requests[1]"),
         ([bge_base.TextInput(text=["ok"]), bge_base.TextInput(text=["a"] * 101)], "$.requests[1].text"),
         ([BatchRequest({"text": "a"}, external_reference=7)], "$.requests[0].external_reference"),  # type: ignore[arg-type]
-        ([], "$.requests"),
     ],
 )
 def test_invalid_requests_are_refused_before_sending(server: ScriptedServer, requests: Any, path: str) -> None:
@@ -111,6 +111,21 @@ def test_invalid_requests_are_refused_before_sending(server: ScriptedServer, req
     assert info.value.path == path
     assert info.value.model_id == BASE
     assert server.requests == []
+
+
+def test_an_empty_batch_and_keys_beside_requests_are_sent_as_given(server: ScriptedServer) -> None:
+    # The schema's `requests` has no minItems, and a batch body may carry other keys (sent with a warning).
+    server.script(QueueSim())
+    ai = client(server)
+    ai.run(BASE, {"requests": []}, queue_request=True)
+    ai.model(BASE).batch([])
+    with pytest.warns(UnknownInputWarning, match=r"\$\.priority"):
+        ai.model(BASE).submit_batch({"requests": [{"text": "a"}], "priority": 3})
+    assert [r.json() for r in server.requests if "queueRequest" in r.target] == [
+        {"requests": []},
+        {"requests": []},
+        {"priority": 3, "requests": [{"text": "a"}]},
+    ]
 
 
 def test_batch_item_type_of_the_requests_variant_is_used(server: ScriptedServer) -> None:

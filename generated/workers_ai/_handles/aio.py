@@ -65,7 +65,8 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
 
     async def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> AsyncBatchJob[OutT]:
         """Queue ``{"requests": [...]}`` with the async batch API."""
-        return await self._submit_batch(self._batch_requests(payload), headers=headers)
+        requests, beside = self._batch_requests(payload)
+        return await self._submit_batch(requests, headers=headers, beside=beside)
 
     def batch_job(self, request_id: str) -> AsyncBatchJob[OutT]:
         """A job for an already queued ``request_id``."""
@@ -170,9 +171,9 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         return items
 
     async def _submit_batch(
-        self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None
+        self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None, beside: Any = None
     ) -> AsyncBatchJob[Any]:
-        job: AsyncBatchJob[Any] = await self.client.drive(self._submit_flow(requests, headers))
+        job: AsyncBatchJob[Any] = await self.client.drive(self._submit_flow(requests, headers, beside))
         return job
 
     async def _send_and_decode(

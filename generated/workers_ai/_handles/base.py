@@ -243,14 +243,15 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         check_no_stream(self.model_id, data.get("response_format"))
         return self.encode_input(data)
 
-    def _batch_requests(self, payload: Any) -> list[Any]:
-        """The ``requests`` list of a ``submit_batch`` payload (a mapping or a struct)."""
+    def _batch_requests(self, payload: Any) -> tuple[list[Any], dict[str, Any]]:
+        """The ``requests`` list of a ``submit_batch`` payload (a mapping or a struct) and the keys beside it
+        (sent as given)."""
         value: object = payload
         source = as_object(value)
         requests = as_list(source.get("requests") if source is not None else getattr(value, "requests", None))
         if requests is None:
             raise InputValidationError(self.model_id, "$.requests", "a batch needs a `requests` list")
-        return requests
+        return requests, {k: v for k, v in (source or {}).items() if k != "requests"}
 
     def _stream_options(self, resp: Any, call: Call | None = None) -> dict[str, Any]:
         """The keyword arguments of a stream over ``resp`` (the sync and async streams take the same)."""
@@ -583,10 +584,17 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         )
         return items
 
-    def _submit_flow(self, requests: Sequence[Any], headers: Mapping[str, str] | None) -> Flow[Any]:
+    def _submit_flow(
+        self, requests: Sequence[Any], headers: Mapping[str, str] | None, beside: Mapping[str, Any] | None = None
+    ) -> Flow[Any]:
+        """Queue ``requests`` (and the payload's keys ``beside`` them, unknown ones warned about), the whole
+        body checked against the input schema first."""
         from .._batch.jobs import MAX_BATCH_BYTES, AsyncBatchJob, BatchJob, encode_requests
         from .._batch.submit import submit_flow
 
         job_type: Callable[..., BatchJobBase[Any]] = AsyncBatchJob[Any] if self.client.is_async else BatchJob[Any]
-        body = encode_requests(self, requests)
+        if beside and self.batch_input is not None:
+            check_unknown_keys(self.model_id, beside, self.batch_input, strict=self.client.strict_inputs)
+        body = encode_requests(self, requests, beside)
+        self.check_schema(body)
         return (yield from submit_flow(self, job_type, body, len(requests), headers, MAX_BATCH_BYTES))

@@ -62,7 +62,8 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
 
     def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> BatchJob[OutT]:
         """Queue ``{"requests": [...]}`` with the async batch API."""
-        return self._submit_batch(self._batch_requests(payload), headers=headers)
+        requests, beside = self._batch_requests(payload)
+        return self._submit_batch(requests, headers=headers, beside=beside)
 
     def batch_job(self, request_id: str) -> BatchJob[OutT]:
         """A job for an already queued ``request_id``."""
@@ -161,8 +162,10 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
 
         return self.client.drive(self._call_flow(read_binary(data), expect, _OCTETS, headers))
 
-    def _submit_batch(self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None) -> BatchJob[Any]:
-        job: BatchJob[Any] = self.client.drive(self._submit_flow(requests, headers))
+    def _submit_batch(
+        self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None, beside: Any = None
+    ) -> BatchJob[Any]:
+        job: BatchJob[Any] = self.client.drive(self._submit_flow(requests, headers, beside))
         return job
 
     def _batch_many(self, requests: Sequence[Any], options: Mapping[str, Any]) -> list[Any]:
