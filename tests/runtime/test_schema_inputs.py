@@ -6,8 +6,10 @@ would not (a whole-number float for an integer) is sent as given. The async clie
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
+import jsonschema
 import pytest
 from workers_ai import AsyncWorkersAI, errors
 
@@ -102,3 +104,34 @@ def test_whole_number_floats_are_integers_and_sent_as_given(server: ScriptedServ
     with pytest.raises(errors.InputValidationError, match=r"at \$\.max_tokens: Expected `int`, got `float`"):
         ai.run(LLAMA, {"prompt": "x", "max_tokens": 3.5})
     assert len(server.requests) == 2
+
+
+def _json_mode_models() -> list[str]:
+    from workers_ai import _registry
+    from workers_ai.testing._catalog import Catalog
+
+    catalog = Catalog.from_package()
+    found = []
+    for model_id in sorted(_registry.MODELS):
+        spec = catalog.get(model_id)
+        text = json.dumps(spec.input_schema if spec is not None else {})
+        if '"stream"' in text and '"response_format"' in text:
+            found.append(model_id)
+    return found
+
+
+@pytest.mark.parametrize("model", _json_mode_models())
+def test_json_mode_does_not_stream_says_the_schema(server: ScriptedServer, model: str) -> None:
+    # The API refuses stream: true with response_format (docs: JSON mode); the schema states it (an
+    # override), so the emulator, the SDK and a JSON Schema validator all refuse it.
+    from workers_ai.testing._catalog import Catalog
+    from workers_ai.testing._validate import relax
+
+    spec = Catalog.from_package().get(model)
+    assert spec is not None
+    request = {**spec.example_input(), "stream": True, "response_format": {"type": "json_object"}}
+    assert not jsonschema.Draft7Validator(relax(spec.input_schema)).is_valid(request)
+    assert jsonschema.Draft7Validator(relax(spec.input_schema)).is_valid({**request, "stream": False})
+    with pytest.raises(errors.InputValidationError, match="JSON mode"):
+        client(server).run(model, request)
+    assert server.requests == []
