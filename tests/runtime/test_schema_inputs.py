@@ -6,6 +6,7 @@ would not (a whole-number float for an integer) is sent as given. The async clie
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from typing import Any
 
@@ -59,6 +60,15 @@ QUESTION = {"type": "score", "instructions": "How clear is it?", "criteria": ["b
         # Per-role messages: a user message has content (only an assistant's may be left out).
         (KIMI, {"messages": [{"role": "user"}]}, "$.messages[0]", "`content`"),
         (KIMI, {"messages": [{"role": "nobody", "content": "x"}]}, "$.messages[0].role", "Invalid enum value"),
+        # String fields that carry base64 (overrides say so with contentEncoding).
+        ("@cf/openai/whisper-large-v3-turbo", {"audio": "talk.mp3"}, "$.audio", "base64"),
+        ("@cf/pipecat-ai/smart-turn-v2", {"audio": "talk.wav"}, "$.audio", "base64"),
+        (
+            "@cf/stabilityai/stable-diffusion-xl-base-1.0",
+            {"prompt": "x", "image_b64": "a.png"},
+            "$.image_b64",
+            "base64",
+        ),
     ],
 )
 def test_what_the_schema_refuses_is_refused_before_sending(
@@ -69,6 +79,13 @@ def test_what_the_schema_refuses_is_refused_before_sending(
     assert caught.value.model_id == model and str(caught.value).startswith(f"{model}: invalid input at {path}:")
     assert caught.value.path == path and fragment in caught.value.detail
     assert server.requests == []
+
+
+def test_the_emulator_example_of_a_base64_field_is_base64_text() -> None:
+    from workers_ai.testing import Emulator
+
+    with Emulator() as emu:
+        assert base64.b64decode(emu.example_input("@cf/openai/whisper-large-v3-turbo")["audio"], validate=True)
 
 
 def test_the_async_client_refuses_the_same(server: ScriptedServer) -> None:
