@@ -15,6 +15,8 @@ from workers_ai._sync.stream import ToolCallMerger
 from workers_ai._tools.tooldefs import tool_def
 from workers_ai.testing import Emulator
 
+from tests._server import ScriptedServer, ok
+from tests.conftest import ACCOUNT, TOKEN
 from tests.runtime._raw import RawRequest, RawServer, envelope, reply
 
 LLAMA = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
@@ -272,3 +274,24 @@ def test_the_json_mode_message_maps_to_its_error_whatever_the_code() -> None:
     with RawServer(handle) as server, WorkersAI(account_id="a" * 32, api_token="t", base_url=server.base_url) as ai:
         with pytest.raises(errors.JsonModeError):
             ai.model(LLAMA).chat(messages=[{"role": "user", "content": "x"}], response_format=Weather)
+
+
+def test_tool_dicts_are_sent_as_given_in_whichever_form_the_model_takes(server: ScriptedServer) -> None:
+    # gpt-oss takes both forms: a flat dict stays flat (it was rewritten into the OpenAI form); kimi takes
+    # custom tools, which have no name at the top (the typed chat refused one, naming no model).
+    message = {"role": "assistant", "content": "x", "refusal": None}
+    choice = {"index": 0, "finish_reason": "stop", "message": message, "logprobs": None}
+    completion = {"id": "c", "object": "chat.completion", "created": 1, "model": GPT, "choices": [choice]}
+    server.script(ok({**completion, "usage": USAGE}))
+    ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=server.base_url, max_retries=0)
+    flat = {"name": "f", "parameters": {"type": "object", "properties": {}}}
+    custom = {"type": "custom", "custom": {"name": "grep", "description": "search"}}
+    ai.model(GPT).chat(messages=[{"role": "user", "content": "x"}], tools=[flat])
+    ai.model("@cf/moonshotai/kimi-k2.5").chat(messages=[{"role": "user", "content": "x"}], tools=[custom])
+    assert [r.json()["tools"] for r in server.requests] == [[flat], [custom]]
+    with pytest.raises(errors.InputValidationError) as caught:  # the classic form needs a name
+        ai.model(LLAMA).chat(messages=[{"role": "user", "content": "x"}], tools=[{"parameters": {}}])
+    assert str(caught.value).startswith(f"{LLAMA}: invalid input at $.tools[0]")
+    with pytest.raises(errors.InputValidationError, match=f"^{GPT}: invalid input at"):
+        ai.model(GPT).run_tools(messages=[{"role": "user", "content": "x"}], tools=[{"parameters": {}}])  # type: ignore[list-item]
+    assert len(server.requests) == 2

@@ -146,7 +146,7 @@ class _Loop:
             raise ConfigurationError(f"run_tools: on_tool_error must be 'report' or 'raise', not {on_tool_error!r}")
         self.defs: dict[str, ToolDef] = {}
         for tool in tools:
-            d = tool_def(tool)
+            d = tool_def(tool, model_id)
             if d.function is None:
                 raise ConfigurationError(f"run_tools: tool {d.name!r} is not a function, so it cannot be run")
             if d.name in self.defs:
