@@ -261,7 +261,8 @@ def _objects(node: dict[str, Any]) -> Check | None:
     def check(value: Any, path: Any) -> Problem | None:
         if type(value) is list:
             if items is not None:
-                for i, item in enumerate(cast("list[Any]", value)):
+                listed: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
+                for i, item in enumerate(listed):
                     found = items(item, (path, i))
                     if found is not None:
                         return found
