@@ -71,8 +71,11 @@ def test_both_tool_call_shapes_and_stream_fragments_decode_to_the_same_toolcall(
     merger.add([{"index": 0, "id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"ci'}}])
     merger.add([{"index": 0, "function": {"arguments": 'ty":"Paris"}'}}])
     assert merger.calls[0].arguments == b.arguments and type(merger.calls[0]) is type(b)
-    with pytest.raises(errors.ResponseDecodeError, match="not valid JSON"):
-        tool_calls({"tool_calls": [{"id": "x", "function": {"name": "f", "arguments": "{broken"}}]})
+    # Arguments that are no JSON object lose nothing: the call keeps the text and says what is wrong.
+    (broken,) = tool_calls({"tool_calls": [{"id": "x", "function": {"name": "f", "arguments": "{broken"}}]})
+    assert (broken.name, broken.arguments, broken.raw_arguments) == ("f", {}, "{broken")
+    assert broken.arguments_error is not None and "not valid JSON" in broken.arguments_error
+    assert broken.openai_form()["function"]["arguments"] == "{broken"  # sent back as the model wrote it
 
 
 def test_a_function_becomes_a_tool_from_its_signature_and_docstring() -> None:
@@ -130,7 +133,7 @@ def test_a_tool_loop_of_three_rounds(shape: str) -> None:
         assert all(m["name"] == "get_weather" and "tool_call_id" not in m for m in tools_sent)
     else:
         assert [m["tool_call_id"] for m in tools_sent] == ["call0", "call1", "call2"]
-        assert last[1]["tool_calls"][0]["function"]["arguments"] == json.dumps({"city": "c0"}, separators=(",", ":"))
+        assert last[1]["tool_calls"][0]["function"]["arguments"] == json.dumps({"city": "c0"})  # as the model wrote it
     assert bodies[0]["tools"][0]["name"] == "get_weather"  # llama-3.3 takes the flat form
     assert run.messages[-1] == {"role": "assistant", "content": "done after 3"}
 
@@ -295,3 +298,27 @@ def test_tool_dicts_are_sent_as_given_in_whichever_form_the_model_takes(server: 
     with pytest.raises(errors.InputValidationError, match=f"^{GPT}: invalid input at"):
         ai.model(GPT).run_tools(messages=[{"role": "user", "content": "x"}], tools=[{"parameters": {}}])  # type: ignore[list-item]
     assert len(server.requests) == 2
+
+
+def test_a_reply_whose_tool_arguments_are_not_json_is_kept(server: ScriptedServer) -> None:
+    # gpt-oss emits malformed arguments at times; the schema says only `string`, so the reply is valid and
+    # the user gets it, the text as sent and the parse problem; the tool loop tells the model.
+    call = {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{city: Paris"}}
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    choice = {"index": 0, "finish_reason": "tool_calls", "message": message}
+    calls = {"id": "c", "object": "chat.completion", "created": 1, "model": GPT, "choices": [choice], "usage": USAGE}
+    done = {
+        **calls,
+        "choices": [{**choice, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}],
+    }
+    server.script(ok(calls), ok(calls), ok(done))
+    ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=server.base_url, max_retries=0)
+    reply = ai.model(GPT).chat(messages=[{"role": "user", "content": "weather?"}])
+    (got,) = reply.tool_calls
+    assert (got.name, got.arguments, got.raw_arguments) == ("get_weather", {}, "{city: Paris")
+    assert got.arguments_error is not None and got.arguments_error.startswith("arguments are not valid JSON")
+    assert reply.choices[0].message.tool_calls is not None  # the typed reply itself, as sent
+    run = ai.model(GPT).run_tools(messages=[{"role": "user", "content": "weather?"}], tools=[get_weather])
+    assert run.response == "ok" and run.calls[0].raw_arguments == "{city: Paris"
+    told = [m for m in server.requests[-1].json()["messages"] if m["role"] == "tool"]
+    assert told[0]["content"].startswith("error: arguments are not valid JSON")

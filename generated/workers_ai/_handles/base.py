@@ -42,7 +42,6 @@ _JSON = "application/json"
 _SSE = "text/event-stream"
 _OCTETS = "application/octet-stream"
 _PACKAGE = __name__.rsplit(".", 2)[0]  # workers_ai, or a vendored copy's name
-_TEXT_FAMILY = _PACKAGE + ".families.text_generation"  # its full name in sys.modules
 
 
 class ModelInfo(msgspec.Struct, frozen=True):
@@ -331,11 +330,6 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         self.client.usage.record(self.model_id, usage_of(result), info.price)
         if type(result) is list:  # a JSON list of a listed task: its family's list view
             result = cast("T", family_result(info.task, cast("object", result)))
-        # Unparseable tool-call arguments fail here, naming the model, not later at ``.tool_calls``. A text
-        # result's family module is loaded (its class derives from ``TextView``); until then none can be one.
-        text_family = sys.modules.get(_TEXT_FAMILY)
-        if text_family is not None and isinstance(result, text_family.TextView):
-            text_family.tool_calls_of(result, self.model_id)
         return result
 
     def _count_stream(self, usage: Usage | None) -> None:
