@@ -12,7 +12,7 @@ import msgspec
 from .._core.accounting import usage_of
 from .._core.body import encode_body
 from .._core.config import Reply, SessionConfig
-from .._core.decode import OutputDecoder, decode_typed, split_error, validator_for
+from .._core.decode import OutputDecoder, convert, decode_typed, split_error, validator_for
 from .._core.envelope import media_type, unwrap
 from .._core.exchange import exchange
 from .._core.flow import Flow
@@ -308,7 +308,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         try:
             if expect is None:
                 return cast("T", self.decoder.decode(value, self.model_id))
-            return msgspec.convert(value, expect)
+            return convert(value, expect)
         except msgspec.ValidationError as exc:
             path, message = split_error(exc)
             raise ResponseDecodeError(
@@ -396,7 +396,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         if expect is None:
             return cast("T", self.decoder.decode(value, self.model_id))
         try:
-            return msgspec.convert(value, expect)
+            return convert(value, expect)
         except msgspec.ValidationError as exc:
             path, message = split_error(exc)
             actual = self.decoder.pick(value) if self.decoder.variants else None
