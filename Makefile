@@ -1,43 +1,68 @@
-# Everything runs inside .venv, which `make install` creates from pyproject.toml.
+# Everything runs inside .venv, which `make install` creates exactly as uv.lock pins it (the development,
+# test, docs and CI environment; CONTRIBUTING.md says why uv). uv itself is pinned here and installed with
+# pip into .uv/, so a fresh machine needs only Python and make.
 PYTHON ?= python3
+UV_VERSION := 0.13.9
+TOOLS := .uv
+UV := $(TOOLS)/bin/uv
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# `make demo` needs only the runtime and the emulator: a small venv of its own (msgspec, urllib3, jsonschema).
+# `make demo` needs only the runtime and the emulator: a small venv of its own, from the same lock.
 DEMO_VENV := .venv-demo
 DEMO_STAMP := $(DEMO_VENV)/.installed
+# uv uses the Pythons on this machine (never downloads one) and keeps its cache beside the checkout's
+# other caches unless told otherwise.
+export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: install generate check test demo bench docs sync lint typecheck clean
+.PHONY: install lock generate check test test-lowest test-latest fuzz demo bench docs sync clean
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+$(UV):
+	rm -rf $(TOOLS) && $(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/python -m pip install -q --disable-pip-version-check uv==$(UV_VERSION)
+
+# --locked: fail, rather than resolve anew, when pyproject.toml and uv.lock disagree (run `make lock`).
+$(STAMP): pyproject.toml uv.lock | $(UV)
+	$(UV) sync --locked --all-extras --python $(PYTHON)
 	touch $(STAMP)
+
+# Refresh the lock: the newest releases pyproject.toml allows. Review the diff, run `make check test`, commit.
+lock: $(UV)
+	$(UV) lock --upgrade
 
 generate: install
 	$(BIN)/python -m codegen
 
 check: install
 	$(BIN)/python -m codegen --check
-	$(BIN)/ruff check codegen generated tests examples bench
-	$(BIN)/ruff format --check codegen generated tests examples bench
+	$(BIN)/ruff check codegen generated tests examples bench .ci
+	$(BIN)/ruff format --check codegen generated tests examples bench .ci
 	$(BIN)/mypy
 	$(BIN)/pyright
 
 test: install
 	$(BIN)/python -m pytest
 
+# The library's dependency ranges at both ends (msgspec, urllib3, aiohttp, websockets, opentelemetry-api,
+# jsonschema): the runtime's tests in the locked environment with those packages set to the lowest
+# versions pyproject.toml allows, or to the newest releases. .ci/bounds.py says how.
+RANGE_TESTS := tests/runtime tests/emulator tests/realtime tests/network
+
+test-lowest: $(UV)
+	$(PYTHON) .ci/bounds.py lowest .venv-lowest
+	.venv-lowest/bin/python -m pytest -q $(RANGE_TESTS)
+
+test-latest: $(UV)
+	$(PYTHON) .ci/bounds.py latest .venv-latest
+	.venv-latest/bin/python -m pytest -q $(RANGE_TESTS)
+
 demo: $(DEMO_STAMP)
 	$(DEMO_VENV)/bin/python examples/demo.py
 
-$(DEMO_STAMP): pyproject.toml
-	rm -rf $(DEMO_VENV) && $(PYTHON) -m venv --without-pip $(DEMO_VENV)
-	$(PYTHON) -m pip --python $(DEMO_VENV)/bin/python install -q --disable-pip-version-check \
-		$$($(PYTHON) -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; print(' '.join(p['dependencies'] + p['optional-dependencies']['testing']))")
-	$(DEMO_VENV)/bin/python -c "import pathlib, sysconfig; pathlib.Path(sysconfig.get_path('purelib'), 'workers_ai.pth').write_text(str(pathlib.Path('generated').resolve()) + chr(10))"
+$(DEMO_STAMP): pyproject.toml uv.lock | $(UV)
+	UV_PROJECT_ENVIRONMENT=$(DEMO_VENV) $(UV) sync -q --locked --no-default-groups --extra testing --python $(PYTHON)
 	touch $(DEMO_STAMP)
 
 bench: install
@@ -57,4 +82,4 @@ sync: install
 	$(BIN)/workers-ai sync  # the installed console script: the generator is installed with the project
 
 clean:
-	rm -rf $(VENV) $(DEMO_VENV) .mypy_cache .pytest_cache .ruff_cache build/docs site
+	rm -rf $(VENV) $(DEMO_VENV) .venv-lowest .venv-latest $(TOOLS) .mypy_cache .pytest_cache .ruff_cache build/docs site

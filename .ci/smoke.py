@@ -1,9 +1,12 @@
-"""A short smoke run of the installed package on one Python (``.ci/run`` calls it for 3.10 and 3.13 in a
-fresh venv with ``.[testing,async]``): sync, async, stream and batch calls on the emulator."""
+"""A short smoke run of the installed package on one Python (``.ci/run`` calls it for 3.10 with the lowest
+and 3.13 with the newest versions of its dependencies, in a fresh venv with the wheel and its extras):
+sync, async, stream and batch calls on the emulator, and what the wheel put into site-packages."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
+import importlib.util
 import sys
 
 from workers_ai import AsyncWorkersAI, WorkersAI
@@ -41,12 +44,22 @@ async def main_async(emu: Emulator) -> None:
         await async_calls(ai)
 
 
+def installed_names() -> None:
+    """The generator ships as ``workers_ai_codegen``: a top-level ``codegen`` could clash with a user's own."""
+    assert importlib.util.find_spec("codegen") is None, "the wheel installs a top-level package named codegen"
+    assert importlib.util.find_spec("workers_ai_codegen") is not None
+
+
 def main() -> int:
+    installed_names()
     with Emulator(batch_polls=(1, 1)) as emu:
         with emu.client() as ai:
             sync_calls(ai)
         asyncio.run(main_async(emu))
-    print(f"smoke: Python {sys.version.split()[0]}: sync, async, stream and batch calls passed")
+    versions = ", ".join(
+        f"{name} {importlib.metadata.version(name)}" for name in ("msgspec", "urllib3", "aiohttp", "websockets")
+    )
+    print(f"smoke: Python {sys.version.split()[0]} ({versions}): sync, async, stream and batch calls passed")
     return 0
 
 

@@ -134,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m codegen", description=(__doc__ or "").splitlines()[0])
+    parser = argparse.ArgumentParser(prog=f"python -m {__package__}", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--schemas", type=Path, default=Path("schemas"), help="folder of model schema files")
     parser.add_argument("--out", type=Path, default=Path("generated"), help="folder that receives the package")
     parser.add_argument("--package", default="workers_ai", help="dotted package name (e.g. myapp._vendor.workers_ai)")

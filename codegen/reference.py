@@ -246,7 +246,9 @@ def reference_pages(plans: Sequence[ModelPlan], shared: Sequence[SharedPlan]) ->
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m codegen.reference", description=(__doc__ or "").splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {__package__}.reference", description=(__doc__ or "").splitlines()[0]
+    )
     parser.add_argument("--schemas", type=Path, default=Path("schemas"), help="folder of model schema files")
     parser.add_argument("--out", type=Path, required=True, help="folder that receives the Markdown pages")
     args = parser.parse_args(argv)

@@ -294,7 +294,7 @@ def run_live(args: argparse.Namespace, get_json: GetJson, api_errors: tuple[type
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m codegen.sync``: adopt published catalog files, or print the rules."""
-    parser = argparse.ArgumentParser(prog="python -m codegen.sync", description=(__doc__ or "").split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog=f"python -m {__package__}.sync", description=(__doc__ or "").split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p_adopt = sub.add_parser("adopt", help="write our schema files for published catalog files (or folders)")
     p_adopt.add_argument("sources", nargs="+", type=Path)

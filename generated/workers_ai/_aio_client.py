@@ -36,9 +36,9 @@ if TYPE_CHECKING:
     from .models._shapes import text_classification_gbhogl as _shape_text_classification_gbhogl
     from .models._shapes import text_classification_lbihji as _shape_text_classification_lbihji
     from .models._shapes import text_embeddings_ckgoio as _shape_text_embeddings_ckgoio
+    from .models._shapes import text_embeddings_fneccf as _shape_text_embeddings_fneccf
     from .models._shapes import text_embeddings_liglbo as _shape_text_embeddings_liglbo
     from .models._shapes import text_embeddings_lpjhoe as _shape_text_embeddings_lpjhoe
-    from .models._shapes import text_embeddings_mlecpo as _shape_text_embeddings_mlecpo
     from .models._shapes import text_embeddings_ocmlid as _shape_text_embeddings_ocmlid
     from .models._shapes import text_embeddings_ohikhn as _shape_text_embeddings_ohikhn
     from .models._shapes import text_generation_agadfd as _shape_text_generation_agadfd
@@ -546,6 +546,13 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
+            model_id: Literal["@cf/baai/bge-m3"],
+            payload: _shape_text_embeddings_fneccf.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_fneccf.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
             model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
             payload: _shape_text_embeddings_liglbo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
@@ -557,13 +564,6 @@ if TYPE_CHECKING:
             payload: _shape_text_embeddings_lpjhoe.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
         ) -> Coroutine[Any, Any, _shape_text_embeddings_lpjhoe.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-m3"],
-            payload: _shape_text_embeddings_mlecpo.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_mlecpo.ShapeOutput]: ...
         @overload
         def run(
             self,

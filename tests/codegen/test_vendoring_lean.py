@@ -112,7 +112,7 @@ def test_a_vendored_copy_never_names_the_generator_and_its_cli_runs_without_it(t
 
 
 def test_sync_is_offered_by_the_installed_console_script_from_any_folder(tmp_path: Path) -> None:
-    """An install of this project installs the generator (the ``codegen`` package), so the console
+    """An install of this project installs the generator (the ``workers_ai_codegen`` package), so the console
     script offers ``sync`` wherever it runs, as ``make sync`` uses it; a vendored copy, where no
     generator is registered, does not (see the test above)."""
     command = Path(sys.executable).parent / "workers-ai"

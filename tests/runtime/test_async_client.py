@@ -117,6 +117,33 @@ def test_import_does_not_load_asyncio_or_aiohttp() -> None:
     assert out.stdout.strip() == "[] True"
 
 
+def test_the_first_calls_setup_does_not_count_against_its_timeout() -> None:
+    """aiohttp is imported and the session made on the first call: that set-up (a cold import of an old
+    aiohttp took over a second here) is not a wait on the server, so a 1 s timeout still gets its second."""
+    code = (
+        "import asyncio, time\n"
+        "from workers_ai import AsyncWorkersAI\n"
+        "from workers_ai._aio import transport\n"
+        "real = transport._aiohttp\n"
+        "def slow_import():\n"
+        "    time.sleep(1.5)  # a cold import on a busy machine\n"
+        "    return real()\n"
+        "transport._aiohttp = slow_import\n"
+        "async def main():\n"
+        "    async with AsyncWorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE, timeout=1,\n"
+        "                              max_retries=0) as ai:\n"
+        "        out = await ai.model('@cf/baai/bge-m3').embed(text=['hi'])\n"
+        "        print(out.shape)\n"
+        "asyncio.run(main())\n"
+    )
+    with Emulator() as emu:
+        values = f"ACCOUNT = {emu.account_id!r}\nTOKEN = {emu.api_token!r}\nBASE = {emu.base_url!r}\n"
+        out = subprocess.run([sys.executable, "-c", values + code], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert out.stdout.strip() == "[1, 1024]"
+        assert len(emu.requests) == 1
+
+
 def test_async_handles_come_from_the_same_generated_module() -> None:
     sync_h = WorkersAI("a" * 32, "t").model(BGE)
     async_h = AsyncWorkersAI("a" * 32, "t").model(BGE)

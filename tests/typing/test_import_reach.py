@@ -1,8 +1,8 @@
 """What mypy has to read to check a small user program: none of numpy, aiohttp, pydantic, websockets or
 opentelemetry (all installed here, as in most users' environments) is reached through our imports when the
 program uses no feature that needs them. mypy follows imports even inside functions and under
-``TYPE_CHECKING``: the optional ones are loaded by name. The program is the benchmark's (``bench/run.py``,
-``MYPY_FILES["ours-3-models"]``)."""
+``TYPE_CHECKING``: the optional ones are loaded by name. The program is the benchmark's
+(``bench/measurements/type_check.py``, ``MYPY_FILES["ours-3-models"]``)."""
 
 from __future__ import annotations
 
@@ -12,27 +12,18 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
-ROOT = Path(__file__).resolve().parents[2]
+from bench.measurements.type_check import MYPY_FILES
+
 EXTRAS = ("numpy", "aiohttp", "yarl", "multidict", "pydantic", "pydantic_core", "websockets", "opentelemetry")
-
-
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("workers_ai_bench_run", ROOT / "bench" / "run.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_mypy_checks_a_three_model_program_without_reaching_the_extras(tmp_path: Path) -> None:
     # the check means something only where they are installed
     for name in ("numpy", "aiohttp", "pydantic", "websockets", "opentelemetry"):
         assert importlib.util.find_spec(name) is not None, name
-    bench = _bench()
     user = tmp_path / "user_three_models.py"
-    user.write_text(bench.MYPY_FILES["ours-3-models"])
+    user.write_text(MYPY_FILES["ours-3-models"])
     cache = tmp_path / "cache"
     proc = subprocess.run(
         [sys.executable, "-m", "mypy", "--config-file=", "--strict", "--cache-dir", str(cache), user.name],

@@ -2,7 +2,7 @@
 
 The same shape as :mod:`._transport` with awaitable ``send`` and readers, the same errors and the same
 deadline and size rules, so the retry loop, envelope and decoding above it are shared with the sync
-client. aiohttp was measured against httpx on this workload (see the README's "Async" section) and
+client. aiohttp was measured against httpx on this workload (docs/async.md, "Why aiohttp") and
 chosen; it is imported only when the first request is sent, never by ``import workers_ai``.
 
 Deadlines are monotonic times (``time.monotonic()``, which is also the event loop's clock): every
@@ -245,7 +245,11 @@ class AiohttpTransport:
             raise APITimeoutError("the deadline passed before sending", request_sent=False)
         session = self._session
         if session is None or self._pid != os.getpid() or self._loop is not _running_loop():
+            started = time.monotonic()
             session = self._session_for(_running_loop())
+            # Importing aiohttp and making the session is the client's set-up, not a wait on the server:
+            # it does not count against this call's deadline (a cold aiohttp import can take a second).
+            deadline += time.monotonic() - started
         aiohttp = self._aiohttp
         target = self._urls.get(url)
         if target is None:

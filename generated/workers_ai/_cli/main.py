@@ -39,7 +39,7 @@ def _serve(argv: list[str]) -> int:
 
 
 # Commands of the schema generator, which this package never imports by name: a generator that is
-# installed registers them in this entry point group (see the README's "Vendoring and the generator").
+# installed registers them in this entry point group (docs/architecture.md, "The generator is not part of the runtime").
 COMMANDS_GROUP = "workers_ai.commands"
 
 

@@ -34,7 +34,7 @@ __all__ = ["DEFAULT_BASE_URL", "BaseClient", "ResponseInfo", "WorkersAI"]
 class BaseClient(Session, ClientBase):
     """Configuration and transport shared by every call, and the model handles built on them.
 
-    Options beyond the account and token (see the README's "Retries, timeouts and limits"): ``timeout``
+    Options beyond the account and token (docs/library.md, "Retries, timeouts and limits"): ``timeout``
     (seconds per attempt, the whole reply included), ``max_retries``, ``max_connections`` (kept-alive
     connections per host, default 64), ``max_response_bytes`` (default 256 MiB), ``max_event_bytes``
     (one server-sent event, default 16 MiB), ``stream_idle_timeout`` (default 60 s between events),

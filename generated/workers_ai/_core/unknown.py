@@ -94,7 +94,8 @@ def _compile(info: Any, seen: dict[int, list[_Compiled]]) -> _Compiled:
         return ("array", _array(item) if item is not None else None)
     if isinstance(info, mi.TupleType):
         return ("array", None)
-    if isinstance(info, (mi.DictType, mi.FrozenDictType)):
+    # FrozenDictType is newer than the oldest msgspec we support: read it only where it exists.
+    if isinstance(info, mi.DictType) or type(info).__name__ == "FrozenDictType":
         values = _compile(info.value_type, seen)[1]
         return ("object", _mapping(values) if values is not None else None)
     if isinstance(info, mi.UnionType):

@@ -51,7 +51,8 @@ class ToolsHandle(ModelHandle[InT, OutT], Generic[InT, OutT, MsgT, ChatT]):
         options: Mapping[str, Any] | None = None,
     ) -> ToolRun[ChatT]:
         """Call ``chat()`` with ``tools`` (Python functions), run the functions the model asks for and send
-        their results back until it answers in text; returns the final output and the transcript (see README)."""
+        their results back until it answers in text; returns the final output and the transcript
+        (docs/structured-tools.md, "Tools")."""
         from .._tools.toolloop import run_tools as loop  # here: only tool loops need it
 
         args = self._tool_loop_options(self._tools_op, messages, tools, max_rounds, on_tool_error, options)
@@ -92,7 +93,8 @@ class BatchHandle(ModelHandle[InT, OutT], Generic[InT, OutT, ItemT, ResT]):
 
     def batch(self, requests: Sequence[ItemT | BatchRequest[ItemT]]) -> BatchJob[ResT]:
         """Queue ``requests`` (structs or dicts; ``BatchRequest(r, external_reference=...)`` labels one) with the
-        async batch API; ``.wait()`` on the job gives the results, typed by the requests' variant (README: Batches)."""
+        async batch API; ``.wait()`` on the job gives the results, typed by the requests' variant
+        (docs/batches-streaming.md, "Batches")."""
         job: BatchJob[ResT] = self._submit_batch(requests)
         return job
 

@@ -1,0 +1,1 @@
+"""The benchmarks of ``make bench``: ``run.py`` is the command line (see README.md in this folder)."""
