@@ -11,11 +11,15 @@ STAMP := $(VENV)/.installed
 # `make demo` needs only the runtime and the emulator: a small venv of its own, from the same lock.
 DEMO_VENV := .venv-demo
 DEMO_STAMP := $(DEMO_VENV)/.installed
-# uv uses the Pythons on this machine (never downloads one) and keeps its cache beside the checkout's
-# other caches unless told otherwise.
+# uv uses the Pythons on this machine, never downloads one.
 export UV_PYTHON_DOWNLOADS := never
+# The lock is resolved for Python 3.11+ (the test tools need it; users' installs take 3.10 too): say so
+# plainly, before uv says that the platform is not among the lock's environments.
+NEED_PYTHON = @$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { \
+	echo "make: the development environment (uv.lock) needs Python 3.11 or newer; $(PYTHON) is" \
+	"$$($(PYTHON) -V 2>&1). Name another one: make PYTHON=python3.12 $(MAKECMDGOALS)" >&2; exit 1; }
 
-.PHONY: install lock generate check test test-lowest test-latest fuzz demo bench docs sync clean
+.PHONY: install lock generate check test test-lowest test-latest demo bench docs sync clean
 
 install: $(STAMP)
 
@@ -25,6 +29,7 @@ $(UV):
 
 # --locked: fail, rather than resolve anew, when pyproject.toml and uv.lock disagree (run `make lock`).
 $(STAMP): pyproject.toml uv.lock | $(UV)
+	$(NEED_PYTHON)
 	$(UV) sync --locked --all-extras --python $(PYTHON)
 	touch $(STAMP)
 
@@ -34,9 +39,11 @@ lock: $(UV)
 
 generate: install
 	$(BIN)/python -m codegen
+	$(BIN)/python -m codegen.twins  # the async faces, printed from the sync ones (docs/architecture.md)
 
 check: install
 	$(BIN)/python -m codegen --check
+	$(BIN)/python -m codegen.twins --check
 	$(BIN)/ruff check codegen generated tests examples bench .ci
 	$(BIN)/ruff format --check codegen generated tests examples bench .ci
 	$(BIN)/mypy
@@ -51,17 +58,18 @@ test: install
 RANGE_TESTS := tests/runtime tests/emulator tests/realtime tests/network
 
 test-lowest: $(UV)
-	$(PYTHON) .ci/bounds.py lowest .venv-lowest
+	$(PYTHON) .ci/bounds.py venv lowest .venv-lowest
 	.venv-lowest/bin/python -m pytest -q $(RANGE_TESTS)
 
 test-latest: $(UV)
-	$(PYTHON) .ci/bounds.py latest .venv-latest
+	$(PYTHON) .ci/bounds.py venv latest .venv-latest
 	.venv-latest/bin/python -m pytest -q $(RANGE_TESTS)
 
 demo: $(DEMO_STAMP)
 	$(DEMO_VENV)/bin/python examples/demo.py
 
 $(DEMO_STAMP): pyproject.toml uv.lock | $(UV)
+	$(NEED_PYTHON)
 	UV_PROJECT_ENVIRONMENT=$(DEMO_VENV) $(UV) sync -q --locked --no-default-groups --extra testing --python $(PYTHON)
 	touch $(DEMO_STAMP)
 

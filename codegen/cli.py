@@ -27,8 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .load import load_schemas, one_line
-from .plan import PlanError, plan_models
+from .plan import PlanError, plan_package
 from .render import RenderError, render_package
+from .runtime_source import runtime_files, runtime_root
+from .version import VERSION_MODULE, version_module
 from .write import GENERATED_MARK, diff_tree, read_tree, write_tree
 
 __all__ = ["GenerateResult", "generate", "main"]
@@ -80,7 +82,7 @@ def generate(
         what = f"matching {' '.join(models)} " if models else ""
         return GenerateResult(2, [f"{schemas}: no model schemas {what}found"], warnings)
     try:
-        plans, shared = plan_models(loaded.models, warnings, package)
+        plan = plan_package(loaded.models, warnings, package)
     except PlanError as exc:
         return GenerateResult(2, [one_line(f"{exc.file}: /: {exc.message}")], warnings)
     root = out.joinpath(*package.split("."))
@@ -91,17 +93,28 @@ def generate(
     current = {} if check else read_tree(root)
     cached = {k: v.decode("utf-8", "replace") for k, v in current.items() if k.startswith("models/")}
     try:
-        files = render_package(plans, shared, package, with_testing=with_testing, with_ray=with_ray, cached=cached)
+        files = render_package(plan, with_testing=with_testing, with_ray=with_ray, cached=cached)
     except RenderError as exc:
-        where = plans[exc.index].source.file if exc.index >= 0 else str(schemas)
+        where = exc.file or str(schemas)
         return GenerateResult(2, [one_line(f"{where}: /: {exc.message}")], warnings)
+    files[VERSION_MODULE] = version_module()
+    copies = runtime_copies(root)
     if check:
-        added, changed, removed = diff_tree(root, files)
+        added, changed, removed = diff_tree(root, files, copies)
         code = 1 if (added or changed or removed) else 0
     else:
-        added, changed, removed = write_tree(root, files)
+        added, changed, removed = write_tree(root, files, copies)
         code = 0
-    return GenerateResult(code, [], warnings, added, changed, removed, len(plans), time.perf_counter() - started)
+    return GenerateResult(code, [], warnings, added, changed, removed, len(plan.models), time.perf_counter() - started)
+
+
+def runtime_copies(root: Path) -> frozenset[str]:
+    """The runtime files the generator copies into the package at ``root`` (each of them, emulator and Ray
+    module included), which it may remove there; none where ``root`` is the runtime's own folder, whose
+    hand-written files are never touched."""
+    if root.resolve() == runtime_root().resolve():
+        return frozenset()
+    return frozenset(runtime_files())
 
 
 def _not_ours(root: Path) -> str | None:
@@ -181,7 +194,8 @@ def _main(argv: Sequence[str] | None = None) -> int:
     where = args.out.joinpath(*args.package.split("."))
     if args.check:
         if result.code == 1:
-            for kind, paths in (("added", result.added), ("changed", result.changed), ("removed", result.removed)):
+            stale = (("added", result.added), ("changed", result.changed), ("orphaned, to remove", result.removed))
+            for kind, paths in stale:
                 for path in paths:
                     print(f"drift: {kind} {one_line(str(where / path))}", file=sys.stderr)
             print("codegen --check: generated output is stale; run `make generate`", file=sys.stderr)

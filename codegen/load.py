@@ -90,141 +90,207 @@ def load_schemas(schemas_dir: Path, patterns: Iterable[str] = ()) -> LoadResult:
     return result
 
 
+class _Unusable(Exception):
+    """A file that cannot be used, with every problem found before giving up on it."""
+
+    def __init__(self, *problems: Problem) -> None:
+        super().__init__(problems[0].message)
+        self.problems = problems
+
+
 def _load_file(path: Path, rel: str, display: str, result: LoadResult) -> ModelSource | None:
+    """One schema file as a model source: read, checked, patched by its overrides, split into its two halves and
+    made self-contained. None when it cannot be used (its problems are in ``result``) or publishes no schema
+    (a line in ``result.skipped``)."""
+    try:
+        raw = _read(path, display)
+        doc = _with_overrides(_within_limits(_parse(raw, display), display, result.warnings), display)
+        if _publishes_no_schema(doc):
+            result.skipped.append(f"{display}: the model publishes no input/output schema; skipped")
+            return None
+        halves = _halves(doc, rel, display, result.warnings)
+    except _Unusable as exc:
+        result.problems.extend(exc.problems)
+        return None
+    return ModelSource(
+        file=display,
+        rel=rel,
+        label=f"{path.parents[len(Path(rel).parts) - 1].name}/{rel}",
+        model_id=halves.model_id,
+        description=_description(doc),
+        task=_task(doc)[0],
+        properties=_properties(doc),
+        input=halves.input,
+        output=halves.output,
+        definitions=halves.definitions,
+        digest=hashlib.sha256(raw).hexdigest(),
+        catalog=_catalog(doc, halves),
+    )
+
+
+def _read(path: Path, display: str) -> bytes:
     if not path.is_file():
         what = "a dangling symbolic link" if path.is_symlink() and not path.exists() else "not a regular file"
-        result.problems.append(Problem(display, "", f"cannot be read: {what}"))
-        return None
+        raise _Unusable(Problem(display, "", f"cannot be read: {what}"))
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
-        result.problems.append(Problem(display, "", f"cannot be read: {exc.strerror or exc}"))
-        return None
+        raise _Unusable(Problem(display, "", f"cannot be read: {exc.strerror or exc}")) from None
+
+
+def _parse(raw: bytes, display: str) -> dict[str, Any]:
+    """The file's JSON object (a UTF-8 BOM is allowed; NaN and Infinity are not JSON)."""
     try:
         parsed: Any = json.loads(raw.decode("utf-8-sig"), parse_constant=_no_constant)
     except (UnicodeDecodeError, ValueError) as exc:
-        where = ""
-        if isinstance(exc, json.JSONDecodeError):
-            where = f" (line {exc.lineno}, column {exc.colno})"
-        result.problems.append(Problem(display, "", f"not valid JSON{where}: {str(exc.args[0]).split(':')[0]}"))
-        return None
+        where = f" (line {exc.lineno}, column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
+        message = f"not valid JSON{where}: {str(exc.args[0]).split(':')[0]}"
+        raise _Unusable(Problem(display, "", message)) from None
     except RecursionError:
-        result.problems.append(Problem(display, "", "not usable: the JSON is nested too deeply"))
-        return None
+        raise _Unusable(Problem(display, "", "not usable: the JSON is nested too deeply")) from None
     doc = as_map(parsed)
     if doc is None:
-        result.problems.append(Problem(display, "", "expected a JSON object"))
-        return None
+        raise _Unusable(Problem(display, "", "expected a JSON object"))
+    return doc
+
+
+def _within_limits(doc: dict[str, Any], display: str, warnings: list[str]) -> dict[str, Any]:
+    """``doc`` if it nests within the limits the later steps recurse through; lone surrogates replaced (warned)."""
     deep = _too_deep(doc, "", 0)
     if deep is not None:
-        result.problems.append(Problem(display, deep, f"nested more than {_MAX_DEPTH} levels deep"))
-        return None
+        raise _Unusable(Problem(display, deep, f"nested more than {_MAX_DEPTH} levels deep"))
     deep = _schema_too_deep(doc)
     if deep is not None:
-        result.problems.append(Problem(display, deep, f"schemas nested more than {_MAX_SCHEMA_DEPTH} levels deep"))
-        return None
+        raise _Unusable(Problem(display, deep, f"schemas nested more than {_MAX_SCHEMA_DEPTH} levels deep"))
     if _has_surrogates(doc):
-        doc = as_map(_replace_surrogates(doc)) or {}
-        result.warnings.append(f"{display}: lone UTF-16 surrogates in strings were replaced with U+FFFD")
+        warnings.append(f"{display}: lone UTF-16 surrogates in strings were replaced with U+FFFD")
+        return as_map(_replace_surrogates(doc)) or {}
+    return doc
 
+
+def _with_overrides(doc: dict[str, Any], display: str) -> dict[str, Any]:
+    """``doc`` with its ``x-overrides`` applied: every later step (and the emulator's schema copy) sees them."""
     try:
-        # Stated facts first: every later step (and the emulator's schema copy) sees the patched schema.
-        doc = apply_overrides(doc)
+        return apply_overrides(doc)
     except OverrideError as exc:
-        result.problems.append(Problem(display, exc.pointer, exc.message))
-        return None
+        raise _Unusable(Problem(display, exc.pointer, exc.message)) from None
 
-    problems: list[Problem] = []
-    schema: dict[str, Any]
-    no_schema = ("schema" in doc and not doc["schema"]) or (
+
+def _publishes_no_schema(doc: dict[str, Any]) -> bool:
+    """A catalog entry for a model that publishes no schema: nothing to type, nothing wrong."""
+    return ("schema" in doc and not doc["schema"]) or (
         "schema" not in doc and "input" not in doc and "output" not in doc and isinstance(doc.get("name"), str)
     )
-    if no_schema:
-        # A catalog entry for a model that publishes no schema: nothing to type, nothing wrong.
-        result.skipped.append(f"{display}: the model publishes no input/output schema; skipped")
-        return None
-    if "schema" in doc:
-        base = "/schema"
-        schema = as_map(doc["schema"]) or {}
-        if not schema:
-            problems.append(Problem(display, base, "`schema` must be an object with `input` and `output`"))
-    elif "input" in doc or "output" in doc:
-        schema, base = doc, ""
-    else:
-        problems.append(
-            Problem(display, "", "missing `schema`: expected {name, schema: {input, output}} or a bare {input, output}")
-        )
-        schema, base = {}, ""
 
+
+@dataclass(frozen=True)
+class _Halves:
+    """A file's model id and its two schemas: as checked (what the catalog entry keeps) and self-contained."""
+
+    model_id: str
+    checked: dict[str, dict[str, Any]]  # "input" and "output", repaired and checked
+    input: dict[str, Any]  # ... with local references moved into ``definitions`` or inlined
+    output: dict[str, Any]
+    definitions: dict[str, Any]
+
+
+def _halves(doc: dict[str, Any], rel: str, display: str, warnings: list[str]) -> _Halves:
+    """The model id and its two schemas; every problem of the file is raised together (the schema's form,
+    the id, each half)."""
+    schema, base, problems = _schema_part(doc, display)
     name = doc.get("name")
     model_id = name if isinstance(name, str) and "schema" in doc else rel[: -len(".json")]
     id_problem = _check_model_id(model_id)
     if id_problem:
         problems.append(Problem(display, "/name" if "name" in doc else "", id_problem))
-
     halves: dict[str, dict[str, Any]] = {}
     for key in ("input", "output"):
-        part = as_map(schema.get(key))
-        if schema and part is None:
-            problems.append(Problem(display, f"{base}/{key}", f"missing `{key}` schema (expected a JSON object)"))
-            continue
+        part = _half(schema, key, base, display, warnings, problems)
         if part is not None:
-            if not part and not as_map(schema.get("output" if key == "input" else "input")):
-                problems.append(Problem(display, f"{base}/{key}", f"`{key}` schema is empty"))
-                continue
-            if not part:
-                result.warnings.append(f"{display}: {base}/{key}: the `{key}` schema is empty; it is typed as any JSON")
-            fixed: dict[str, Any] = copy.deepcopy(part)
-            _repair(fixed, f"{base}/{key}", display, result.warnings)
-            problems.extend(_check_schema(fixed, f"{base}/{key}", display))
-            halves[key] = fixed
+            halves[key] = part
     if problems:
-        result.problems.extend(problems)
-        return None
-
+        raise _Unusable(*problems)
     definitions: dict[str, Any] = {}
     try:
         inp = _localise_refs(halves["input"], "input", definitions, f"{base}/input")
         out = _localise_refs(halves["output"], "output", definitions, f"{base}/output")
     except _RefError as exc:
-        result.problems.append(Problem(display, exc.pointer, exc.message))
-        return None
+        raise _Unusable(Problem(display, exc.pointer, exc.message)) from None
+    return _Halves(model_id, halves, inp, out, definitions)
 
-    raw_task = doc.get("task")
-    task = as_map(raw_task) or {}
-    task_name = str(task.get("name") or "") if task else (raw_task if isinstance(raw_task, str) else "")
-    task_desc = str(task.get("description") or "")
-    raw_description = doc.get("description")
-    description = raw_description if isinstance(raw_description, str) else ""
+
+def _schema_part(doc: dict[str, Any], display: str) -> tuple[dict[str, Any], str, list[Problem]]:
+    """``{input, output}`` and its JSON pointer: a catalog entry's ``schema``, or the bare file itself."""
+    if "schema" in doc:
+        schema = as_map(doc["schema"]) or {}
+        problems = (
+            [] if schema else [Problem(display, "/schema", "`schema` must be an object with `input` and `output`")]
+        )
+        return schema, "/schema", problems
+    if "input" in doc or "output" in doc:
+        return doc, "", []
+    message = "missing `schema`: expected {name, schema: {input, output}} or a bare {input, output}"
+    return {}, "", [Problem(display, "", message)]
+
+
+def _half(
+    schema: dict[str, Any], key: str, base: str, display: str, warnings: list[str], problems: list[Problem]
+) -> dict[str, Any] | None:
+    """One half (``input`` or ``output``), repaired and checked (its problems added to ``problems``)."""
+    part = as_map(schema.get(key))
+    if schema and part is None:
+        problems.append(Problem(display, f"{base}/{key}", f"missing `{key}` schema (expected a JSON object)"))
+        return None
+    if part is None:
+        return None
+    if not part and not as_map(schema.get("output" if key == "input" else "input")):
+        problems.append(Problem(display, f"{base}/{key}", f"`{key}` schema is empty"))
+        return None
+    if not part:
+        warnings.append(f"{display}: {base}/{key}: the `{key}` schema is empty; it is typed as any JSON")
+    fixed: dict[str, Any] = copy.deepcopy(part)
+    _repair(fixed, f"{base}/{key}", display, warnings)
+    problems.extend(_check_schema(fixed, f"{base}/{key}", display))
+    return fixed
+
+
+def _task(doc: dict[str, Any]) -> tuple[str, str]:
+    """The task's name and description: a catalog ``{name, description}`` object, or a bare name."""
+    raw = doc.get("task")
+    task = as_map(raw) or {}
+    name = str(task.get("name") or "") if task else (raw if isinstance(raw, str) else "")
+    return name, str(task.get("description") or "")
+
+
+def _description(doc: dict[str, Any]) -> str:
+    raw = doc.get("description")
+    return raw if isinstance(raw, str) else ""
+
+
+def _properties(doc: dict[str, Any]) -> dict[str, Any]:
+    """The catalog's ``[{property_id, value}]`` list as a mapping."""
     props: dict[str, Any] = {}
     for item in as_list(doc.get("properties")) or []:
         entry = as_map(item)
         if entry is not None and isinstance(entry.get("property_id"), str):
             props[str(entry["property_id"])] = entry.get("value")
+    return props
+
+
+def _catalog(doc: dict[str, Any], halves: _Halves) -> dict[str, Any]:
+    """The catalog entry the emulator serves: the file's metadata in the catalog's form, the checked halves."""
+    task, task_description = _task(doc)
     catalog: dict[str, Any] = {
-        "name": model_id,
-        "description": description,
-        "task": {"name": task_name, "description": task_desc},
-        "properties": [{"property_id": k, "value": v} for k, v in props.items()],
-        "schema": {"input": halves["input"], "output": halves["output"]},
+        "name": halves.model_id,
+        "description": _description(doc),
+        "task": {"name": task, "description": task_description},
+        "properties": [{"property_id": k, "value": v} for k, v in _properties(doc).items()],
+        "schema": {"input": halves.checked["input"], "output": halves.checked["output"]},
     }
     realtime = as_map(doc.get("x-realtime"))
     if realtime is not None:  # our WebSocket section (codegen.realtime); the emulator reads it too
         catalog["x-realtime"] = copy.deepcopy(realtime)
-    return ModelSource(
-        file=display,
-        rel=rel,
-        label=f"{path.parents[len(Path(rel).parts) - 1].name}/{rel}",
-        model_id=model_id,
-        description=description,
-        task=task_name,
-        properties=props,
-        input=inp,
-        output=out,
-        definitions=definitions,
-        digest=hashlib.sha256(raw).hexdigest(),
-        catalog=catalog,
-    )
+    return catalog
 
 
 def _check_model_id(model_id: str) -> str | None:

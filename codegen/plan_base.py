@@ -1,19 +1,12 @@
 """What the planners share (``plan`` for a model's REST module, ``realtime`` for its live module).
 
-The error a schema the plan cannot take raises, the JSON schema datamodel-code-generator prints a module's
-structs from, and a module's import lines. Kept below both planners, so ``plan`` can call ``realtime``
-without a circle.
+The error a schema the plan cannot take raises, and a module's import lines. Kept below both planners,
+so ``plan`` can call ``realtime`` without a circle.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
-from .schema_walk import as_list, as_map
-from .structs import StructPlan
-
-__all__ = ["PlanError", "merge_imports", "struct_document"]
+__all__ = ["PlanError", "merge_imports"]
 
 
 class PlanError(Exception):
@@ -23,42 +16,6 @@ class PlanError(Exception):
         super().__init__(message)
         self.file = file
         self.message = message
-
-
-def struct_document(structs: tuple[StructPlan, ...], shared: dict[str, str], package: str) -> str:
-    """The JSON schema datamodel-code-generator prints a module's structs from (empty: no structs).
-
-    Every struct is a ``$defs`` entry whose title is its final name; a struct another module holds
-    (``shared``: name -> module) is a ``customTypePath`` to it, so it is imported, not redeclared; a struct
-    with a family view names it in ``customBasePath``, so the view is printed as its first base.
-    """
-    if not structs:
-        return ""
-
-    def swap(node: Any) -> Any:
-        obj, arr = as_map(node), as_list(node)
-        if arr is not None:
-            return [swap(v) for v in arr]
-        if obj is None:
-            return node
-        ref = obj.get("$ref")
-        if isinstance(ref, str) and ref.removeprefix("#/$defs/") in shared:
-            name = ref.removeprefix("#/$defs/")
-            rest = {k: v for k, v in obj.items() if k != "$ref"}
-            return {"customTypePath": f"{package}.{shared[name]}.{name}", **rest}
-        return {k: (v if k in ("enum", "const", "default", "required") else swap(v)) for k, v in obj.items()}
-
-    defs = {s.name: swap(json.loads(s.schema)) for s in structs}
-    for s in structs:
-        if s.view:  # the family view is a first base of its own (``codegen.views``); datamodel-code-generator adds it
-            defs[s.name]["customBasePath"] = [f"{package}.families.{s.view}", "msgspec.Struct"]
-    # The root is a struct nothing else refers to, written in place (a root `$ref` would also get an alias).
-    used = {d for s in structs for d in s.deps}
-    root = next((s.name for s in structs if s.name not in used), None)
-    if root is None:
-        return json.dumps({"$defs": defs, "$ref": f"#/$defs/{structs[0].name}"}, ensure_ascii=False)
-    body = defs.pop(root)
-    return json.dumps({**body, "$defs": defs}, ensure_ascii=False)
 
 
 def merge_imports(merged: dict[str, set[str]]) -> list[str]:

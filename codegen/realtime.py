@@ -15,7 +15,7 @@ A realtime model's schema file (catalog property ``realtime: "true"``) may carry
     }
 
 ``options`` and every event's ``schema`` go through the same struct pipeline as the REST halves
-(``shape.reshape`` -> ``structs.build_types`` -> datamodel-code-generator via ``render.struct_code``):
+(``reshape.reshape`` -> ``structs.build_types`` -> datamodel-code-generator via ``struct_printer``):
 options are an input struct (UNSET defaults, a TypedDict twin the handle method takes as keyword
 arguments), events are output structs. Each event becomes a tagged subclass (``tag_field="type"``) of
 its wire struct, with read-only ``shortcuts`` (``Results.transcript`` = ``channel.alternatives[0].transcript``).
@@ -30,10 +30,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from .load import ModelSource
-from .plan_base import PlanError, merge_imports, struct_document
+from .plan_base import PlanError, merge_imports
+from .reshape import reshape
 from .schema_walk import as_list, as_map
-from .shape import reshape
-from .structs import StructPlan, build_types, default_code, names_in
+from .struct_schema import struct_document
+from .structs import StructPlan, TwinLayout, build_types, default_code, names_in, twin_layout
 
 __all__ = ["EventPlan", "RealtimePlan", "ShortcutPlan", "plan_realtime"]
 
@@ -79,6 +80,7 @@ class RealtimePlan:
     final: dict[str, Any] | None  # which event carries a final transcript, and where
     facts: tuple[tuple[str, str], ...]
     label: str
+    twins: TwinLayout  # how its TypedDict twins are printed
 
 
 def _fail(src: ModelSource, message: str) -> PlanError:
@@ -168,6 +170,7 @@ def plan_realtime(src: ModelSource, module: str, handle: str, package: str) -> R
         final=_final(src, section, events),
         facts=tuple(facts),
         label=src.label,
+        twins=twin_layout(types.structs),
     )
 
 

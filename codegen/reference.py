@@ -1,7 +1,8 @@
 """``python -m codegen.reference --out DIR``: the per-model reference, as Markdown, printed from the plan.
 
-One page per model (``DIR/cf/baai/bge-m3.md``: its task, price, each method with its parameters, what it
-returns, streaming and batches, and the struct types those name) and ``DIR/index.md`` listing them all.
+One page per model (``DIR/cf/baai/bge-m3.md``: its task, price as people read it, each method with its
+parameters, what it returns, streaming and batches, the runtime's ``run_tools``/``batch_many``/``embed_many``
+where the model has them, and the struct types those name) and ``DIR/index.md`` listing them all.
 ``make docs`` runs it into the site's build folder; the pages are never committed, and nothing here is
 part of ``python -m codegen``'s package output. It reads only the plan's public fields.
 """
@@ -53,6 +54,7 @@ class Method:
     streams: bool
     batch: bool
     description: str
+    guide: tuple[str, str] = ("", "")  # a runtime method's topic page: title, path under docs/
 
 
 @dataclass(frozen=True)
@@ -143,8 +145,54 @@ def _call(m: MethodPlan) -> str:
     return f"{m.name}({', '.join([*lead, '**params'])})"
 
 
+def _takes_texts(struct: StructPlan | None) -> bool:
+    """A batch request that takes a list of ``text``: what ``embed_many()`` needs (``_batch/embed_plan.py``)."""
+    fields = struct.fields if struct is not None else ()
+    return any(f.wire == "text" and "list[str]" in split_annotation(f.annotation)[0] for f in fields)
+
+
+# The methods the runtime's handle bases give a model (``_handles/typed_bases.py``, ``ModelHandle``), as the
+# reference shows them: how each is called, what it does, and the topic page that tells the rest.
+_RUN_TOOLS = 'run_tools(messages, tools, max_rounds=8, on_tool_error="report", options=None)'
+_EMBED_MANY = (
+    "embed_many(texts, batch_size=None, options=None, on_progress=None, timeout=3600.0, poll_interval=1.0, "
+    "as_numpy=False)"
+)
+_RUNS_TOOLS = (
+    "Calls `{}()` with Python functions as `tools`, runs the calls the model makes and sends their results "
+    "back until it answers in text."
+)
+_MANY = (
+    "Any number of requests through the async queue: split under 10 MB, polled, failed items retried; one "
+    "item per request, in input order (`journal=PATH` resumes after a crash)."
+)
+_EMBEDS = (
+    "Any number of texts through the async queue, one vector per text in input order; `as_numpy=True` gives "
+    "a float32 array."
+)
+
+
+def _runtime_methods(plan: ModelPlan, structs: dict[str, StructPlan]) -> list[Method]:
+    """``run_tools()`` over the method that takes ``messages`` and ``tools``, ``batch_many()`` beside
+    ``batch()``, and ``embed_many()`` where a batch request takes a list of texts."""
+    out: list[Method] = []
+    for m in plan.methods:
+        if m.runs_tools:
+            what, tools = _RUNS_TOOLS.format(m.name), ("Tools", "structured-tools.md#tools")
+            out.append(Method("run_tools", _RUN_TOOLS, f"ToolRun[{m.returns}]", (), False, False, what, tools))
+        if m.kind != "requests":
+            continue
+        name, returns = f"{m.name}_many", f"list[BatchItem[{m.returns}]]"
+        guide = ("batch_many", "bulk-queue.md#batch_many")
+        out.append(Method(name, f"{name}(requests, **options)", returns, (), False, True, _MANY, guide))
+        if any(_takes_texts(structs.get(n)) for n in _IDENT.findall(m.batch_item)):
+            guide = ("embed_many", "bulk-queue.md#embed_many")
+            out.append(Method("embed_many", _EMBED_MANY, "list[list[float]]", (), False, True, _EMBEDS, guide))
+    return out
+
+
 def _model(plan: ModelPlan, shared: dict[str, dict[str, StructPlan]]) -> dict[str, Any]:
-    # A struct of the runtime (``plan.RUNTIME_STRUCTS``) is in no shared module: it has no page of its own.
+    # A struct of the runtime (``share.RUNTIME_STRUCTS``) is in no shared module: it has no page of its own.
     structs = {n: shared[mod][n] for mod, names in plan.shared if mod in shared for n in names if n in shared[mod]}
     structs |= {s.name: s for s in plan.structs}
     aliases = {a.name: a.annotation for a in plan.aliases}
@@ -180,6 +228,7 @@ def _model(plan: ModelPlan, shared: dict[str, dict[str, StructPlan]]) -> dict[st
         )
         seen[name] = Struct(name, fields, struct.view)
         wanted += [n for f in fields for n in _IDENT.findall(f.type)]  # a field's type: the structs it names
+    methods += _runtime_methods(plan, structs)
     named = [n for s in seen.values() for f in s.fields for n in _IDENT.findall(f.type)]
     named += [n for method in methods for n in _IDENT.findall(method.returns)]
     used_aliases = {n: aliases[n] for n in named if n in aliases}
@@ -204,10 +253,47 @@ def _price(entries: Iterable[Any]) -> list[str]:
     rows: list[str] = []
     for raw in entries:
         entry = cast("dict[str, object]", raw) if isinstance(raw, dict) else {}
-        if entry.get("price") is not None:
-            parts = (entry.get("price"), entry.get("currency"), entry.get("unit"))
-            rows.append(" ".join(str(x) for x in parts if x not in (None, "")))
+        amount = entry.get("price")
+        if isinstance(amount, (int, float)) and not isinstance(amount, bool):
+            currency, unit = str(entry.get("currency") or "USD"), str(entry.get("unit") or "")
+            rows.append(price_words(float(amount), currency, unit))
     return rows
+
+
+_SCALES = {"": 1.0, "1,000": 1e3, "million": 1e6}  # how a price may be read: per one, a thousand or a million
+_COUNTS = {"M": "million", "1k": "1,000"}  # a catalog unit's own leading count: "per M input tokens"
+_SAID = {"inference request": "request"}  # a catalog unit as people say it
+
+
+def _digits(value: float) -> str:
+    """``value`` written out in full (no exponent), to ten decimal places at most."""
+    return f"{value:.10f}".rstrip("0").rstrip(".")
+
+
+def price_words(amount: float, currency: str, unit: str) -> str:
+    """A catalog price as people read it: ``2.51e-06`` per inference request is ``$2.51 per million
+    requests``, ``0.00011`` per step ``$0.11 per 1,000 steps``; ``0.0052`` per audio minute stays so. The unit
+    is read per a thousand or a million of itself until the amount needs at most four decimal places."""
+    noun = unit.removeprefix("per ").strip()
+    head, _, rest = noun.partition(" ")
+    said = _COUNTS.get(head, "") if rest else ""
+    if said:
+        noun = rest
+    noun = _SAID.get(noun, noun)
+    one = amount / _SCALES[said]  # per single unit
+    for words, scale in _SCALES.items():
+        if scale >= _SCALES[said] and (len(_digits(one * scale).partition(".")[2]) <= 4 or words == "million"):
+            said = words
+            break
+    first, comma, tail = noun.partition(",")
+    if said and not first.endswith("s"):
+        noun = f"{first}s{comma}{tail}"  # "inference request" -> "inference requests"
+    text = _digits(one * _SCALES[said])
+    if len(text.partition(".")[2]) == 1:
+        text += "0"  # $5.20, not $5.2
+    money = f"${text}" if currency == "USD" else f"{text} {currency}"
+    per = " ".join(w for w in (said, noun) if w)
+    return f"{money} per {per}" if per else money
 
 
 def page_path(model_id: str) -> str:
@@ -239,7 +325,11 @@ def reference_pages(plans: Sequence[ModelPlan], shared: Sequence[SharedPlan]) ->
         up = "../" * path.count("/")
         # The site keeps the reference in reference/ beside docs/: the topic pages are one level further up.
         pages[path] = env.get_template("model.md.jinja").render(
-            m=model, index=f"{up}index.md", realtime=f"{up}../docs/realtime.md", families=f"{up}../docs/families.md"
+            m=model,
+            index=f"{up}index.md",
+            realtime=f"{up}../docs/realtime.md",
+            families=f"{up}../docs/families.md",
+            docs=f"{up}../docs/",
         )
     pages["index.md"] = env.get_template("index.md.jinja").render(models=models, page_path=page_path)
     return pages

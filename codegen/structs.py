@@ -1,10 +1,11 @@
 """Types: every struct, TypedDict twin and alias of one model, named and annotated, from its shaped schema.
 
-Input is the document ``shape.reshape`` built (``$defs``: the variant roots under their final names plus
+Input is the document ``reshape.reshape`` built (``$defs``: the variant roots under their final names plus
 the schema's own definitions). Output is a list of frozen :class:`StructPlan` / :class:`AliasPlan`
-records: each struct's final name, its fields (Python and wire names, types as annotation text for
-parameters and TypedDicts, defaults, required-ness) and the normalised JSON schema that
-datamodel-code-generator prints the msgspec struct from (``render`` checks its output against the record).
+records: each struct's final name and its fields (Python and wire names, defaults, required-ness and the
+type: :meth:`_Builder.ann` decides it once, as annotation text; the TypedDict twin's and the method
+arguments' forms are derived from that text, and so is what datamodel-code-generator prints the msgspec
+struct from, ``struct_schema.struct_definition``).
 
 Naming: a nested object is named from the property that holds it (``tool_calls`` items ->
 ``ToolCall``). When two different shapes would get one name, every one of them takes its parent's name
@@ -31,8 +32,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .naming import pascal, singular
+from .reshape import DEF_PREFIX, canonical, strs
 from .schema_walk import as_list, as_map
-from .shape import DEF_PREFIX, canonical, strs
+from .struct_schema import struct_definition
 from .views import VIEW_PROPERTIES, list_view_for, view_for
 
 __all__ = [
@@ -40,10 +42,13 @@ __all__ = [
     "FieldPlan",
     "NamingError",
     "StructPlan",
+    "TwinLayout",
     "TypeSet",
     "build_types",
     "default_code",
     "names_in",
+    "twin_layout",
+    "twin_with_required",
     "with_none",
 ]
 
@@ -67,7 +72,9 @@ class FieldPlan:
         an optional output field may be None, an optional input field UNSET (left out of the request)."""
         if self.required:
             return self.annotation
-        return with_none(self.annotation) if self.none_default else f"{self.annotation} | UnsetType"
+        if not self.none_default:
+            return f"{self.annotation} | UnsetType"
+        return self.annotation if "None" in _split_union(self.annotation) else f"{self.annotation} | None"
 
 
 @dataclass(frozen=True)
@@ -77,10 +84,11 @@ class StructPlan:
     twin: str | None  # TypedDict name, for structs a caller builds (inputs)
     twin_classy: bool  # the twin can use class syntax (all keys are identifiers)
     deps: tuple[str, ...]  # other struct names its annotations use
-    schema: str  # the normalised JSON schema datamodel-code-generator prints this struct from
+    schema: str  # what datamodel-code-generator prints it from: its fields spelled as JSON Schema (``struct_schema``)
     alias_names: tuple[str, ...]  # type aliases datamodel-code-generator writes for it (titled by the plan)
     key: str  # structure-only identity, including the structs it uses (for sharing across models)
     view: str | None = None  # the task-family mixin it gets as an extra base (``codegen.views``)
+    output: bool = False  # read from replies: an optional field may be absent (None), a field's prose is its doc
 
     @property
     def twin_required(self) -> tuple[FieldPlan, ...]:
@@ -114,32 +122,39 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
 
 
-def shared_optional_keys(
-    structs: Iterable[StructPlan],
-) -> tuple[list[tuple[str, tuple[FieldPlan, ...]]], dict[str, str]]:
-    """TypedDict twins of one module whose optional keys are the same, key for key (name, type and comment),
-    four or more: those keys are printed once, as a base ``_<first twin>Optional`` that each twin extends.
-    Returns the bases (name, keys) and the base of each such twin."""
+@dataclass(frozen=True)
+class TwinLayout:
+    """How one module prints its TypedDict twins: twins whose optional keys are the same, key for key (name,
+    type and comment), four or more, print those keys once, as a base ``_<first twin>Optional`` they extend."""
+
+    bases: tuple[tuple[str, tuple[FieldPlan, ...]], ...] = ()  # (base name, its keys)
+    base_of: tuple[tuple[str, str], ...] = ()  # (twin, the optional base it extends)
+
+    def base(self, twin: str) -> str | None:
+        return dict(self.base_of).get(twin)
+
+
+def twin_layout(structs: Iterable[StructPlan]) -> TwinLayout:
+    """The layout of the twins a module prints (see :class:`TwinLayout`)."""
     groups: dict[tuple[tuple[str, str, str], ...], list[StructPlan]] = {}
     for s in structs:
         if s.twin and s.twin_classy and len(s.twin_optional) >= 4:
             groups.setdefault(tuple((f.wire, f.loose, f.description) for f in s.twin_optional), []).append(s)
     bases: list[tuple[str, tuple[FieldPlan, ...]]] = []
-    base_of: dict[str, str] = {}
+    base_of: list[tuple[str, str]] = []
     for members in groups.values():
         if len(members) > 1:
             bases.append((f"_{members[0].twin}Optional", members[0].twin_optional))
-            base_of.update({m.twin: bases[-1][0] for m in members if m.twin})
-    return bases, base_of
+            base_of += [(m.twin, bases[-1][0]) for m in members if m.twin]
+    return TwinLayout(tuple(bases), tuple(base_of))
 
 
-def twin_with_required(structs: Iterable[StructPlan], params: Iterable[Any]) -> str | None:
+def twin_with_required(structs: Iterable[StructPlan], params: Iterable[Any], layout: TwinLayout) -> str | None:
     """The TypedDict twin of ``structs`` whose required keys (its ``_<twin>Required`` base) are ``params`` line
     for line (name, type, comment), so a method's keyword TypedDict extends that base instead of repeating it."""
     wanted = [(p.name, p.typed, p.description) for p in params]
-    keys = shared_optional_keys(structs)[1]
     for s in structs:
-        if s.twin and s.twin_classy and s.twin_required and (s.twin_optional or s.twin in keys):
+        if s.twin and s.twin_classy and s.twin_required and (s.twin_optional or layout.base(s.twin)):
             if [(f.wire, f.loose, f.description) for f in s.twin_required] == wanted:
                 return s.twin
     return None
@@ -303,7 +318,6 @@ class _Builder:
         self.twins: set[str] = set()
         self.busy: set[str] = set()
         self._first: dict[str, dict[str, Any]] = {}  # shape key -> the first node of that shape
-        self.alias_names: set[str] = set()  # titles given to nodes datamodel-code-generator names itself
 
     # ------------------------------------------------------------------ naming
 
@@ -549,115 +563,6 @@ class _Builder:
             )
         return tuple(out)
 
-    # ------------------------------------------------------------------ the document for datamodel-code-generator
-
-    def dcg_node(self, raw: Any, path: str, guard: frozenset[str] = frozenset()) -> dict[str, Any]:
-        """A schema node as datamodel-code-generator gets it: objects that are structs become ``$ref``s to
-        their final names, references to other definitions are inlined, wording is left out, and every
-        node it would turn into a named alias (a constrained union member or array item) gets a title
-        from ``path`` (``EmbeddingInputTextList``), so no alias is ever named by a counter."""
-        node = as_map(raw)
-        if not node:
-            return {}
-        name = self.struct_for(node)
-        if name is not None:
-            return {"$ref": f"{DEF_PREFIX}{name}"}
-        ref = node.get("$ref")
-        if isinstance(ref, str):
-            target = ref[len(DEF_PREFIX) :] if ref.startswith(DEF_PREFIX) else ""
-            if target in guard or target not in self.defs:
-                return {}
-            return self.dcg_node(self.defs[target], path, guard | {target})
-        return self._dcg_body(node, path, guard)
-
-    def _dcg_body(self, node: dict[str, Any], path: str, guard: frozenset[str]) -> dict[str, Any]:
-        members = [m for c in ("anyOf", "oneOf") for m in as_list(node.get(c)) or []]
-        nulls = [m for m in members if as_map(m) == {"type": "null"}]
-        scalar = [as_map(m) or {} for m in members if as_map(m) != {"type": "null"}]
-        if nulls and len(scalar) == 1 and isinstance(scalar[0].get("type"), str) and scalar[0]["type"] != "object":
-            # `anyOf: [X, null]` as `type: [x, "null"]`: written inline (`Annotated[X, Meta(...)] | None`).
-            only = {**scalar[0], "type": [scalar[0]["type"], "null"]}
-            rest = {k: v for k, v in node.items() if k not in ("anyOf", "oneOf")}
-            return self._dcg_body({**only, **rest}, path, guard)
-        out: dict[str, Any] = {}
-        for key, value in node.items():
-            if key in ("title", "description", "$ref"):
-                continue
-            if key == "items" and as_map(value) is not None:
-                out[key] = self._titled(self.dcg_node(value, f"{path}Item", guard), f"{path}Item")
-            elif key == "additionalProperties" and as_map(value) is not None:
-                out[key] = self._titled(self.dcg_node(value, f"{path}Value", guard), f"{path}Value")
-            elif key in ("anyOf", "oneOf"):
-                out[key] = [
-                    self._titled(self.dcg_node(m, f"{path}{_kind(m)}", guard), f"{path}{_kind(m)}")
-                    for m in as_list(value) or []
-                ]
-            else:
-                out[key] = value
-        return out
-
-    def _titled(self, node: dict[str, Any], title: str) -> dict[str, Any]:
-        """Give a node datamodel-code-generator would make a named alias of its planned name."""
-        constrained = any(k in node for k in _CONSTRAINTS)
-        if "$ref" in node or not constrained or any(c in node for c in ("anyOf", "oneOf")):
-            return node
-        self.alias_names.add(title)
-        return {**node, "title": title}
-
-    def dcg_struct(self, name: str, none_default: bool) -> dict[str, Any]:
-        """The definition of one struct; for outputs every optional property is ``nullable`` (absent -> None)."""
-        node = self.nodes[name]
-        props_in = as_map(node.get("properties")) or {}
-        body = self._dcg_body({k: v for k, v in node.items() if k != "properties"}, name, frozenset())
-        body["properties"] = {k: self.dcg_node(v, f"{name}{pascal(k)}") for k, v in props_in.items()}
-        body["title"] = name
-        body.setdefault("type", "object")
-        if none_default:
-            required = set(strs(node.get("required")))
-            props = as_map(body.get("properties")) or {}
-            body["properties"] = {k: (v if k in required else _nullable(v)) for k, v in props.items()}
-        return body
-
-
-_CONSTRAINTS = frozenset(
-    {"minLength", "maxLength", "pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
-    | {"multipleOf", "minItems", "maxItems"}
-)
-
-
-def _kind(raw: Any) -> str:
-    node = as_map(raw) or {}
-    t = node.get("type")
-    return {"string": "String", "array": "List", "integer": "Integer", "number": "Number", "boolean": "Boolean"}.get(
-        t if isinstance(t, str) else "", "Value"
-    )
-
-
-def _nullable(node: dict[str, Any]) -> dict[str, Any]:
-    """``node`` with null taken out of its own types and ``nullable: true`` instead (rendered ``T | None = None``)."""
-    out = dict(node)
-    kinds = as_list(out.get("type"))
-    if kinds is not None and "null" in kinds:
-        rest = [k for k in kinds if k != "null"]
-        if rest:
-            out["type"] = rest[0] if len(rest) == 1 else rest
-        else:
-            del out["type"]
-    for comb in ("anyOf", "oneOf"):
-        members = as_list(out.get(comb))
-        if members is not None and any(as_map(m) == {"type": "null"} for m in members):
-            rest_members = [m for m in members if as_map(m) != {"type": "null"}]
-            if len(rest_members) == 1 and isinstance(rest_members[0], dict):
-                del out[comb]
-                only: dict[str, Any] = rest_members[0]  # pyright: ignore[reportUnknownVariableType]
-                out = {**only, **out}
-            else:
-                out[comb] = rest_members
-    if out.get("default", 0) is None:
-        del out["default"]
-    out["nullable"] = True
-    return out
-
 
 # Names an annotation datamodel-code-generator writes may use: a field with one of them would shadow it.
 _ANNOTATION_NAMES = frozenset(
@@ -762,11 +667,10 @@ def build_types(
             uses = {n for f in fields for n in names_in(f.loose)}
             classy = not any(f.wire in uses for f in fields)
         deps = tuple(dict.fromkeys(d for d in b.deps_of(node) if d != name))
-        b.alias_names = set()
-        schema = json.dumps(b.dcg_struct(name, none_default), sort_keys=True, ensure_ascii=False)
-        titles = tuple(sorted(b.alias_names))
+        definition, titles = struct_definition(name, fields, none_default)
+        schema = json.dumps(definition, sort_keys=True, ensure_ascii=False)
         structs[name] = StructPlan(
-            name, fields, f"{name}Dict" if twin else None, classy, deps, schema, titles, "", view
+            name, fields, f"{name}Dict" if twin else None, classy, deps, schema, titles, "", view, none_default
         )
     keyed = _keys(structs)
     roots: dict[str, str] = {}

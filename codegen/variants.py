@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .naming import KEY_VERBS, RESERVED_METHODS, TASK_VERBS, snake
+from .reshape import DEF_PREFIX
 from .schema_walk import as_list, as_map
-from .shape import DEF_PREFIX
 
 __all__ = [
     "JSON_TYPES",
     "STREAM_TYPE",
+    "DispatchRule",
     "InputDraft",
     "OutputDraft",
     "binary_kind",
@@ -289,37 +290,48 @@ def pair(inputs: list[InputDraft], outputs: list[OutputDraft]) -> None:
             var.output = chats[0]
 
 
-def dispatch_rules(outputs: list[OutputDraft], defs: dict[str, Any]) -> list[tuple[Any, ...]]:
+@dataclass(frozen=True)
+class DispatchRule:
+    """How the runtime tells one JSON output variant from the others (printed as a ``Variant`` record of
+    ``_core.decode``): the value's JSON type, the keys only this variant declares, the JSON shape a key
+    must have where it differs between variants, and enum values only this variant declares for a key."""
+
+    index: int  # the output alternative it picks
+    json_type: str
+    own_keys: tuple[str, ...]
+    key_shapes: tuple[tuple[str, str], ...]
+    own_values: tuple[tuple[str, tuple[Any, ...]], ...]
+
+
+def dispatch_rules(outputs: list[OutputDraft], defs: dict[str, Any]) -> list[DispatchRule]:
     """Rules that pick an output variant from a decoded JSON value, most specific first.
 
-    Each rule is ``(variant_index, json_type, must_have_keys, key_shapes[, tags])``: the value's JSON
-    type must match; a key only this variant declares counts for it; each ``(key, shape)`` in
-    ``key_shapes`` must hold where the key is present (shape of the value or of its first item); the
-    optional ``tags`` are ``(key, values)`` pairs whose values only this variant declares. Unknown
-    extra keys never stop a match, so fields the API adds later are tolerated.
+    The value's JSON type must match; a key only this variant declares counts for it; each key shape must
+    hold where the key is present (shape of the value or of its first item); a value only this variant
+    declares for a key counts most. Unknown extra keys never stop a match, so fields the API adds later
+    are tolerated.
     """
     json_vars = [o for o in outputs if o.kind == "json" and o.class_name]
     shapes: dict[str, dict[str, str]] = {}
     for o in json_vars:
         props = as_map((as_map(defs.get(o.class_name or "")) or {}).get("properties")) or {}
         shapes[o.class_name or ""] = {k: _shape(v, defs) for k, v in props.items()}
-    rules: list[tuple[Any, ...]] = []
+    rules: list[DispatchRule] = []
     for o in json_vars:
         mine = shapes[o.class_name or ""]
         others = [shapes[x.class_name or ""] for x in json_vars if x is not o and x.json_type == o.json_type]
         all_other_keys: set[str] = set()
         for other in others:
             all_other_keys.update(other)
-        unique = sorted(set(mine) - all_other_keys)
+        unique = sorted(set(mine) - all_other_keys) if others else []  # alone of its JSON type: nothing to tell
         checks = sorted(
             (k, s) for k, s in mine.items() if s != "any" and any(k in other and other[k] != s for other in others)
         )
-        rule: tuple[Any, ...] = (o.index, o.json_type or "any", tuple(unique), tuple(checks))
         tags = _tags(o, [x for x in json_vars if x is not o and x.json_type == o.json_type], defs)
-        rules.append((*rule, tags) if tags else rule)
+        rules.append(DispatchRule(o.index, o.json_type or "any", tuple(unique), tuple(checks), tags))
     counts = {o.index: len(shapes[o.class_name or ""]) for o in json_vars}
     # Most specific first: variants with unique keys, then with shape checks, then by key count.
-    rules.sort(key=lambda r: (not r[2], not r[3], -counts[r[0]], r[0]))
+    rules.sort(key=lambda r: (not r.own_keys, not r.key_shapes, -counts[r.index], r.index))
     return rules
 
 

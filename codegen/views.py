@@ -2,7 +2,7 @@
 
 Decided by the model's task and the struct's own wire keys, never by model id, so a schema file of a
 known task dropped into ``schemas/`` gets its family's view with no code change, and a struct shared by
-several models (``models/_shared``) gets the same view from each of them. A wire field whose name a view
+several models (``models/_shapes/<task>_types``) gets the same view from each of them. A wire field whose name a view
 uses for its uniform property (a classic reply's ``tool_calls``) keeps its wire name and is renamed in
 Python (``tool_calls_``), so the view's property is what ``.tool_calls`` means.
 """

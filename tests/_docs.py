@@ -1,13 +1,14 @@
 """The documentation pages whose code blocks the tests run: README.md and every page of docs/.
 
-A block is found by its fence: ```` ```python ```` (indented too, inside a list item) for the type checks,
-an unindented ```` ```python ```` followed by a ```` ```text ```` (nothing but blank lines between) for the
-programs and their output.
+A block is found by its fence: ```` ```python ```` (indented too, inside a list item, and then dedented).
+A python block followed by a ```` ```text ```` block at the same indent (nothing but blank lines between) is
+a program and its output.
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -15,16 +16,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
-_PYTHON = re.compile(r"^( *)```python\n(.*?)^\1```", re.S | re.M)
-_FENCED = re.compile(r"^```(\w*)\n(.*?)^```\n", re.S | re.M)
+_FENCED = re.compile(r"^( *)```(\w*)\n(.*?)^\1```[ \t]*$", re.S | re.M)
 
 
 @dataclass(frozen=True)
 class Block:
     page: str  # path from the repository's root, e.g. "docs/async.md"
     line: int  # the fence's line in the page
-    indent: str
-    code: str
+    code: str  # dedented
+    output: str | None = None  # the text block that follows it: what it prints
 
     @property
     def slug(self) -> str:
@@ -36,23 +36,23 @@ def _line(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+def _dedent(code: str, indent: str) -> str:
+    return textwrap.dedent(code) if indent else code
+
+
 def python_blocks(pages: list[Path] = PAGES) -> list[Block]:
+    """Every python block of ``pages``, in page order, with the output shown after it (if any)."""
     blocks: list[Block] = []
     for page in pages:
         text = page.read_text()
         name = page.relative_to(ROOT).as_posix()
-        blocks += [Block(name, _line(text, m.start()), m[1], m[2]) for m in _PYTHON.finditer(text)]
-    return blocks
-
-
-def shown_outputs(pages: list[Path] = PAGES) -> list[tuple[Block, str]]:
-    """Each python block followed by a text block: the program and what it prints."""
-    pairs: list[tuple[Block, str]] = []
-    for page in pages:
-        text = page.read_text()
-        name = page.relative_to(ROOT).as_posix()
-        found = list(_FENCED.finditer(text))
+        found = [*_FENCED.finditer(text), None]
         for m, after in pairwise(found):
-            if m[1] == "python" and after[1] == "text" and not text[m.end() : after.start()].strip():
-                pairs.append((Block(name, _line(text, m.start()), "", m[2]), after[2]))
-    return pairs
+            if m is None or m[2] != "python":
+                continue
+            output = None
+            shown = after is not None and after[2] == "text" and after[1] == m[1]
+            if after is not None and shown and not text[m.end() : after.start()].strip():
+                output = _dedent(after[3], m[1])
+            blocks.append(Block(name, _line(text, m.start()), _dedent(m[3], m[1]), output))
+    return blocks

@@ -5,8 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from workers_ai.testing import Emulator
 
 from tests._catalog import catalog_dir, catalog_path, under_ci
 from tests._server import ScriptedServer
@@ -29,6 +33,19 @@ def _no_cloudflare_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def server() -> Iterator[ScriptedServer]:
     with ScriptedServer() as srv:
         yield srv
+
+
+@pytest.fixture
+def emulator_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
+    """An emulator the ``CLOUDFLARE_*`` variables point at, as ``workers-ai serve`` tells a user to set them:
+    for code that reads the environment (the command line)."""
+    from workers_ai.testing import Emulator
+
+    with Emulator() as emu:
+        monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", emu.account_id)
+        monkeypatch.setenv("CLOUDFLARE_API_TOKEN", emu.api_token)
+        monkeypatch.setenv("CLOUDFLARE_BASE_URL", emu.base_url)
+        yield emu
 
 
 def env_flag(name: str) -> bool:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ._sync.stream import EventStream, StreamEvent, StreamResult
     from ._tools.structured import Parsed
     from ._tools.toolloop import ToolRun, reply_text
+    from ._version import __version__
     from .families import (
         BoundingBox,
         ClassificationResult,
@@ -104,6 +105,7 @@ _LAZY: dict[str, str] = {
     "Usage": "_core.usage",
     "UsageMeter": "_core.accounting",
     "WorkersAI": "_clients.sync",
+    "__version__": "_version",
     "errors": "errors",
     "reply_text": "_tools.toolloop",
     "tool_calls": "_core.toolcall",
@@ -136,5 +138,5 @@ __all__ += ["Finetune", "Gateway", "ImageTextResult", "MarkdownFormat", "Markdow
 __all__ += ["ModelHandle", "ModelInfo", "ModelUsage", "Parsed", "Ranked", "RerankResult"]
 __all__ += ["ScoredLabel", "StreamEvent", "StreamResult", "SummaryResult", "TextResult", "TimedText"]
 __all__ += ["TimedWord", "TokenUsage", "ToolCall", "ToolCallDelta", "ToolRun", "TranscriptResult"]
-__all__ += ["TranslationResult", "Usage", "UsageMeter", "WorkersAI", "errors", "reply_text"]
-__all__ += ["tool_calls"]
+__all__ += ["TranslationResult", "Usage", "UsageMeter", "WorkersAI", "__version__", "errors"]
+__all__ += ["reply_text", "tool_calls"]

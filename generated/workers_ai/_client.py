@@ -22,64 +22,64 @@ if TYPE_CHECKING:
     from ._clients.run_options import AnyRun, DecodedRun, RunOptions
     from ._handles.sync import ModelHandle
     from ._sync.stream import EventStream
-    from .models._shapes import automatic_speech_recognition_gogmhi as _shape_automatic_speech_recognition_gogmhi
-    from .models._shapes import automatic_speech_recognition_ihpgbl as _shape_automatic_speech_recognition_ihpgbl
-    from .models._shapes import automatic_speech_recognition_jgfmme as _shape_automatic_speech_recognition_jgfmme
-    from .models._shapes import automatic_speech_recognition_mbiaeo as _shape_automatic_speech_recognition_mbiaeo
-    from .models._shapes import automatic_speech_recognition_pehidn as _shape_automatic_speech_recognition_pehidn
-    from .models._shapes import image_classification_gndepd as _shape_image_classification_gndepd
-    from .models._shapes import image_to_text_abibah as _shape_image_to_text_abibah
-    from .models._shapes import image_to_text_jmdhjc as _shape_image_to_text_jmdhjc
-    from .models._shapes import image_to_text_nldcom as _shape_image_to_text_nldcom
-    from .models._shapes import object_detection_nbeobh as _shape_object_detection_nbeobh
-    from .models._shapes import summarization_phgija as _shape_summarization_phgija
-    from .models._shapes import text_classification_gbhogl as _shape_text_classification_gbhogl
-    from .models._shapes import text_classification_lbihji as _shape_text_classification_lbihji
-    from .models._shapes import text_embeddings_ckgoio as _shape_text_embeddings_ckgoio
-    from .models._shapes import text_embeddings_fneccf as _shape_text_embeddings_fneccf
-    from .models._shapes import text_embeddings_liglbo as _shape_text_embeddings_liglbo
-    from .models._shapes import text_embeddings_lpjhoe as _shape_text_embeddings_lpjhoe
-    from .models._shapes import text_embeddings_ocmlid as _shape_text_embeddings_ocmlid
-    from .models._shapes import text_embeddings_ohikhn as _shape_text_embeddings_ohikhn
-    from .models._shapes import text_generation_agadfd as _shape_text_generation_agadfd
-    from .models._shapes import text_generation_bbfihh as _shape_text_generation_bbfihh
-    from .models._shapes import text_generation_chgpfp as _shape_text_generation_chgpfp
-    from .models._shapes import text_generation_ckbigh as _shape_text_generation_ckbigh
-    from .models._shapes import text_generation_ckiogi as _shape_text_generation_ckiogi
-    from .models._shapes import text_generation_dnlijj as _shape_text_generation_dnlijj
-    from .models._shapes import text_generation_dnnbfp as _shape_text_generation_dnnbfp
-    from .models._shapes import text_generation_dnnhnp as _shape_text_generation_dnnhnp
-    from .models._shapes import text_generation_doimlp as _shape_text_generation_doimlp
-    from .models._shapes import text_generation_eomlce as _shape_text_generation_eomlce
-    from .models._shapes import text_generation_ffohaf as _shape_text_generation_ffohaf
-    from .models._shapes import text_generation_gcaaei as _shape_text_generation_gcaaei
-    from .models._shapes import text_generation_gjdhdb as _shape_text_generation_gjdhdb
-    from .models._shapes import text_generation_hdbnni as _shape_text_generation_hdbnni
-    from .models._shapes import text_generation_hmmapb as _shape_text_generation_hmmapb
-    from .models._shapes import text_generation_ifelei as _shape_text_generation_ifelei
-    from .models._shapes import text_generation_kgdhho as _shape_text_generation_kgdhho
-    from .models._shapes import text_generation_mbdifi as _shape_text_generation_mbdifi
-    from .models._shapes import text_generation_mimkcf as _shape_text_generation_mimkcf
-    from .models._shapes import text_generation_odejkb as _shape_text_generation_odejkb
-    from .models._shapes import text_generation_oiblkb as _shape_text_generation_oiblkb
-    from .models._shapes import text_generation_oolpfm as _shape_text_generation_oolpfm
-    from .models._shapes import text_generation_opljkj as _shape_text_generation_opljkj
-    from .models._shapes import text_generation_pjmbao as _shape_text_generation_pjmbao
-    from .models._shapes import text_to_image_bljcbl as _shape_text_to_image_bljcbl
-    from .models._shapes import text_to_image_ckcoem as _shape_text_to_image_ckcoem
-    from .models._shapes import text_to_image_gfffnk as _shape_text_to_image_gfffnk
-    from .models._shapes import text_to_image_giglld as _shape_text_to_image_giglld
-    from .models._shapes import text_to_image_hbhffn as _shape_text_to_image_hbhffn
-    from .models._shapes import text_to_image_hfhmok as _shape_text_to_image_hfhmok
-    from .models._shapes import text_to_image_olgdif as _shape_text_to_image_olgdif
-    from .models._shapes import text_to_image_poclmj as _shape_text_to_image_poclmj
-    from .models._shapes import text_to_speech_amijcb as _shape_text_to_speech_amijcb
-    from .models._shapes import text_to_speech_cblhjo as _shape_text_to_speech_cblhjo
-    from .models._shapes import text_to_speech_cdmbek as _shape_text_to_speech_cdmbek
-    from .models._shapes import text_to_speech_gepfbf as _shape_text_to_speech_gepfbf
-    from .models._shapes import translation_ahjkmi as _shape_translation_ahjkmi
-    from .models._shapes import translation_lneoap as _shape_translation_lneoap
-    from .models._shapes import voice_activity_detection_fklkpf as _shape_voice_activity_detection_fklkpf
+    from .models._shapes import automatic_speech_recognition_abbkoh as _shape_automatic_speech_recognition_abbkoh
+    from .models._shapes import automatic_speech_recognition_gmigje as _shape_automatic_speech_recognition_gmigje
+    from .models._shapes import automatic_speech_recognition_hmfhjg as _shape_automatic_speech_recognition_hmfhjg
+    from .models._shapes import automatic_speech_recognition_jbcfnk as _shape_automatic_speech_recognition_jbcfnk
+    from .models._shapes import automatic_speech_recognition_opdfjj as _shape_automatic_speech_recognition_opdfjj
+    from .models._shapes import image_classification_lnkkbc as _shape_image_classification_lnkkbc
+    from .models._shapes import image_to_text_djgcnd as _shape_image_to_text_djgcnd
+    from .models._shapes import image_to_text_haaefj as _shape_image_to_text_haaefj
+    from .models._shapes import image_to_text_lioelj as _shape_image_to_text_lioelj
+    from .models._shapes import object_detection_fifigj as _shape_object_detection_fifigj
+    from .models._shapes import summarization_abckjn as _shape_summarization_abckjn
+    from .models._shapes import text_classification_afgdje as _shape_text_classification_afgdje
+    from .models._shapes import text_classification_ffggfh as _shape_text_classification_ffggfh
+    from .models._shapes import text_embeddings_ahidne as _shape_text_embeddings_ahidne
+    from .models._shapes import text_embeddings_dfggke as _shape_text_embeddings_dfggke
+    from .models._shapes import text_embeddings_fpckpg as _shape_text_embeddings_fpckpg
+    from .models._shapes import text_embeddings_kfacja as _shape_text_embeddings_kfacja
+    from .models._shapes import text_embeddings_mecklj as _shape_text_embeddings_mecklj
+    from .models._shapes import text_embeddings_pmndmp as _shape_text_embeddings_pmndmp
+    from .models._shapes import text_generation_afpbbj as _shape_text_generation_afpbbj
+    from .models._shapes import text_generation_ahjgeo as _shape_text_generation_ahjgeo
+    from .models._shapes import text_generation_bbflje as _shape_text_generation_bbflje
+    from .models._shapes import text_generation_cfjccp as _shape_text_generation_cfjccp
+    from .models._shapes import text_generation_chpobm as _shape_text_generation_chpobm
+    from .models._shapes import text_generation_dagmgm as _shape_text_generation_dagmgm
+    from .models._shapes import text_generation_dcgnjp as _shape_text_generation_dcgnjp
+    from .models._shapes import text_generation_dihglk as _shape_text_generation_dihglk
+    from .models._shapes import text_generation_dnpceb as _shape_text_generation_dnpceb
+    from .models._shapes import text_generation_fmecpp as _shape_text_generation_fmecpp
+    from .models._shapes import text_generation_homako as _shape_text_generation_homako
+    from .models._shapes import text_generation_idfnjf as _shape_text_generation_idfnjf
+    from .models._shapes import text_generation_iglpda as _shape_text_generation_iglpda
+    from .models._shapes import text_generation_inbepc as _shape_text_generation_inbepc
+    from .models._shapes import text_generation_jpgnfo as _shape_text_generation_jpgnfo
+    from .models._shapes import text_generation_khheop as _shape_text_generation_khheop
+    from .models._shapes import text_generation_kjbhpj as _shape_text_generation_kjbhpj
+    from .models._shapes import text_generation_mbnbla as _shape_text_generation_mbnbla
+    from .models._shapes import text_generation_mgenea as _shape_text_generation_mgenea
+    from .models._shapes import text_generation_mllmpc as _shape_text_generation_mllmpc
+    from .models._shapes import text_generation_ojaocd as _shape_text_generation_ojaocd
+    from .models._shapes import text_generation_pahhmc as _shape_text_generation_pahhmc
+    from .models._shapes import text_generation_pdnfpn as _shape_text_generation_pdnfpn
+    from .models._shapes import text_generation_pfbfkd as _shape_text_generation_pfbfkd
+    from .models._shapes import text_to_image_aakaie as _shape_text_to_image_aakaie
+    from .models._shapes import text_to_image_chejmm as _shape_text_to_image_chejmm
+    from .models._shapes import text_to_image_dnblnc as _shape_text_to_image_dnblnc
+    from .models._shapes import text_to_image_dohcgo as _shape_text_to_image_dohcgo
+    from .models._shapes import text_to_image_kpgecb as _shape_text_to_image_kpgecb
+    from .models._shapes import text_to_image_mmfjgm as _shape_text_to_image_mmfjgm
+    from .models._shapes import text_to_image_odkfgk as _shape_text_to_image_odkfgk
+    from .models._shapes import text_to_image_pncffb as _shape_text_to_image_pncffb
+    from .models._shapes import text_to_speech_khbeog as _shape_text_to_speech_khbeog
+    from .models._shapes import text_to_speech_lhkdfd as _shape_text_to_speech_lhkdfd
+    from .models._shapes import text_to_speech_mhcmhi as _shape_text_to_speech_mhcmhi
+    from .models._shapes import text_to_speech_pofkeo as _shape_text_to_speech_pofkeo
+    from .models._shapes import translation_fkgkfa as _shape_translation_fkgkfa
+    from .models._shapes import translation_idkdeo as _shape_translation_idkdeo
+    from .models._shapes import voice_activity_detection_bdkmgh as _shape_voice_activity_detection_bdkmgh
     from .models.cf.ai4bharat.indictrans2_en_indic_1b import Indictrans2EnIndic1B
     from .models.cf.aisingapore.gemma_sea_lion_v4_27b_it import GemmaSeaLionV4_27bIt
     from .models.cf.baai.bge_base_en_v1_5 import BgeBaseEnV1_5
@@ -438,150 +438,176 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepgram/flux"],
-            payload: _shape_automatic_speech_recognition_gogmhi.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/openai/whisper"],
+            payload: _shape_automatic_speech_recognition_abbkoh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_automatic_speech_recognition_gogmhi.ShapeOutput: ...
+        ) -> _shape_automatic_speech_recognition_abbkoh.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/whisper-tiny-en"],
-            payload: _shape_automatic_speech_recognition_ihpgbl.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepgram/flux"],
+            payload: _shape_automatic_speech_recognition_gmigje.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_automatic_speech_recognition_ihpgbl.ShapeOutput: ...
+        ) -> _shape_automatic_speech_recognition_gmigje.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/nova-3"],
-            payload: _shape_automatic_speech_recognition_jgfmme.ShapeInput | Mapping[str, Any],
+            payload: _shape_automatic_speech_recognition_hmfhjg.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_automatic_speech_recognition_jgfmme.ShapeOutput: ...
+        ) -> _shape_automatic_speech_recognition_hmfhjg.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/whisper-tiny-en"],
+            payload: _shape_automatic_speech_recognition_jbcfnk.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_automatic_speech_recognition_jbcfnk.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
-            payload: _shape_automatic_speech_recognition_mbiaeo.ShapeInput | Mapping[str, Any],
+            payload: _shape_automatic_speech_recognition_opdfjj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_automatic_speech_recognition_mbiaeo.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/whisper"],
-            payload: _shape_automatic_speech_recognition_pehidn.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_automatic_speech_recognition_pehidn.ShapeOutput: ...
+        ) -> _shape_automatic_speech_recognition_opdfjj.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/microsoft/resnet-50"],
-            payload: _shape_image_classification_gndepd.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_classification_lnkkbc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_image_classification_gndepd.ShapeOutput: ...
+        ) -> _shape_image_classification_lnkkbc.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
-            payload: _shape_image_to_text_abibah.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_to_text_djgcnd.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_image_to_text_abibah.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
-            payload: _shape_image_to_text_jmdhjc.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_image_to_text_jmdhjc.ShapeOutput: ...
+        ) -> _shape_image_to_text_djgcnd.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/unum/uform-gen2-qwen-500m"],
-            payload: _shape_image_to_text_nldcom.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_to_text_haaefj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_image_to_text_nldcom.ShapeOutput: ...
+        ) -> _shape_image_to_text_haaefj.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
+            payload: _shape_image_to_text_lioelj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_image_to_text_lioelj.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/facebook/detr-resnet-50"],
-            payload: _shape_object_detection_nbeobh.ShapeInput | Mapping[str, Any],
+            payload: _shape_object_detection_fifigj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_object_detection_nbeobh.ShapeOutput: ...
+        ) -> _shape_object_detection_fifigj.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/facebook/bart-large-cnn"],
-            payload: _shape_summarization_phgija.ShapeInput | Mapping[str, Any],
+            payload: _shape_summarization_abckjn.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_summarization_phgija.ShapeOutput: ...
+        ) -> _shape_summarization_abckjn.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/huggingface/distilbert-sst-2-int8"],
-            payload: _shape_text_classification_gbhogl.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_classification_afgdje.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_classification_gbhogl.ShapeOutput: ...
+        ) -> _shape_text_classification_afgdje.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/baai/bge-reranker-base"],
-            payload: _shape_text_classification_lbihji.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_classification_ffggfh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_classification_lbihji.ShapeOutput: ...
+        ) -> _shape_text_classification_ffggfh.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/baai/bge-large-en-v1.5", "@cf/baai/omni-bge-base-en-v1.5"],
-            payload: _shape_text_embeddings_ckgoio.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_ahidne.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_ckgoio.ShapeOutput: ...
+        ) -> _shape_text_embeddings_ahidne.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/baai/bge-m3"],
-            payload: _shape_text_embeddings_fneccf.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_dfggke.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_fneccf.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
-            payload: _shape_text_embeddings_liglbo.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_liglbo.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
-            payload: _shape_text_embeddings_lpjhoe.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_lpjhoe.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
-            payload: _shape_text_embeddings_ocmlid.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_ocmlid.ShapeOutput: ...
+        ) -> _shape_text_embeddings_dfggke.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/google/embeddinggemma-300m"],
-            payload: _shape_text_embeddings_ohikhn.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_fpckpg.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_embeddings_ohikhn.ShapeOutput: ...
+        ) -> _shape_text_embeddings_fpckpg.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
-            payload: _shape_text_generation_agadfd.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
+            payload: _shape_text_embeddings_kfacja.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_agadfd.ShapeOutput: ...
+        ) -> _shape_text_embeddings_kfacja.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
-            payload: _shape_text_generation_bbfihh.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/pfnet/plamo-embedding-1b"],
+            payload: _shape_text_embeddings_mecklj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_bbfihh.ShapeOutput: ...
+        ) -> _shape_text_embeddings_mecklj.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
+            payload: _shape_text_embeddings_pmndmp.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_embeddings_pmndmp.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
+            payload: _shape_text_generation_afpbbj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_afpbbj.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-120b"],
+            payload: _shape_text_generation_ahjgeo.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_ahjgeo.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-guard-3-8b"],
+            payload: _shape_text_generation_bbflje.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_bbflje.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
+            payload: _shape_text_generation_cfjccp.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_cfjccp.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@hf/nexusflow/starling-lm-7b-beta",
+                "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
+                "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
+                "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
+            ],
+            payload: _shape_text_generation_chpobm.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_chpobm.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -592,9 +618,23 @@ if TYPE_CHECKING:
                 "@cf/qwen/qwen1.5-14b-chat-awq",
                 "@cf/qwen/qwen2.5-coder-32b-instruct",
             ],
-            payload: _shape_text_generation_chgpfp.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_dagmgm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_chgpfp.ShapeOutput: ...
+        ) -> _shape_text_generation_dagmgm.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
+            payload: _shape_text_generation_dcgnjp.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_dcgnjp.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/cloudflare/clef-omni"],
+            payload: _shape_text_generation_dihglk.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_dihglk.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -609,56 +649,30 @@ if TYPE_CHECKING:
                 "@hf/thebloke/llama-2-13b-chat-awq",
                 "@hf/thebloke/zephyr-7b-beta-awq",
             ],
-            payload: _shape_text_generation_ckbigh.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_dnpceb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_ckbigh.ShapeOutput: ...
+        ) -> _shape_text_generation_dnpceb.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/gpt-oss-20b"],
-            payload: _shape_text_generation_ckiogi.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
+            payload: _shape_text_generation_fmecpp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_ckiogi.ShapeOutput: ...
+        ) -> _shape_text_generation_fmecpp.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/gpt-oss-120b"],
-            payload: _shape_text_generation_dnlijj.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
+            payload: _shape_text_generation_homako.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_dnlijj.ShapeOutput: ...
+        ) -> _shape_text_generation_homako.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
-            payload: _shape_text_generation_dnnbfp.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_idfnjf.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_dnnbfp.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@hf/nexusflow/starling-lm-7b-beta",
-                "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
-                "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
-                "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
-            ],
-            payload: _shape_text_generation_dnnhnp.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_dnnhnp.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/gemma-3-12b-it"],
-            payload: _shape_text_generation_doimlp.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_doimlp.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
-            payload: _shape_text_generation_eomlce.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_eomlce.ShapeOutput: ...
+        ) -> _shape_text_generation_idfnjf.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -670,23 +684,37 @@ if TYPE_CHECKING:
                 "@cf/qwen/qwen1.5-7b-chat-awq",
                 "@hf/mistral/mistral-7b-instruct-v0.2",
             ],
-            payload: _shape_text_generation_ffohaf.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_iglpda.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_ffohaf.ShapeOutput: ...
+        ) -> _shape_text_generation_iglpda.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/moonshotai/kimi-k2.5"],
-            payload: _shape_text_generation_gcaaei.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_inbepc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_gcaaei.ShapeOutput: ...
+        ) -> _shape_text_generation_inbepc.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
-            payload: _shape_text_generation_gjdhdb.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
+            payload: _shape_text_generation_jpgnfo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_gjdhdb.ShapeOutput: ...
+        ) -> _shape_text_generation_jpgnfo.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
+            payload: _shape_text_generation_khheop.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_khheop.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
+            payload: _shape_text_generation_kjbhpj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_kjbhpj.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -697,58 +725,9 @@ if TYPE_CHECKING:
                 "@cf/tiiuae/falcon-7b-instruct",
                 "@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
             ],
-            payload: _shape_text_generation_hdbnni.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_mbnbla.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_hdbnni.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
-            payload: _shape_text_generation_hmmapb.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_hmmapb.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
-            payload: _shape_text_generation_ifelei.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_ifelei.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
-            payload: _shape_text_generation_kgdhho.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_kgdhho.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clef-omni"],
-            payload: _shape_text_generation_mbdifi.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_mbdifi.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
-            payload: _shape_text_generation_mimkcf.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_mimkcf.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-guard-3-8b"],
-            payload: _shape_text_generation_odejkb.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_odejkb.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
-            payload: _shape_text_generation_oiblkb.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_oiblkb.ShapeOutput: ...
+        ) -> _shape_text_generation_mbnbla.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -767,37 +746,72 @@ if TYPE_CHECKING:
                 "@hf/thebloke/llamaguard-7b-awq",
                 "@hf/thebloke/neural-chat-7b-v3-1-awq",
             ],
-            payload: _shape_text_generation_oolpfm.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_mgenea.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_oolpfm.ShapeOutput: ...
+        ) -> _shape_text_generation_mgenea.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-3-12b-it"],
+            payload: _shape_text_generation_mllmpc.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_mllmpc.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
+            payload: _shape_text_generation_ojaocd.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_ojaocd.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
+            payload: _shape_text_generation_pahhmc.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_pahhmc.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-20b"],
+            payload: _shape_text_generation_pdnfpn.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_generation_pdnfpn.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/cloudflare/clairic"],
-            payload: _shape_text_generation_opljkj.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_pfbfkd.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_opljkj.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
-            payload: _shape_text_generation_pjmbao.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_generation_pjmbao.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/leonardo/lucid-origin"],
-            payload: _shape_text_to_image_bljcbl.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_bljcbl.ShapeOutput: ...
+        ) -> _shape_text_generation_pfbfkd.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
-            payload: _shape_text_to_image_ckcoem.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_aakaie.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_ckcoem.ShapeOutput: ...
+        ) -> _shape_text_to_image_aakaie.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
+            payload: _shape_text_to_image_chejmm.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_to_image_chejmm.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/leonardo/lucid-origin"],
+            payload: _shape_text_to_image_dnblnc.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_to_image_dnblnc.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
+            payload: _shape_text_to_image_dohcgo.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_text_to_image_dohcgo.ShapeOutput: ...
         @overload
         def run(
             self,
@@ -807,93 +821,79 @@ if TYPE_CHECKING:
                 "@cf/runwayml/stable-diffusion-v1-5-img2img",
                 "@cf/runwayml/stable-diffusion-v1-5-inpainting",
             ],
-            payload: _shape_text_to_image_gfffnk.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_kpgecb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_gfffnk.ShapeOutput: ...
+        ) -> _shape_text_to_image_kpgecb.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/black-forest-labs/flux-2-klein-4b"],
-            payload: _shape_text_to_image_giglld.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_mmfjgm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_giglld.ShapeOutput: ...
+        ) -> _shape_text_to_image_mmfjgm.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/leonardo/phoenix-1.0"],
-            payload: _shape_text_to_image_hbhffn.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_odkfgk.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_hbhffn.ShapeOutput: ...
+        ) -> _shape_text_to_image_odkfgk.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
-            payload: _shape_text_to_image_hfhmok.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_image_pncffb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_hfhmok.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/black-forest-labs/flux-2-dev"],
-            payload: _shape_text_to_image_olgdif.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_olgdif.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/black-forest-labs/flux-1-schnell"],
-            payload: _shape_text_to_image_poclmj.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_image_poclmj.ShapeOutput: ...
+        ) -> _shape_text_to_image_pncffb.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/aura-1"],
-            payload: _shape_text_to_speech_amijcb.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_speech_khbeog.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_speech_amijcb.ShapeOutput: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/deepgram/aura-2-en"],
-            payload: _shape_text_to_speech_cblhjo.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_speech_cblhjo.ShapeOutput: ...
+        ) -> _shape_text_to_speech_khbeog.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/myshell-ai/melotts"],
-            payload: _shape_text_to_speech_cdmbek.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_speech_lhkdfd.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_speech_cdmbek.ShapeOutput: ...
+        ) -> _shape_text_to_speech_lhkdfd.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/aura-2-es"],
-            payload: _shape_text_to_speech_gepfbf.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_speech_mhcmhi.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_text_to_speech_gepfbf.ShapeOutput: ...
+        ) -> _shape_text_to_speech_mhcmhi.ShapeOutput: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/m2m100-1.2b"],
-            payload: _shape_translation_ahjkmi.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepgram/aura-2-en"],
+            payload: _shape_text_to_speech_pofkeo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_translation_ahjkmi.ShapeOutput: ...
+        ) -> _shape_text_to_speech_pofkeo.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/ai4bharat/indictrans2-en-indic-1B"],
-            payload: _shape_translation_lneoap.ShapeInput | Mapping[str, Any],
+            payload: _shape_translation_fkgkfa.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_translation_lneoap.ShapeOutput: ...
+        ) -> _shape_translation_fkgkfa.ShapeOutput: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/m2m100-1.2b"],
+            payload: _shape_translation_idkdeo.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> _shape_translation_idkdeo.ShapeOutput: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/pipecat-ai/smart-turn-v2"],
-            payload: _shape_voice_activity_detection_fklkpf.ShapeInput | Mapping[str, Any],
+            payload: _shape_voice_activity_detection_bdkmgh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> _shape_voice_activity_detection_fklkpf.ShapeOutput: ...
+        ) -> _shape_voice_activity_detection_bdkmgh.ShapeOutput: ...
         @overload
         def run(self, model_id: str, payload: Any, **options: Unpack[AnyRun]) -> Any: ...
         def run(

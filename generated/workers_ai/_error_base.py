@@ -19,11 +19,16 @@ __all__ = [
     "InputValidationError",
     "ResponseDecodeError",
     "WorkersAIError",
+    "WorkersAIWarning",
 ]
 
 
 class WorkersAIError(Exception):
     """Base class of every error raised by this package."""
+
+
+class WorkersAIWarning(UserWarning):
+    """Base class of every warning this package emits; each points at the line of yours that caused it."""
 
 
 class ConfigurationError(WorkersAIError):

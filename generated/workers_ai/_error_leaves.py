@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._error_base import APIError, WorkersAIError
+from ._error_base import APIError, WorkersAIError, WorkersAIWarning
 
 __all__ = [
     "AuthenticationError",
@@ -37,16 +37,26 @@ __all__ = [
     "RealtimeTimeoutError",
     "RequestTooLargeError",
     "ResponseTooLargeError",
+    "RouteNotFoundError",
     "ServerTimeoutError",
     "StreamError",
     "ToolLoopError",
     "UnknownInputWarning",
+    "UnknownModelWarning",
 ]
 
 
-class UnknownInputWarning(UserWarning):
-    """An input key the model's schema does not declare (a typo such as ``contnt``); the request is sent
-    as given. ``strict_inputs=True`` on the client makes it an ``InputValidationError`` instead."""
+class UnknownInputWarning(WorkersAIWarning):
+    """An input key the model's schema does not declare (a typo such as ``contnt``, with the declared key it
+    is near: "did you mean 'content'?"); the request is sent as given. ``strict_inputs=True`` on the client
+    makes it an ``InputValidationError`` instead."""
+
+
+class UnknownModelWarning(WorkersAIWarning):
+    """``model()`` or ``run()`` got a model id this package does not know that looks like a typing slip of
+    one it does (``@cf/meta/llama-3-8b-instruk``: "did you mean '@cf/meta/llama-3-8b-instruct'?"). The id is
+    used as given, since a model newer than this package is not in its registry; an id that differs from a
+    known one by a version (digits), a suffix or a short word (``-en``/``-es``) is not warned about."""
 
 
 class BadRequestError(APIError):
@@ -58,15 +68,25 @@ class InvalidInputError(BadRequestError):
 
 
 class ModelNotFoundError(BadRequestError):
-    """No such model, or no route for the URI (codes 5007, 3042, 7000, 7003)."""
+    """No such model (codes 5007, 3042; HTTP 404 without a code), or no route for the URI (7000). For 5007 the
+    message names the known model ids nearest the one asked for ("did you mean ...?")."""
+
+
+class RouteNotFoundError(BadRequestError):
+    """The API could not route the request (code 7003, HTTP 404: "Could not route to /client/v4/accounts/
+    <id>/..."): the account id is almost always wrong, not the model. The message names the account id and
+    where it came from (the ``account_id`` argument or ``CLOUDFLARE_ACCOUNT_ID``). A ``BadRequestError``
+    like ``ModelNotFoundError``, but not one of those: ``except ModelNotFoundError`` no longer catches it."""
 
 
 class AuthenticationError(APIError):
-    """Missing or wrong token (HTTP 401, code 10000)."""
+    """Missing or wrong token (HTTP 401, code 10000). The message says where the token came from (the
+    ``api_token`` argument or ``CLOUDFLARE_API_TOKEN``; never its value) and what to check."""
 
 
 class PermissionDeniedError(APIError):
-    """The token or account may not use this model (HTTP 403)."""
+    """The token or account may not use this model (HTTP 403); where the token came from, as for
+    ``AuthenticationError``."""
 
 
 class RateLimitError(APIError):

@@ -1,8 +1,11 @@
-"""Every error the SDK raises, under one base class :class:`WorkersAIError`.
+"""Every error the SDK raises, under one base class :class:`WorkersAIError`, and every warning it emits,
+under :class:`WorkersAIWarning` (each pointing at the caller's line).
 
 API errors carry the HTTP status, the envelope's ``errors`` (code, message), its ``messages`` and the
 ``cf-ray`` header. The API token never appears in any of them. Which class a failed reply gets (by HTTP
-status and Workers AI code) and how its body is read is :mod:`._core.error_replies`.
+status and Workers AI code) and how its body is read is :mod:`._core.error_replies`; what the client adds
+to name the real cause (the account id of a 7003, where the token of a 401 came from, the known model ids
+nearest an unknown one) is :mod:`._core.causes`.
 
 The classes are defined in two private modules: the trunk (:mod:`._error_base`: the base classes and
 what a call's own machinery raises) and the rest (:mod:`._error_leaves`), which loads on the first use of
@@ -22,6 +25,7 @@ from ._error_base import (
     InputValidationError,
     ResponseDecodeError,
     WorkersAIError,
+    WorkersAIWarning,
 )
 
 if TYPE_CHECKING:
@@ -50,10 +54,12 @@ if TYPE_CHECKING:
         RealtimeTimeoutError,
         RequestTooLargeError,
         ResponseTooLargeError,
+        RouteNotFoundError,
         ServerTimeoutError,
         StreamError,
         ToolLoopError,
         UnknownInputWarning,
+        UnknownModelWarning,
     )
 
 __all__ = [
@@ -89,11 +95,14 @@ __all__ = [
     "RequestTooLargeError",
     "ResponseDecodeError",
     "ResponseTooLargeError",
+    "RouteNotFoundError",
     "ServerTimeoutError",
     "StreamError",
     "ToolLoopError",
     "UnknownInputWarning",
+    "UnknownModelWarning",
     "WorkersAIError",
+    "WorkersAIWarning",
 ]
 
 if not TYPE_CHECKING:  # type checkers see the imports above: a misspelt name stays an error, not Any

@@ -185,7 +185,7 @@ def test_models_glob_selects_models(tmp_path: Path) -> None:
     assert result.code == 0
     files = tree(tmp_path / "out" / "pkg_glob")
     ids = sorted(p for p in files if p.startswith("models/") and p.endswith(".py") and "__init__" not in p)
-    assert ids and all(p.startswith(("models/cf/baai/", "models/_shared/", "models/_shapes/")) for p in ids)
+    assert ids and all(p.startswith(("models/cf/baai/", "models/_shapes/")) for p in ids)
     assert generate(SCHEMAS, tmp_path / "none", "pkg_glob", ["@cf/nothing/*"]).code == 2
 
 

@@ -60,7 +60,7 @@ def test_only_the_model_tables_are_printed_unformatted() -> None:
 
 
 def test_literals_are_double_quoted_as_ruff_writes_them_and_read_back_unchanged() -> None:
-    from codegen.render import pylit
+    from codegen.literals import pylit
 
     assert pylit("a") == '"a"' and pylit("it's") == '"it\'s"' and pylit(("x",)) == '("x",)'
     for text in ["a", "it's", 'say "hi"', "both ' and \"", "\\", "\n\x00\t", "é", "\u2028", "{x}", '"""']:

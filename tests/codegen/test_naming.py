@@ -31,11 +31,7 @@ def test_handle_names_keep_number_groups_apart() -> None:
 
 def test_no_public_name_ends_in_a_collision_counter() -> None:
     modules = [f"workers_ai.{m}" for m, _ in _registry.MODELS.values()]
-    modules += [
-        f"workers_ai.models._shared.{p.stem}"
-        for p in (GENERATED / "models" / "_shared").glob("*.py")
-        if p.stem[0] != "_"
-    ]
+    modules += [f"workers_ai.models._shapes.{p.stem}" for p in (GENERATED / "models" / "_shapes").glob("*_types*.py")]
     checked = 0
     for name in modules:
         module = importlib.import_module(name)
@@ -56,7 +52,7 @@ def test_identical_shapes_are_shared_across_a_family() -> None:
     b = importlib.import_module("workers_ai.models.hf.nousresearch.hermes_2_pro_mistral_7b")
     common = [n for n in model_exports(a) if n in model_exports(b) and getattr(a, n) is getattr(b, n)]
     homes = {getattr(a, n).__module__ for n in common}
-    assert common and all(h.startswith("workers_ai.models._shared.text_generation") for h in homes), homes
+    assert common and all(h.startswith("workers_ai.models._shapes.text_generation_types") for h in homes), homes
     text = (GENERATED / "models" / "cf" / "meta" / "llama_3_8b_instruct.py").read_text(encoding="utf-8")
     assert all(f"class {n}(" not in text for n in common)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import json
 import re
 from collections.abc import Iterator
 from functools import cache
@@ -23,7 +24,8 @@ import pytest
 
 from codegen.load import load_schemas
 from codegen.plan import ModelPlan, SharedPlan, plan_models
-from codegen.render import PlanMismatch, _check  # pyright: ignore[reportPrivateUsage]
+from codegen.struct_printer import StructPrinter
+from codegen.struct_schema import struct_definition, struct_document
 from codegen.structs import FieldPlan, StructPlan
 from tests._codegen_util import ROOT
 
@@ -200,6 +202,7 @@ def test_every_struct_field_is_the_plans_type_and_its_twin_the_same_type_loosene
         aliases = _aliases(_module(module))
         classes = _classes(module)
         for s in structs:
+            assert [ast.unparse(b) for b in classes[s.name].bases] == [*([s.view] if s.view else []), "Struct"]
             printed = {
                 st.target.id: _expand(st.annotation, aliases)
                 for st in classes[s.name].body
@@ -282,15 +285,56 @@ def _members_text(text: str) -> list[str]:
     return [ast.unparse(m) for m in _members(ast.parse(text, mode="eval").body)]
 
 
-def test_render_refuses_struct_code_whose_field_type_differs_from_the_plan() -> None:
-    """The printer's output is checked against the plan: an ``int`` the plan calls ``float`` is a generator
-    bug (exit 3), not a silent difference between the struct and its twin."""
-    field = FieldPlan("n", "n", "float", "float", "float", True, None, False, "", False)
-    plan = (StructPlan("Thing", (field,), "ThingDict", True, (), "{}", (), "k"),)
-    code = "from msgspec import Struct\n\n\nclass Thing(Struct, omit_defaults=True, kw_only=True):\n    n: {}\n"
-    _check(code.format("float"), plan, "m.py")
-    with pytest.raises(PlanMismatch, match="fields of Thing differ"):
-        _check(code.format("int"), plan, "m.py")
+def _field(wire: str, annotation: str, required: bool, default: str | None, output: bool) -> FieldPlan:
+    name = wire.replace("-", "_")
+    return FieldPlan(name, wire, annotation, annotation, annotation, required, default, False, "", output)
+
+
+ONE = "Annotated[str, Meta(min_length=1)]"
+FORMS = [  # (wire name, annotation, required, default)
+    ("text", f"{ONE} | Annotated[list[{ONE}], Meta(max_length=100)]", True, None),
+    ("n", "Annotated[int, Meta(ge=1, le=9999999999)]", False, "5"),
+    ("x", "Annotated[float, Meta(ge=-2.0, lt=2.5)]", False, None),
+    ("kind", "Literal['mean', 'cls']", False, "'mean'"),
+    ("level", "Literal[1, 2]", False, None),
+    ("image", "list[float] | bytes", False, None),
+    ("raw", "bytes", False, None),
+    ("content", "str | None", True, None),
+    ("maybe", "Annotated[str, Meta(max_length=3)] | None", False, None),
+    ("parts", "list[Part] | Part | None", False, None),
+    ("tags", "dict[str, Annotated[str, Meta(pattern='^[a-z]+$')]]", False, None),
+    ("extra", "dict[str, Any]", False, None),
+    ("anything", "Any", False, None),
+    ("list-of-lists", "list[list[float]]", False, "[]"),
+    ("part", "Part", False, None),
+]
+
+
+@pytest.mark.parametrize("output", [False, True])
+def test_the_printer_prints_the_planned_type_of_every_kind_of_field(output: bool) -> None:
+    """The struct printer is handed the plan's types spelled as JSON Schema (``struct_schema``): what it prints
+    is each field's planned annotation, for every form an annotation takes, inputs and outputs alike."""
+    structs: list[StructPlan] = []
+    for name, fields in (
+        ("Part", (_field("name", "str", True, None, output),)),
+        ("Thing", tuple(_field(*form, output) for form in FORMS)),
+    ):
+        definition, titles = struct_definition(name, fields, output)
+        deps = ("Part",) if name == "Thing" else ()
+        structs.append(StructPlan(name, fields, None, True, deps, json.dumps(definition), titles, name))
+    doc = struct_document(structs, {}, "pkg")
+    code, _ = StructPrinter().code(doc, tuple(structs), "m.py")
+    tree = ast.parse(code)
+    aliases = _aliases(tree)
+    assert set(aliases) == {a for s in structs for a in s.alias_names}  # every alias it wrote is one the plan titled
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    for s in structs:
+        printed = {
+            st.target.id: ast.unparse(_expand(st.annotation, aliases))
+            for st in classes[s.name].body
+            if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name)
+        }
+        assert printed == {f.name: ast.unparse(ast.parse(f.declared, mode="eval").body) for f in s.fields}
 
 
 def test_shared_modules_are_planned_once() -> None:

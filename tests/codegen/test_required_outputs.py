@@ -18,8 +18,10 @@ from workers_ai._registry import MODELS
 from workers_ai._sync.session import Reply
 from workers_ai.testing._synth import Synthesizer
 
+from codegen.draft import always_returned, output_rule
 from codegen.load import load_schemas
-from codegen.plan import ModelPlan, always_returned, output_rule, plan_models, variant_schemas
+from codegen.plan import ModelPlan, plan_models
+from codegen.variants import variant_schemas
 
 ROOT = Path(__file__).resolve().parents[2]
 

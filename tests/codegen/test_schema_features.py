@@ -16,7 +16,8 @@ import pytest
 from workers_ai.testing._synth import Synthesizer
 
 from codegen.load import load_schemas
-from codegen.plan import plan_models, variant_schemas
+from codegen.plan import plan_models
+from codegen.variants import variant_schemas
 from tests._codegen_util import build, importable, mypy_strict, write_schema
 from tests._server import Reply, ScriptedServer, ok
 from tests.conftest import ACCOUNT, TOKEN

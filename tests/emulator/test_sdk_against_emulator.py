@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 import urllib3
 from workers_ai import BatchRequest, BinaryOutput, WorkersAI, errors
+from workers_ai._core.requests import get_json_flow
 from workers_ai.errors import BatchItemError
 from workers_ai.models.cf.baai.bge_m3 import Context, EmbeddingOutput, QueryOutput
 from workers_ai.testing import Emulator
@@ -211,11 +212,12 @@ def test_error_routes_raise_the_right_errors(workers_ai_emulator: Emulator) -> N
     with pytest.raises(errors.AuthenticationError) as auth:
         WorkersAI(account_id=emu.account_id, api_token="wrong", base_url=emu.base_url).model(BGE).embed(text="a")
     assert auth.value.code == 10000 and auth.value.status == 401 and "wrong" not in str(auth.value)
-    with pytest.raises(errors.ModelNotFoundError) as account:
+    with pytest.raises(errors.RouteNotFoundError) as account:
         WorkersAI(account_id="e" * 32, api_token=emu.api_token, base_url=emu.base_url).model(BGE).embed(text="a")
-    assert account.value.code == 7003 and account.value.status == 404
+    assert account.value.code == 7003 and account.value.status == 404 and f"account id {'e' * 32}" in str(account.value)
     with pytest.raises(errors.ModelNotFoundError) as route:
-        _client(emu).get_json("ai/v9/nothing")
+        client = _client(emu)
+        client._drive(get_json_flow(client, "ai/v9/nothing"))
     assert route.value.code == 7000
     assert all(e.cf_ray and e.cf_ray.endswith("-EMU") for e in (no_model.value, auth.value, account.value))
 

@@ -19,8 +19,10 @@ import pytest
 from workers_ai.testing._synth import Synthesizer
 
 from codegen.cli import generate
+from codegen.draft import always_returned, output_rule
 from codegen.load import load_schemas
-from codegen.plan import ModelPlan, always_returned, output_rule, plan_models, variant_schemas
+from codegen.plan import ModelPlan, plan_models
+from codegen.variants import variant_schemas
 from tests._catalog import catalog_dir
 from tests._codegen_util import build, copy_catalog, handle_class, importable, model_modules, mypy_strict
 

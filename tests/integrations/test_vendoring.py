@@ -50,7 +50,7 @@ def test_vendored_copy_is_self_contained(vendored: Path) -> None:
     models = sorted(
         p.relative_to(root / "models").as_posix() for p in (root / "models").rglob("*.py") if p.name != "__init__.py"
     )
-    assert models and all(m.startswith(("cf/baai/", "_shared/", "_shapes/")) for m in models), models
+    assert models and all(m.startswith(("cf/baai/", "_shapes/")) for m in models), models
     # Relative imports only, and nothing at run time beyond the standard library, msgspec and urllib3
     # (the optional testing/ subpackage may use jsonschema and pytest, the optional ray module Ray, numpy
     # and pyarrow; imports under `if TYPE_CHECKING:` are for type checkers only).

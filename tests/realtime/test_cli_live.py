@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import wave
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,12 +11,8 @@ from workers_ai.testing import Emulator
 
 
 @pytest.fixture
-def emu(monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
-    with Emulator() as e:
-        monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", e.account_id)
-        monkeypatch.setenv("CLOUDFLARE_API_TOKEN", e.api_token)
-        monkeypatch.setenv("CLOUDFLARE_BASE_URL", e.base_url)
-        yield e
+def emu(emulator_env: Emulator) -> Emulator:
+    return emulator_env
 
 
 def test_listen_prints_interim_then_final_lines(

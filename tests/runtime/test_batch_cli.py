@@ -61,8 +61,9 @@ def test_a_bad_line_is_named_by_file_and_line_and_nothing_is_sent(
         ([good, "[1, 2]"], "in.jsonl:2: expected a JSON object"),
     ):
         _write(tmp_path / "in.jsonl", lines)
-        assert _run(tmp_path) == 1
-        assert expect in capsys.readouterr().err
+        assert _run(tmp_path) == 2  # bad input, refused before anything is sent: a usage error
+        err = capsys.readouterr().err.splitlines()
+        assert len(err) == 1 and err[0].startswith("workers-ai batch: ") and expect in err[0], err
     assert emu.requests == []
     assert not (tmp_path / "out.jsonl").exists()
     assert [p.name for p in tmp_path.iterdir()] == ["in.jsonl"]  # no temporary file left behind

@@ -148,7 +148,7 @@ def test_a_body_over_the_size_limit_is_refused_before_sending(server: ScriptedSe
     handle = client(server).model(BASE)
     with pytest.raises(InputValidationError, match="under 200"):
         body = encode_requests(handle, [{"text": ["x" * 300]}])
-        handle.client.drive(submit_flow(handle, BatchJob[Any], body, 1, None, 200))
+        handle.client._drive(submit_flow(handle, BatchJob[Any], body, 1, None, 200))
     assert server.requests == []
 
 

@@ -166,5 +166,6 @@ def test_unknown_json_keys_warn_on_one_line_or_fail_with_strict(emu: Emulator) -
     assert "Traceback" not in err and "warnings.warn" not in err
     refused = cli(env_for(emu), "run", LLAMA, "--strict", "--json", '{"prompt": "hi", "max_token": 5}')
     err = refused.stderr.decode()
-    assert refused.returncode == 1 and "InputValidationError" in err and "$.max_token" in err, err
+    assert refused.returncode == 2 and err.startswith("workers-ai run: ") and "$.max_token" in err, err
+    assert len(err.splitlines()) == 1 and "did you mean 'max_tokens'" in err
     assert len(emu.requests) == before + 1  # the strict run sent nothing

@@ -1,11 +1,10 @@
 """Every ``workers-ai`` command reports a usage error the same way, from one place (``main``): one line,
 ``workers-ai COMMAND: message``, exit status 2, nothing sent; argparse's own errors (a missing argument,
 an unknown option, a value of the wrong type) included. A command that made calls ends with its usage line
-however it ends."""
+however it ends; one that failed before any call counted ends with its error alone."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,12 +16,8 @@ SMALL = "@cf/baai/bge-small-en-v1.5"
 
 
 @pytest.fixture
-def emu(monkeypatch: pytest.MonkeyPatch) -> Iterator[Emulator]:
-    with Emulator() as e:
-        monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", e.account_id)
-        monkeypatch.setenv("CLOUDFLARE_API_TOKEN", e.api_token)
-        monkeypatch.setenv("CLOUDFLARE_BASE_URL", e.base_url)
-        yield e
+def emu(emulator_env: Emulator) -> Emulator:
+    return emulator_env
 
 
 CASES = [
@@ -56,7 +51,7 @@ def test_a_usage_error_is_one_line_exit_2_and_nothing_sent(
     assert emu.requests == []
 
 
-def test_a_failed_batch_run_ends_with_its_usage_line_as_run_does(
+def test_a_failed_batch_run_ends_with_its_error_and_no_usage_line_of_nothing_used(
     emu: Emulator, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     requests = tmp_path / "in.jsonl"
@@ -65,4 +60,5 @@ def test_a_failed_batch_run_ends_with_its_usage_line_as_run_does(
     argv = ["batch", LLAMA, "--input", str(requests), "-o", str(tmp_path / "out.jsonl")]
     assert main([*argv, "--timeout", "0.2", "--poll-interval", "0.01"]) == 1
     err = capsys.readouterr().err.splitlines()
-    assert err[-2].startswith("workers-ai: usage: ") and err[-1].startswith("workers-ai: BatchTimeoutError")
+    assert err[-1].startswith("workers-ai: BatchTimeoutError")
+    assert not any(line.startswith("workers-ai: usage: ") for line in err), err  # no "usage: 0 calls" first

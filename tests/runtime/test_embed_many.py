@@ -17,6 +17,15 @@ from tests._server import ScriptedServer, fail
 from tests.conftest import ACCOUNT, TOKEN
 from tests.runtime._queue import QueueSim, embed_vectors
 
+
+def embed_many(handle: Any, texts: list[str], **options: Any) -> Any:
+    """The embedding flow with options ``ModelHandle.embed_many`` does not take (``max_bytes``), driven."""
+    from workers_ai._batch.chunking import embed_flow
+    from workers_ai._batch.jobs import BatchJob
+
+    return handle.client._drive(embed_flow(handle, BatchJob[Any], texts, **options))
+
+
 BASE = "@cf/baai/bge-base-en-v1.5"
 M3 = "@cf/baai/bge-m3"
 
@@ -148,7 +157,6 @@ def test_the_byte_limit_splits_into_several_batches_each_under_it(server: Script
     texts = [f"{'x' * 300} {i}" for i in range(40)]
     progress: list[BatchProgress] = []
     ai = client(server)
-    from workers_ai._batch.chunking import embed_many
 
     vectors = embed_many(ai.model(BASE), texts, batch_size=10, max_bytes=2000, on_progress=progress.append)
     assert [v[0] for v in vectors] == [float(i) for i in range(40)]
@@ -200,7 +208,6 @@ def test_the_deadline_names_every_unfinished_request_id(server: ScriptedServer) 
     sim = QueueSim(states=["queued"])
     server.script(sim)
     texts = [f"{'x' * 300} {i}" for i in range(20)]
-    from workers_ai._batch.chunking import embed_many
 
     with pytest.raises(BatchTimeoutError) as info:
         embed_many(client(server).model(BASE), texts, batch_size=5, max_bytes=2000, timeout=0.01)
@@ -219,7 +226,6 @@ def test_a_failed_later_submission_reports_the_batches_already_queued(server: Sc
 
     server.script(reply)
     texts = [f"{'x' * 300} {i}" for i in range(20)]
-    from workers_ai._batch.chunking import embed_many
     from workers_ai.errors import BatchError
 
     with pytest.raises(BatchError) as info:

@@ -61,13 +61,14 @@ def test_traversal_ids_are_refused_before_anything_is_sent(gateway: bool) -> Non
         result = run_client(
             f"""
             from workers_ai import Gateway
+            from workers_ai._core.config import run_url
             gw = Gateway(id="gw", account_id=ACCOUNT, base_url={server.url!r} + "/v1", url_form=True)
             gw = gw if {gateway} else None
             ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE, gateway=gw, max_retries=0)
             result = {{repr(i): outcome(lambda i=i: ai.run(i, {{"prompt": "x"}})) for i in {TRAVERSALS!r}}}
             result["model"] = outcome(lambda: ai.model("@cf/../../x"))
             bad = "@cf/../../../../x"
-            result["gateway_url"] = outcome(lambda: gw.url(ACCOUNT, bad) if gw else ai.run_url(bad))
+            result["gateway_url"] = outcome(lambda: gw.url(ACCOUNT, bad) if gw else run_url(ai, bad))
             """,
             server,
         )
@@ -596,10 +597,12 @@ def test_connections_are_reused_after_empty_and_whole_bodies() -> None:
     with Server(answer) as server:
         result = run_client(
             """
+            from workers_ai._core.config import run_url
+            from workers_ai._core.requests import request_flow
             ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=BASE)
-            url = ai.run_url("@cf/acme/any")
+            url = run_url(ai, "@cf/acme/any")
             got = [ai.run("@cf/acme/any", {"prompt": "x"})["response"] for _ in range(3)]
-            got.append(ai.request("POST", url, b'{"empty": 1}').status)
+            got.append(ai._drive(request_flow(ai, "POST", url, b'{"empty": 1}')).status)
             got.append(ai.run("@cf/acme/any", {"prompt": "x"})["response"])
             result = {"got": got}
             """,

@@ -39,11 +39,14 @@ NOT_FOR_A_SYNC_CALL = (
     "workers_ai._error_leaves",  # the error classes a successful call never raises (errors.py loads them)
     "workers_ai._core.affinity",
     "workers_ai._core.binary",
+    "workers_ai._core.causes",
     "workers_ai._core.error_replies",
     "workers_ai._core.pickling",
     "workers_ai._core.proxies",
     "workers_ai._core.redact",
     "workers_ai._core.stream_events",
+    "workers_ai._core.suggest",
+    "workers_ai._core.warn",
     "workers_ai._handles.universal",
     "workers_ai._listing",
     "workers_ai._sync.stream",
@@ -129,7 +132,7 @@ def test_every_error_class_resolves_from_errors_and_shows_it_as_its_module() -> 
         "unlisted = sorted(set(errors.__all__) - set(dir(errors)))\n"
         "print(json.dumps([len(names), wrong, type(back).__name__, str(back), unlisted]))"
     )
-    assert fresh(code) == [36, [], "QuotaExceededError", "daily | HTTP 429", []]
+    assert fresh(code) == [39, [], "QuotaExceededError", "daily | HTTP 429", []]
     import workers_ai.errors as errors
 
     with pytest.raises(AttributeError, match="no attribute 'NoSuchError'"):

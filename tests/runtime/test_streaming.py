@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 import pytest
 from workers_ai import EventStream, StreamEvent, WorkersAI
-from workers_ai._sync.stream import StreamResult, ToolCall, ToolCallMerger
+from workers_ai._core.stream_events import StreamResult, ToolCall, ToolCallMerger
 from workers_ai.errors import (
     APIConnectionError,
     CapacityError,

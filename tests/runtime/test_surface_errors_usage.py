@@ -117,9 +117,7 @@ def test_usage_and_cost_summed_across_threads(server: ScriptedServer) -> None:
     assert ai.usage.calls == 80 and ai.usage.total_tokens == 2 * (prompt_sum + 280)
     assert ai.usage.total_cost_usd is None  # one model's price is unknown: the total is too, not a guess
     assert ai.usage.known_cost_usd == pytest.approx(priced.cost_usd) and ai.usage.unpriced == [UNPRICED]
-    assert (
-        "cost unknown" in ai.usage.summary() and UNPRICED in ai.usage.summary() and "for the rest" in ai.usage.summary()
-    )
+    assert ai.usage.summary().endswith(f"no published price for {UNPRICED}; ${priced.cost_usd:.6f} for the rest")
     ai.usage.reset()
     assert ai.usage.calls == 0 and ai.usage.by_model == {} and ai.usage.total_cost_usd == 0.0
 
@@ -147,6 +145,34 @@ def test_streams_and_batches_are_counted_against_the_emulator() -> None:
         batch = ai.usage.by_model["@cf/baai/bge-m3"]
         assert (batch.calls, batch.items) == (1, 3)
         assert msgspec.to_builtins(ai.usage.total)["items"] == 3
+
+
+def test_a_model_this_client_never_called_reads_as_nothing_used_sync_and_async() -> None:
+    """docs/library.md: a model called through the openai SDK is not in ``ai.usage``; looking it up is no
+    ``KeyError`` but nothing used, while the models ``ai`` called keep their counts."""
+    import asyncio
+
+    from openai import OpenAI
+    from workers_ai import ModelUsage
+
+    with Emulator() as emu:
+        ai = emu.client()
+        OpenAI(base_url=ai.openai_base_url, api_key=emu.api_token).chat.completions.create(
+            model=PRICED, messages=[{"role": "user", "content": "hi"}]
+        )
+        ai.model(UNPRICED).chat(messages=[{"role": "user", "content": "hi"}])
+        by_model = ai.usage.by_model
+        assert by_model[PRICED] == ModelUsage() and by_model[PRICED].cost_usd == 0.0  # nothing used, no KeyError
+        assert PRICED not in by_model and list(by_model) == [UNPRICED] and by_model.get(PRICED) is None
+        assert by_model[UNPRICED].calls == 1
+
+        async def on_async() -> None:
+            async with emu.async_client() as aio:
+                await aio.model(UNPRICED).chat(messages=[{"role": "user", "content": "hi"}])
+                assert aio.usage.by_model["@cf/baai/bge-m3"].calls == 0
+                assert aio.usage.by_model[UNPRICED].calls == 1 and list(aio.usage.by_model) == [UNPRICED]
+
+        asyncio.run(on_async())
 
 
 def test_call_cost_units_cached_tokens_and_unknowns() -> None:

@@ -11,7 +11,7 @@ from typing import Any, Literal
 import msgspec
 import pytest
 from workers_ai import WorkersAI, errors, tool_calls
-from workers_ai._sync.stream import ToolCallMerger
+from workers_ai._core.stream_events import ToolCallMerger
 from workers_ai._tools.tooldefs import tool_def
 from workers_ai.testing import Emulator
 

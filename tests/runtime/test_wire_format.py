@@ -5,6 +5,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 from workers_ai import BinaryOutput, Gateway, WorkersAI
+from workers_ai._core.config import run_url
 from workers_ai.errors import ConfigurationError
 from workers_ai.models.cf.baai import bge_m3
 from workers_ai.models.cf.meta import llama_3_8b_instruct as llama
@@ -217,12 +218,12 @@ def test_gateway_of_another_account_needs_the_url_form() -> None:
 def test_gateway_short_form() -> None:
     ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, gateway=f"{ACCOUNT}/gw1")
     assert (
-        ai.run_url("@cf/baai/bge-m3")
+        run_url(ai, "@cf/baai/bge-m3")
         == f"https://api.cloudflare.com/client/v4/accounts/{ACCOUNT}/ai/run/@cf/baai/bge-m3"
     )
     assert ai._base_headers["cf-aig-gateway-id"] == "gw1"  # pyright: ignore[reportPrivateUsage]
     old = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, gateway=Gateway(id="gw1", account_id="acc7", url_form=True))
-    assert old.run_url("@cf/baai/bge-m3") == "https://gateway.ai.cloudflare.com/v1/acc7/gw1/workers-ai/@cf/baai/bge-m3"
+    assert run_url(old, "@cf/baai/bge-m3") == "https://gateway.ai.cloudflare.com/v1/acc7/gw1/workers-ai/@cf/baai/bge-m3"
     assert old.openai_base_url == "https://gateway.ai.cloudflare.com/v1/acc7/gw1/workers-ai/v1"
 
 

@@ -10,7 +10,14 @@ from workers_ai import AsyncWorkersAI, WorkersAI
 from workers_ai.models.cf.deepgram.aura_2_en_live import Aura2EnEvent, Flushed
 from workers_ai.models.cf.deepgram.flux_live import FluxEvent, TurnInfo
 from workers_ai.models.cf.deepgram.nova_3_live import Nova3Event, Results, Word
-from workers_ai.realtime import AsyncListenSession, ListenSession, RawEvent, SpeakSession, Transcript
+from workers_ai.realtime import (
+    AsyncListenSession,
+    AsyncSpeakSession,
+    ListenSession,
+    RawEvent,
+    SpeakSession,
+    Transcript,
+)
 
 
 def nova(ai: WorkersAI) -> None:
@@ -53,6 +60,20 @@ def aura(ai: WorkersAI) -> None:
             elif isinstance(item, Flushed):
                 assert_type(item.sequence_id, int)
         for chunk in s.speak("more"):
+            assert_type(chunk, bytes)
+        s.flush()
+        for got in s.until_flushed():
+            assert_type(got, bytes | Aura2EnEvent)
+
+
+async def async_aura(ai: AsyncWorkersAI) -> None:
+    async with ai.model("@cf/deepgram/aura-2-en").speak_live(speaker="luna") as s:
+        assert_type(s, AsyncSpeakSession[Aura2EnEvent])
+        await s.send_text("hello")
+        await s.flush()
+        async for got in s.until_flushed():
+            assert_type(got, bytes | Aura2EnEvent)
+        async for chunk in s.speak("more"):
             assert_type(chunk, bytes)
 
 

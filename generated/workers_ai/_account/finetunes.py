@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import msgspec
 
-from .._core.config import SessionConfig
+from .._core.config import SessionConfig, api_url, remember
 from .._core.envelope import unwrap
 from .._core.flow import Flow
 from .._core.form import encode_form
 from .._core.jsonview import as_object
+from .._core.requests import get_json_flow, request_flow
 
 if TYPE_CHECKING:
     from .._aio.session import AsyncSession
@@ -120,21 +121,21 @@ class FinetuneFlows:
         self, method: str, path: str, body: bytes | None, content_type: str | None, what: str
     ) -> Flow[Any]:
         s = self._session
-        reply = yield from s.request_flow(method, s.api_url(path), body, content_type=content_type)
+        reply = yield from request_flow(s, method, api_url(s, path), body, content_type=content_type)
         result, messages = unwrap(reply.status, reply.headers, reply.data, model_id=None, what=what)
-        s.remember(reply.status, reply.headers, messages)
+        remember(s, reply.status, reply.headers, messages)
         return result
 
-    def list_flow(self) -> Flow[list[Finetune]]:
+    def _list_flow(self) -> Flow[list[Finetune]]:
         return _convert(
             (yield from self._result_flow("GET", "ai/finetunes", None, None, "fine-tune list")), list[Finetune]
         )
 
-    def public_flow(self, limit: int | None, offset: int | None) -> Flow[list[Finetune]]:
-        env = yield from self._session.get_json_flow("ai/finetunes/public", {"limit": limit, "offset": offset})
+    def _public_flow(self, limit: int | None, offset: int | None) -> Flow[list[Finetune]]:
+        env = yield from get_json_flow(self._session, "ai/finetunes/public", {"limit": limit, "offset": offset})
         return _convert(env.get("result"), list[Finetune])
 
-    def create_flow(self, model: str, name: str, description: str | None, public: bool) -> Flow[Finetune]:
+    def _create_flow(self, model: str, name: str, description: str | None, public: bool) -> Flow[Finetune]:
         if not isinstance(name, str) or not name.strip():  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ConfigurationError("a fine-tune needs a non-empty name")
         data: dict[str, Any] = {"model": model, "name": name, "public": public}
@@ -143,7 +144,7 @@ class FinetuneFlows:
         body = msgspec.json.encode(data)
         return _convert((yield from self._result_flow("POST", "ai/finetunes", body, _JSON, "fine-tune")), Finetune)
 
-    def upload_flow(self, finetune: Finetune | str, adapter_model: FilePath, adapter_config: FilePath) -> Flow[None]:
+    def _upload_flow(self, finetune: Finetune | str, adapter_model: FilePath, adapter_config: FilePath) -> Flow[None]:
         check_adapter(adapter_model, adapter_config)
         key = finetune.id if isinstance(finetune, Finetune) else finetune
         if not key or "/" in key:
@@ -166,44 +167,51 @@ class Finetunes(FinetuneFlows):
 
     def list(self) -> list[Finetune]:
         """The account's fine-tunes."""
-        return self._session.drive(self.list_flow())
+        return self._drive(self._list_flow())
 
     def public(self, *, limit: int | None = None, offset: int | None = None) -> builtins.list[Finetune]:
         """Public fine-tunes anyone may use as ``lora=``."""
-        return self._session.drive(self.public_flow(limit, offset))
+        return self._drive(self._public_flow(limit, offset))
 
     def create(self, model: str, name: str, *, description: str | None = None, public: bool = False) -> Finetune:
         """A new, empty fine-tune of base ``model`` (a LoRA-capable model); upload its files next."""
-        return self._session.drive(self.create_flow(model, name, description, public))
+        return self._drive(self._create_flow(model, name, description, public))
 
     def upload(self, finetune: Finetune | str, *, adapter_model: FilePath, adapter_config: FilePath) -> None:
         """Upload both adapter files to ``finetune`` (a :class:`Finetune`, its id or its name).
 
         Both are checked first (:func:`check_adapter`); nothing is sent when one breaks a limit.
         """
-        self._session.drive(self.upload_flow(finetune, adapter_model, adapter_config))
+        self._drive(self._upload_flow(finetune, adapter_model, adapter_config))
+
+    def _drive(self, flow: Flow[T]) -> T:
+        return self._session._drive(flow)  # pyright: ignore[reportPrivateUsage]
 
 
 class AsyncFinetunes(FinetuneFlows):
     """``AsyncWorkersAI().finetunes``: the methods of :class:`Finetunes`, awaited."""
 
+    # generated from _account/finetunes.py:Finetunes by codegen.twins, to the end of the class
     _session: AsyncSession
 
     async def list(self) -> list[Finetune]:
         """The account's fine-tunes."""
-        return await self._session.drive(self.list_flow())
+        return await self._drive(self._list_flow())
 
     async def public(self, *, limit: int | None = None, offset: int | None = None) -> builtins.list[Finetune]:
         """Public fine-tunes anyone may use as ``lora=``."""
-        return await self._session.drive(self.public_flow(limit, offset))
+        return await self._drive(self._public_flow(limit, offset))
 
     async def create(self, model: str, name: str, *, description: str | None = None, public: bool = False) -> Finetune:
         """A new, empty fine-tune of base ``model`` (a LoRA-capable model); upload its files next."""
-        return await self._session.drive(self.create_flow(model, name, description, public))
+        return await self._drive(self._create_flow(model, name, description, public))
 
     async def upload(self, finetune: Finetune | str, *, adapter_model: FilePath, adapter_config: FilePath) -> None:
-        """Upload both adapter files to ``finetune`` (see :meth:`Finetunes.upload`)."""
-        await self._session.drive(self.upload_flow(finetune, adapter_model, adapter_config))
+        """Upload both adapter files to ``finetune`` (a :class:`Finetune`, its id or its name)."""
+        await self._drive(self._upload_flow(finetune, adapter_model, adapter_config))
+
+    async def _drive(self, flow: Flow[T]) -> T:
+        return await self._session._drive(flow)  # pyright: ignore[reportPrivateUsage]
 
 
 def _convert(value: Any, kind: type[T]) -> T:

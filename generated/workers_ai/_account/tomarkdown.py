@@ -7,10 +7,11 @@ from typing import Any, TypeVar, cast
 
 import msgspec
 
-from .._core.config import SessionConfig
+from .._core.config import SessionConfig, api_url, remember
 from .._core.envelope import unwrap
 from .._core.flow import Flow
 from .._core.form import FileInput, FormField, encode_form, guess_type, read_file_input
+from .._core.requests import get_json_flow, request_flow
 from ..errors import InputValidationError, ResponseDecodeError
 
 __all__ = ["MarkdownFormat", "MarkdownResult", "supported_flow", "to_markdown_flow"]
@@ -52,9 +53,9 @@ def to_markdown_flow(session: SessionConfig, files: Sequence[FileInput] | FileIn
     if not fields:
         raise InputValidationError("tomarkdown", "$.files", "to_markdown needs at least one file")
     body, content_type = encode_form(fields)
-    reply = yield from session.request_flow("POST", session.api_url("ai/tomarkdown"), body, content_type=content_type)
+    reply = yield from request_flow(session, "POST", api_url(session, "ai/tomarkdown"), body, content_type=content_type)
     result, messages = unwrap(reply.status, reply.headers, reply.data, model_id=None, what="tomarkdown reply")
-    session.remember(reply.status, reply.headers, messages)
+    remember(session, reply.status, reply.headers, messages)
     return in_order(_convert(result, list[MarkdownResult], reply.data), [f[0] for _, f in fields], reply.data)
 
 
@@ -77,7 +78,7 @@ def in_order(results: list[MarkdownResult], names: list[str], body: bytes) -> li
 
 def supported_flow(session: SessionConfig) -> Flow[list[MarkdownFormat]]:
     """``GET /ai/tomarkdown/supported``."""
-    env = yield from session.get_json_flow("ai/tomarkdown/supported")
+    env = yield from get_json_flow(session, "ai/tomarkdown/supported")
     return _convert(env.get("result"), list[MarkdownFormat], b"")
 
 

@@ -2,24 +2,22 @@
 
 Configuration, URLs, headers and ``last_response`` come from :class:`~.._core.config.SessionConfig`;
 every decision (retry or not, how long to wait, which error) is a flow of :mod:`.._core` that the sync
-``Session`` runs too. This module only awaits the flows' commands.
+``Session`` runs too. The driver is printed from the sync one; written here: ``last_response`` per task,
+blocking work in the loop's executor.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
-from .._core.config import Reply, SessionConfig
+from .._core.config import SessionConfig
 from .._core.flow import Call, Flow, Send, T
 from ..errors import APIConnectionError
 from .transport import AiohttpTransport
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
-
-    from .._core.config import RequestOptions
     from .transport import AsyncTransport
 
 __all__ = ["AsyncSession"]
@@ -60,9 +58,6 @@ async def _off_loop(command: Call) -> Any:
 class AsyncSession(SessionConfig):
     """Configuration and the asyncio transport shared by every call (no thread per call)."""
 
-    _transport: AsyncTransport
-    is_async: ClassVar[bool] = True
-
     def _new_transport(self, transport: Any, max_connections: int, compress: bool) -> AsyncTransport:
         import asyncio  # here, not at import: ``import workers_ai`` stays free of asyncio
 
@@ -70,14 +65,17 @@ class AsyncSession(SessionConfig):
         self._sleep_async: Callable[[float], Awaitable[None]] = asyncio.sleep
         return transport or AiohttpTransport(max_connections=max_connections, decompress=compress, network=self.network)
 
+    # generated from _sync/session.py:Session by codegen.twins, to the end of the class
+    _transport: AsyncTransport
+
     async def aclose(self) -> None:
         """Close pooled connections (a ``with_options`` copy leaves the ones it shares to their owner)."""
         if self._owns_transport:
             await self._transport.aclose()
 
-    async def drive(self, flow: Flow[T]) -> T:
-        """Run ``flow`` to its result, answering its commands with awaited I/O (the twin of
-        ``Session.drive``: the same commands, awaited)."""
+    async def _drive(self, flow: Flow[T]) -> T:
+        """Run ``flow`` to its result, answering its commands with awaited I/O (the driver: what every
+        call of this client runs)."""
         send = self._transport.send
         answer: Any = None
         try:
@@ -108,13 +106,3 @@ class AsyncSession(SessionConfig):
             return result
         finally:
             flow.close()
-
-    async def request(
-        self, method: str, url: str, body: bytes | None = None, **options: Unpack[RequestOptions]
-    ) -> Reply:
-        """As :meth:`Session.request <.._sync.session.Session.request>`, awaited."""
-        return await self.drive(self.request_flow(method, url, body, **options))
-
-    async def get_json(self, path: str, query: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """GET an account API path; the checked envelope (``result``, ``result_info``, ...)."""
-        return await self.drive(self.get_json_flow(path, query))

@@ -6,7 +6,8 @@ The parsing (SSE framing, the fast path, error events, size caps, ``[DONE]``) is
 ``max_event_bytes`` per event, the connection reused after ``[DONE]`` and dropped otherwise.
 
 ``h.chat_stream(...)`` returns an :class:`AsyncStreamRequest`: validated at once, sent on
-``async with`` (or ``await``), which gives the :class:`AsyncEventStream`.
+``async with`` (or ``await``), which gives the :class:`AsyncEventStream`, whose methods are printed from
+``EventStream``'s but how its events are handed out and its finalizer.
 """
 
 from __future__ import annotations
@@ -33,17 +34,40 @@ __all__ = ["AsyncEventStream", "AsyncStreamRequest"]
 
 
 class AsyncEventStream(StreamParser):
-    """``async for event in stream``: typed :class:`~._stream.StreamEvent` s over a live reply.
-
-    Use it in ``async with`` (or call :meth:`aclose`) to give the connection back when leaving early.
-    """
-
-    _resp: AsyncResponse
+    """``async for event in stream``: typed events over a live reply, with the rules ``EventStream`` lists; use it
+    in ``async with`` (or call :meth:`aclose`) to give the connection back when leaving early."""
 
     def __init__(self, response: AsyncResponse, **options: Any) -> None:
         super().__init__(response, **options)
         self._agen: AsyncIterator[list[StreamEvent]] | None = None
         self._at = 0
+
+    def __del__(self) -> None:
+        try:
+            if not getattr(self, "closed", True):
+                self.closed = True
+                self._report_end()  # usage counted, the span ended
+                self._resp.close()
+        except Exception:
+            pass
+
+    def __aiter__(self) -> AsyncEventStream:
+        return self
+
+    async def __anext__(self) -> StreamEvent:
+        # The events of the batch decoded last, one by one; then the next batch (StopAsyncIteration at the end).
+        current = self._current
+        if self._at < len(current):
+            self._at += 1
+            return current[self._at - 1]
+        if self._agen is None:
+            self._agen = self._batches()
+        batch = await self._agen.__anext__()
+        self._at = 1
+        return batch[0]
+
+    # generated from _sync/stream.py:EventStream by codegen.twins, to the end of the class
+    _resp: AsyncResponse
 
     async def __aenter__(self) -> AsyncEventStream:
         return self
@@ -53,42 +77,21 @@ class AsyncEventStream(StreamParser):
     ) -> None:
         await self.aclose()
 
-    def __del__(self) -> None:
-        try:
-            if not getattr(self, "closed", True):
-                self.closed = True
-                self._report_end()  # as the sync stream's close(): usage counted, the span ended
-                self._resp.close()
-        except Exception:
-            pass
-
-    def __aiter__(self) -> AsyncEventStream:
-        return self
-
-    async def __anext__(self) -> StreamEvent:
-        current = self._current
-        if self._at < len(current):
-            self._at += 1
-            return current[self._at - 1]
-        if self._agen is None:
-            self._agen = self._batches()
-        batch = await self._agen.__anext__()  # StopAsyncIteration at the end
-        self._at = 1
-        return batch[0]
-
     async def aclose(self) -> None:
         """Stop reading. An unfinished stream's socket is closed; a finished one's connection is reused."""
         if self.closed:
             return
         self.closed = True
         self._report_end()
-        self._current = []
+        self._current.clear()  # events decoded but not yet handed out are not delivered after aclose()
         if self.done and await self._drain():
             self._resp.release()
             return
         self._resp.close()
 
     async def _drain(self) -> bool:
+        """Read what follows ``[DONE]`` (normally only the end of the chunked body) within a short time
+        bound; True when the body ended, so the connection can go back to the pool."""
         deadline = time.monotonic() + DRAIN_SECONDS
         left = DRAIN_LIMIT
         try:
@@ -101,7 +104,10 @@ class AsyncEventStream(StreamParser):
             return False
         return False
 
+    # ------------------------------------------------------------------ reading
+
     async def _read(self, since: float) -> bytes:
+        """The next bytes, waiting at most ``idle_timeout`` after ``since`` and never past the total deadline."""
         idle_end = since + self._idle
         try:
             chunk = await self._resp.read_chunk(min(idle_end, self._until))
@@ -122,15 +128,13 @@ class AsyncEventStream(StreamParser):
                 if want == WANT_BYTES:
                     want = parser.send(await self._read(since))
                 elif want == WANT_BODY:
-                    body = await self._resp.read_all(self._max_reply)
-                    self.bytes_read += len(body)
-                    want = parser.send(body)
+                    want = parser.send(await self._read_all())
                 else:
                     assert not isinstance(want, int)
                     if want:
                         self._current = want
                         yield want
-                    since = time.monotonic()
+                    since = time.monotonic()  # after the caller had the events: its time is not idle time
                     want = next(parser)
         except StopIteration:
             return
@@ -144,6 +148,13 @@ class AsyncEventStream(StreamParser):
         finally:
             parser.close()
             await self.aclose()
+
+    async def _read_all(self) -> bytes:
+        body = await self._resp.read_all(self._max_reply)
+        self.bytes_read += len(body)
+        return body
+
+    # ------------------------------------------------------------------ joining
 
     async def collect(self) -> StreamResult:
         """Read the rest of the stream and join it: text, reasoning, merged tool calls, final usage."""

@@ -25,22 +25,13 @@ from .._core.jsonview import as_object
 from ..errors import BatchItemsError, InputValidationError
 from .embed_plan import NUMPY_TEXTS_PER_BATCH, BatchProgress, plan_batches, text_batch_limit
 from .f32 import decode_block, numpy
-from .jobs import MAX_BATCH_BYTES, AsyncBatchJob, BatchItem, BatchJob, BatchJobBase, BatchModel
+from .jobs import MAX_BATCH_BYTES, BatchItem, BatchJobBase, BatchModel
 from .many import ListSource, ManyOptions, Unit, many_flow
 
 if TYPE_CHECKING:
     from .f32 import F32
 
-__all__ = ["embed_flow", "embed_many"]
-
-
-def embed_many(handle: BatchModel, texts: Sequence[str], **options: Any) -> Any:
-    """Embed ``texts`` with the async batch API; one vector per text, in input order (:func:`embed_flow`
-    and its keywords). Runs on the handle's client: the vectors with the sync client, an awaitable of
-    them with the async one."""
-    client: Any = handle.client
-    job_type: Callable[..., BatchJobBase[Any]] = AsyncBatchJob[Any] if client.is_async else BatchJob[Any]
-    return client.drive(embed_flow(handle, job_type, texts, **options))
+__all__ = ["embed_flow"]
 
 
 def embed_flow(

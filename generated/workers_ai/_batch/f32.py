@@ -15,8 +15,9 @@ from typing import Any, Protocol
 
 import msgspec
 
+from .._core.config import remember
 from .._core.decode import decode_typed
-from .._sync.session import Reply
+from .._core.requests import Reply
 from ..errors import ConfigurationError
 from .jobs import BatchJobBase
 
@@ -131,7 +132,7 @@ def read_lean(job: BatchJobBase[Any], reply: Reply) -> BatchPoll:
             items.append((item.id, raw, item.error or ""))
         return BatchPoll(st.state, items)
     poll, messages = fast
-    job.handle.client.remember(reply.status, reply.headers, messages)
+    remember(job.handle.client, reply.status, reply.headers, messages)
     items = []
     for pos, raw_item in enumerate(poll.responses or []):
         try:

@@ -16,19 +16,20 @@ retried like any other call.
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import msgspec
 
-from .._core.config import Reply
+from .._core.config import run_url
 from .._core.error_replies import code_of, error_details
-from .._core.flow import Flow, Sleep
+from .._core.flow import Flow, Sleep, T
 from .._core.jsonview import as_list, as_object
+from .._core.requests import Reply, request_flow
 from .._core.retry import check_seconds
 from .._core.telemetry import batch_log, telemetry_of
 from .._core.usage import usage_from
+from .._error_base import WorkersAIWarning
 from ..errors import (
     APITimeoutError,
     BatchError,
@@ -94,7 +95,7 @@ class AsyncBatchTarget(BatchModel, Protocol):
     def client(self) -> AsyncSession: ...
 
 
-class BatchStatusWarning(UserWarning):
+class BatchStatusWarning(WorkersAIWarning):
     """The API reported a batch status this SDK does not know; ``wait()`` keeps polling."""
 
 
@@ -233,10 +234,11 @@ class BatchJobBase(Generic[OutT]):
             )
         if not st.known and st.state not in warned:
             warned.add(st.state)
-            warnings.warn(
+            from .._core.warn import warn_user
+
+            warn_user(  # at the caller of wait()
                 f"batch {self.request_id} for {self.model}: unknown status {st.state!r}; still polling",
                 BatchStatusWarning,
-                stacklevel=3,  # the caller of wait()
             )
         wait = schedule.next_wait(now)
         if wait is None:
@@ -251,18 +253,18 @@ class BatchJobBase(Generic[OutT]):
 
     # ------------------------------------------------------------------ flows (run by the client's driver)
 
-    def poll_flow(self, deadline: float | None = None) -> Flow[Reply]:
+    def _poll_flow(self, deadline: float | None = None) -> Flow[Reply]:
         """One status request (POST ``{"request_id": ...}`` with ``?queueRequest=true``), the reply unread."""
         client = self.handle.client
         body = msgspec.json.encode({"request_id": self.request_id})
-        url = client.run_url(self.model) + "?queueRequest=true"
-        return (yield from client.request_flow("POST", url, body, model_id=self.model, deadline=deadline))
+        url = run_url(client, self.model) + "?queueRequest=true"
+        return (yield from request_flow(client, "POST", url, body, model_id=self.model, deadline=deadline))
 
-    def status_flow(self, deadline: float | None = None) -> Flow[BatchStatus]:
+    def _status_flow(self, deadline: float | None = None) -> Flow[BatchStatus]:
         """Poll once and read the status (the results are kept once the job is done)."""
-        return self.read_status((yield from self.poll_flow(deadline)))
+        return self.read_status((yield from self._poll_flow(deadline)))
 
-    def wait_flow(
+    def _wait_flow(
         self,
         timeout: float,
         poll_interval: float,
@@ -272,13 +274,16 @@ class BatchJobBase(Generic[OutT]):
         """Poll until the job is done (see ``BatchJob.wait``)."""
         if self._result is not None:
             return self._result
-        flow = self._wait_flow(timeout, poll_interval, max_interval, on_progress)
+        flow = self._polls_flow(timeout, poll_interval, max_interval, on_progress)
         client = self.handle.client
         tel = telemetry_of(client)
         if tel is None:
             return (yield from flow)
         call = tel.start(
-            "batch_wait", self.model, client.run_url(self.model), extra={"workers_ai.batch.request_id": self.request_id}
+            "batch_wait",
+            self.model,
+            run_url(client, self.model),
+            extra={"workers_ai.batch.request_id": self.request_id},
         )
         self._call = call
         try:
@@ -286,7 +291,7 @@ class BatchJobBase(Generic[OutT]):
         finally:
             self._call = None
 
-    def _wait_flow(
+    def _polls_flow(
         self,
         timeout: float,
         poll_interval: float,
@@ -299,7 +304,7 @@ class BatchJobBase(Generic[OutT]):
         warned: set[str] = set()
         while True:
             try:
-                st = yield from self.status_flow(deadline)
+                st = yield from self._status_flow(deadline)
             except APITimeoutError:
                 if time.monotonic() < deadline:
                     raise
@@ -365,11 +370,11 @@ class BatchJob(BatchJobBase[OutT]):
 
         ``deadline`` (``time.monotonic()``) bounds the poll, its retries included.
         """
-        return self.handle.client.drive(self.status_flow(deadline))
+        return self._drive(self._status_flow(deadline))
 
     def poll(self, *, deadline: float | None = None) -> Reply:
         """Send one status request and return the reply unread (:meth:`read_status` reads it)."""
-        return self.handle.client.drive(self.poll_flow(deadline))
+        return self._drive(self._poll_flow(deadline))
 
     def wait(
         self,
@@ -390,21 +395,25 @@ class BatchJob(BatchJobBase[OutT]):
         when the job failed as a whole. A status this SDK does not know is reported with a
         :class:`BatchStatusWarning` (once per status) and polling goes on.
         """
-        return self.handle.client.drive(self.wait_flow(timeout, poll_interval, max_interval, on_progress))
+        return self._drive(self._wait_flow(timeout, poll_interval, max_interval, on_progress))
+
+    def _drive(self, flow: Flow[T]) -> T:
+        return self.handle.client._drive(flow)  # pyright: ignore[reportPrivateUsage]
 
 
 class AsyncBatchJob(BatchJobBase[OutT]):
     """A queued batch polled with ``await job.status()`` / ``await job.wait()`` (see :class:`BatchJob`)."""
 
+    # generated from _batch/jobs.py:BatchJob by codegen.twins, to the end of the class
     handle: AsyncBatchTarget
 
     async def status(self, *, deadline: float | None = None) -> BatchStatus:
-        """Poll once; when the job is done the results are kept (see :attr:`result`)."""
-        return await self.handle.client.drive(self.status_flow(deadline))
+        """Poll once: POST ``{"request_id": ...}``. When the job is done the results are kept (see :attr:`result`)."""
+        return await self._drive(self._status_flow(deadline))
 
     async def poll(self, *, deadline: float | None = None) -> Reply:
         """Send one status request and return the reply unread (:meth:`read_status` reads it)."""
-        return await self.handle.client.drive(self.poll_flow(deadline))
+        return await self._drive(self._poll_flow(deadline))
 
     async def wait(
         self,
@@ -414,5 +423,8 @@ class AsyncBatchJob(BatchJobBase[OutT]):
         max_interval: float = 15.0,
         on_progress: Callable[[BatchStatus, float], None] | None = None,
     ) -> BatchResult[OutT]:
-        """Poll until the job is done and return its results (see :meth:`BatchJob.wait`)."""
-        return await self.handle.client.drive(self.wait_flow(timeout, poll_interval, max_interval, on_progress))
+        """Poll until the job is done and return its results."""
+        return await self._drive(self._wait_flow(timeout, poll_interval, max_interval, on_progress))
+
+    async def _drive(self, flow: Flow[T]) -> T:
+        return await self.handle.client._drive(flow)  # pyright: ignore[reportPrivateUsage]

@@ -411,7 +411,7 @@ def _run(
         if lean:
             from .f32 import read_lean
 
-            got = read_lean(job, (yield from job.poll_flow(real_deadline)))
+            got = read_lean(job, (yield from job._poll_flow(real_deadline)))  # pyright: ignore[reportPrivateUsage]
             attempt.state = got.state
             if got.items is None:
                 return None
@@ -419,7 +419,7 @@ def _run(
                 BatchItem(i, raw is not None, raw, None, [] if raw is not None else [ErrorDetail(None, message)])
                 for i, raw, message in got.items
             ]
-        st = yield from job.status_flow(real_deadline)
+        st = yield from job._status_flow(real_deadline)  # pyright: ignore[reportPrivateUsage]
         attempt.state = st.state
         result = job.result
         return None if result is None else result.items

@@ -1,7 +1,7 @@
 """Queueing a batch: the one submission flow (size check, ``?queueRequest=true``, the request id) that
 ``handle.submit_batch`` (sync and async) and ``batch_many`` drive.
 
-Submitting is never blindly repeated: the rule lives in ``Session.request(queued=True)`` (see
+Submitting is never blindly repeated: the rule lives in ``request_flow(queued=True)`` (see
 :mod:`.jobs`).
 """
 
@@ -11,7 +11,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from .._core.config import run_url
 from .._core.flow import Flow
+from .._core.requests import request_flow
 from .._core.telemetry import batch_log, telemetry_of
 from .jobs import BatchJobBase
 from .wire import BatchModel, check_batch_size, submitted_id
@@ -33,7 +35,7 @@ def submit_flow(
     check_batch_size(handle.model_id, body, max_bytes)
     client = handle.client
     submitted = time.time()
-    url = client.run_url(handle.model_id) + "?queueRequest=true"
+    url = run_url(client, handle.model_id) + "?queueRequest=true"
     flow = _submitted_id_flow(handle, url, body, headers)
     tel = telemetry_of(client)
     if tel is None:
@@ -47,5 +49,5 @@ def submit_flow(
 
 def _submitted_id_flow(handle: BatchModel, url: str, body: bytes, headers: Mapping[str, str] | None) -> Flow[str]:
     client = handle.client
-    reply = yield from client.request_flow("POST", url, body, headers=headers, queued=True, model_id=handle.model_id)
+    reply = yield from request_flow(client, "POST", url, body, headers=headers, queued=True, model_id=handle.model_id)
     return submitted_id(handle.model_id, client, reply)

@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Generic, Protocol, T
 import msgspec
 
 from .._core.body import encode_body
-from .._core.config import Reply, SessionConfig
+from .._core.config import SessionConfig, remember
 from .._core.decode import OutputDecoder, split_error
 from .._core.envelope import checked
 from .._core.error_replies import error_details, format_details
 from .._core.jsonview import as_object
+from .._core.requests import Reply
 from .._core.usage import Usage
 from ..errors import BatchItemError, ConfigurationError, ErrorDetail, InputValidationError, ResponseDecodeError
 
@@ -185,7 +186,7 @@ def failure_text(raw: Any) -> str:
 def result_object(client: SessionConfig, reply: Reply, model: str, what: str) -> dict[str, Any]:
     """The ``result`` object of an enveloped reply (the envelope is checked by ``_envelope.checked``)."""
     env, messages = checked(reply.status, reply.headers, reply.data, model_id=model, what=f"{what} reply")
-    client.remember(reply.status, reply.headers, messages)
+    remember(client, reply.status, reply.headers, messages)
     result = as_object(env.get("result"))
     if result is None:
         raise ResponseDecodeError(

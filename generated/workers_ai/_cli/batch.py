@@ -120,7 +120,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     )
     try:
         flow = many_flow(handle, BatchJob[Any], source, sink, journal=args.journal, on_progress=bar, options=options)
-        sent: int = handle.client.drive(flow)
+        sent: int = handle.client._drive(flow)  # pyright: ignore[reportPrivateUsage]
     except BaseException:
         out.discard()
         raise

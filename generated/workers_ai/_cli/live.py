@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .output import UsageError
+from .output import ENVIRONMENT, UsageError, add_base_url
 
 __all__ = ["add_live_commands"]
 
@@ -23,20 +23,22 @@ SPEAK_MODEL = "@cf/deepgram/aura-2-en"
 
 
 def add_live_commands(sub: Any) -> None:
-    p_listen = sub.add_parser("listen", help="transcribe a WAV file live over WebSocket (interim and final lines)")
+    p_listen = sub.add_parser(
+        "listen", help="transcribe a WAV file live over WebSocket (interim and final lines)", epilog=ENVIRONMENT
+    )
     p_listen.add_argument("file", type=Path, help="a PCM WAV file, or raw linear16 audio with --sample-rate")
     p_listen.add_argument("--model", default=LISTEN_MODEL, help=f"a realtime speech-to-text model ({LISTEN_MODEL})")
     p_listen.add_argument("--sample-rate", type=int, default=16000, help="for raw audio (a WAV file says its own)")
     p_listen.add_argument("--realtime", action="store_true", help="send the audio at its real pace")
-    p_listen.add_argument("--base-url", default=None)
+    add_base_url(p_listen)
     p_listen.set_defaults(func=_cmd_listen)
-    p_speak = sub.add_parser("speak", help="speak a text live over WebSocket into a WAV file")
-    p_speak.add_argument("text")
+    p_speak = sub.add_parser("speak", help="speak a text live over WebSocket into a WAV file", epilog=ENVIRONMENT)
+    p_speak.add_argument("text", help="the text to speak")
     p_speak.add_argument("-o", "--output", type=Path, required=True, help="the WAV file to write")
     p_speak.add_argument("--model", default=SPEAK_MODEL, help=f"a realtime text-to-speech model ({SPEAK_MODEL})")
-    p_speak.add_argument("--speaker", default=None)
-    p_speak.add_argument("--sample-rate", type=int, default=24000)
-    p_speak.add_argument("--base-url", default=None)
+    p_speak.add_argument("--speaker", default=None, help="the model's voice (default: the model's own)")
+    p_speak.add_argument("--sample-rate", type=int, default=24000, help="of the audio and the WAV file (default 24000)")
+    add_base_url(p_speak)
     p_speak.set_defaults(func=_cmd_speak)
 
 

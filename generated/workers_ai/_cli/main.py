@@ -2,9 +2,10 @@
 module (``run``, ``embed``, ``models``; ``listen`` and ``speak`` in :mod:`.live`).
 
 How every command ends is decided here, once: a usage error (:class:`.output.UsageError`, argparse's
-own included) is one line, ``workers-ai COMMAND: message``, and exit 2; an SDK error one line and exit
-1; a command that made its client (:func:`.output.new_client`) ends with the usage line, however it
-ends (in the one ``interrupted`` line on Ctrl-C)."""
+own included, and an input the model's schema refuses before anything is sent) is one line, ``workers-ai
+COMMAND: message``, and exit 2; an SDK error one line and exit 1; a command that made its client
+(:func:`.output.new_client`) ends with the usage line when it succeeded or a call of it did (in the one
+``interrupted`` line on Ctrl-C)."""
 
 from __future__ import annotations
 
@@ -16,13 +17,13 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .. import _registry
-from ..errors import WorkersAIError
+from .. import __version__, _registry
+from ..errors import InputValidationError, WorkersAIError
 from .embed import cmd_embed
 from .files import OutputError
 from .live import add_live_commands
 from .models import cmd_models
-from .output import Parser, UsageError, usage_line
+from .output import ENVIRONMENT, Parser, UsageError, add_base_url, usage_line
 from .run import cmd_run
 
 __all__ = ["main"]
@@ -67,11 +68,13 @@ def _cmd_sync(args: argparse.Namespace) -> int:
             f"it needs its extra: pip install '{dist}[{extra}]'"
         ) from None
     from .._clients.sync import BaseClient
+    from .._core.requests import get_json_flow
     from ..errors import APIError
 
     client = BaseClient(base_url=args.base_url)
+    get_json: Callable[..., dict[str, Any]] = lambda *a: client._drive(get_json_flow(client, *a))  # noqa: E731  # pyright: ignore[reportPrivateUsage]
     try:
-        code = run_live(args, client.get_json, (APIError,))
+        code = run_live(args, get_json, (APIError,))
     finally:
         client.close()
     return code
@@ -83,16 +86,21 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     return cmd_batch(args)
 
 
+_MODEL_HELP = "a model id, e.g. @cf/meta/llama-3.1-8b-instruct (workers-ai models lists them)"
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="workers-ai", description="Cloudflare Workers AI from the command line")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = Parser(prog="workers-ai", description="Cloudflare Workers AI from the command line", epilog=ENVIRONMENT)
+    parser.add_argument("--version", action="version", version=f"workers-ai {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, help="what to do (workers-ai COMMAND --help)")
     p_run = sub.add_parser(
         "run",
         help="run a model",
         description="Inputs: --json, key=value pairs (typed by the model's schema; key=@PATH reads a file, "
         "key:=JSON takes raw JSON) and --file PATH (binary input: audio, an image).",
+        epilog=ENVIRONMENT,
     )
-    p_run.add_argument("model")
+    p_run.add_argument("model", help=_MODEL_HELP)
     p_run.add_argument("pairs", nargs="*", metavar="key=value", help="input fields, e.g. prompt='a cat' max_tokens=64")
     p_run.add_argument("--json", help="the input payload as JSON; - reads stdin, @FILE reads a file")
     p_run.add_argument("--file", help="a binary input: the request body, or the model's one binary field")
@@ -103,19 +111,19 @@ def _parser() -> argparse.ArgumentParser:
     p_run.add_argument("--no-wait", action="store_true", help="with --queue: print the request id and exit")
     p_run.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for a batch (default 600)")
     p_run.add_argument("--poll-interval", type=float, default=1.0, help="first wait between batch polls (grows)")
-    p_run.add_argument("--base-url", default=None)
+    add_base_url(p_run)
     p_run.add_argument(
         "--strict", action="store_true", help="refuse input keys the model's schema does not know (default: warn)"
     )
     p_run.set_defaults(func=cmd_run)
-    p_embed = sub.add_parser("embed", help="embed many texts (one per line) through the batch API")
-    p_embed.add_argument("model")
+    p_embed = sub.add_parser("embed", help="embed many texts (one per line) through the batch API", epilog=ENVIRONMENT)
+    p_embed.add_argument("model", help=_MODEL_HELP)
     p_embed.add_argument("--texts", required=True, help="a file with one text per line; - reads stdin")
     p_embed.add_argument("-o", "--output", help="write the vectors (JSON) to this file")
     p_embed.add_argument("--batch-size", type=int, default=None, help="texts per request (default: the schema's)")
     p_embed.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait for every batch")
     p_embed.add_argument("--poll-interval", type=float, default=1.0, help="first wait between batch polls")
-    p_embed.add_argument("--base-url", default=None)
+    add_base_url(p_embed)
     p_embed.set_defaults(func=cmd_embed)
     p_batch = sub.add_parser(
         "batch",
@@ -123,8 +131,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Each line of --input is one request (JSON); -o gets one line per request, in order: "
         '{"id", "external_reference", "result"} or {"id", "external_reference", "error"}. With --journal the '
         "same command resumes after a crash without sending a queued batch again (docs/bulk-queue.md).",
+        epilog=ENVIRONMENT,
     )
-    p_batch.add_argument("model")
+    p_batch.add_argument("model", help=_MODEL_HELP)
     p_batch.add_argument("--input", required=True, help="the requests, one JSON object per line")
     p_batch.add_argument("-o", "--output", required=True, help="the results file (written when complete)")
     p_batch.add_argument("--journal", default=None, help="the run's journal: resume from it, record in it")
@@ -132,7 +141,7 @@ def _parser() -> argparse.ArgumentParser:
     p_batch.add_argument("--max-in-flight", type=int, default=8, help="batches queued at once (default 8)")
     p_batch.add_argument("--timeout", type=float, default=3600.0, help="seconds for the whole run (default 3600)")
     p_batch.add_argument("--poll-interval", type=float, default=1.0, help="first wait between polls (grows)")
-    p_batch.add_argument("--base-url", default=None)
+    add_base_url(p_batch)
     p_batch.set_defaults(func=_cmd_batch)
     p_models = sub.add_parser("models", help="list the models this package knows (id, task, methods, price)")
     p_models.add_argument("--task", help="only models of this task, e.g. 'Text Embeddings'")
@@ -142,11 +151,11 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("serve", help="start the local emulator (options: workers-ai serve --help)", add_help=False)
     generator = _generator_command("sync")
     if generator is not None:  # offered only where a generator is installed
-        p_sync = sub.add_parser("sync", help="download the account's model schemas and regenerate")
+        p_sync = sub.add_parser("sync", help="download the account's model schemas and regenerate", epilog=ENVIRONMENT)
         p_sync.add_argument("--schemas", default="schemas", help="folder the schema files go to (default: schemas)")
         p_sync.add_argument("--out", default="generated", help="folder the package is generated into")
         p_sync.add_argument("--package", default="workers_ai", help="dotted name of the generated package")
-        p_sync.add_argument("--base-url", default=None)
+        add_base_url(p_sync)
         p_sync.add_argument("--exit-code", action="store_true", help="exit 1 when anything changed")
         p_sync.add_argument("--no-generate", action="store_true", help="write schemas only")
         p_sync.add_argument(
@@ -177,9 +186,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = argparse.Namespace()
 
     def usage(code: int, line: str = "") -> int:
-        """``line`` (if any) after the usage line of the command's client, if it made one."""
+        """``line`` (if any) after the usage line of the command's client, if it made one: a command that
+        fails before any call succeeded is its error line alone (no "usage: 0 calls")."""
         meter = getattr(args, "usage_meter", None)
-        if meter is not None and (code != 2 or meter.calls):  # a usage error before any call: one line
+        if meter is not None and (code == 0 or meter.calls):
             print(usage_line(meter), file=sys.stderr)
         if line:
             print(line, file=sys.stderr)
@@ -194,6 +204,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
     except UsageError as exc:
         return usage(2, f"{exc.prog or prog}: {exc}")
+    except InputValidationError as exc:  # bad input, refused before anything was sent: a usage error
+        return usage(2, f"{prog}: {exc}")
     except WorkersAIError as exc:
         return usage(1, f"workers-ai: {type(exc).__name__}: {exc}")
     except OutputError as exc:
@@ -203,7 +215,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C: one line, and the shell's status for SIGINT (128 + 2)
         start = "\n" if sys.stderr.isatty() else ""  # after a streamed partial line on the terminal
         meter = getattr(args, "usage_meter", None)
-        print(f"{start}workers-ai: interrupted{f'; usage: {meter.summary()}' if meter else ''}", file=sys.stderr)
+        used = f"; usage: {meter.summary()}" if meter is not None and meter.calls else ""
+        print(f"{start}workers-ai: interrupted{used}", file=sys.stderr)
         return 130
     except OSError as exc:  # stdout itself could not be written (`> /dev/full`)
         if exc.errno not in _WRITE_ERRORS:

@@ -19,9 +19,11 @@ if TYPE_CHECKING:
     from .._client import WorkersAI
 
 __all__ = [
+    "ENVIRONMENT",
     "Parser",
     "ProgressBar",
     "UsageError",
+    "add_base_url",
     "binary_refusal",
     "media_of",
     "new_client",
@@ -45,6 +47,23 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see {self.prog} --help)", self.prog)
+
+
+# The end of the help of every command that calls the API: where its account, token and URL come from.
+ENVIRONMENT = (
+    "environment: CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN (the account and an API token with the Workers"
+    " AI permission), CLOUDFLARE_BASE_URL (optional: the API's base URL; `workers-ai serve` prints all three for"
+    " the local emulator); WORKERS_AI_LOG=debug|info|warning|error logs to stderr"
+)
+
+
+def add_base_url(parser: argparse.ArgumentParser) -> None:
+    """``--base-url``, as every command that calls the API takes it."""
+    parser.add_argument(
+        "--base-url",
+        default=None,
+        help="the API's base URL (default: CLOUDFLARE_BASE_URL, else https://api.cloudflare.com/client/v4)",
+    )
 
 
 def new_client(args: argparse.Namespace, **options: Any) -> WorkersAI:

@@ -9,7 +9,7 @@ come from the same generated model modules as the sync ones (each holds ``<Handl
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._aio.session import AsyncSession
@@ -31,14 +31,11 @@ __all__ = ["AsyncBaseClient", "AsyncWorkersAI"]
 
 
 class AsyncBaseClient(AsyncSession, ClientBase):
-    """Configuration and transport shared by every call, and the async model handles built on them.
-
-    Takes the options of ``WorkersAI`` (see ``BaseClient``) and reads the same environment variables.
-    Use it in ``async with`` or call :meth:`aclose` when done.
-    """
+    """Configuration and transport shared by every call, and the async model handles built on them."""
 
     _handle_prefix = "Async"
 
+    # generated from _clients/sync.py:BaseClient by codegen.twins, to the end of the class
     @staticmethod
     def _fallback_handle(universal: bool) -> type[Any]:
         if not universal:
@@ -54,20 +51,21 @@ class AsyncBaseClient(AsyncSession, ClientBase):
         await self.aclose()
 
     async def to_markdown(self, files: Sequence[FileInput] | FileInput) -> list[MarkdownResult]:
-        """Convert documents to Markdown (``/ai/tomarkdown``); see ``WorkersAI.to_markdown``."""
+        """Convert documents to Markdown (``/ai/tomarkdown``): paths, binary files or ``(name, bytes)``
+        pairs; one :class:`MarkdownResult` per file, in order (a failed file has ``error`` set)."""
         from .._account.tomarkdown import to_markdown_flow
 
-        return await self.drive(to_markdown_flow(self, files))
+        return await self._drive(to_markdown_flow(self, files))
 
     async def to_markdown_supported(self) -> list[MarkdownFormat]:
         """The formats ``to_markdown`` converts (extension and MIME type)."""
         from .._account.tomarkdown import supported_flow
 
-        return await self.drive(supported_flow(self))
+        return await self._drive(supported_flow(self))
 
     @functools.cached_property
     def finetunes(self) -> AsyncFinetunes:
-        """The account's fine-tunes (LoRA adapters): ``await ai.finetunes.list()``, ``create()``, ..."""
+        """The account's fine-tunes (LoRA adapters): ``list()``, ``create()``, ``upload()``, ``public()``."""
         from .._account.finetunes import AsyncFinetunes
 
         return AsyncFinetunes(self)
@@ -81,36 +79,12 @@ class AsyncBaseClient(AsyncSession, ClientBase):
 class AsyncWorkersAI(AsyncBaseClient):
     """Async client for the Workers AI REST API (``pip install 'workers-ai[async]'``).
 
-    Same constructor, options and environment variables as ``WorkersAI``; use it in ``async with`` or
-    ``await ai.aclose()``. ``ai.model(id)`` returns a typed handle whose methods are awaited
-    (``await h.embed(...)``); streams are ``async with h.chat_stream(...) as events: async for e in events``.
+    Same constructor, options and environment variables as ``WorkersAI`` (each argument is described under
+    ``__init__``); use it in ``async with`` or ``await ai.aclose()``. ``ai.model(id)`` returns a typed handle
+    whose methods are awaited (``await h.embed(...)``); streams are ``async with h.chat_stream(...) as events:
+    async for e in events``.
+
+    Attributes: ``usage`` (``UsageMeter``: calls, items, tokens, neurons and cost, in all and per model),
+    ``options`` (the frozen ``ClientOptions`` it was made with, resolved), ``last_response`` (status,
+    ``messages`` and ``cf-ray`` of this task's last reply), ``account_id``, ``base_url``, ``timeout``.
     """
-
-    def model(self, model_id: str) -> AsyncModelHandle[Any, Any]:
-        """The typed handle for ``model_id`` (its module is imported on first use)."""
-        handle: AsyncModelHandle[Any, Any] = self._model(model_id)
-        return handle
-
-    def run(
-        self,
-        model_id: str,
-        payload: Any,
-        *,
-        stream: bool = False,
-        queue_request: bool = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Any:
-        """Run any model: ``await ai.run(...)``; with ``stream=True`` use ``async with ai.run(...) as events``.
-
-        Ids that are not ``@cf/``/``@hf/`` go to the universal ``/ai/run`` route with the model in the
-        body. ``session_affinity`` sends ``x-session-affinity`` (prompt caching).
-        """
-        return self._dispatch(
-            model_id,
-            payload,
-            stream=stream,
-            queue_request=queue_request,
-            headers=headers,
-            session_affinity=session_affinity,
-        )

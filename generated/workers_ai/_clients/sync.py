@@ -10,7 +10,7 @@ flows of :mod:`.._core`.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._handles.sync import GenericHandle, ModelHandle
@@ -32,18 +32,7 @@ __all__ = ["DEFAULT_BASE_URL", "BaseClient", "ResponseInfo", "WorkersAI"]
 
 
 class BaseClient(Session, ClientBase):
-    """Configuration and transport shared by every call, and the model handles built on them.
-
-    Options beyond the account and token (docs/library.md, "Retries, timeouts and limits"): ``timeout``
-    (seconds per attempt, the whole reply included), ``max_retries``, ``max_connections`` (kept-alive
-    connections per host, default 64), ``max_response_bytes`` (default 256 MiB), ``max_event_bytes``
-    (one server-sent event, default 16 MiB), ``stream_idle_timeout`` (default 60 s between events),
-    ``stream_timeout`` (a whole stream; default none), ``compress`` (ask for gzip; off by default) and
-    ``rate_limit`` (requests per minute per model: the published limits by default, a number, a mapping
-    ``model id -> rpm`` or None; see :mod:`.._core.ratelimit`). They are kept as ``ai.options``
-    (a frozen ``ClientOptions``); ``ai.with_options(...)`` makes a configured copy. A client pickles as
-    its configuration, the token included (see :mod:`.._core.pickling`).
-    """
+    """Configuration and transport shared by every call, and the model handles built on them."""
 
     @staticmethod
     def _fallback_handle(universal: bool) -> type[Any]:
@@ -64,13 +53,13 @@ class BaseClient(Session, ClientBase):
         pairs; one :class:`MarkdownResult` per file, in order (a failed file has ``error`` set)."""
         from .._account.tomarkdown import to_markdown_flow
 
-        return self.drive(to_markdown_flow(self, files))
+        return self._drive(to_markdown_flow(self, files))
 
     def to_markdown_supported(self) -> list[MarkdownFormat]:
         """The formats ``to_markdown`` converts (extension and MIME type)."""
         from .._account.tomarkdown import supported_flow
 
-        return self.drive(supported_flow(self))
+        return self._drive(supported_flow(self))
 
     @functools.cached_property
     def finetunes(self) -> Finetunes:
@@ -89,34 +78,10 @@ class WorkersAI(BaseClient):
     """Client for the Workers AI REST API.
 
     ``WorkersAI()`` reads ``CLOUDFLARE_ACCOUNT_ID``, ``CLOUDFLARE_API_TOKEN`` and ``CLOUDFLARE_BASE_URL``;
-    ``ai.model(id)`` returns a typed handle with one method per input variant of that model.
+    ``ai.model(id)`` returns a typed handle with one method per input variant of that model. Each
+    constructor argument is described under ``__init__``; use the client in ``with`` or call ``close()``.
+
+    Attributes: ``usage`` (``UsageMeter``: calls, items, tokens, neurons and cost, in all and per model),
+    ``options`` (the frozen ``ClientOptions`` it was made with, resolved), ``last_response`` (status,
+    ``messages`` and ``cf-ray`` of this thread's last reply), ``account_id``, ``base_url``, ``timeout``.
     """
-
-    def model(self, model_id: str) -> ModelHandle[Any, Any]:
-        """The typed handle for ``model_id`` (its module is imported on first use)."""
-        handle: ModelHandle[Any, Any] = self._model(model_id)
-        return handle
-
-    def run(
-        self,
-        model_id: str,
-        payload: Any,
-        *,
-        stream: bool = False,
-        queue_request: bool = False,
-        headers: Mapping[str, str] | None = None,
-        session_affinity: str | None = None,
-    ) -> Any:
-        """Run any model: catalog models give decoded structs, unknown models ``dict`` or bytes.
-
-        Ids that are not ``@cf/``/``@hf/`` (e.g. ``openai/gpt-4.1-mini``) go to the universal ``/ai/run``
-        route with the model in the body. ``session_affinity`` sends ``x-session-affinity`` (prompt caching).
-        """
-        return self._dispatch(
-            model_id,
-            payload,
-            stream=stream,
-            queue_request=queue_request,
-            headers=headers,
-            session_affinity=session_affinity,
-        )

@@ -18,7 +18,7 @@ import msgspec
 from .jsonview import as_object
 from .usage import Usage, usage_from
 
-__all__ = ["ModelUsage", "UsageMeter", "call_cost", "rates", "usage_of", "usd"]
+__all__ = ["ModelUsage", "UsageMeter", "call_cost", "rates", "unpriced_reason", "usage_of", "usd"]
 
 _PER_MILLION = 1_000_000.0
 _TOKEN_UNITS = frozenset({"per M input tokens", "per M output tokens", "per M cached input tokens"})
@@ -118,8 +118,31 @@ def call_cost(price: Sequence[Any] | dict[str, float] | None, usage: Usage | Non
     return cost
 
 
+class _ByModel(dict[str, ModelUsage]):
+    """``by_model``: the models counted so far; any other id reads as nothing used (like a ``Counter``).
+
+    A model called only through another SDK (the openai SDK on ``ai.openai_base_url``) was never seen by
+    the meter, so it reads as nothing used *through this client*, which is what the meter counts."""
+
+    def __missing__(self, model_id: str) -> ModelUsage:
+        return _NOTHING
+
+
+_NOTHING = ModelUsage()
+
+
+def unpriced_reason(price: Sequence[Any], by_unit: dict[str, float] | None) -> str:
+    """Why a call of a model with this price list has no cost: no price (``"price"``), units replies do not
+    report (``"per step"``), or, its rates known, no token counts in the reply (``"tokens"``)."""
+    if by_unit is not None:
+        return "tokens"
+    units = sorted({str(e.get("unit")) for e in (as_object(p) for p in price) if e is not None and e.get("unit")})
+    other = [u for u in units if u not in _TOKEN_UNITS and u != "per inference request"]
+    return ", ".join(other) if other else "price"
+
+
 class _Tally:
-    __slots__ = ("calls", "completion", "cost", "items", "neurons", "prompt", "total")
+    __slots__ = ("calls", "completion", "cost", "items", "neurons", "prompt", "total", "why")
 
     def __init__(self) -> None:
         self.calls = 0
@@ -129,6 +152,7 @@ class _Tally:
         self.total = 0
         self.neurons: float | None = None
         self.cost: float | None = 0.0
+        self.why = ""  # why the cost is unknown (:func:`unpriced_reason`), once it is
 
     def snapshot(self) -> ModelUsage:
         return ModelUsage(self.calls, self.items, self.prompt, self.completion, self.total, self.neurons, self.cost)
@@ -173,6 +197,8 @@ class UsageMeter:
                 if usage.neurons is not None:
                     tally.neurons = (tally.neurons or 0.0) + usage.neurons
             tally.cost = None if cost is None or tally.cost is None else tally.cost + cost
+            if cost is None and not tally.why:
+                tally.why = unpriced_reason(price, cached[1])
 
     def reset(self) -> None:
         """Forget everything recorded so far."""
@@ -181,9 +207,9 @@ class UsageMeter:
 
     @property
     def by_model(self) -> Mapping[str, ModelUsage]:
-        """A snapshot per model id."""
+        """A snapshot per model id called so far; an id not called reads as ``ModelUsage()``, nothing used."""
         with self._lock:
-            return {model_id: tally.snapshot() for model_id, tally in sorted(self._models.items())}
+            return _ByModel((model_id, tally.snapshot()) for model_id, tally in sorted(self._models.items()))
 
     @property
     def total(self) -> ModelUsage:
@@ -251,11 +277,22 @@ class UsageMeter:
         if t.neurons is not None:
             parts.append(f"{t.neurons:g} neurons")
         if not t.calls:
-            pass  # nothing was used: no cost to state
-        elif t.cost_usd is not None:
-            parts.append(usd(t.cost_usd))
-        elif t.calls:
-            known = self.known_cost_usd
-            part = f"; {usd(known)} for the rest" if known else ""
-            parts.append(f"cost unknown (no usable price or token counts for {', '.join(self.unpriced)}{part})")
-        return ", ".join(parts)
+            return ", ".join(parts)  # nothing was used: no cost to state
+        if t.cost_usd is not None:
+            return ", ".join([*parts, usd(t.cost_usd)])
+        # Why each unknown cost is unknown, in its own words (never "no price or token counts" next to counts).
+        with self._lock:
+            reasons = {model_id: tally.why for model_id, tally in sorted(self._models.items()) if tally.why}
+        said: list[str] = []
+        for why in dict.fromkeys(reasons.values()):
+            models = ", ".join(m for m, w in reasons.items() if w == why)
+            if why == "price":
+                said.append(f"no published price for {models}")
+            elif why == "tokens":
+                said.append(f"cost of {models} unknown without token counts")
+            else:
+                said.append(f"cost of {models} unknown (priced {why})")
+        known = self.known_cost_usd
+        if known:
+            said.append(f"{usd(known)} for the rest")
+        return ", ".join(parts) + ", " + "; ".join(said)

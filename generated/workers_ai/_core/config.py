@@ -1,8 +1,6 @@
-"""What every call shares, whichever I/O drives it: options, URLs, headers, ``last_response``, the
-rate budget and usage meter, and the request flows (:func:`request_flow`, :func:`get_json_flow`).
-
-The sync ``Session`` (urllib3) and the ``AsyncSession`` (aiohttp) are this configuration plus a
-transport and a small loop that runs flows (see :mod:`.flow`); nothing here does I/O.
+"""A client's configuration, whichever I/O drives it (no I/O here): its options resolved and checked, the
+headers every request sends, ``last_response``, the usage meter and the rate budget (:class:`SessionConfig`),
+and the URLs of its calls. ``Session`` and ``AsyncSession`` add a transport and a driver (:mod:`.flow`).
 """
 
 from __future__ import annotations
@@ -13,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from types import FunctionType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 if TYPE_CHECKING:
@@ -28,9 +26,6 @@ import msgspec
 
 from .._error_base import APIConnectionError, APITimeoutError, ConfigurationError
 from .accounting import UsageMeter
-from .envelope import checked
-from .exchange import exchange
-from .flow import Flow
 from .gateway import Gateway
 from .network import Network
 from .options import (
@@ -38,20 +33,14 @@ from .options import (
     DEFAULT_MAX_EVENT_BYTES,
     DEFAULT_MAX_RESPONSE_BYTES,
     ClientOptions,
+    constructor_doc,
 )
 from .ratelimit import RateBudget, RateLimit
 from .retry import call_bound, check_seconds
 from .telemetry import env_log_bodies
 from .urls import check_account_id, check_base_url, model_path, segment
 
-__all__ = [
-    "DEFAULT_BASE_URL",
-    "SessionConfig",
-    "DEFAULT_MAX_EVENT_BYTES",
-    "DEFAULT_MAX_RESPONSE_BYTES",
-    "Reply",
-    "ResponseInfo",
-]
+__all__ = ["DEFAULT_BASE_URL", "ResponseInfo", "SessionConfig", "api_url", "handshake_headers", "remember", "run_url"]
 
 DEFAULT_BASE_URL = "https://api.cloudflare.com/client/v4"
 _USER_AGENT = "workers-ai-python/0.1"
@@ -69,20 +58,6 @@ class ResponseInfo(msgspec.Struct, frozen=True):
     headers: dict[str, str]
 
 
-if TYPE_CHECKING:
-    # For ``**options: Unpack[RequestOptions]``; a type checker's alone (see ``ClientOptionsDict``).
-    from typing import TypedDict
-
-    class RequestOptions(TypedDict, total=False):
-        """The keyword arguments of ``request`` / ``request_flow`` (see :func:`.exchange.exchange`)."""
-
-        content_type: str | None
-        headers: Mapping[str, str] | None
-        queued: bool
-        model_id: str | None
-        deadline: float | None
-
-
 class _MadeWith:
     """The constructor call that made a client (what pickles and ``with_options`` copies call again); the
     repr hides the arguments, the token among them."""
@@ -97,24 +72,84 @@ class _MadeWith:
         return f"<constructor arguments: {', '.join(self.kwargs) or 'positional only'}>"
 
 
-class Reply:
-    """A whole reply: status, headers and the body bytes (read within the size limit)."""
+def _credentials(account_id: str | None, api_token: str | None) -> tuple[str, str, tuple[str, str]]:
+    """The account id and token: as given, else from the environment; both required and well formed. And
+    where each came from, for errors that name the cause (a 7003 or a 401): never the token's value."""
+    sources = (
+        "the account_id argument" if account_id else "CLOUDFLARE_ACCOUNT_ID",
+        "the api_token argument" if api_token else "CLOUDFLARE_API_TOKEN",
+    )
+    account_id = account_id or os.environ.get("CLOUDFLARE_ACCOUNT_ID")
+    api_token = api_token or os.environ.get("CLOUDFLARE_API_TOKEN")
+    if not account_id:
+        raise ConfigurationError("no account id: pass account_id= or set CLOUDFLARE_ACCOUNT_ID")
+    if not api_token:
+        raise ConfigurationError("no API token: pass api_token= or set CLOUDFLARE_API_TOKEN")
+    if api_token != api_token.strip() or any(c in api_token for c in "\r\n\0"):
+        # Never echo it: a token pasted from a file often carries a newline.
+        raise ConfigurationError("the API token has surrounding whitespace or a line break; strip it first")
+    return check_account_id(account_id, sources[0]), api_token, sources
 
-    __slots__ = ("data", "headers", "status")
 
-    def __init__(self, status: int, headers: Mapping[str, str], data: bytes) -> None:
-        self.status = status
-        self.headers = headers
-        self.data = data
+def _check_counts(max_retries: int, max_connections: int, max_response_bytes: int, max_event_bytes: int) -> None:
+    """Retries an int >= 0; connection and byte limits ints >= 1 (a bool is no count)."""
+    if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise ConfigurationError("max_retries must be an int >= 0")
+    for name, value in (
+        ("max_connections", max_connections),
+        ("max_response_bytes", max_response_bytes),
+        ("max_event_bytes", max_event_bytes),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise ConfigurationError(f"{name} must be an int >= 1")
+
+
+def _base_url(base_url: str | None) -> str:
+    """The API root: as given, else ``CLOUDFLARE_BASE_URL``, else Cloudflare's; checked before any token goes to it."""
+    if base_url is None and os.environ.get("CLOUDFLARE_BASE_URL"):
+        return check_base_url(os.environ["CLOUDFLARE_BASE_URL"], "CLOUDFLARE_BASE_URL")
+    return check_base_url(base_url or DEFAULT_BASE_URL)
+
+
+def _gateway(gateway: str | Gateway | None, account_id: str) -> Gateway | None:
+    """``gateway=`` parsed; a header-routed gateway must be the client's account's, its id one line."""
+    if gateway is None:
+        return None
+    parsed = Gateway.parse(gateway)
+    if not parsed.url_form:
+        if parsed.account_id not in (None, account_id):
+            raise ConfigurationError("a gateway of another account needs Gateway(..., url_form=True)")
+        if any(c in parsed.id for c in "\r\n\0"):
+            raise ConfigurationError(f"gateway id {parsed.id!r} has a line break")
+    return parsed
+
+
+def _base_headers(token: str, gateway: Gateway | None, given: Mapping[str, Any]) -> dict[str, str]:
+    """The headers every request sends, built once (a call only copies them): auth, agent, encoding, the
+    gateway's, the user's (``headers=``) and the affinity key (``session_affinity=``)."""
+    base = {
+        "Authorization": f"Bearer {token}",
+        "User-Agent": _USER_AGENT,
+        "Accept": "*/*",
+        "Accept-Encoding": "gzip" if given["compress"] else "identity",
+    }
+    if gateway is not None:
+        base.update(gateway.headers())
+    base.update(given["headers"] or {})
+    if given["session_affinity"] is not None:
+        from .affinity import affinity_header  # here: only clients that ask for it load it
+
+        base.update(affinity_header(given["session_affinity"]))
+    return base
 
 
 class SessionConfig:
     """Configuration shared by every call, whichever transport sends it (sync :class:`Session` or
     ``AsyncSession``): options, URLs, headers, ``last_response``, the rate budget and the retry helpers.
 
-    Picklable (:mod:`._pickle`): a copy is made with the same arguments, the token included, and opens
+    Picklable (:mod:`.pickling`): a copy is made with the same arguments, the token included, and opens
     its own connections and rate budget (a ``with_options`` copy shares them instead). ``rate_limit``
-    paces each model's requests (:mod:`._ratelimit`).
+    paces each model's requests (:mod:`.ratelimit`).
 
     Deadlines: ``timeout`` bounds each attempt as a whole (connecting, sending, the headers and the
     entire body). Retries add at most ``max_retries`` attempts and waits of at most 60 s each, so one
@@ -122,8 +157,8 @@ class SessionConfig:
     then ``stream_idle_timeout`` between events and ``stream_timeout`` (if set) for the whole stream.
     """
 
-    is_async: ClassVar[bool] = False  # whether ``drive`` returns the result or an awaitable of it
     __made_with: _MadeWith
+    _sources: tuple[str, str]  # where the account id and the token came from (see _credentials)
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Self:
         # Kept for pickles and ``with_options`` copies, which call the class again with it (:mod:`.pickling`,
@@ -132,6 +167,7 @@ class SessionConfig:
         self.__made_with = _MadeWith(args, dict(kwargs))
         return self
 
+    # The signature is the table's (.options.OPTIONS), written out for type checkers; a test holds them equal.
     def __init__(
         self,
         account_id: str | None = None,
@@ -160,101 +196,56 @@ class SessionConfig:
         meter_provider: Any = None,
         log_bodies: bool = False,
     ) -> None:
-        account_id = account_id or os.environ.get("CLOUDFLARE_ACCOUNT_ID")
-        api_token = api_token or os.environ.get("CLOUDFLARE_API_TOKEN")
-        if not account_id:
-            raise ConfigurationError("no account id: pass account_id= or set CLOUDFLARE_ACCOUNT_ID")
-        if not api_token:
-            raise ConfigurationError("no API token: pass api_token= or set CLOUDFLARE_API_TOKEN")
-        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise ConfigurationError("max_retries must be an int >= 0")
-        for name, value in (
-            ("max_connections", max_connections),
-            ("max_response_bytes", max_response_bytes),
-            ("max_event_bytes", max_event_bytes),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:  # pyright: ignore[reportUnnecessaryIsInstance]
-                raise ConfigurationError(f"{name} must be an int >= 1")
-        if api_token != api_token.strip() or any(c in api_token for c in "\r\n\0"):
-            # Never echo it: a token pasted from a file often carries a newline.
-            raise ConfigurationError("the API token has surrounding whitespace or a line break; strip it first")
+        # Every option as given, by name; then one step per concern, in the order their errors are reported.
+        given: dict[str, Any] = {k: v for k, v in locals().items() if k in ClientOptions.__struct_fields__}
+        self.account_id, self.__token, self._sources = _credentials(account_id, api_token)
+        _check_counts(max_retries, max_connections, max_response_bytes, max_event_bytes)
         if not isinstance(strict_inputs, bool):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise ConfigurationError("strict_inputs must be True or False")
         self.strict_inputs = strict_inputs
-        self.account_id = check_account_id(account_id)
-        self.__token = api_token
-        if base_url is None and os.environ.get("CLOUDFLARE_BASE_URL"):
-            self.base_url = check_base_url(os.environ["CLOUDFLARE_BASE_URL"], "CLOUDFLARE_BASE_URL")
-        else:
-            self.base_url = check_base_url(base_url or DEFAULT_BASE_URL)
-        self.gateway = Gateway.parse(gateway) if gateway is not None else None
-        if self.gateway is not None and not self.gateway.url_form:
-            if self.gateway.account_id not in (None, account_id):
-                raise ConfigurationError("a gateway of another account needs Gateway(..., url_form=True)")
-            if any(c in self.gateway.id for c in "\r\n\0"):
-                raise ConfigurationError(f"gateway id {self.gateway.id!r} has a line break")
-        self.timeout = check_seconds(timeout, "timeout")
-        self.max_retries = max_retries
-        self.max_response_bytes = max_response_bytes
-        self.max_event_bytes = max_event_bytes
-        self.stream_idle_timeout = check_seconds(stream_idle_timeout, "stream_idle_timeout")
-        self.stream_timeout = None if stream_timeout is None else check_seconds(stream_timeout, "stream_timeout")
-        # Built once: the per-call path only copies it.
-        self._base_headers = {
-            "Authorization": f"Bearer {self.__token}",
-            "User-Agent": _USER_AGENT,
-            "Accept": "*/*",
-            "Accept-Encoding": "gzip" if compress else "identity",
-        }
-        if self.gateway is not None:
-            self._base_headers.update(self.gateway.headers())
-        self._base_headers.update(headers or {})
-        if session_affinity is not None:
-            from .affinity import affinity_header  # here: only clients that ask for it load it
-
-            self._base_headers.update(affinity_header(session_affinity))
+        self.base_url = _base_url(base_url)
+        self.gateway = _gateway(gateway, self.account_id)
+        self._set_limits(given)
+        self._base_headers = _base_headers(self.__token, self.gateway, given)
         self.usage = UsageMeter()
         self.log_bodies = bool(log_bodies) or env_log_bodies()  # DEBUG body lines (truncated), opt-in only
-        self._account = segment(account_id)
         self._local: Any = threading.local()  # the async session keeps `last` per task instead (its transport hook)
-        self.network = Network(proxy, trust_env, verify)
+        self._connect(given)
+        self.rate_budget = self._budget(rate_limit)
+        given.update(base_url=self.base_url, gateway=self.gateway, timeout=self.timeout)  # as resolved
+        given.update(stream_idle_timeout=self.stream_idle_timeout, stream_timeout=self.stream_timeout)
+        given.update(headers=dict(headers) if headers is not None else None)  # a copy: the caller's stays theirs
+        self.options = ClientOptions(**given)
+
+    def _set_limits(self, given: Mapping[str, Any]) -> None:
+        """The deadlines (checked: finite seconds above 0) and size caps every call reads."""
+        self.timeout = check_seconds(given["timeout"], "timeout")
+        self.max_retries: int = given["max_retries"]
+        self.max_response_bytes: int = given["max_response_bytes"]
+        self.max_event_bytes: int = given["max_event_bytes"]
+        self.stream_idle_timeout = check_seconds(given["stream_idle_timeout"], "stream_idle_timeout")
+        total = given["stream_timeout"]
+        self.stream_timeout = None if total is None else check_seconds(total, "stream_timeout")
+
+    def _connect(self, given: Mapping[str, Any]) -> None:
+        """The proxy and CA rules (:class:`.network.Network`) and the transport made with them (none sends yet)."""
+        transport, proxy, verify = given["transport"], given["proxy"], given["verify"]
+        self.network = Network(proxy, given["trust_env"], verify)
         if transport is not None and (proxy is not None or verify is not None):
             raise ConfigurationError(
                 "proxy= and verify= configure the built-in transport; a custom transport= makes its own connections"
             )
         if transport is None:
             self.network.ssl_context()  # a CA bundle that does not load fails here, not on the first call
-        self._transport = self._new_transport(transport, max_connections, compress)
+        self._transport = self._new_transport(transport, given["max_connections"], given["compress"])
         self._owns_transport = True  # False on a ``with_options`` copy sharing another client's
         self._sleep: Callable[[float], None] = time.sleep
+
+    def _budget(self, rate_limit: RateLimit | RateBudget | str) -> RateBudget:
+        """This client's rate budget: a ``RateBudget`` passed in is copied with this client's task lookup."""
         if isinstance(rate_limit, RateBudget):
-            self.rate_budget = RateBudget(rate_limit.limit, scale=rate_limit.scale, task_of=self._task_of)
-        else:
-            self.rate_budget = RateBudget(rate_limit, task_of=self._task_of)
-        self.options = ClientOptions(
-            base_url=self.base_url,
-            gateway=self.gateway,
-            timeout=self.timeout,
-            max_retries=max_retries,
-            headers=dict(headers) if headers is not None else None,
-            transport=transport,
-            max_connections=max_connections,
-            max_response_bytes=max_response_bytes,
-            max_event_bytes=max_event_bytes,
-            stream_idle_timeout=self.stream_idle_timeout,
-            stream_timeout=self.stream_timeout,
-            compress=compress,
-            session_affinity=session_affinity,
-            rate_limit=rate_limit,
-            strict_inputs=strict_inputs,
-            proxy=proxy,
-            trust_env=trust_env,
-            verify=verify,
-            telemetry=telemetry,
-            tracer_provider=tracer_provider,
-            meter_provider=meter_provider,
-            log_bodies=log_bodies,
-        )
+            return RateBudget(rate_limit.limit, scale=rate_limit.scale, task_of=self._task_of)
+        return RateBudget(rate_limit, task_of=self._task_of)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # A wrong keyword names the class the user called (``WorkersAI.__init__() got an unexpected
@@ -280,6 +271,10 @@ class SessionConfig:
         from .pickling import with_options
 
         copy = with_options(self, **changes)
+        copy._sources = (  # the copy is made with this client's values as arguments: keep where they came from
+            copy._sources[0] if "account_id" in changes else self._sources[0],
+            copy._sources[1] if "api_token" in changes else self._sources[1],
+        )
         if _CONNECTION_OPTIONS.isdisjoint(changes):
             copy._adopt_transport(self._transport, self.network)
         if copy.account_id == self.account_id:
@@ -312,7 +307,8 @@ class SessionConfig:
             )
         from .pickling import reduce_client
 
-        return reduce_client(self)
+        # The copy is made with the resolved values as arguments; where they came from travels as its state.
+        return (*reduce_client(self), {"_sources": self._sources})
 
     def _constructor_kwargs(self) -> dict[str, Any]:
         """The constructor's arguments by name, with the values resolved at construction pinned."""
@@ -342,29 +338,6 @@ class SessionConfig:
         )
         self._local.last = info
         return info
-
-    def remember(self, status: int, headers: Mapping[str, str], messages: list[Any]) -> None:
-        # Kept raw: ``last_response`` builds the ResponseInfo only when someone asks (it is on every call's path).
-        self._local.last = (status, messages, headers)
-
-    # ------------------------------------------------------------------ URLs
-
-    def run_url(self, model_id: str) -> str:
-        """The run URL, with the model id checked and its segments encoded (slashes kept literal)."""
-        if self.gateway is not None and self.gateway.url_form:
-            return self.gateway.url(self.account_id, model_id)
-        return f"{self.base_url}/accounts/{self._account}/ai/run/{model_path(model_id)}"
-
-    def api_url(self, path: str, query: Mapping[str, Any] | None = None) -> str:
-        parts = [segment(p) for p in path.strip("/").split("/")]
-        url = f"{self.base_url}/accounts/{self._account}/{'/'.join(parts)}"
-        if query:
-            url += "?" + urlencode({k: v for k, v in query.items() if v is not None})
-        return url
-
-    def handshake_headers(self) -> dict[str, str]:
-        """The headers a WebSocket handshake sends (Authorization, gateway, user agent): never logged."""
-        return {k: v for k, v in self._base_headers.items() if k not in ("Accept", "Accept-Encoding")}
 
     def _headers(self, content_type: str | None, extra: Mapping[str, str] | None) -> dict[str, str]:
         headers = self._base_headers.copy()
@@ -401,36 +374,38 @@ class SessionConfig:
             delay,
         )
 
-    # ------------------------------------------------------------------ flows (run by the session's driver)
 
-    def request_flow(
-        self, method: str, url: str, body: bytes | None = None, **options: Unpack[RequestOptions]
-    ) -> Flow[Reply]:
-        """A request sent until a 2xx reply (see :func:`.exchange.exchange`), its body read whole.
-        ``content_type`` defaults to JSON; ``queued`` marks a batch submission (never re-sent blindly)."""
-        flow = exchange(
-            self,
-            method,
-            url,
-            body,
-            options.get("content_type", "application/json"),
-            options.get("headers"),
-            options.get("queued", False),
-            options.get("model_id"),
-            options.get("deadline"),
-            False,
-        )
-        resp, data = yield from flow
-        return Reply(resp.status, resp.headers, data)
+SessionConfig.__init__.__doc__ = constructor_doc(
+    "Make a client. Every argument is optional: the account id and token (positional or by name) come from\n"
+    "the environment when not given; the rest are keywords. The options are kept in ``ai.options``, and\n"
+    "``ai.with_options(...)`` makes a copy with some of them changed."
+)
 
-    def stream_flow(self, url: str, body: bytes, headers: Mapping[str, str] | None, model_id: str | None) -> Flow[Any]:
-        """POST until a 2xx reply whose body is left unread (the stream's response)."""
-        resp, _ = yield from exchange(self, "POST", url, body, "application/json", headers, False, model_id, None, True)
-        return resp
 
-    def get_json_flow(self, path: str, query: Mapping[str, Any] | None = None) -> Flow[dict[str, Any]]:
-        """GET an account API path; the checked envelope (``result``, ``result_info``, ...)."""
-        reply = yield from self.request_flow("GET", self.api_url(path, query), content_type=None)
-        env, messages = checked(reply.status, reply.headers, reply.data, model_id=None)
-        self.remember(reply.status, reply.headers, messages)
-        return env
+def remember(session: SessionConfig, status: int, headers: Mapping[str, str], messages: list[Any]) -> None:
+    """Keep what a reply said for ``session.last_response`` (this thread's, or this task's)."""
+    # Kept raw: ``last_response`` builds the ResponseInfo only when someone asks (this is on every call's path).
+    session._local.last = (status, messages, headers)  # pyright: ignore[reportPrivateUsage]
+
+
+def run_url(session: SessionConfig, model_id: str) -> str:
+    """The run URL of ``model_id``, the id checked and its segments encoded (slashes kept literal)."""
+    gateway = session.gateway
+    if gateway is not None and gateway.url_form:
+        return gateway.url(session.account_id, model_id)
+    return f"{session.base_url}/accounts/{segment(session.account_id)}/ai/run/{model_path(model_id)}"
+
+
+def api_url(session: SessionConfig, path: str, query: Mapping[str, Any] | None = None) -> str:
+    """The URL of an account API ``path`` (each segment encoded), with ``query`` (None values left out)."""
+    parts = [segment(p) for p in path.strip("/").split("/")]
+    url = f"{session.base_url}/accounts/{segment(session.account_id)}/{'/'.join(parts)}"
+    if query:
+        url += "?" + urlencode({k: v for k, v in query.items() if v is not None})
+    return url
+
+
+def handshake_headers(session: SessionConfig) -> dict[str, str]:
+    """The headers a WebSocket handshake sends (Authorization, gateway, user agent): never logged."""
+    base = session._base_headers  # pyright: ignore[reportPrivateUsage]
+    return {k: v for k, v in base.items() if k not in ("Accept", "Accept-Encoding")}

@@ -13,7 +13,16 @@ import msgspec
 from .._error_base import ResponseDecodeError
 from .jsonview import DECODE_ERRORS, as_list, whole_numbers
 
-__all__ = ["AsyncResponse", "OutputDecoder", "convert", "decode_typed", "json_shape", "split_error", "validator_for"]
+__all__ = [
+    "AsyncResponse",
+    "OutputDecoder",
+    "Variant",
+    "convert",
+    "decode_typed",
+    "json_shape",
+    "split_error",
+    "validator_for",
+]
 
 T = TypeVar("T")
 
@@ -62,7 +71,7 @@ def decode_typed(data: bytes, expect: type[T]) -> tuple[T, list[Any]] | None:
     return result, as_list(env.messages) or []
 
 
-def convert(value: Any, tp: Any) -> Any:
+def convert(value: Any, tp: type[T]) -> T:
     """``msgspec.convert(value, tp)`` with a whole-number float read as an int where the type wants one (JSON
     Schema counts ``3.0`` as an integer, msgspec's ``int`` does not); tried again only when the first try
     fails, so a reply that fits as sent costs nothing more."""
@@ -107,38 +116,48 @@ def json_shape(value: Any) -> str:
     return "any"
 
 
+class Variant(msgspec.Struct, frozen=True):
+    """How a decoded JSON value is told to be one output variant: one rule of an :class:`OutputDecoder`.
+
+    ``Variant(EmbeddingOutput, own_keys=("data",))`` reads: a JSON object that carries ``data`` is most
+    likely an ``EmbeddingOutput``. The generator writes one per JSON output of a model, from its schema.
+    """
+
+    target: Any
+    """What the value decodes into: the variant's struct (or its list or union type)."""
+    json: str = "object"
+    """The JSON type the value must have (``"integer"`` takes any number too, ``"any"`` takes everything)."""
+    own_keys: tuple[str, ...] = ()
+    """Keys only this variant declares: a value carrying one of them counts for it."""
+    key_shapes: dict[str, str] = msgspec.field(default_factory=dict[str, str])
+    """Where the value carries one of these keys, the JSON shape that key's value must have (``"string"``,
+    ``"array<object>"``: the shape of a list's first item)."""
+    own_values: dict[str, tuple[Any, ...]] = msgspec.field(default_factory=dict[str, tuple[Any, ...]])
+    """Values only this variant declares for a key (``{"object": ("chat.completion",)}``): strong evidence."""
+
+
 class OutputDecoder:
     """Decodes a result into the output variant its JSON shape says it is.
 
-    msgspec cannot decode a union of untagged structs, so the generator emits ``rules`` from the
-    schema: each is ``(variant index, json type, keys only that variant has, (key, shape) checks)``.
-    A candidate must have the right JSON type and pass its shape checks; among those, one carrying a
-    key only it declares wins, then the one declaring the largest share of the value's keys. Keys
-    nobody declares are ignored, so fields the API adds later never break decoding.
+    msgspec cannot decode a union of untagged structs, so the generator writes one :class:`Variant` rule per
+    output variant, most specific first. A candidate must have the right JSON type and fit its key shapes;
+    among those, a value of a key only it declares counts most, then a key only it declares, then the share
+    of the value's keys it declares. Keys nobody declares are ignored, so fields the API adds later never
+    break decoding.
     """
 
     def __init__(
         self,
-        *,
-        variants: Sequence[type[Any]],
-        rules: Sequence[tuple[Any, ...]],
-        indexes: Sequence[int] | None = None,
+        *rules: Variant,
         binary_types: Sequence[str] = (),
         streams: bool = False,
         name: str = "Output",
     ) -> None:
-        # ``indexes``: each variant's place among the schema's output alternatives (default: in order)
-        by_index = dict(zip(range(len(variants)) if indexes is None else indexes, variants, strict=True))
-        self.variants = tuple(variants)
+        self.variants = tuple(r.target for r in rules)
         self.binary_types = tuple(binary_types)
         self.streams = streams
         self.name = name
-        # An optional fifth item lists (key, values) pairs: a value only this variant declares for that key.
-        self._rules = [
-            (by_index[r[0]], r[1], tuple(r[2]), tuple(r[3]), tuple(r[4]) if len(r) > 4 else ())
-            for r in rules
-            if r[0] in by_index
-        ]
+        self._rules = rules
         self._keys: dict[type[Any], frozenset[str]] = {}
         self._needs: dict[type[Any], frozenset[str]] = {}
 
@@ -174,12 +193,13 @@ class OutputDecoder:
         kind = shape.split("<")[0]
         best: tuple[float, int] | None = None
         chosen: type[Any] | None = None
-        for order, (cls, json_type, unique, checks, tags) in enumerate(self._rules):
+        for order, rule in enumerate(self._rules):
+            cls, json_type = rule.target, rule.json
             if json_type not in (kind, "any") and not (json_type == "integer" and kind == "number"):
                 continue
             if kind == "object":
                 ok = True
-                for key, want in checks:
+                for key, want in rule.key_shapes.items():
                     if key in value:
                         got = json_shape(value[key])
                         if (
@@ -192,9 +212,9 @@ class OutputDecoder:
                 if not ok:
                     continue
                 declared = self._declared(cls)
-                has_unique = any(k in value for k in unique)
+                has_unique = any(k in value for k in rule.own_keys)
                 share = (sum(1 for k in value if k in declared) / len(value)) if value else 0.0
-                tagged = any(k in value and value[k] in allowed for k, allowed in tags)
+                tagged = any(k in value and value[k] in allowed for k, allowed in rule.own_values.items())
                 score = (4.0 if tagged else 0.0) + (2.0 if has_unique else 0.0) + share
                 if any(k not in value for k in self.required_keys(cls)):
                     score -= 8.0  # it would not decode; only a last resort

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import msgspec
 
@@ -34,9 +34,13 @@ from ..errors import (
     RateLimitError,
     RequestTooLargeError,
     ResponseDecodeError,
+    RouteNotFoundError,
     ServerTimeoutError,
 )
 from .jsonview import DECODE_ERRORS, as_list, as_object
+
+if TYPE_CHECKING:
+    from .causes import Credentials
 
 __all__ = [
     "DECODE_ERRORS",
@@ -56,7 +60,7 @@ _BY_CODE: dict[int, type[APIError]] = {
     5007: ModelNotFoundError,
     3042: ModelNotFoundError,
     7000: ModelNotFoundError,
-    7003: ModelNotFoundError,
+    7003: RouteNotFoundError,
     5004: InvalidInputError,
     5006: InvalidInputError,
     10000: AuthenticationError,
@@ -196,11 +200,14 @@ def error_from(
     model_id: str | None,
     retry_after: float | None = None,
     envelope: Mapping[str, Any] | None = None,
+    client: Credentials | None = None,
 ) -> APIError:
     """The error for a failed reply, built from whatever the body holds (envelope, HTML, nothing).
 
     ``envelope`` is the already decoded body when the caller has it. A body that is not readable JSON
-    (bad UTF-8, too deep) still gives the status's error class, with a snippet of its text.
+    (bad UTF-8, too deep) still gives the status's error class, with a snippet of its text. ``client`` (the
+    client that sent the request) lets the message name the real cause (:mod:`.causes`): the account id of a
+    7003, where the token of a 401 came from, the known model ids nearest an unknown one.
     """
     cf_ray = headers.get("cf-ray")
     errors: list[ErrorDetail] = []
@@ -228,6 +235,11 @@ def error_from(
         cls = JsonModeError
     if parsed is None and 200 <= status < 300:
         cls = ResponseDecodeError
+    if issubclass(cls, (RouteNotFoundError, AuthenticationError, PermissionDeniedError, ModelNotFoundError)):
+        from .causes import hint_for
+
+        hint = hint_for(cls, [e.code for e in errors if e.code is not None], model_id, client)
+        message += f" ({hint})" if hint else ""
     if issubclass(cls, QuotaExceededError):
         reset = until_daily_reset()
         retry_after = reset if retry_after is None else retry_after

@@ -1,8 +1,9 @@
-"""The request loop, once: retries, backoff, ``Retry-After``, the rate budget and deadlines as a flow.
+"""The request loop, once: retries, backoff, ``Retry-After``, the rate budget and deadlines as a flow; and
+:class:`Reply`, a reply read whole, as the flows built on it hand it back.
 
-:func:`exchange` is what ``Session.request`` (urllib3) and ``AsyncSession.request`` (aiohttp) both
-run; the decisions are the pure functions of :mod:`.retry` and :mod:`.ratelimit`, the waits are
-:class:`~.flow.Sleep` commands and each attempt a :class:`~.flow.Send` (see :mod:`.flow`).
+:func:`exchange` is what every request runs, whichever driver answers its commands; the decisions are the
+pure functions of :mod:`.retry` and :mod:`.ratelimit`, the waits are :class:`~.flow.Sleep` commands and each
+attempt a :class:`~.flow.Send` (see :mod:`.flow`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ if TYPE_CHECKING:  # a type checker's alone: a Protocol class costs its making a
         """What the loop reads from the client's configuration (``SessionConfig`` provides it)."""
 
         timeout: float
+        account_id: str
+        base_url: str
+        _sources: tuple[str, str]  # where the account id and the token came from (named by some errors)
         max_retries: int
         max_response_bytes: int
         rate_budget: RateBudget
@@ -35,7 +39,18 @@ if TYPE_CHECKING:  # a type checker's alone: a Protocol class costs its making a
         def _log_retry(self, attempt: int, delay: float, method: str, url: str, why: str) -> None: ...
 
 
-__all__ = ["budget_wait", "exchange", "retry_slot"]
+__all__ = ["Reply", "budget_wait", "exchange", "retry_slot"]
+
+
+class Reply:
+    """A whole reply: status, headers and the body bytes (read within the size limit)."""
+
+    __slots__ = ("data", "headers", "status")
+
+    def __init__(self, status: int, headers: Mapping[str, str], data: bytes) -> None:
+        self.status = status
+        self.headers = headers
+        self.data = data
 
 
 def exchange(
@@ -112,7 +127,7 @@ def exchange(
             yield Sleep(wait)
             attempt += 1
             continue
-        raise error_from(resp.status, resp.headers, data, model_id=model_id, retry_after=server_wait)
+        raise error_from(resp.status, resp.headers, data, model_id=model_id, retry_after=server_wait, client=cfg)
 
 
 def budget_wait(pace: Pace, deadline: float | None) -> float:

@@ -1,8 +1,7 @@
-"""``ClientOptions``: every option of a client in one frozen value, and the keyword names it takes.
-
-``WorkersAI(...)`` and ``AsyncWorkersAI(...)`` take these options as keyword arguments (one
-signature, ``SessionConfig.__init__``, with every default), keep them as ``client.options`` and make a
-configured copy with ``client.with_options(**changes)`` (see :mod:`.pickling`).
+"""A client's options: :data:`OPTIONS`, the one table of them (name, type, default, what it does), where an
+option is added. The forms type checkers need spelled out, the constructor's signature
+(``SessionConfig.__init__``), ``ClientOptions`` (``ai.options``) and ``ClientOptionsDict`` (``with_options``),
+are held to it by a test; ``help(WorkersAI)`` prints it (:func:`constructor_doc`).
 """
 
 from __future__ import annotations
@@ -18,7 +17,9 @@ __all__ = [
     "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_MAX_EVENT_BYTES",
     "DEFAULT_MAX_RESPONSE_BYTES",
+    "OPTIONS",
     "ClientOptions",
+    "constructor_doc",
 ]
 
 # Kept-alive connections per host: matches 64 threads (or tasks) without "pool is full" warnings.
@@ -27,12 +28,50 @@ DEFAULT_MAX_CONNECTIONS = 64
 DEFAULT_MAX_RESPONSE_BYTES = 256 * 1024 * 1024
 DEFAULT_MAX_EVENT_BYTES = 16 * 1024 * 1024
 
+# Every option of a client, in the constructor's order: (name, type as annotated, default, what it does).
+# Plain tuples: a NamedTuple class would cost its making at every import.
+OPTIONS: tuple[tuple[str, str, Any, str], ...] = (
+    ("account_id", "str | None", None, "The account id (32 hex characters); default: CLOUDFLARE_ACCOUNT_ID."),
+    ("api_token", "str | None", None, "An API token for Workers AI; default: CLOUDFLARE_API_TOKEN. Never shown."),
+    ("base_url", "str | None", None, "The API's root; default: CLOUDFLARE_BASE_URL, else Cloudflare's (https only)."),
+    ("gateway", "str | Gateway | None", None, "Calls through AI Gateway: '<id>', '<account>/<id>' or a Gateway."),
+    ("timeout", "float", 60.0, "Seconds one attempt may take, from connecting to the last byte of the reply."),
+    ("max_retries", "int", 2, "Attempts after the first, for connection failures and 408, 409, 429 and 5xx replies."),
+    ("headers", "Mapping[str, str] | None", None, "Extra headers sent with every request."),
+    ("transport", "Any", None, "An object that sends the requests instead of the built-in transport."),
+    ("max_connections", "int", DEFAULT_MAX_CONNECTIONS, "Kept-alive connections per host."),
+    ("max_response_bytes", "int", DEFAULT_MAX_RESPONSE_BYTES, "The largest reply body read (256 MiB)."),
+    ("max_event_bytes", "int", DEFAULT_MAX_EVENT_BYTES, "The largest server-sent event or realtime frame (16 MiB)."),
+    ("stream_idle_timeout", "float", 60.0, "Seconds a stream may go without an event (a realtime session: an answer)."),
+    ("stream_timeout", "float | None", None, "Seconds a whole stream may last; None: no bound."),
+    ("compress", "bool", False, "Ask for gzip-compressed replies (decompressed within the same size caps)."),
+    ("session_affinity", "str | None", None, "Send x-session-affinity with every call (prompt caching)."),
+    ("rate_limit", "RateLimit | RateBudget | str", "published",
+     "Requests per minute per model: 'published', a number, {id: rpm}, a shared RateBudget, or None."),
+    ("strict_inputs", "bool", False, "Refuse input keys a model's schema does not know, instead of warning."),
+    ("proxy", "str | None", None, "A proxy URL every call goes through, whatever the environment says."),
+    ("trust_env", "bool", True, "Read HTTPS_PROXY, NO_PROXY, ..., SSL_CERT_FILE and SSL_CERT_DIR."),
+    ("verify", "str | PathLike[str] | SSLContext | None", None, "CAs to trust: a file, a folder, an SSLContext."),
+    ("telemetry", "bool", True, "OpenTelemetry spans and metrics where opentelemetry-api is installed."),
+    ("tracer_provider", "Any", None, "The OpenTelemetry TracerProvider to use instead of the global one."),
+    ("meter_provider", "Any", None, "The OpenTelemetry MeterProvider to use instead of the global one."),
+    ("log_bodies", "bool", False, "Log bodies (cut at 2,048 characters) at DEBUG; also WORKERS_AI_LOG_BODIES=1."),
+)  # fmt: skip
+
+
+def constructor_doc(summary: str) -> str:
+    """``summary`` and one entry per option of :data:`OPTIONS` (what ``help(WorkersAI)`` shows)."""
+    lines = [summary, "", "Parameters", "----------"]
+    for name, kind, default, doc in OPTIONS:
+        lines += [f"{name} : {kind}, default {default!r}", f"    {doc}"]
+    return "\n".join(lines)
+
 
 class ClientOptions(msgspec.Struct, frozen=True, kw_only=True):
-    """A client's options as it resolved them (``base_url`` from the environment, ``gateway`` parsed).
-
-    The account id and token are not part of it (the token is never shown); ``rate_limit`` is what was
-    passed (``"published"``, a number, a mapping or a ``RateBudget``).
+    """A client's options as it resolved them (``ai.options``): each field is the constructor's option of
+    that name (:data:`OPTIONS`, ``help(WorkersAI)``), with ``base_url`` read from the environment when not
+    given, ``gateway`` parsed and the timeouts checked. The account id and token are not part of it (the
+    token is never shown); ``rate_limit`` and ``verify`` are what was passed.
     """
 
     base_url: str
@@ -50,13 +89,9 @@ class ClientOptions(msgspec.Struct, frozen=True, kw_only=True):
     session_affinity: str | None = None
     rate_limit: Any = "published"
     strict_inputs: bool = False
-    # Networks (docs/networks.md): an explicit proxy URL, whether the environment's proxy and CA
-    # variables are read, and the CA bundle (file, folder or ssl.SSLContext) to trust.
     proxy: str | None = None
     trust_env: bool = True
     verify: Any = None
-    # Observability (docs/observability.md): OpenTelemetry on/off and explicit providers; request and
-    # response bodies in DEBUG log lines only when asked for (truncated).
     telemetry: bool = True
     tracer_provider: Any = None
     meter_provider: Any = None
@@ -86,10 +121,12 @@ if TYPE_CHECKING:
     from ssl import SSLContext
     from typing import TypedDict
 
+    from .ratelimit import RateBudget, RateLimit
+
     # For ``with_options(**changes: Unpack[ClientOptionsDict])``; a type checker's alone (a TypedDict costs
     # import time: one ForwardRef compiled per field).
     class ClientOptionsDict(TypedDict, total=False):
-        """The keyword arguments of ``with_options``: the constructor's, each optional."""
+        """The keyword arguments of ``with_options``: the constructor's (:data:`OPTIONS`), each optional."""
 
         account_id: str | None
         api_token: str | None
@@ -106,7 +143,7 @@ if TYPE_CHECKING:
         stream_timeout: float | None
         compress: bool
         session_affinity: str | None
-        rate_limit: Any
+        rate_limit: RateLimit | RateBudget | str
         strict_inputs: bool
         proxy: str | None
         trust_env: bool

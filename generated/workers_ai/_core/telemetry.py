@@ -127,10 +127,21 @@ BODY_LIMIT = 2048  # characters of a body in a DEBUG line (log_bodies=True)
 CURRENT: ContextVar[Call | None] | None = None
 
 
+_ENV_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
 def _env_logging() -> None:
-    """``WORKERS_AI_LOG=debug|info|warning``: a stderr handler on the ``workers_ai`` logger, no code needed."""
-    level = os.environ.get("WORKERS_AI_LOG", "").strip().upper()
-    if level not in ("DEBUG", "INFO", "WARNING", "ERROR"):
+    """``WORKERS_AI_LOG=debug|info|warning|error``: a stderr handler on the ``workers_ai`` logger, no code
+    needed. Any other value is a ``WorkersAIWarning`` naming the allowed ones (once: this runs at import)."""
+    given = os.environ.get("WORKERS_AI_LOG", "")
+    level = given.strip().upper()
+    if level not in _ENV_LEVELS:
+        if level:
+            from .._error_base import WorkersAIWarning
+            from .warn import warn_user
+
+            allowed = "|".join(v.lower() for v in _ENV_LEVELS)
+            warn_user(f"WORKERS_AI_LOG={given!r} is not a log level and is ignored; use {allowed}", WorkersAIWarning)
         return
     if any(getattr(h, "_workers_ai_env", False) for h in log.handlers):
         return

@@ -11,7 +11,6 @@ unknown keys) is the one reported against.
 from __future__ import annotations
 
 import logging
-import warnings
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -32,7 +31,9 @@ _SCHEMA_VALUED = frozenset({"parameters", "json_schema", "schema", "properties",
 # A path is "$" or a (parent path, ".key" or index) pair, joined into ``$.a[0].b`` only for a key that is
 # reported: building the text at every step cost more than the rest of the walk.
 _Path = Any
-_Walk = Callable[[Any, _Path, list[str]], None]
+# (path of an unknown key, the key, the keys known there: "did you mean" is worked out only for those reported)
+_Found = list[tuple[str, str, "dict[str, Any]"]]
+_Walk = Callable[[Any, _Path, _Found], None]
 _Compiled = tuple[str, "_Walk | None"]  # (kind of value it reads: object, array, scalar, any; the walker)
 _CACHE: dict[type[Any], _Compiled] = {}
 
@@ -55,21 +56,26 @@ def check_unknown_keys(model_id: str, value: Any, kind: type[Any], *, strict: bo
     walk = (_CACHE.get(kind) or _compiled(kind))[1]
     if walk is None or type(value) in _CLOSED:
         return
-    paths: list[str] = []
+    paths: _Found = []
     walk(value, "$", paths)
     if not paths:
         return
-    if strict:
-        raise InputValidationError(model_id, paths[0], "unknown key: the model's input schema has no such field")
-    from ..errors import UnknownInputWarning
+    from .suggest import unknown_key_hint  # here: only an unknown key needs it
 
-    for path in paths:
-        log.warning("%s: unknown input key at %s (sent as given; the API ignores it)", model_id, path)
-        warnings.warn(
-            f"{model_id}: unknown input key at {path}: the model's input schema has no such field (sent as"
+    if strict:
+        path, key, known = paths[0]
+        hint = unknown_key_hint(key, known)
+        raise InputValidationError(model_id, path, f"unknown key{hint}: the model's input schema has no such field")
+    from ..errors import UnknownInputWarning
+    from .warn import warn_user
+
+    for path, key, known in paths:
+        hint = unknown_key_hint(key, known)
+        log.warning("%s: unknown input key at %s%s (sent as given; the API ignores it)", model_id, path, hint)
+        warn_user(
+            f"{model_id}: unknown input key at {path}{hint}: the model's input schema has no such field (sent as"
             " given; the API ignores it). Pass strict_inputs=True to the client to refuse it instead",
             UnknownInputWarning,
-            stacklevel=4,
         )
 
 
@@ -108,7 +114,7 @@ def _compile(info: Any, seen: dict[int, list[_Compiled]]) -> _Compiled:
 def _later(slot: list[_Compiled]) -> _Walk:
     """The walker of a type still being compiled (a recursive struct), looked up when first used."""
 
-    def walk(value: Any, path: _Path, out: list[str]) -> None:
+    def walk(value: Any, path: _Path, out: _Found) -> None:
         inner = slot[0][1] if slot else None
         if inner is not None:
             inner(value, path, out)
@@ -138,14 +144,14 @@ def _object(fields: dict[str, _Walk | None], names: dict[str, _Walk | None], cls
     if cls is not None and not active and issubclass(cls, msgspec.Struct):
         _CLOSED.add(cls)
 
-    def walk(value: Any, path: _Path, out: list[str]) -> None:
+    def walk(value: Any, path: _Path, out: _Found) -> None:
         if type(value) in _CLOSED:
             return
         if isinstance(value, dict):
             for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
                 if key not in fields:
                     if key not in _SENT_BY_CLIENTS:
-                        out.append(f"{_text(path)}.{key}")
+                        out.append((f"{_text(path)}.{key}", f"{key}", fields))
                     continue
                 sub = fields[key]
                 if sub is not None:
@@ -160,7 +166,7 @@ def _object(fields: dict[str, _Walk | None], names: dict[str, _Walk | None], cls
 
 
 def _array(item: _Walk) -> _Walk:
-    def walk(value: Any, path: _Path, out: list[str]) -> None:
+    def walk(value: Any, path: _Path, out: _Found) -> None:
         if isinstance(value, (list, tuple)):
             for index, element in enumerate(value):  # pyright: ignore[reportUnknownVariableType, reportUnknownArgumentType]
                 if type(element) not in _CLOSED:  # pyright: ignore[reportUnknownArgumentType]
@@ -170,7 +176,7 @@ def _array(item: _Walk) -> _Walk:
 
 
 def _mapping(values: _Walk) -> _Walk:
-    def walk(value: Any, path: _Path, out: list[str]) -> None:
+    def walk(value: Any, path: _Path, out: _Found) -> None:
         if isinstance(value, dict):
             for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
                 values(item, (path, f".{key}"), out)
@@ -182,14 +188,14 @@ def _union(members: list[_Compiled]) -> _Walk | None:
     if all(walk is None for _, walk in members):
         return None
 
-    def walk(value: Any, path: _Path, out: list[str]) -> None:
+    def walk(value: Any, path: _Path, out: _Found) -> None:
         kind = "object" if isinstance(value, (dict, msgspec.Struct)) else "array" if isinstance(value, list) else ""
         fitting = [w for k, w in members if k in (kind, "any")]
         if not fitting or any(w is None for w in fitting):
             return  # no member reads this kind (a type error, reported by validation) or one takes anything
-        best: list[str] | None = None
+        best: _Found | None = None
         for member in fitting:
-            found: list[str] = []
+            found: _Found = []
             member(value, path, found)  # type: ignore[misc]  # None members returned above
             if best is None or len(found) < len(best):
                 best = found

@@ -39,15 +39,16 @@ def segment(value: str) -> str:
     return quote(value, safe="")
 
 
-def check_account_id(account_id: str) -> str:
+def check_account_id(account_id: str, source: str = "account_id") -> str:
     """A Cloudflare account id: 32 lower-case hex characters (the dashboard's form). Anything else would
-    be sent and come back as a misleading "model not found"."""
+    be sent and come back as a misleading "model not found". ``source`` names where it came from."""
     if not isinstance(account_id, str):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise TypeError(f"account_id must be a str, not {type(account_id).__name__}")
     if len(account_id) != 32 or account_id.strip(_HEX):
         shown = account_id if len(account_id) <= 64 else account_id[:64] + "..."
         raise ConfigurationError(
-            f"account id {shown!r} is not 32 hex characters (copy it from the dashboard's Workers AI page)"
+            f"account id {shown!r} (from {source}) is not 32 hex characters (copy it from the dashboard's"
+            " Workers AI page)"
         )
     return account_id
 

@@ -11,10 +11,10 @@ import msgspec
 
 from .._core.accounting import usage_of
 from .._core.body import encode_body
-from .._core.config import Reply, SessionConfig
+from .._core.config import SessionConfig, remember, run_url
 from .._core.decode import OutputDecoder, convert, decode_typed, split_error, validator_for
 from .._core.envelope import media_type, unwrap
-from .._core.exchange import exchange
+from .._core.exchange import Reply, exchange
 from .._core.flow import Flow
 from .._core.jsonview import as_list, as_object, whole_numbers
 from .._core.schema_check import input_schema
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from .._tools.structured import Parsed
     from ..errors import ModelDeprecatedError
     from .ops import Op
+
+    JobType = Callable[..., BatchJobBase[Any]]  # the sync or the async job class, as the face names it
 
 __all__ = ["HandleBase", "ModelInfo", "OutputDecoder"]
 
@@ -72,9 +74,10 @@ class HandleBase(Generic[SessionT, InT, OutT]):
     """What sync and async handles share: model info, validation, encoding and decoding (no I/O)."""
 
     info: ClassVar[ModelInfo] = ModelInfo(model_id="")
-    decoder: ClassVar[OutputDecoder] = OutputDecoder(variants=(), rules=(), indexes=())
+    decoder: ClassVar[OutputDecoder] = OutputDecoder()
     input_types: ClassVar[tuple[tuple[type[Any], tuple[str, ...]], ...]] = ()
     batch_input: ClassVar[type[Any] | None] = None  # the `{"requests": [...]}` variant, when the model has one
+    _tools_op: ClassVar[Op[Any]]  # the method ``run_tools()`` calls, where a shape has it (``.typed_bases``)
 
     def __init_subclass__(
         cls,
@@ -83,6 +86,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         decoder: OutputDecoder | None = None,
         inputs: tuple[tuple[type[Any], tuple[str, ...]], ...] | None = None,
         batch_input: type[Any] | None = None,
+        tools: Op[Any] | None = None,
         **kwargs: Any,
     ) -> None:
         """A generated handle states its model in its class line: ``class ShapeHandle(ModelHandle[...],
@@ -107,6 +111,8 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             cls.input_types = inputs
         if batch_input is not None:
             cls.batch_input = batch_input
+        if tools is not None:
+            cls._tools_op = tools
 
     def __init__(self, client: SessionT, model_id: str | None = None) -> None:
         self.client = client
@@ -136,8 +142,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             try:
                 checker.decode(body)
             except msgspec.ValidationError as exc:
-                path, message = split_error(exc)
-                raise InputValidationError(self.model_id, path, message) from None
+                raise self._invalid(exc, body) from None
         return body
 
     def check_schema(
@@ -153,6 +158,17 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         if found is not None:
             raise InputValidationError(self.model_id, where + found[0][1:], found[1])
         return True
+
+    def _invalid(self, exc: msgspec.ValidationError, payload: Any) -> InputValidationError:
+        """The error for an input that failed its schema; a required key left out next to a misspelling of it
+        says "did you mean" (``payload``: the input, or its JSON body)."""
+        path, message = split_error(exc)
+        if message.startswith("Object missing required field"):
+            from .._core.suggest import missing_field_hint  # here: only this error needs it
+
+            data = msgspec.json.decode(payload) if isinstance(payload, bytes) else payload
+            message += missing_field_hint(message, path, data)
+        return InputValidationError(self.model_id, path, message)
 
     def encode_input(self, payload: Any, *, check_keys: bool = True) -> bytes:
         """The JSON body for a struct or mapping payload, checked against the model's input schema; keys
@@ -211,7 +227,13 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             gaps: list[list[str]] = [[k for k in req if k not in data] for _, req in self.input_types]
             missing: list[str] = min(gaps, key=len) if gaps else []
             path = f"$.{missing[0]}" if missing else "$"
-            raise InputValidationError(self.model_id, path, f"missing required field for every input variant ({wants})")
+            from .._core.suggest import missing_key_hint  # here: only this error needs it
+
+            declared = {f for cls, _ in self.input_types for f in getattr(cls, "__struct_fields__", ())}
+            hint = missing_key_hint(map(str, data), [k for gap in gaps for k in gap], declared)
+            raise InputValidationError(
+                self.model_id, path, f"missing required field for every input variant ({wants}){hint}"
+            )
         checked = self.check_schema(body)
         first_error: InputValidationError | None = None
         ranked = sorted(matching, key=lambda m: -len(m[1]))
@@ -220,8 +242,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
                 msgspec.convert(whole_numbers(data) if checked else data, cls)
                 return cls
             except msgspec.ValidationError as exc:
-                path, message = split_error(exc)
-                first_error = first_error or InputValidationError(self.model_id, path, message)
+                first_error = first_error or self._invalid(exc, data)
             except TypeError:
                 return cls
         if checked or first_error is None:
@@ -255,10 +276,10 @@ class HandleBase(Generic[SessionT, InT, OutT]):
     def _stream_options(self, resp: Any, call: Call | None = None) -> dict[str, Any]:
         """The keyword arguments of a stream over ``resp`` (the sync and async streams take the same)."""
         session = self.client
-        session.remember(resp.status, resp.headers, [])
+        remember(session, resp.status, resp.headers, [])
 
-        def remember(messages: list[Any]) -> None:
-            session.remember(resp.status, resp.headers, messages)
+        def on_messages(messages: list[Any]) -> None:
+            remember(session, resp.status, resp.headers, messages)
 
         return {
             "model_id": self.model_id,
@@ -266,7 +287,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             "total_timeout": session.stream_timeout,
             "max_event_bytes": session.max_event_bytes,
             "max_response_bytes": session.max_response_bytes,
-            "on_messages": remember,
+            "on_messages": on_messages,
             "on_end": self._count_stream,
             "call": call,
         }
@@ -281,7 +302,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
     def _decoded_pair(self, reply: Reply, expect: type[T] | None) -> tuple[T, Any]:
         """``(output decoded into expect, result as sent)`` of a JSON reply."""
         value, messages = unwrap(reply.status, reply.headers, reply.data, model_id=self.model_id)
-        self.client.remember(reply.status, reply.headers, messages)
+        remember(self.client, reply.status, reply.headers, messages)
         return self._convert(value, expect, reply), value
 
     def _parsed(self, reply: Reply, expect: type[Any] | None, response_format: Any) -> Parsed[Any, Any]:
@@ -296,7 +317,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
                 f"{self.model_id}: the server streamed a JSON-mode reply", status=reply.status, model_id=self.model_id
             )
         value, messages = unwrap(reply.status, reply.headers, reply.data, model_id=self.model_id)
-        self.client.remember(reply.status, reply.headers, messages)
+        remember(self.client, reply.status, reply.headers, messages)
         payload = json_payload(value, self.model_id, reply.data)
         parsed: Any = payload
         if is_schema_type(response_format):
@@ -344,7 +365,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
 
     def _run_url(self) -> str:
         if self._url is None:
-            self._url = self.client.run_url(self.model_id)
+            self._url = run_url(self.client, self.model_id)
         return self._url
 
     def _decode(self, reply: Reply, expect: type[T] | None) -> T:
@@ -364,7 +385,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             if content_type.startswith("text/") and data[:1] in (b"{", b"["):
                 pass  # some proxies mislabel JSON; read it as JSON
             elif self._binary_ok(content_type):
-                self.client.remember(reply.status, reply.headers, [])
+                remember(self.client, reply.status, reply.headers, [])
                 from .._core.binary import BinaryOutput
 
                 out: Any = BinaryOutput(data, content_type)
@@ -389,10 +410,10 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         if expect is not None:
             fast = decode_typed(reply.data, expect)  # one pass straight into the expected struct
             if fast is not None:
-                self.client.remember(reply.status, reply.headers, fast[1])
+                remember(self.client, reply.status, reply.headers, fast[1])
                 return fast[0]
         value, messages = unwrap(reply.status, reply.headers, reply.data, model_id=self.model_id)
-        self.client.remember(reply.status, reply.headers, messages)
+        remember(self.client, reply.status, reply.headers, messages)
         if expect is None:
             return cast("T", self.decoder.decode(value, self.model_id))
         try:
@@ -417,7 +438,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
     ) -> Flow[Reply]:
         try:
             url = f"{self._run_url()}?{query}" if query else self._run_url()
-            # The request loop itself, not ``client.request_flow``: one generator layer and its keyword
+            # The request loop itself, not ``request_flow``: one generator layer and its keyword
             # handling less on every call.
             resp, data = yield from exchange(
                 self.client, "POST", url, body, content_type, headers, False, self.model_id, None, False
@@ -555,23 +576,21 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         span the stream ends (see :class:`.._core.stream_parser.StreamParser`). ``request`` (the struct or
         mapping ``body`` was encoded from) is what the span reads its parameters from."""
         tel = telemetry_of(self.client)
-        flow = self.client.stream_flow(self._run_url(), body, headers, self.model_id)
+        flow = exchange(self.client, "POST", self._run_url(), body, _JSON, headers, False, self.model_id, None, True)
         if tel is None:
-            return (yield from flow), None
+            return (yield from flow)[0], None
         call = self._start_call(tel, request)
         with active(call):
-            resp = yield from flow
+            resp, _ = yield from flow
         return resp, call  # open: the stream ends it
 
-    def _many_flow(self, requests: Sequence[Any], given: Mapping[str, Any]) -> Flow[list[Any]]:
+    def _many_flow(self, job_type: JobType, requests: Sequence[Any], given: Mapping[str, Any]) -> Flow[list[Any]]:
         """``batch_many``: every request validated and encoded first (nothing is sent when one is bad),
-        then the bulk flow of :mod:`.._batch.many`; the items in input order."""
-        from .._batch.jobs import AsyncBatchJob, BatchJob
+        then the bulk flow of :mod:`.._batch.many` polling ``job_type`` jobs; the items in input order."""
         from .._batch.many import many_flow, options_of, prepare
 
         opts, journal, on_progress = options_of(cast("Any", given))
         source = prepare(self, requests, opts.max_bytes)
-        job_type: Callable[..., BatchJobBase[Any]] = AsyncBatchJob[Any] if self.client.is_async else BatchJob[Any]
         items: list[Any] = []
         yield from many_flow(
             self, job_type, source, items.append, journal=journal, on_progress=on_progress, options=opts
@@ -579,14 +598,17 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         return items
 
     def _submit_flow(
-        self, requests: Sequence[Any], headers: Mapping[str, str] | None, beside: Mapping[str, Any] | None = None
+        self,
+        job_type: JobType,
+        requests: Sequence[Any],
+        headers: Mapping[str, str] | None,
+        beside: Mapping[str, Any] | None = None,
     ) -> Flow[Any]:
-        """Queue ``requests`` (and the payload's keys ``beside`` them, unknown ones warned about), the whole
-        body checked against the input schema first."""
-        from .._batch.jobs import MAX_BATCH_BYTES, AsyncBatchJob, BatchJob, encode_requests
+        """``submit_batch``: the requests (and the payload's keys ``beside`` them, unknown ones warned about)
+        encoded, the whole body checked against the input schema, and queued; a ``job_type`` job for them."""
+        from .._batch.jobs import MAX_BATCH_BYTES, encode_requests
         from .._batch.submit import submit_flow
 
-        job_type: Callable[..., BatchJobBase[Any]] = AsyncBatchJob[Any] if self.client.is_async else BatchJob[Any]
         if beside and self.batch_input is not None:
             check_unknown_keys(self.model_id, beside, self.batch_input, strict=self.client.strict_inputs)
         body = encode_requests(self, requests, beside)

@@ -128,7 +128,12 @@ class Op(Generic[T]):
         if unknown:
             name = min(unknown)
             renamed = next((arg for arg, field in self.names.items() if field == name), None)
-            hint = f" (this method takes it as {renamed!r})" if renamed else ""
+            if renamed:
+                hint = f" (this method takes it as {renamed!r})"
+            else:
+                from .._core.suggest import unknown_key_hint  # here: only a wrong argument needs it
+
+                hint = unknown_key_hint(name, keys)
             raise ArgumentError(model_id, f"$.{name}", f"unexpected keyword argument {name!r}{hint}")
         if self._plain and "response_format" not in params:
             fields = dict(params)  # the common case: every argument is its field, as given

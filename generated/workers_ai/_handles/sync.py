@@ -1,16 +1,17 @@
 """The sync model handle: what ``WorkersAI().model(id)`` returns for a model this package has no module for,
 and the base of every generated handle. Each call is one of :class:`.base.HandleBase`'s flows, run by the
-client's blocking driver."""
+client's blocking driver. ``AsyncModelHandle``'s methods are printed from :class:`ModelHandle`'s.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
 
 import msgspec
 
 from .._core.decode import OutputDecoder, split_error, validator_for
-from .._sync.session import Session
+from .._core.flow import Flow
 from .base import HandleBase, ModelInfo
 from .ops import NOTHING, Op
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from .._batch.f32 import F32
     from .._batch.jobs import BatchJob
     from .._core.binary import BinaryInput
+    from .._sync.session import Session
     from .._sync.stream import EventStream
 
 # Batches, streams and JSON mode load their modules on first use: a handle that only calls loads none.
@@ -31,34 +33,28 @@ T = TypeVar("T")
 _OCTETS = "application/octet-stream"
 
 
-class ModelHandle(HandleBase[Session, InT, OutT]):
+class ModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
     """Base of every generated model handle: validation, encoding, the call and decoding.
 
     Subclasses add one method per input variant of the model's schema.
     """
 
+    client: Session  # declared here, not as a type argument: the session's module loads with the client
+
     def run(self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> OutT:
         """Run with a request struct or a plain mapping; returns the decoded output variant."""
         if self._is_binary(payload):
-            binary = cast("BinaryInput", payload)
-            result: OutT = self._call_binary(binary, None, headers=headers)
+            result: OutT = self._call_binary(cast("BinaryInput", payload), None, headers=headers)
             return result
         flow = self._special_body_flow(payload, headers)
         if flow is not None:
-            special: OutT = self.client.drive(flow)
+            special: OutT = self._drive(flow)
             return special
-        body = self.encode_input(payload)
-        return self._send_and_decode(body, None, headers=headers, request=payload)
+        return self._send_and_decode(self.encode_input(payload), None, headers=headers, request=payload)
 
     def stream(self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> EventStream:
-        """Run with ``stream: true`` and iterate the server-sent events."""
+        """Run with ``stream: true`` and iterate the server-sent events (``with h.stream(...) as events``)."""
         return self._open_stream(self._stream_body(payload), headers, payload)
-
-    def run_decoded(self, payload: Mapping[str, Any], expect: type[T] | None) -> tuple[T, Any]:
-        """Run with a mapping (validated like :meth:`run`): ``(output decoded into expect, result as sent)``.
-        What ``run_tools`` calls each round: tool calls are read from the result as sent, since a
-        model's output struct may declare only one of the two tool-call shapes."""
-        return self.client.drive(self._decoded_flow(self.encode_input(payload, check_keys=False), expect))
 
     def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> BatchJob[OutT]:
         """Queue ``{"requests": [...]}`` with the async batch API."""
@@ -121,10 +117,12 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
         vectors decoded straight into their rows (never the whole job as Python lists; batches are then
         kept to 400 texts so no status reply is large). Needs numpy (``pip install 'workers-ai[ray]'``).
         """
-        from .._batch.chunking import embed_many
+        from .._batch.chunking import embed_flow
+        from .._batch.jobs import BatchJob
 
-        vectors: list[list[float]] | F32 = embed_many(
+        flow = embed_flow(
             self,
+            BatchJob[Any],
             texts,
             batch_size=batch_size,
             options=options,
@@ -133,51 +131,57 @@ class ModelHandle(HandleBase[Session, InT, OutT]):
             poll_interval=poll_interval,
             as_numpy=as_numpy,
         )
+        vectors: list[list[float]] | F32 = self._drive(flow)
         return vectors
+
+    # ------------------------------------------------------------------ calls: the rules are HandleBase's flows
+
+    def _drive(self, flow: Flow[T]) -> T:
+        return self.client._drive(flow)  # pyright: ignore[reportPrivateUsage]
 
     def _open_stream(self, body: bytes, headers: Mapping[str, str] | None, request: Any) -> EventStream:
         from .._sync.stream import EventStream
 
-        resp, call = self.client.drive(self._stream_open_flow(body, headers, request))
+        resp, call = self._drive(self._stream_open_flow(body, headers, request))
         return EventStream(resp, **self._stream_options(resp, call))
 
     def _invoke(self, op: Op[T], params: Mapping[str, Any], first: Any = NOTHING, response_format: Any = None) -> T:
         """A generated method's call (the rules: :meth:`HandleBase._op_flow`)."""
-        result: T = self.client.drive(self._op_flow(op, params, first, response_format))
+        result: T = self._drive(self._op_flow(op, params, first, response_format))
         return result
 
     def _invoke_stream(self, op: Op[Any], params: Mapping[str, Any], first: Any = NOTHING) -> EventStream:
-        return self._stream(op.build(params, self.model_id, first, stream=True))
-
-    def _stream(self, request: msgspec.Struct) -> EventStream:
+        request = op.build(params, self.model_id, first, stream=True)
         return self._open_stream(self._stream_request_body(request), None, request)
 
-    # One line each: the rules are the flows of HandleBase; this client runs them with blocking I/O.
-
     def _call(self, request: msgspec.Struct, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
-        return self.client.drive(self._request_flow(request, expect, headers))
+        return self._drive(self._request_flow(request, expect, headers))
 
     def _call_binary(self, data: BinaryInput, expect: type[T] | None, *, headers: Mapping[str, str] | None = None) -> T:
         from .._core.binary import read_binary
 
-        return self.client.drive(self._call_flow(read_binary(data), expect, _OCTETS, headers))
+        return self._drive(self._call_flow(read_binary(data), expect, _OCTETS, headers))
 
     def _submit_batch(
         self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None, beside: Any = None
     ) -> BatchJob[Any]:
-        job: BatchJob[Any] = self.client.drive(self._submit_flow(requests, headers, beside))
+        from .._batch.jobs import BatchJob
+
+        job: BatchJob[Any] = self._drive(self._submit_flow(BatchJob[Any], requests, headers, beside))
         return job
 
     def _batch_many(self, requests: Sequence[Any], options: Mapping[str, Any]) -> list[Any]:
         """A generated ``batch_many()`` (the rules: :mod:`.._batch.many`)."""
-        items: list[Any] = self.client.drive(self._many_flow(requests, options))
+        from .._batch.jobs import BatchJob
+
+        items: list[Any] = self._drive(self._many_flow(BatchJob[Any], requests, options))
         return items
 
     def _send_and_decode(
         self, body: bytes, expect: type[T] | None, *, headers: Mapping[str, str] | None = None, request: Any = None
     ) -> T:
         # ``request``: what the call's span reads its parameters from (as a typed method's call does).
-        return self.client.drive(self._call_flow(body, expect, headers=headers, request=request))
+        return self._drive(self._call_flow(body, expect, headers=headers, request=request))
 
 
 class GenericHandle(ModelHandle[Any, Any]):

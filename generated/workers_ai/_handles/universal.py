@@ -14,6 +14,7 @@ import msgspec
 
 from .. import _registry
 from .._core.body import encode_body
+from .._core.config import api_url
 from .._error_base import ConfigurationError, InputValidationError
 from .aio import AsyncGenericHandle
 from .sync import GenericHandle
@@ -55,7 +56,7 @@ class UniversalRoute:
     def _run_url(self) -> str:
         url = self._url
         if url is None:
-            url = self._url = str(self.client.api_url("ai/run"))
+            url = self._url = api_url(self.client, "ai/run")
         return url
 
     def encode_input(self, payload: Any, *, check_keys: bool = True) -> bytes:

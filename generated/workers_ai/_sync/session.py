@@ -2,41 +2,36 @@
 
 Every rule (retries, backoff, the rate budget, envelopes) is a flow of :mod:`.._core`; this module
 only answers the flows' commands: a :class:`~.._core.flow.Send` with one urllib3 exchange, a
-:class:`~.._core.flow.Sleep` with ``time.sleep``.
+:class:`~.._core.flow.Sleep` with ``time.sleep``, a :class:`~.._core.flow.Call` in place. The async
+driver (:mod:`.._aio.session`) is printed from this one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .._core.config import DEFAULT_BASE_URL, Reply, ResponseInfo, SessionConfig
+from .._core.config import DEFAULT_BASE_URL, ResponseInfo, SessionConfig
+from .._core.exchange import Reply
 from .._core.flow import Call, Flow, Send, T
-from .._core.options import DEFAULT_MAX_EVENT_BYTES, DEFAULT_MAX_RESPONSE_BYTES
 from .._error_base import APIConnectionError
 from .transport import Urllib3Transport
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
-
-    from .._core.config import RequestOptions
     from .transport import Transport
 
-__all__ = [
-    "DEFAULT_BASE_URL",
-    "DEFAULT_MAX_EVENT_BYTES",
-    "DEFAULT_MAX_RESPONSE_BYTES",
-    "Reply",
-    "ResponseInfo",
-    "Session",
-    "SessionConfig",
-]
+__all__ = ["DEFAULT_BASE_URL", "Reply", "ResponseInfo", "Session"]
+
+
+def _in_place(command: Call) -> Any:
+    """``command.fn(*args)``, here and now (the async driver runs it in the loop's executor)."""
+    return command.fn(*command.args)
 
 
 class Session(SessionConfig):
     """Configuration and the blocking transport shared by every call.
 
     Deadlines: see :class:`SessionConfig`; the transport is urllib3 (:class:`~.transport.Urllib3Transport`).
+    ``AsyncSession``'s driver is printed from these methods but ``_new_transport``.
     """
 
     _transport: Transport
@@ -49,8 +44,9 @@ class Session(SessionConfig):
         if self._owns_transport:
             self._transport.close()
 
-    def drive(self, flow: Flow[T]) -> T:
-        """Run ``flow`` to its result, answering its commands with blocking I/O."""
+    def _drive(self, flow: Flow[T]) -> T:
+        """Run ``flow`` to its result, answering its commands with blocking I/O (the driver: what every
+        call of this client runs)."""
         send = self._transport.send
         answer: Any = None
         try:
@@ -68,7 +64,7 @@ class Session(SessionConfig):
                     answer = (resp, data)
                 elif isinstance(command, Call):
                     try:
-                        answer = command.fn(*command.args)
+                        answer = _in_place(command)
                     except Exception as exc:
                         command = flow.throw(exc)
                         continue
@@ -81,12 +77,3 @@ class Session(SessionConfig):
             return result
         finally:
             flow.close()
-
-    def request(self, method: str, url: str, body: bytes | None = None, **options: Unpack[RequestOptions]) -> Reply:
-        """Send a request, retrying what is safe to retry; return a 2xx reply, its body read, or raise
-        (the rules: :func:`.._core.exchange.exchange`)."""
-        return self.drive(self.request_flow(method, url, body, **options))
-
-    def get_json(self, path: str, query: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """GET an account API path; the checked envelope (``result``, ``result_info``, ...)."""
-        return self.drive(self.get_json_flow(path, query))

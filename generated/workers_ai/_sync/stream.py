@@ -1,5 +1,7 @@
 """Typed iteration over a streamed (``text/event-stream``) reply with the blocking transport: the
-events and their parsing are :mod:`.._core.stream_events` and :mod:`.._core.stream_parser`."""
+events and their parsing are :mod:`.._core.stream_events` and :mod:`.._core.stream_parser`.
+``AsyncEventStream``'s methods are printed from :class:`EventStream`'s.
+"""
 
 from __future__ import annotations
 
@@ -9,27 +11,14 @@ from collections.abc import Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from .._core.stream_events import EventJoiner, StreamEvent, StreamResult, ToolCall, ToolCallMerger, Usage, event_from
+from .._core.stream_events import StreamEvent, StreamResult
 from .._core.stream_parser import DRAIN_LIMIT, DRAIN_SECONDS, WANT_BODY, WANT_BYTES, StreamParser
-from ..errors import (
-    APIConnectionError,
-    ResponseTooLargeError,
-)
+from ..errors import APIConnectionError, ResponseTooLargeError
 
 if TYPE_CHECKING:
     from .transport import Response
 
-__all__ = [
-    "EventJoiner",
-    "EventStream",
-    "StreamEvent",
-    "StreamParser",
-    "StreamResult",
-    "ToolCall",
-    "ToolCallMerger",
-    "Usage",
-    "event_from",
-]
+__all__ = ["EventStream", "StreamEvent", "StreamResult"]
 
 
 class EventStream(StreamParser):
@@ -137,8 +126,9 @@ class EventStream(StreamParser):
                     want = parser.send(self._read_all())
                 else:
                     assert not isinstance(want, int)
-                    self._current = want
-                    yield want
+                    if want:
+                        self._current = want
+                        yield want
                     since = time.monotonic()  # after the caller had the events: its time is not idle time
                     want = next(parser)
         except StopIteration:

@@ -29,7 +29,7 @@ from .tooldefs import ToolDef, ToolForm, tool_def
 if TYPE_CHECKING:
     from .._core.telemetry import Telemetry
 
-__all__ = ["ToolRun", "arun_tools", "reply_text", "run_tools", "tool_messages"]
+__all__ = ["ToolRun", "reply_text", "tool_flow", "tools_flow", "tool_messages"]
 
 OutT = TypeVar("OutT")
 OnToolError = Literal["report", "raise"]
@@ -247,7 +247,7 @@ def tool_flow(handle: ToolHandle, expect: Any, loop: _Loop) -> Flow[ToolRun[Any]
             return done
 
 
-def run_tools(
+def tools_flow(
     handle: ToolHandle,
     expect: Any,
     *,
@@ -257,14 +257,10 @@ def run_tools(
     max_rounds: int = 8,
     on_tool_error: OnToolError = "report",
     options: Mapping[str, Any] | None = None,
-) -> Any:
-    """Drive the loop for ``handle`` (see the module doc); ``expect`` is the output type to decode into
-    (None: the handle's output union). Raises ``ToolLoopError`` when the model still calls tools after
-    ``max_rounds`` rounds of them. With an async handle the result is awaited (the tools themselves are
-    called as plain functions)."""
+) -> Flow[ToolRun[Any]]:
+    """The loop for ``handle`` (see the module doc) as a flow its client's driver runs; ``expect`` is the
+    output type to decode into (None: the handle's output union). The options are checked here, before
+    anything is sent. The flow raises ``ToolLoopError`` when the model still calls tools after
+    ``max_rounds`` rounds of them; the tools themselves are called as plain functions."""
     loop = _Loop(handle.model_id, messages, tools, form, max_rounds, on_tool_error, options)
-    return handle.client.drive(tool_flow(handle, expect, loop))
-
-
-# The generated async handles import this name; it is the same function (the client's driver decides).
-arun_tools = run_tools
+    return tool_flow(handle, expect, loop)

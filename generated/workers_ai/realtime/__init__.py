@@ -42,30 +42,26 @@ __all__ = [
 Options = Mapping[str, Any] | msgspec.Struct
 
 
-def _target(handle: Any) -> tuple[Any, str]:
-    return handle.client, str(handle.model_id)
-
-
 def listen_sync(handle: Any, spec: RealtimeSpec, options: Options, limits: Limits | None = None) -> ListenSession[Any]:
     """A speech-to-text session of ``handle``'s model (not yet connected: use it with ``with``)."""
-    client, model_id = _target(handle)
-    return ListenSession(client, spec, options, model_id=model_id, limits=limits)
+    return ListenSession(handle.client, spec, options, model_id=str(handle.model_id), limits=limits)
 
 
 def speak_sync(handle: Any, spec: RealtimeSpec, options: Options, limits: Limits | None = None) -> SpeakSession[Any]:
-    client, model_id = _target(handle)
-    return SpeakSession(client, spec, options, model_id=model_id, limits=limits)
+    """A text-to-speech session of ``handle``'s model (not yet connected: use it with ``with``)."""
+    return SpeakSession(handle.client, spec, options, model_id=str(handle.model_id), limits=limits)
 
 
+# generated from realtime/__init__.py:listen_sync,speak_sync by codegen.twins, to the end of the module
 def listen_async(
     handle: Any, spec: RealtimeSpec, options: Options, limits: Limits | None = None
 ) -> AsyncListenSession[Any]:
-    client, model_id = _target(handle)
-    return AsyncListenSession(client, spec, options, model_id=model_id, limits=limits)
+    """A speech-to-text session of ``handle``'s model (not yet connected: use it with ``async with``)."""
+    return AsyncListenSession(handle.client, spec, options, model_id=str(handle.model_id), limits=limits)
 
 
 def speak_async(
     handle: Any, spec: RealtimeSpec, options: Options, limits: Limits | None = None
 ) -> AsyncSpeakSession[Any]:
-    client, model_id = _target(handle)
-    return AsyncSpeakSession(client, spec, options, model_id=model_id, limits=limits)
+    """A text-to-speech session of ``handle``'s model (not yet connected: use it with ``async with``)."""
+    return AsyncSpeakSession(handle.client, spec, options, model_id=str(handle.model_id), limits=limits)

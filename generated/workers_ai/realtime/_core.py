@@ -18,6 +18,7 @@ from urllib.parse import urlencode
 
 import msgspec
 
+from .._core.config import handshake_headers, run_url
 from .._core.redact import is_secret_name
 from .._core.telemetry import realtime_log, telemetry_of
 from .._core.urls import model_path, segment
@@ -95,7 +96,7 @@ class SessionCore:
         self.open_timeout = self.limits.open_timeout or client.timeout
         self.answer_timeout = self.limits.answer_timeout or client.stream_idle_timeout
         self.url = _ws_url(client, self.model_id, spec.query(self.options))
-        self._headers = client.handshake_headers()
+        self._headers = handshake_headers(client)
         # The same proxy and CA rule as the client's REST calls (websockets' own reading of the
         # environment is not used: it has no loopback rule).
         network: Network | None = getattr(client, "network", None)
@@ -106,6 +107,7 @@ class SessionCore:
         self._since = self._last_sent
         self._unanswered: dict[str, int] = {}
         self.audio_bytes = 0
+        self._flushes = 0  # Flush messages sent whose Flushed the reader has not taken yet
         self.close_sent = False
         self.ended = False
         self._telemetry = telemetry_of(client)
@@ -161,6 +163,8 @@ class SessionCore:
             self.close_sent = True
         else:
             self._check_open(name)
+            if name == "flush":
+                self._flushes += 1
         message = {**template, **fields}
         self._sent(str(template.get("type", name)), 1)
         return _ENCODE.encode(message).decode()
@@ -199,6 +203,20 @@ class SessionCore:
         if self._unanswered:
             self._answered(event)
         return event
+
+    def took(self, item: Any) -> Any:
+        """The reader took ``item`` (by iterating, ``receive`` or ``poll``): a ``Flushed`` answers a Flush."""
+        if self._flushes and tag_of(item) == "Flushed":
+            self._flushes -= 1
+        return item
+
+    @property
+    def flushing(self) -> bool:
+        """Some Flush sent has no ``Flushed`` the reader took yet: ``until_flushed()`` reads on while so.
+
+        Counted as the reader takes events, not as they arrive, so audio read ahead of the caller (the
+        asyncio reader task's queue) is still delivered before the iteration ends."""
+        return self._flushes > 0
 
     def _answered(self, event: Any) -> None:
         pending = self._unanswered  # on every event's path: look only for what is pending
@@ -304,7 +322,7 @@ def _ws_url(client: SessionConfig, model_id: str, query: list[tuple[str, str]]) 
         base = f"{gateway.base_url.rstrip('/')}/{account}/{segment(gateway.id)}/workers-ai"
         query = [("model", model_id), *query]
     else:
-        base = client.run_url(model_id)
+        base = run_url(client, model_id)
     if base.startswith("https://"):
         base = "wss://" + base[len("https://") :]
     elif base.startswith("http://"):

@@ -1,44 +1,101 @@
-"""The blocking driver: :class:`ListenSession` and :class:`SpeakSession` on ``websockets.sync.client``.
+"""The blocking sessions: :class:`ListenSession` and :class:`SpeakSession`, on ``websockets.sync.client``.
 
-The I/O only: every decision is :class:`~._core.SessionCore`'s. ``websockets`` reads the socket in its
-own thread (at most ``max_queue`` frames ahead: then the server is held back); a second small thread
-sends KeepAlive when the stream has been quiet. ``send`` blocks while the socket is full.
+Every decision is :class:`~._core.SessionCore`'s. A reader thread moves frames into an inbox of at most
+``max_queue`` events (while it is full the server is held back); a second sends KeepAlive when it is quiet.
 """
 
 from __future__ import annotations
 
+import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..errors import RealtimeError
 from ._audio import AudioSource, Pacer, Transcript, audio_chunks, chunk_size, collect
-from ._core import END, SessionBase
-from ._spec import tag_of
-from ._wsopts import SyncConnection, close_of, connect_options, handshake_error, websockets_module
+from ._core import END, SessionBase, SessionCore
+from ._wsopts import close_of, connect_options, handshake_error, websockets_module
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["ListenSession", "SpeakSession", "SyncSession"]
 
 E = TypeVar("E")
-_NOTHING: Any = object()  # no frame within the wait
+
+sleep = time.sleep
+Done = threading.Event  # set once the connection is over; ``wait(timeout)`` says whether it was
+Lock = threading.Lock  # the core's frames are built one at a time: the keepalive thread builds them too
+Worker = threading.Thread
+Inbox = queue.Queue  # events read ahead, at most max_queue: while it is full the socket is no longer read
+Empty = queue.Empty
 
 
-class SyncSession(SessionBase[E, SyncConnection]):
+class Connection(Protocol):
+    """What a session uses of ``websockets.sync.client.ClientConnection``."""
+
+    close_code: int | None
+    close_reason: str | None
+
+    def __iter__(self) -> Iterator[str | bytes]: ...  # ends at a clean close, else ConnectionClosed
+    def send(self, message: str | bytes) -> None: ...
+    def close(self) -> None: ...
+
+
+def open_socket(core: SessionCore) -> Connection:
+    """Connect to ``core.url`` (a refused handshake raises websockets' exception; see ``handshake_error``)."""
+    connect = websockets_module("sync.client").connect
+    connection: Any = connect(core.url, **connect_options(core))
+    opened: Connection = connection.__enter__()  # entered, as websockets >= 17 asks; left by close()
+    return opened
+
+
+def take(inbox: Inbox[Any], timeout: float | None) -> Any:
+    """The next event within ``timeout`` seconds (None: until one comes), else None."""
+    try:
+        return inbox.get(timeout=timeout)
+    except Empty:
+        return None
+
+
+def shut(inbox: Inbox[Any]) -> None:
+    """Drop what is unread and put END: whoever waits on the inbox (for room, for an event) goes on."""
+    with inbox.mutex:
+        inbox.queue.clear()
+        inbox.not_full.notify_all()
+    inbox.put_nowait(END)
+
+
+def spawn(work: Callable[[], None], name: str) -> Worker:
+    """Run ``work`` beside the caller (a daemon thread: a session never keeps the program alive)."""
+    worker = threading.Thread(target=work, name=name, daemon=True)
+    worker.start()
+    return worker
+
+
+def stop(workers: Sequence[Worker]) -> None:
+    """Wait a moment for ``workers`` to end (they end on their own once the connection is over)."""
+    for worker in workers:
+        if worker is not threading.current_thread():
+            worker.join(1.0)
+
+
+class SyncSession(SessionBase[E, Connection]):
     """What the listen and speak sessions share: open, receive, keepalive, close."""
 
     def _setup(self) -> None:
-        self._send_lock = threading.Lock()
-        self._read_lock = threading.Lock()
-        self._done = threading.Event()
-        self._ticker: threading.Thread | None = None
-        self._stack = ExitStack()
+        self._lock = Lock()  # the core's frames are built, and its answers read, one at a time
+        self._inbox: Inbox[Any] = Inbox(self.core.limits.max_queue)
+        self._done = Done()  # the connection is over (the reader saw the end, or the session was shut)
+        self._drained = False  # the end was taken from the inbox
+        self._consumers = 0  # loops iterating over the session
+        self._workers: list[Worker] = []
 
     # ------------------------------------------------------------------ lifecycle
 
-    def __enter__(self) -> SyncSession[E]:
+    def __enter__(self) -> Self:
         self.open()
         return self
 
@@ -52,59 +109,60 @@ class SyncSession(SessionBase[E, SyncConnection]):
         """Connect (done by ``with``). A refused handshake raises the REST error of its answer."""
         if self._ws is not None:
             return
-        # a function in websockets 15-16, a context-manager class in 17
-        connect = websockets_module("sync.client").connect
         self.core.opening()
         try:
-            # Entered as a context manager (websockets >= 17 warns otherwise); left in _shutdown.
-            self._ws = self._stack.enter_context(connect(self.core.url, **connect_options(self.core)))
+            ws = open_socket(self.core)
         except Exception as exc:
             error = handshake_error(self.core, exc)
             self.core.finished(error)
             raise error from None
+        self._ws = ws
+        self._workers.append(spawn(self._reader, "workers-ai-reader"))
         if self.core.spec.keepalive_seconds is not None:
-            self._ticker = threading.Thread(target=self._keepalive, name="workers-ai-keepalive", daemon=True)
-            self._ticker.start()
+            self._workers.append(spawn(self._keepalive, "workers-ai-keepalive"))
 
-    def close(self) -> list[Any]:
-        """Send the model's close message, read what the server still sends until it closes (within
-        ``close_timeout``) and return those events; iterating afterwards yields them too."""
-        ws = self._connected()
-        if not self._done.is_set():
-            if not self.core.close_sent:
-                self._say(self.core.control, "close")
-            deadline = time.monotonic() + self.core.limits.close_timeout
-            while not self._done.is_set():
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    self._shutdown()
-                    raise self.core.timed_out(
-                        f"the server did not end the session within {self.core.limits.close_timeout:g}s "
-                        "of the close message"
-                    )
-                if self._read_lock.acquire(timeout=min(left, 0.05)):
-                    try:
-                        got = self._read(left)
-                    finally:
-                        self._read_lock.release()
-                    if got is not _NOTHING and got is not END:
-                        self._backlog.append(got)
-                else:
-                    self._done.wait(min(left, 0.05))  # another thread is reading: it will see the end
+    def close(self) -> list[E]:
+        """Send the model's close message (CloseStream, Close), read what the server still sends until it
+        closes (within ``close_timeout``) and return those events; iterating afterwards yields them too."""
+        self._connected()
+        if not self.core.close_sent and not self._done.is_set():
+            self._say(self.core.control, "close")
+        limit = self.core.limits.close_timeout
+        deadline = time.monotonic() + limit
+        rest: list[E] = []
+        while not self._drained:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._shutdown()
+                raise self.core.timed_out(f"the server did not end the session within {limit:g}s of the close message")
+            if self._consumers:  # another loop is iterating: it takes the events, this waits for the end
+                if not self._done.wait(left):
+                    continue
+                break
+            got = self._next(left)
+            if got is END:
+                break
+            if got is not None:
+                rest.append(got)
         self._shutdown()
-        del ws
+        self._backlog.extend(rest)
         if self._error is not None:
-            raise self._error
-        return list(self._backlog)
+            error, self._error = self._error, None
+            raise error
+        return rest
 
     # ------------------------------------------------------------------ receiving
 
-    def __iter__(self) -> Iterator[Any]:
-        while True:
-            event = self._next(None)
-            if event is END:
-                return
-            yield event
+    def __iter__(self) -> Iterator[E]:
+        self._consumers += 1
+        try:
+            while True:
+                event = self._next(None)
+                if event is END:
+                    return
+                yield self.core.took(event)
+        finally:
+            self._consumers -= 1
 
     @property
     def ended(self) -> bool:
@@ -114,67 +172,83 @@ class SyncSession(SessionBase[E, SyncConnection]):
     def receive(self, timeout: float | None = None) -> Any:
         """The next event, or None when nothing came within ``timeout`` or the session is over."""
         got = self._next(timeout)
-        return None if got is END else got
-
-    def _next(self, timeout: float | None) -> Any:
-        if self._backlog:
-            return self._backlog.popleft()
-        if self._done.is_set():
-            return self._finished()
-        deadline = None if timeout is None else time.monotonic() + timeout
-        with self._read_lock:
-            while True:
-                if self._backlog:
-                    return self._backlog.popleft()
-                wait = None if deadline is None else max(0.0, deadline - time.monotonic())
-                got = self._read(wait)
-                if got is END:
-                    return self._finished()
-                if got is not _NOTHING:
-                    return got
-                if deadline is not None and time.monotonic() >= deadline:
-                    return None
+        return None if got is END else self.core.took(got)
 
     def poll(self) -> list[Any]:
         """Every event already received, without waiting."""
-        out: list[Any] = []
-        while True:
-            got = self._next(0)
-            if got is None or got is END:
-                return out
+        out: list[Any] = list(self._backlog)
+        self._backlog.clear()
+        while not self._drained:
+            try:
+                got = self._inbox.get_nowait()
+            except Empty:
+                break
+            if got is END:
+                self._drained = True
+                break
             out.append(got)
+        if self._drained and not out:
+            self._finished()  # raises how the session failed, if it did
+        return [self.core.took(item) for item in out]
 
-    def _read(self, wait: float | None) -> Any:
-        """One frame within ``wait`` seconds (None: until one comes or the answer deadline passes)."""
+    def _next(self, timeout: float | None) -> Any:
+        """The next event, END, or None when nothing came within ``timeout`` (None: no limit but the
+        answer deadline, past which the session fails)."""
+        if self._backlog:
+            return self._backlog.popleft()
+        if self._drained:
+            return self._finished()
+        self._connected()
+        until = None if timeout is None else time.monotonic() + timeout
+        while True:
+            try:
+                item = self._inbox.get_nowait()
+            except Empty:
+                if self._done.is_set():  # the reader put every event before it said so: none is coming
+                    item = END
+                else:
+                    answer_by = self.core.answer_deadline()
+                    now = time.monotonic()
+                    if answer_by is not None and now >= answer_by:
+                        self._error = self.core.timed_out(f"the server sent nothing for {self.core.answer_timeout:g}s")
+                        self._shutdown()
+                        raise self._error from None
+                    if until is not None and now >= until:
+                        return None
+                    ends = [t for t in (until, answer_by) if t is not None]
+                    item = take(self._inbox, max(0.0, min(ends) - now) if ends else None)
+                    if item is None:
+                        continue
+            if item is END:
+                self._drained = True
+                return self._finished()
+            return item
+
+    def _reader(self) -> None:
+        """Move the frames from the socket into the inbox, as events; then how the connection ended."""
         ws = self._connected()
-        answer_by = self.core.answer_deadline()
-        if answer_by is not None:
-            left = max(0.0, answer_by - time.monotonic())
-            wait = left if wait is None else min(wait, left)
+        code: int | None
         try:
-            data = ws.recv(timeout=wait)
-        except TimeoutError:
-            if answer_by is not None and time.monotonic() >= answer_by:
-                self._error = self.core.timed_out(f"the server sent nothing for {self.core.answer_timeout:g}s")
-                self._shutdown()
-                raise self._error from None
-            return _NOTHING
-        except Exception as exc:  # ConnectionClosed, or the socket failing under it
+            for data in ws:
+                with self._lock:
+                    event = self.core.receive(data)
+                if self._done.is_set():  # the session was shut: nobody reads any more
+                    break
+                self._inbox.put(event)
+            code, reason = ws.close_code, ws.close_reason or ""
+        except Exception as exc:  # ConnectionClosedError, or the socket failing under it
             code, reason = close_of(exc)
-            self._error = self.core.closed(code, reason)
-            self._done.set()
-            return END
-        return self.core.receive(data)
+        ended = self.core.closed(code, reason)
+        self._error = self._error or ended
+        self._done.set()
+        self._inbox.put(END)
 
     # ------------------------------------------------------------------ sending
 
     def _say(self, make: Callable[..., str | bytes], *args: Any) -> None:
-        """Send the frame ``make(*args)`` builds, built under the lock the keepalive thread takes too."""
-        with self._send_lock:
+        """Send the frame ``make(*args)`` builds, built under the lock the keepalive worker takes too."""
+        with self._lock:
             frame = make(*args)
-        self._send(frame)
-
-    def _send(self, frame: str | bytes) -> None:
         ws = self._connected()
         try:
             ws.send(frame)
@@ -188,7 +262,7 @@ class SyncSession(SessionBase[E, SyncConnection]):
 
     def _keepalive(self) -> None:
         while not self._done.is_set():
-            with self._send_lock:
+            with self._lock:
                 wait = self.core.keepalive_wait()
                 frame = self.core.keepalive()
             if frame is not None:
@@ -202,52 +276,50 @@ class SyncSession(SessionBase[E, SyncConnection]):
 
     def _shutdown(self) -> None:
         self._done.set()
+        shut(self._inbox)
         if self._ws is not None:
-            self._stack.close()
+            self._ws.close()
+        stop(self._workers)
+        self._workers.clear()
         self.core.finished(self._error)
-        if self._ticker is not None and self._ticker is not threading.current_thread():
-            self._ticker.join(1.0)
 
 
 class ListenSession(SyncSession[E]):
     """Speech in, typed events out: ``send(audio)``, ``finalize()``, ``close()``, ``for event in session``."""
 
-    def __enter__(self) -> ListenSession[E]:
-        self.open()
-        return self
-
-    def __iter__(self) -> Iterator[E]:
-        return super().__iter__()
-
     def send(self, audio: bytes | bytearray | memoryview) -> None:
-        """Send one chunk of audio (a binary frame); blocks while the connection is backed up."""
+        """Send one chunk of audio (a binary frame); waits while the connection is backed up."""
         self._say(self.core.audio, audio)
 
     def finalize(self) -> None:
         """Ask for results of all audio sent so far now (the stream stays open)."""
         self._say(self.core.control, "finalize")
 
-    def close(self) -> list[E]:
-        """Send CloseStream, drain the remaining results and return them."""
-        return super().close()
-
     def transcribe(self, audio: AudioSource, *, pace: bool = False, chunk_ms: int = 100) -> Transcript[E]:
-        """Send ``audio`` (bytes, a path, a binary file or chunks), close, and return a ``Transcript``."""
-        return transcribe_sync(self, audio, pace=pace, chunk_ms=chunk_ms)
+        """Send ``audio`` (bytes, a path, a binary file or chunks; in real time when ``pace``), reading what
+        comes meanwhile, close, and return a ``Transcript``."""
+        pacer = Pacer(self.core, pace)
+        events: list[E] = []
+        # Read as we go, so the server is never held back by us: after every chunk when paced, else
+        # every few chunks (fewer than max_queue events can arrive in between: at most one per chunk).
+        every = 1 if pacer.rate is not None else max(1, self.core.limits.max_queue // 4)
+        for n, chunk in enumerate(audio_chunks(audio, chunk_size(self.core, chunk_ms)), 1):
+            wait = pacer.delay(len(chunk))
+            if wait:
+                sleep(wait)
+            self.send(chunk)
+            if n % every == 0:
+                events += self.poll()
+        events += self.close()
+        return collect(self.core, events)
 
 
-class SpeakSession(SyncSession[E]):
+class SpeakSession(SyncSession[bytes | E]):
     """Text in, audio out: ``send_text``, ``flush``, ``clear``, ``close``; iteration yields audio chunks
     (``bytes``) and control events."""
 
-    def __enter__(self) -> SpeakSession[E]:
-        self.open()
-        return self
-
-    def __iter__(self) -> Iterator[bytes | E]:
-        return super().__iter__()
-
     def send_text(self, text: str) -> None:
+        """Send text to speak (a ``Speak`` message); it is spoken on :meth:`flush`."""
         self._say(self.core.text, text)
 
     def flush(self) -> None:
@@ -258,37 +330,19 @@ class SpeakSession(SyncSession[E]):
         """Drop text not yet spoken (answered by ``Cleared``)."""
         self._say(self.core.control, "clear")
 
-    def close(self) -> list[bytes | E]:
-        return super().close()
-
     def speak(self, text: str) -> Iterator[bytes]:
         """Send ``text``, flush, and yield its audio until ``Flushed`` (control events are skipped)."""
-        return speak_chunks(self, text)
+        self.send_text(text)
+        self.flush()
+        for item in self.until_flushed():
+            if isinstance(item, bytes):
+                yield item
 
-
-def transcribe_sync(session: ListenSession[Any], audio: AudioSource, *, pace: bool, chunk_ms: int) -> Transcript[Any]:
-    pacer = Pacer(session.core, pace)
-    events: list[Any] = []
-    # Read as we go, so the server is never held back by us: after every chunk when paced, else
-    # every few chunks (fewer than max_queue events can arrive in between: at most one per chunk).
-    every = 1 if pacer.rate is not None else max(1, session.core.limits.max_queue // 4)
-    for n, chunk in enumerate(audio_chunks(audio, chunk_size(session.core, chunk_ms)), 1):
-        wait = pacer.delay(len(chunk))
-        if wait:
-            time.sleep(wait)
-        session.send(chunk)
-        if n % every == 0:
-            events += session.poll()
-    events += session.close()
-    return collect(session.core, events)
-
-
-def speak_chunks(session: SpeakSession[Any], text: str) -> Iterator[bytes]:
-    """Send ``text`` and Flush; yield the audio until the server says ``Flushed``."""
-    session.send_text(text)
-    session.flush()
-    for item in session:
-        if isinstance(item, bytes):
-            yield item
-        elif tag_of(item) == "Flushed":
-            return
+    def until_flushed(self) -> Iterator[bytes | E]:
+        """Audio (``bytes``) and events until every ``flush()`` sent is answered by ``Flushed`` (the last
+        item); the session stays open. Ends at once when no flush is pending."""
+        while self.core.flushing:  # the rule: SessionCore.flushing
+            item = self._next(None)
+            if item is END:
+                return
+            yield self.core.took(item)

@@ -4,8 +4,7 @@ shows the token, failed handshakes as our REST errors, and how a closed connecti
 ``websockets`` is imported by name at run time only (:func:`websockets_module`), never by an import
 statement: a type checker follows imports even inside functions and under ``TYPE_CHECKING``, so it would
 read websockets' 31 modules for every user of the package (or report it missing in a copy without the
-``realtime`` extra). The drivers type the connections they hold with the two protocols here (the few
-members they use).
+``realtime`` extra). The sessions type the connections they hold with a protocol of the few members they use.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import importlib
 import importlib.util
 import logging
 import ssl
-from collections.abc import AsyncIterator, Iterator, Mapping, MutableMapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from typing import Any, Protocol
 
 from .._core.error_replies import error_from
@@ -23,7 +22,7 @@ from .._core.redact import scrub
 from ..errors import APIConnectionError, APITimeoutError, ConfigurationError, WorkersAIError
 from ._core import SessionCore
 
-__all__ = ["AsyncConnection", "SyncConnection", "close_of", "connect_options", "handshake_error", "websockets_module"]
+__all__ = ["close_of", "connect_options", "handshake_error", "websockets_module"]
 
 _log = logging.getLogger("workers_ai.realtime")
 
@@ -31,30 +30,6 @@ _log = logging.getLogger("workers_ai.realtime")
 def websockets_module(module: str) -> Any:
     """``websockets.<module>`` (``sync.client``, ``asyncio.client``, ``exceptions``), loaded by name."""
     return importlib.import_module(f"websockets.{module}")
-
-
-class SyncConnection(Protocol):
-    """What the blocking driver uses of ``websockets.sync.client.ClientConnection``."""
-
-    def recv(self, timeout: float | None = None) -> str | bytes: ...
-
-    def send(self, message: str | bytes) -> None: ...
-
-
-class AsyncConnection(Protocol):
-    """What the asyncio driver uses of ``websockets.asyncio.client.ClientConnection``."""
-
-    @property
-    def close_code(self) -> int | None: ...
-
-    @property
-    def close_reason(self) -> str | None: ...
-
-    def __aiter__(self) -> AsyncIterator[str | bytes]: ...
-
-    async def send(self, message: str | bytes) -> None: ...
-
-    async def close(self) -> None: ...
 
 
 class _Headers(Protocol):

@@ -12,9 +12,9 @@ From a shell: ``workers-ai serve`` or ``python -m workers_ai.testing``. In pytes
 ``pytest_plugins = ["workers_ai.testing.pytest_plugin"]`` gives the ``workers_ai_emulator`` fixture.
 """
 
-from ._emulator import DEFAULT_ACCOUNT_ID, DEFAULT_API_TOKEN, Emulator
+from ._emulator import DEFAULT_ACCOUNT_ID, DEFAULT_API_TOKEN, Emulator, EmulatorStopped
 from ._faults import FAULTS, Fault
-from ._records import RecordedRequest
+from ._records import RecordedRequest, ServerError
 from ._reply import Reply
 from ._synth import Synthesizer
 from ._validate import Validator
@@ -24,9 +24,11 @@ __all__ = [
     "DEFAULT_API_TOKEN",
     "FAULTS",
     "Emulator",
+    "EmulatorStopped",
     "Fault",
     "RecordedRequest",
     "Reply",
+    "ServerError",
     "Synthesizer",
     "Validator",
 ]

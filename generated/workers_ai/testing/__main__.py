@@ -5,6 +5,7 @@ defined once in :mod:`._options`."""
 from __future__ import annotations
 
 import argparse
+import logging
 import signal
 import sys
 from collections.abc import Sequence
@@ -41,7 +42,7 @@ def main(
     parser = build_parser(prog, parser_class)
     args = parser.parse_args(argv)
     try:
-        from ._emulator import Emulator
+        from ._emulator import Emulator, EmulatorStopped
     except ImportError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 1
@@ -53,10 +54,24 @@ def main(
     # Ctrl-C (SIGINT) stops the server even when it was started with SIGINT ignored, as a shell does
     # for a background job: Python installs its KeyboardInterrupt handler only over the default one.
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    _log_errors()
     emu.banner()
-    emu.serve_forever()
+    try:
+        emu.serve_forever()
+    except EmulatorStopped as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 1
     print("stopped", file=sys.stderr)
     return 0
+
+
+def _log_errors() -> None:
+    """The errors the emulator contains (each with its traceback) go to stderr, as a server's do: once,
+    even beside ``WORKERS_AI_LOG``'s handler on ``workers_ai``."""
+    errors = logging.getLogger("workers_ai.testing")
+    if not errors.handlers:
+        errors.addHandler(logging.StreamHandler(sys.stderr))
+        errors.propagate = False
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from ._discovery import listing, schema, search
 from ._faults import Fault, FaultKind, parse_fault_header, replace_reply, shape_reply
 from ._gateway import ResponseCache, log_id, universal
 from ._records import RecordedRequest
-from ._reply import APIError, Reply, error_reply
+from ._reply import APIError, Reply, error_reply, failure_reply
 from ._routes import Route, route
 from ._run import Input, answer, decode_json, read_input
 from ._settings import Settings
@@ -52,8 +52,9 @@ class Api:
             reply = self._handle(rec, ray)
         except APIError as exc:
             reply = error_reply(exc.status, exc.code, exc.message)
-        except Exception as exc:  # an emulator bug: say so instead of hanging the client
-            reply = error_reply(500, 3043, f"emulator error: {type(exc).__name__}: {exc}")
+        except Exception as exc:  # an emulator bug: say so instead of hanging the client, and keep serving
+            self.state.errors.add("request", f"{rec.method} {target[:300]}", exc)
+            reply = failure_reply(exc)
         if not any(name == "cf-ray" for name, _ in reply.headers):  # a gateway step's reply has its own
             reply.headers.append(("cf-ray", ray))
             reply.headers.append(("server", "workers-ai-emulator"))

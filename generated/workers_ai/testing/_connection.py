@@ -38,8 +38,9 @@ class Loop(Protocol):
         """Count ``delta`` more (or fewer) bytes held for unfinished requests; False when over the limit."""
         ...
 
-    def later(self, delay: float, action: Callable[[], None]) -> None:
-        """Run ``action`` on the loop after ``delay`` seconds."""
+    def later(self, delay: float, action: Callable[[], None], owner: Connection | None = None) -> None:
+        """Run ``action`` on the loop after ``delay`` seconds; with an ``owner``, only while it is open
+        (if the action raises, that connection is closed)."""
 
     def submit(self, conn: Connection, request: Request) -> None:
         """Answer ``request`` off the loop; the reply comes back through :meth:`Connection.respond`."""
@@ -67,6 +68,7 @@ class Connection:
         self._out = b""
         self._sent = 0
         self._held = 0  # bytes of unfinished requests counted against the server's limit
+        self._last: tuple[str, str] | None = None  # method and target of the request handed out last
 
     def fileno(self) -> int:
         return self.sock.fileno()
@@ -78,6 +80,18 @@ class Connection:
 
     def start(self) -> None:
         self._watch(_READ)
+
+    def describe(self) -> str:
+        """Which connection this is, for an error report: its last request and the client's address."""
+        what = self._what()
+        try:
+            host, port, *_ = self.sock.getpeername()
+        except (OSError, ValueError):
+            return what
+        return f"{what} from {host}:{port}"
+
+    def _what(self) -> str:
+        return f"{self._last[0]} {self._last[1][:300]}" if self._last is not None else "a connection"
 
     def on_event(self, mask: int) -> None:
         if mask & _WRITE:
@@ -156,6 +170,7 @@ class Connection:
         self._count_held()  # the request's bytes left the reader
         self.state = "busy"
         self._keep_alive = request.keep_alive
+        self._last = (request.method, request.target)
         self._watch(0)
         self._loop.submit(self, request)
 
@@ -187,7 +202,7 @@ class Connection:
             if frame.delay > 0 and not self._waited:
                 self._waited = True
                 self._watch(0)
-                self._loop.later(frame.delay, self._pump)
+                self._loop.later(frame.delay, self._pump, self)
                 return
             self._frames.popleft()
             self._waited = False
@@ -211,7 +226,7 @@ class Connection:
                 return
             self.state = "draining"
             self._watch(_READ)
-            self._loop.later(_LINGER, self.close)
+            self._loop.later(_LINGER, self.close, self)
         elif self._ending == "close":
             self.close()
         else:

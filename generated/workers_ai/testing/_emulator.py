@@ -19,9 +19,9 @@ from ._faults import Fault
 from ._http import Request
 from ._options import DEFAULT_ACCOUNT_ID, DEFAULT_API_TOKEN
 from ._realtime import is_upgrade, upgrade
-from ._records import RecordedRequest
+from ._records import RecordedRequest, ServerError
 from ._reply import Reply
-from ._server import HttpServer
+from ._server import EmulatorStopped, HttpServer
 from ._settings import Settings, checked_setting
 from ._state import State
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .._aio_client import AsyncWorkersAI
     from .._client import WorkersAI
 
-__all__ = ["DEFAULT_ACCOUNT_ID", "DEFAULT_API_TOKEN", "Emulator"]
+__all__ = ["DEFAULT_ACCOUNT_ID", "DEFAULT_API_TOKEN", "Emulator", "EmulatorStopped"]
 
 T = TypeVar("T")
 
@@ -54,6 +54,8 @@ class Emulator:
     Use it as a context manager, or call :meth:`close`. Point the client at it with
     ``WorkersAI(account_id=emu.account_id, api_token=emu.api_token, base_url=emu.base_url)`` or
     :meth:`client`. Every request is recorded in :attr:`requests`; :meth:`inject` arranges faults.
+    An exception in its own code closes only the connection it came from; it is kept in :attr:`errors`
+    and logged on ``workers_ai.testing``.
 
     The options are those of ``workers-ai serve`` (the same names: :mod:`._options` defines both).
     ``batch_polls=(q, r)``: a queued batch answers ``queued`` to its first ``q`` polls, ``running`` to
@@ -134,7 +136,9 @@ class Emulator:
     def start(self) -> Emulator:
         """Bind and serve in background threads (done by the constructor unless ``start=False``)."""
         if self._server is None:
-            server = HttpServer(self._host, self._port, self._serve, workers=self._workers)
+            server = HttpServer(
+                self._host, self._port, self._serve, on_error=self.state.errors.add, workers=self._workers
+            )
             server.start()
             self._server = server
         return self
@@ -148,8 +152,11 @@ class Emulator:
     def __enter__(self) -> Emulator:
         return self.start()
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        server = self._server
         self.close()
+        if server is not None and kind is None:
+            server.check()  # a server that stopped on its own fails the block that used it
 
     def banner(self, out: IO[str] | None = None) -> None:
         """Print where the emulator listens and the credentials to use (for the command line)."""
@@ -169,20 +176,28 @@ class Emulator:
         dest.flush()
 
     def serve_forever(self) -> None:
-        """Block until Ctrl-C (for the command line)."""
+        """Block until Ctrl-C (for the command line); :class:`EmulatorStopped` if the server stops on its own."""
         try:
-            while self._server is not None:
+            while (server := self._server) is not None:
+                server.check()  # a server that stopped on its own ends this with the cause
                 time.sleep(0.5)
         except KeyboardInterrupt:
             pass
         finally:
             self.close()
 
+    def _running(self) -> HttpServer:
+        """The server; RuntimeError if closed, :class:`EmulatorStopped` if it ended on its own."""
+        server = self._server
+        if server is None:
+            raise RuntimeError("the emulator is not running")
+        server.check()
+        return server
+
     @property
     def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("the emulator is not running")
-        return self._server.port
+        """The port it listens on; :class:`EmulatorStopped`, naming the cause, if its server has stopped."""
+        return self._running().port
 
     @property
     def url(self) -> str:
@@ -245,6 +260,13 @@ class Emulator:
     def requests_for(self, model_id: str) -> list[RecordedRequest]:
         return [r for r in self.requests if r.model == model_id]
 
+    @property
+    def errors(self) -> list[ServerError]:
+        """The exceptions the emulator contained, oldest first (the last 100): each closed the connection
+        it came from and was logged once, with its traceback, on the ``workers_ai.testing`` logger.
+        Empty unless the emulator (or a ``match`` predicate given to :meth:`inject`) has a bug."""
+        return self.state.errors.snapshot()
+
     def inject(
         self,
         fault: str,
@@ -291,7 +313,7 @@ class Emulator:
         self.state.faults.clear()
 
     def reset(self) -> None:
-        """Forget requests, faults and batch jobs."""
+        """Forget requests, faults, batch jobs and errors."""
         self.state.reset()
 
     def add_model(self, model_id: str, schema: Mapping[str, Any]) -> None:

@@ -15,6 +15,7 @@ client slowly: backpressure), ``ws_refuse; status=429; code=3040`` (refuse the h
 
 from __future__ import annotations
 
+import math
 import selectors
 import socket
 import time
@@ -44,20 +45,33 @@ _MAX_FRAME = 16 * 1024 * 1024
 
 
 class UpgradeReply(Reply):
-    """A handshake accepted: the connection becomes a WebSocket connection running ``script``."""
+    """A handshake accepted: the connection becomes a WebSocket connection running ``script``.
 
-    def __init__(self, request: Request, script: Script, faults: dict[str, dict[str, float]]) -> None:
+    ``proto`` (a ``websockets`` ``ServerProtocol``) has read the handshake and ``response`` is its answer.
+    """
+
+    def __init__(
+        self, request: Request, script: Script, faults: dict[str, dict[str, float]], proto: Any, response: Any
+    ) -> None:
         super().__init__(101)
         self.request = request
         self.script = script
         self.faults = faults
+        self.proto = proto
+        self.response = response
 
     def take_over(self, conn: Connection, loop: Loop) -> None:
         """Hand ``conn``'s socket to a new :class:`WsConnection` (on the loop thread)."""
         sock = conn.sock
         conn.state = "closed"
         loop.forget(conn)
-        loop.adopt(WsConnection(sock, loop, self))
+        ws = WsConnection(sock, loop, self)
+        loop.adopt(ws)
+        try:
+            ws.start()
+        except BaseException:
+            ws.close()  # the socket is no longer conn's: it must not stay open with nobody serving it
+            raise
 
 
 def is_upgrade(request: Request) -> bool:
@@ -102,7 +116,10 @@ def _check(rec: RecordedRequest, request: Request, catalog: Catalog, settings: S
     section = as_object(spec.doc.get("x-realtime"))
     if section is None:
         return error_reply(400, 5006, f"{model_id} is not served over WebSocket")
-    faults = _faults(request.headers.get("x-emulator-fault", ""))
+    try:
+        faults = _faults(request.headers.get("x-emulator-fault", ""))
+    except ValueError:
+        return error_reply(400, 5006, "Invalid input: a ws_ fault option in x-emulator-fault is not a finite number")
     refuse = faults.get("ws_refuse")
     if refuse is not None:
         rec.fault = "ws_refuse"
@@ -123,15 +140,39 @@ def _check(rec: RecordedRequest, request: Request, catalog: Catalog, settings: S
         if "TurnInfo" in (as_object(section.get("events")) or {})
         else ListenScript(options)
     )
-    return UpgradeReply(request, script, faults)
+    return _handshake(request, script, faults)
+
+
+def _handshake(request: Request, script: Script, faults: dict[str, dict[str, float]]) -> Reply:
+    """The handshake as ``websockets`` reads it (its ``ServerProtocol`` frames the session): an
+    UpgradeReply, or an error reply where it cannot accept what our HTTP reader did."""
+    from websockets.http11 import Request as WsRequest
+    from websockets.server import ServerProtocol
+
+    proto = ServerProtocol(max_size=_MAX_FRAME)
+    head = f"{request.method} {request.target} HTTP/1.1\r\n" + "".join(
+        f"{k}: {v}\r\n" for k, v in request.headers.items()
+    )
+    proto.receive_data((head + "\r\n").encode("latin-1"))
+    events = proto.events_received()
+    if not events or not isinstance(events[0], WsRequest):
+        return error_reply(400, 6003, "Invalid request: not a WebSocket handshake websockets can read")
+    response = proto.accept(events[0])
+    if response.status_code != 101:
+        reason = bytes(response.body or b"").decode("utf-8", "replace").strip()
+        return error_reply(response.status_code, 6003, f"Invalid request: {reason}")
+    return UpgradeReply(request, script, faults, proto, response)
 
 
 def _faults(header: str) -> dict[str, dict[str, float]]:
+    """The ``ws_`` faults of an ``x-emulator-fault`` header; ValueError for an option that is not a finite number."""
     out: dict[str, dict[str, float]] = {}
     for part in header.split(","):
         name, *opts = [p.strip() for p in part.split(";")]
         if name.startswith("ws_"):
             out[name] = {k.strip(): float(v) for k, _, v in (o.partition("=") for o in opts if "=" in o)}
+            if not all(math.isfinite(v) for v in out[name].values()):
+                raise ValueError(f"{name}: options must be finite numbers")
     return out
 
 
@@ -186,37 +227,33 @@ class WsConnection(Connection):
 
     def __init__(self, sock: socket.socket, loop: Loop, reply: UpgradeReply) -> None:
         super().__init__(sock, loop, 0)
-        from websockets.server import ServerProtocol
-
         self.state = "busy"  # never "reading": the HTTP sweep leaves it alone
-        self.proto = ServerProtocol(max_size=_MAX_FRAME)
+        self.proto = reply.proto
         self.script = reply.script
         self.faults = reply.faults
-        # The HTTP reader already parsed the handshake; the protocol reads it again from its bytes.
-        request = reply.request
-        head = f"{request.method} {request.target} HTTP/1.1\r\n" + "".join(
-            f"{k}: {v}\r\n" for k, v in request.headers.items()
-        )
-        self.proto.receive_data((head + "\r\n").encode("latin-1"))
-        handshake = self.proto.events_received()[0]
-        response = self.proto.accept(handshake)  # type: ignore[arg-type]
-        self.proto.send_response(response)
+        self._response = reply.response
+        self._target = reply.request.target
         self._buf = bytearray()
         self._received = 0
         self._paused = False
         self._last_input = time.monotonic()
         self._closing = False
-        self._pump_out()
-        if response.status_code == 101:
-            self._emit(self.script.opened())
-            idle = self.faults.get("ws_idle", {}).get("seconds", 10.0)
-            if self.script.idle_close:
-                self._loop.later(min(idle, 1.0), lambda: self._idle_check(idle))
-        self._watch(_READ)
+        self._shut = False  # our side of the TCP stream is closed (the close handshake is under way)
+
+    def start(self) -> None:
+        """Answer the handshake and start the script (the first reading of the socket waits for the loop)."""
+        self.proto.send_response(self._response)
+        self._emit(self.script.opened())
+        idle = self.faults.get("ws_idle", {}).get("seconds", 10.0)
+        if self.script.idle_close:
+            self._loop.later(min(idle, 1.0), lambda: self._idle_check(idle), self)
 
     @property
     def idle(self) -> bool:
         return False
+
+    def _what(self) -> str:
+        return f"WebSocket session GET {self._target[:300]}"
 
     def on_event(self, mask: int) -> None:
         if mask & _WRITE:
@@ -271,7 +308,7 @@ class WsConnection(Connection):
         if slow is not None and self.state != "closed":
             self._paused = True
             self._watch(_WRITE if self._buf else 0)
-            self._loop.later(slow.get("delay", 0.1), self._resume)
+            self._loop.later(slow.get("delay", 0.1), self._resume, self)
 
     def _resume(self) -> None:
         self._paused = False
@@ -287,8 +324,10 @@ class WsConnection(Connection):
 
     def _emit(self, out: list[Out]) -> None:
         for kind, payload in out:
-            if self._closing:
-                return
+            if self._closing or self.proto.state.name != "OPEN":
+                # The client's close frame came first (the protocol answered it): RFC 6455 sends nothing
+                # after a close, so the rest is dropped, the session's normal end.
+                break
             if kind == "text":
                 self.proto.send_text(msgspec.json.encode(payload))
             elif kind == "binary":
@@ -305,7 +344,7 @@ class WsConnection(Connection):
         if time.monotonic() - self._last_input >= idle:
             self._emit([("close", (1011, "NET-0001: no audio or KeepAlive received for too long"))])
             return
-        self._loop.later(min(idle, 1.0), lambda: self._idle_check(idle))
+        self._loop.later(min(idle, 1.0), lambda: self._idle_check(idle), self)
 
     def _pump_out(self) -> None:
         for chunk in self.proto.data_to_send():
@@ -332,9 +371,11 @@ class WsConnection(Connection):
         self._watch(0 if self._paused else _READ)
 
     def _finish_close(self) -> None:
-        try:
-            self.sock.shutdown(socket.SHUT_WR)
-        except OSError:
-            pass
-        self._loop.later(2.0, self.close)  # the client closes first; this is the backstop
+        if not self._shut:
+            self._shut = True
+            try:
+                self.sock.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+            self._loop.later(2.0, self.close, self)  # the client closes first; this is the backstop
         self._watch(_READ)

@@ -1,15 +1,16 @@
-"""What the emulator remembers of one request: :class:`RecordedRequest` (kept in ``Emulator.requests``)."""
+"""What the emulator remembers: one request (:class:`RecordedRequest`, kept in ``Emulator.requests``) and one
+failure it contained (:class:`ServerError`, kept in ``Emulator.errors``)."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import parse_qs
 
 import msgspec
 
-__all__ = ["RecordedRequest"]
+__all__ = ["RecordedRequest", "ServerError", "Stage", "error_text"]
 
 _SECRET_HEADERS = frozenset({"authorization", "cf-aig-authorization"})
 
@@ -65,3 +66,35 @@ class RecordedRequest:
     def json(self) -> Any:
         """The body decoded as JSON."""
         return msgspec.json.decode(self.body)
+
+
+Stage = Literal["request", "event", "reply", "timer", "loop"]
+"""What was running when an error was raised: a request's handler (on a worker thread); on the server's
+loop, a connection's socket event, the writing of a queued reply, or a timer (a paused reply, the next
+event of a stream, a realtime session's checks); ``loop``: the server loop itself, which then stops."""
+
+
+@dataclass(frozen=True)
+class ServerError:
+    """An exception the emulator contained (kept in :attr:`Emulator.errors`, logged on ``workers_ai.testing``).
+
+    The connection it came from was closed (a request whose handler raised was answered 500 first);
+    the server kept serving the others. Only ``stage == "loop"`` means the server stopped.
+    """
+
+    stage: Stage
+    where: str  # the request line, or the connection and what it was doing
+    error: BaseException
+    traceback: str  # formatted, as logged
+    at: float = field(default_factory=time.time)
+
+    def __str__(self) -> str:
+        return f"{self.stage} of {self.where}: {error_text(self.error)}"
+
+
+def error_text(error: BaseException) -> str:
+    """``"Type: message"``, even for an exception whose ``str()`` raises."""
+    try:
+        return f"{type(error).__name__}: {error}"
+    except Exception:
+        return f"{type(error).__name__} (its message cannot be shown)"

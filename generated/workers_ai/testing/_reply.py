@@ -9,7 +9,9 @@ from typing import Any, Literal
 
 import msgspec
 
-__all__ = ["JSON", "SSE", "APIError", "Reply", "envelope", "error_reply", "json_reply"]
+from ._records import error_text
+
+__all__ = ["JSON", "SSE", "APIError", "Reply", "envelope", "error_reply", "failure_reply", "json_reply"]
 
 JSON = "application/json"
 SSE = "text/event-stream"
@@ -51,3 +53,11 @@ def error_reply(status: int, code: int, message: str, extra: Iterable[tuple[str,
 
 def json_reply(result: Any, status: int = 200, extra: Iterable[tuple[str, str]] = ()) -> Reply:
     return Reply(status, [("content-type", JSON), *extra], envelope(result))
+
+
+def failure_reply(error: BaseException) -> Reply:
+    """The answer to a request whose handler raised ``error`` (an emulator bug, or a ``match`` predicate's):
+    500/3043 naming it, then the connection is closed."""
+    reply = error_reply(500, 3043, f"emulator error: {error_text(error)} (see Emulator.errors)")
+    reply.close = True
+    return reply

@@ -1,20 +1,27 @@
-"""What the emulator holds between requests: recorded requests, injected faults and async batch jobs.
+"""What the emulator holds between requests: recorded requests, injected faults, async batch jobs and
+the errors it contained.
 
-Each store has its own lock and is bounded by :class:`Settings` (``keep_requests``, ``keep_jobs``) or,
-for fine-tunes, by the API's own per-account limit.
+Each store has its own lock and is bounded by :class:`Settings` (``keep_requests``, ``keep_jobs``), by
+the API's own per-account limit (fine-tunes) or by :data:`KEEP_ERRORS`.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
+import traceback
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
 from ._faults import Fault, FaultKind
-from ._records import RecordedRequest
+from ._records import RecordedRequest, ServerError, Stage, error_text
 from ._settings import Settings
 
-__all__ = ["Finetune", "Finetunes", "Faults", "Job", "Jobs", "Recorder", "State"]
+__all__ = ["KEEP_ERRORS", "Errors", "Finetune", "Finetunes", "Faults", "Job", "Jobs", "Recorder", "State"]
+
+KEEP_ERRORS = 100
+_log = logging.getLogger("workers_ai.testing")
 
 
 class Recorder:
@@ -33,6 +40,33 @@ class Recorder:
                 del self._items[:excess]
 
     def snapshot(self) -> list[RecordedRequest]:
+        with self._lock:
+            return list(self._items)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+class Errors:
+    """Exceptions the emulator contained, the last :data:`KEEP_ERRORS`; each is logged once, with its
+    traceback, on the ``workers_ai.testing`` logger (CRITICAL when the server loop itself ended)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: deque[ServerError] = deque(maxlen=KEEP_ERRORS)
+
+    def add(self, stage: Stage, where: str, error: BaseException) -> None:
+        text = "".join(traceback.format_exception(error))
+        level = logging.CRITICAL if stage == "loop" else logging.ERROR
+        after = "the server stopped" if stage == "loop" else "its connection was closed"
+        _log.log(level, "emulator error (%s) in %s: %s; %s", stage, where, error_text(error), after, exc_info=error)
+        # The text is kept, not the frames' locals (a 10 MB request body each), however long the server runs.
+        traceback.clear_frames(error.__traceback__)
+        with self._lock:
+            self._items.append(ServerError(stage, where, error, text))
+
+    def snapshot(self) -> list[ServerError]:
         with self._lock:
             return list(self._items)
 
@@ -211,9 +245,11 @@ class State:
         self.faults = Faults()
         self.jobs = Jobs(settings)
         self.finetunes = Finetunes()
+        self.errors = Errors()
 
     def reset(self) -> None:
         self.requests.clear()
+        self.errors.clear()
         self.faults.clear()
         self.jobs.clear()
         self.finetunes.clear()

@@ -1,12 +1,15 @@
 """pytest fixtures for code that calls Workers AI: enable with
 ``pytest_plugins = ["workers_ai.testing.pytest_plugin"]`` in your ``conftest.py``.
 
-- ``workers_ai_emulator``: a fresh :class:`~workers_ai.testing.Emulator` per test.
+- ``workers_ai_emulator``: a fresh :class:`~workers_ai.testing.Emulator` per test. Errors it contained
+  (``Emulator.errors``: its own bugs, or a ``match`` predicate's) are reported after the test as a
+  ``RuntimeWarning`` (an error under ``-W error``); a server that stopped fails the test's teardown.
 - ``workers_ai_client``: a ``WorkersAI`` client pointed at it.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -26,6 +29,10 @@ def workers_ai_emulator() -> Iterator[Emulator]:
 
     with Emulator(check_outputs=True) as emu:
         yield emu
+    if emu.errors:
+        shown = "\n".join(e.traceback for e in emu.errors[:3])
+        message = f"the emulator contained {len(emu.errors)} error(s) during the test:\n{shown}"
+        warnings.warn(message, RuntimeWarning, stacklevel=1)  # raised at the fixture's teardown: no caller to name
 
 
 @pytest.fixture

@@ -2,8 +2,8 @@
 """``@cf/ai4bharat/indictrans2-en-indic-1B``: Translation model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.translation_lneoap import *  # noqa: F403
-from ....models._shapes.translation_lneoap import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.translation_fkgkfa import *  # noqa: F403
+from ....models._shapes.translation_fkgkfa import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Indictrans2EnIndic1BInput = ShapeInput  # type aliases, as the shape's are
 Indictrans2EnIndic1BOutput = ShapeOutput

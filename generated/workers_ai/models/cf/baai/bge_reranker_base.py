@@ -2,8 +2,8 @@
 """``@cf/baai/bge-reranker-base``: Text Classification model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_classification_lbihji import *  # noqa: F403
-from ....models._shapes.text_classification_lbihji import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_classification_ffggfh import *  # noqa: F403
+from ....models._shapes.text_classification_ffggfh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 BgeRerankerBaseInput = ShapeInput  # type aliases, as the shape's are
 BgeRerankerBaseOutput = ShapeOutput

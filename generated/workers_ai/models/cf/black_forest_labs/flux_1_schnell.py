@@ -2,8 +2,8 @@
 """``@cf/black-forest-labs/flux-1-schnell``: Text-to-Image model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_poclmj import *  # noqa: F403
-from ....models._shapes.text_to_image_poclmj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_dohcgo import *  # noqa: F403
+from ....models._shapes.text_to_image_dohcgo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Flux1SchnellInput = ShapeInput  # type aliases, as the shape's are
 Flux1SchnellOutput = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/black-forest-labs/flux-2-dev``: Text-to-Image model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_olgdif import *  # noqa: F403
-from ....models._shapes.text_to_image_olgdif import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_chejmm import *  # noqa: F403
+from ....models._shapes.text_to_image_chejmm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Flux2DevInput = ShapeInput  # type aliases, as the shape's are
 Flux2DevOutput = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/black-forest-labs/flux-2-klein-4b``: Text-to-Image model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_giglld import *  # noqa: F403
-from ....models._shapes.text_to_image_giglld import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_mmfjgm import *  # noqa: F403
+from ....models._shapes.text_to_image_mmfjgm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Flux2Klein4bInput = ShapeInput  # type aliases, as the shape's are
 Flux2Klein4bOutput = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/black-forest-labs/flux-2-klein-9b``: Text-to-Image model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_hfhmok import *  # noqa: F403
-from ....models._shapes.text_to_image_hfhmok import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_pncffb import *  # noqa: F403
+from ....models._shapes.text_to_image_pncffb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Flux2Klein9bInput = ShapeInput  # type aliases, as the shape's are
 Flux2Klein9bOutput = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/cloudflare/clairic``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_opljkj import *  # noqa: F403
-from ....models._shapes.text_generation_opljkj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_pfbfkd import *  # noqa: F403
+from ....models._shapes.text_generation_pfbfkd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 ClairicInput = ShapeInput  # type aliases, as the shape's are
 ClairicOutput = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/cloudflare/clef-flash``: Text Generation model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_hmmapb import *  # noqa: F403
-from ....models._shapes.text_generation_hmmapb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_cfjccp import *  # noqa: F403
+from ....models._shapes.text_generation_cfjccp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 ClefFlashInput = ShapeInput  # type aliases, as the shape's are
 ClefFlashOutput = ShapeOutput

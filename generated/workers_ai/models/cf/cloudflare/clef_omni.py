@@ -2,8 +2,8 @@
 """``@cf/cloudflare/clef-omni``: Text Generation model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mbdifi import *  # noqa: F403
-from ....models._shapes.text_generation_mbdifi import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_dihglk import *  # noqa: F403
+from ....models._shapes.text_generation_dihglk import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 ClefOmniInput = ShapeInput  # type aliases, as the shape's are
 ClefOmniOutput = ShapeOutput

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.automatic_speech_recognition_jgfmme import *  # noqa: F403
-from ....models._shapes.automatic_speech_recognition_jgfmme import (
+from ....models._shapes.automatic_speech_recognition_hmfhjg import *  # noqa: F403
+from ....models._shapes.automatic_speech_recognition_hmfhjg import (
     AsyncShapeHandle,
     ShapeHandle,
     ShapeInput,

@@ -2,8 +2,8 @@
 """``@cf/facebook/detr-resnet-50``: Object Detection model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.object_detection_nbeobh import *  # noqa: F403
-from ....models._shapes.object_detection_nbeobh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.object_detection_fifigj import *  # noqa: F403
+from ....models._shapes.object_detection_fifigj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 DetrResnet50Input = ShapeInput  # type aliases, as the shape's are
 DetrResnet50Output = ShapeOutput

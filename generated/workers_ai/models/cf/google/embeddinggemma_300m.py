@@ -2,8 +2,8 @@
 """``@cf/google/embeddinggemma-300m``: Text Embeddings model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_embeddings_ohikhn import *  # noqa: F403
-from ....models._shapes.text_embeddings_ohikhn import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_embeddings_fpckpg import *  # noqa: F403
+from ....models._shapes.text_embeddings_fpckpg import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Embeddinggemma300mInput = ShapeInput  # type aliases, as the shape's are
 Embeddinggemma300mOutput = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/huggingface/distilbert-sst-2-int8``: Text Classification model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_classification_gbhogl import *  # noqa: F403
-from ....models._shapes.text_classification_gbhogl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_classification_afgdje import *  # noqa: F403
+from ....models._shapes.text_classification_afgdje import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 DistilbertSst2Int8Input = ShapeInput  # type aliases, as the shape's are
 DistilbertSst2Int8Output = ShapeOutput

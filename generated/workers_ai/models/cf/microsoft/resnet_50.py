@@ -2,8 +2,8 @@
 """``@cf/microsoft/resnet-50``: Image Classification model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.image_classification_gndepd import *  # noqa: F403
-from ....models._shapes.image_classification_gndepd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.image_classification_lnkkbc import *  # noqa: F403
+from ....models._shapes.image_classification_lnkkbc import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Resnet50Input = ShapeInput  # type aliases, as the shape's are
 Resnet50Output = ShapeOutput

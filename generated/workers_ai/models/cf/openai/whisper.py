@@ -2,8 +2,8 @@
 """``@cf/openai/whisper``: Automatic Speech Recognition model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.automatic_speech_recognition_pehidn import *  # noqa: F403
-from ....models._shapes.automatic_speech_recognition_pehidn import (
+from ....models._shapes.automatic_speech_recognition_abbkoh import *  # noqa: F403
+from ....models._shapes.automatic_speech_recognition_abbkoh import (
     AsyncShapeHandle,
     ShapeHandle,
     ShapeInput,

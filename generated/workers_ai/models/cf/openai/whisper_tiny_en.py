@@ -2,8 +2,8 @@
 """``@cf/openai/whisper-tiny-en``: Automatic Speech Recognition model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.automatic_speech_recognition_ihpgbl import *  # noqa: F403
-from ....models._shapes.automatic_speech_recognition_ihpgbl import (
+from ....models._shapes.automatic_speech_recognition_jbcfnk import *  # noqa: F403
+from ....models._shapes.automatic_speech_recognition_jbcfnk import (
     AsyncShapeHandle,
     ShapeHandle,
     ShapeInput,

@@ -2,8 +2,8 @@
 """``@cf/pfnet/plamo-embedding-1b``: Text Embeddings model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_embeddings_liglbo import *  # noqa: F403
-from ....models._shapes.text_embeddings_liglbo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_embeddings_mecklj import *  # noqa: F403
+from ....models._shapes.text_embeddings_mecklj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 PlamoEmbedding1bInput = ShapeInput  # type aliases, as the shape's are
 PlamoEmbedding1bOutput = ShapeOutput

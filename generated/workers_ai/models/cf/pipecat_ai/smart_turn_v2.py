@@ -2,8 +2,8 @@
 """``@cf/pipecat-ai/smart-turn-v2``: Voice Activity Detection model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.voice_activity_detection_fklkpf import *  # noqa: F403
-from ....models._shapes.voice_activity_detection_fklkpf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.voice_activity_detection_bdkmgh import *  # noqa: F403
+from ....models._shapes.voice_activity_detection_bdkmgh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 SmartTurnV2Input = ShapeInput  # type aliases, as the shape's are
 SmartTurnV2Output = ShapeOutput
