@@ -499,8 +499,10 @@ def _type_check(typing_res: Result, meta: Meta) -> list[str]:
 def _size(size_res: Result, meta: Meta) -> list[str]:
     lines: list[str] = []
     w = lines.append
+    docs = size_res.get("doc_lines")  # runs before docstrings were counted apart printed lines of Python
+    counted = f"lines of code and {docs:,} of docstrings" if isinstance(docs, int) else "lines"
     w(
-        f"{size_res['files']} Python files, {size_res['lines']:,} lines: model modules "
+        f"{size_res['files']} Python files, {size_res['lines']:,} {counted}: model modules "
         f"{size_res['model_lines']:,}, runtime (emulator excluded) {size_res['runtime_lines']:,}. Repeated "
         "blocks across model modules (`duplicates`, 6+ lines): "
         f"{size_res.get('model_duplicate_pairs', 'n/a')} pairs."

@@ -1,10 +1,10 @@
-"""The twins :mod:`.twins` prints: which sync source becomes which async region, and the explicit rules
+"""The twins :mod:`.twin_printer` prints: which sync source becomes which async region, and the explicit rules
 (renames, awaits, ``async for``/``async with``, prose) that make it async. Every rule must be used by some
 twin (``python -m codegen.twins --check`` reports one that is not)."""
 
 from __future__ import annotations
 
-from .twins import Twin, async_def, async_for, awaits, methods, names, texts
+from .twin_printer import Twin, async_def, async_for, awaits, methods, names, texts
 
 __all__ = ["TWINS"]
 

@@ -1,4 +1,5 @@
-"""The size of the generated package: lines of Python, and repeated blocks across model modules."""
+"""The size of the generated package: lines of code and of docstrings, and repeated blocks across model
+modules."""
 
 from __future__ import annotations
 
@@ -6,18 +7,21 @@ import shutil
 from typing import Any
 
 from bench.context import Context
+from bench.lines import count
 from bench.paths import ROOT
 from bench.processes import run
 
 
 def measure(ctx: Context) -> dict[str, Any]:
-    """The generated package: lines (all, model modules), and repeated blocks across model modules."""
+    """The generated package: lines (code, docstrings, model modules), and repeated blocks across model modules."""
     pkg = ROOT / "generated" / "workers_ai"
     py = [p for p in pkg.rglob("*.py") if "__pycache__" not in p.parts]
     lines = {p: len(p.read_text(encoding="utf-8").splitlines()) for p in py}
     models = pkg / "models"
+    whole = count(pkg)
     out: dict[str, Any] = {
-        "lines": sum(lines.values()),
+        "lines": whole.code,
+        "doc_lines": whole.docs,
         "model_lines": sum(n for p, n in lines.items() if models in p.parents),
         "runtime_lines": sum(n for p, n in lines.items() if models not in p.parents and "testing" not in p.parts),
         "files": len(py),

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from codegen.runtime_source import runtime_root
-from codegen.twin_rules import TWINS
-from codegen.twins import (
+from codegen.twin_printer import (
     Twin,
     TwinError,
     async_def,
@@ -29,6 +28,7 @@ from codegen.twins import (
     render,
     texts,
 )
+from codegen.twin_rules import TWINS
 
 SOURCE = textwrap.dedent(
     '''
