@@ -142,7 +142,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             try:
                 checker.decode(body)
             except msgspec.ValidationError as exc:
-                raise self._invalid(exc, body) from None
+                raise self._invalid(*split_error(exc), body) from None
         return body
 
     def check_schema(
@@ -154,21 +154,22 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         schema = input_schema(self.info.schema) if self.info.schema else None
         if schema is None:
             return False
-        found = schema.problem(msgspec.json.decode(body), item=item, variant=variant)
+        value = msgspec.json.decode(body)
+        found = schema.problem(value, item=item, variant=variant)
         if found is not None:
-            raise InputValidationError(self.model_id, where + found[0][1:], found[1])
+            raise self._invalid(*found, value, where)
         return True
 
-    def _invalid(self, exc: msgspec.ValidationError, payload: Any) -> InputValidationError:
-        """The error for an input that failed its schema; a required key left out next to a misspelling of it
-        says "did you mean" (``payload``: the input, or its JSON body)."""
-        path, message = split_error(exc)
+    def _invalid(self, path: str, message: str, payload: Any, where: str = "$") -> InputValidationError:
+        """The error for an input that failed its schema at ``path`` of ``payload`` (the input, or its JSON
+        body; itself at ``where`` of the request); a required key left out next to a misspelling of it says
+        "did you mean"."""
         if message.startswith("Object missing required field"):
             from .._core.suggest import missing_field_hint  # here: only this error needs it
 
             data = msgspec.json.decode(payload) if isinstance(payload, bytes) else payload
             message += missing_field_hint(message, path, data)
-        return InputValidationError(self.model_id, path, message)
+        return InputValidationError(self.model_id, where + path[1:], message)
 
     def encode_input(self, payload: Any, *, check_keys: bool = True) -> bytes:
         """The JSON body for a struct or mapping payload, checked against the model's input schema; keys
@@ -242,7 +243,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
                 msgspec.convert(whole_numbers(data) if checked else data, cls)
                 return cls
             except msgspec.ValidationError as exc:
-                first_error = first_error or self._invalid(exc, data)
+                first_error = first_error or self._invalid(*split_error(exc), data)
             except TypeError:
                 return cls
         if checked or first_error is None:
