@@ -34,6 +34,7 @@ from workers_ai.models.cf.meta import llama_3_3_70b_instruct_fp8_fast as llama33
 
 from tests._server import Reply, ScriptedServer, closed_port, fail, ok
 from tests.conftest import ACCOUNT, ROOT, TOKEN
+from tests.runtime._drivers import KINDS, Driver
 from tests.runtime._queue import QueueSim
 
 M3 = "@cf/baai/bge-m3"
@@ -113,14 +114,15 @@ def test_invalid_requests_are_refused_before_sending(server: ScriptedServer, req
     assert server.requests == []
 
 
-def test_an_empty_batch_and_keys_beside_requests_are_sent_as_given(server: ScriptedServer) -> None:
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_empty_batch_and_keys_beside_requests_are_sent_as_given(server: ScriptedServer, kind: str) -> None:
     # The schema's `requests` has no minItems, and a batch body may carry other keys (sent with a warning).
     server.script(QueueSim())
-    ai = client(server)
-    ai.run(BASE, {"requests": []}, queue_request=True)
-    ai.model(BASE).batch([])
+    drive = Driver(kind, ACCOUNT, TOKEN, server.base_url)
+    drive.call(lambda ai: ai.run(BASE, {"requests": []}, queue_request=True))
+    drive.call(lambda ai: ai.model(BASE).batch([]))
     with pytest.warns(UnknownInputWarning, match=r"\$\.priority"):
-        ai.model(BASE).submit_batch({"requests": [{"text": "a"}], "priority": 3})
+        drive.call(lambda ai: ai.model(BASE).submit_batch({"requests": [{"text": "a"}], "priority": 3}))
     assert [r.json() for r in server.requests if "queueRequest" in r.target] == [
         {"requests": []},
         {"requests": []},

@@ -1,22 +1,22 @@
 """Requests are checked against the model's effective input schema itself, not only against the structs
 generated from it: what a struct cannot say (one alternative of several requiring a key, ``minProperties``)
-is refused before sending, naming the model and the path, and what the schema allows that a struct's type
-would not (a whole-number float for an integer) is sent as given. The async client checks the same way."""
+is refused before sending, naming the model and the path (by both clients), and what the schema allows that
+a struct's type would not (a whole-number float for an integer) is sent as given."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 from typing import Any
 
 import jsonschema
 import pytest
-from workers_ai import AsyncWorkersAI, errors
+from workers_ai import errors
 
 from tests._server import ScriptedServer, ok
 from tests.conftest import ACCOUNT, TOKEN
 from tests.runtime._client import client
+from tests.runtime._drivers import KINDS, Driver
 
 LLAMA = "@cf/meta/llama-3.1-8b-instruct"
 KIMI = "@cf/moonshotai/kimi-k2.5"
@@ -29,6 +29,7 @@ QUESTION = {"type": "score", "instructions": "How clear is it?", "criteria": ["b
     [
         # minProperties: a clef needs at least one question, clairic one field.
         ("@cf/cloudflare/clef", {"model": "clef", "state": "s", "questions": {}}, "$.questions", "length >= 1"),
+        ("@cf/cloudflare/clef-flash", {"model": "clef-flash", "state": "s", "questions": {}}, "$.questions", ">= 1"),
         ("@cf/cloudflare/clef-omni", {"model": "clef-omni", "state": "s", "questions": {}}, "$.questions", ">= 1"),
         ("@cf/cloudflare/clairic", {"model": "clairic", "state": "s", "fields": {}}, "$.fields", ">= 1"),
         # One alternative of the question's three requires `criteria`: the path names the question.
@@ -71,11 +72,12 @@ QUESTION = {"type": "score", "instructions": "How clear is it?", "criteria": ["b
         ),
     ],
 )
+@pytest.mark.parametrize("kind", KINDS)
 def test_what_the_schema_refuses_is_refused_before_sending(
-    server: ScriptedServer, model: str, payload: dict[str, Any], path: str, fragment: str
+    server: ScriptedServer, kind: str, model: str, payload: dict[str, Any], path: str, fragment: str
 ) -> None:
     with pytest.raises(errors.InputValidationError) as caught:
-        client(server).run(model, payload)
+        Driver(kind, ACCOUNT, TOKEN, server.base_url).call(lambda ai: ai.run(model, payload))
     assert caught.value.model_id == model and str(caught.value).startswith(f"{model}: invalid input at {path}:")
     assert caught.value.path == path and fragment in caught.value.detail
     assert server.requests == []
@@ -86,18 +88,6 @@ def test_the_emulator_example_of_a_base64_field_is_base64_text() -> None:
 
     with Emulator() as emu:
         assert base64.b64decode(emu.example_input("@cf/openai/whisper-large-v3-turbo")["audio"], validate=True)
-
-
-def test_the_async_client_refuses_the_same(server: ScriptedServer) -> None:
-    async def main() -> None:
-        async with AsyncWorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=server.base_url) as ai:
-            with pytest.raises(errors.InputValidationError, match=r"at \$\.messages\[0\]: .*`content`"):
-                await ai.run(KIMI, {"messages": [{"role": "user"}]})
-            with pytest.raises(errors.InputValidationError, match=r"at \$\.questions: "):
-                await ai.model("@cf/cloudflare/clef").run({"model": "clef", "state": "s", "questions": {}})
-
-    asyncio.run(main())
-    assert server.requests == []
 
 
 def test_a_typed_request_is_checked_against_its_own_variant(server: ScriptedServer) -> None:

@@ -17,6 +17,7 @@ from workers_ai.testing import Emulator
 
 from tests._server import ScriptedServer, ok
 from tests.conftest import ACCOUNT, TOKEN
+from tests.runtime._drivers import KINDS, Driver
 from tests.runtime._raw import RawRequest, RawServer, envelope, reply
 
 LLAMA = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
@@ -279,28 +280,34 @@ def test_the_json_mode_message_maps_to_its_error_whatever_the_code() -> None:
             ai.model(LLAMA).chat(messages=[{"role": "user", "content": "x"}], response_format=Weather)
 
 
-def test_tool_dicts_are_sent_as_given_in_whichever_form_the_model_takes(server: ScriptedServer) -> None:
-    # gpt-oss takes both forms: a flat dict stays flat (it was rewritten into the OpenAI form); kimi takes
-    # custom tools, which have no name at the top (the typed chat refused one, naming no model).
+@pytest.mark.parametrize("kind", KINDS)
+def test_tool_dicts_are_sent_as_given_in_whichever_form_the_model_takes(server: ScriptedServer, kind: str) -> None:
+    # gpt-oss takes both forms: a flat dict stays flat (it was rewritten into the OpenAI form); kimi and glm
+    # take custom tools, which have no name at the top (the typed chat refused one, naming no model); a
+    # classic model's flat tool needs its name and parameters (it was sent without).
     message = {"role": "assistant", "content": "x", "refusal": None}
     choice = {"index": 0, "finish_reason": "stop", "message": message, "logprobs": None}
     completion = {"id": "c", "object": "chat.completion", "created": 1, "model": GPT, "choices": [choice]}
-    server.script(ok({**completion, "usage": USAGE}))
-    ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=server.base_url, max_retries=0)
+    server.script(*[ok({**completion, "usage": USAGE})] * 3)
+    drive = Driver(kind, ACCOUNT, TOKEN, server.base_url)
     flat = {"name": "f", "parameters": {"type": "object", "properties": {}}}
     custom = {"type": "custom", "custom": {"name": "grep", "description": "search"}}
-    ai.model(GPT).chat(messages=[{"role": "user", "content": "x"}], tools=[flat])
-    ai.model("@cf/moonshotai/kimi-k2.5").chat(messages=[{"role": "user", "content": "x"}], tools=[custom])
-    assert [r.json()["tools"] for r in server.requests] == [[flat], [custom]]
-    with pytest.raises(errors.InputValidationError) as caught:  # the classic form needs a name
-        ai.model(LLAMA).chat(messages=[{"role": "user", "content": "x"}], tools=[{"parameters": {}}])
-    assert str(caught.value).startswith(f"{LLAMA}: invalid input at $.tools[0]")
+    hi = [{"role": "user", "content": "x"}]
+    drive.call(lambda ai: ai.model(GPT).chat(messages=hi, tools=[flat]))
+    drive.call(lambda ai: ai.model("@cf/moonshotai/kimi-k2.5").chat(messages=hi, tools=[custom]))
+    drive.call(lambda ai: ai.model("@cf/zai-org/glm-4.7-flash").chat(messages=hi, tools=[custom]))
+    assert [r.json()["tools"] for r in server.requests] == [[flat], [custom], [custom]]
+    for tool, missing in (({"parameters": {}}, "name"), ({"name": "f", "description": "d"}, "parameters")):
+        with pytest.raises(errors.InputValidationError) as caught:
+            drive.call(lambda ai, tool=tool: ai.model(LLAMA).chat(messages=hi, tools=[tool]))
+        assert str(caught.value).startswith(f"{LLAMA}: invalid input at $.tools[0]") and missing in str(caught.value)
     with pytest.raises(errors.InputValidationError, match=f"^{GPT}: invalid input at"):
-        ai.model(GPT).run_tools(messages=[{"role": "user", "content": "x"}], tools=[{"parameters": {}}])  # type: ignore[list-item]
-    assert len(server.requests) == 2
+        drive.call(lambda ai: ai.model(GPT).run_tools(messages=hi, tools=[{"parameters": {}}]))
+    assert len(server.requests) == 3
 
 
-def test_a_reply_whose_tool_arguments_are_not_json_is_kept(server: ScriptedServer) -> None:
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_reply_whose_tool_arguments_are_not_json_is_kept(server: ScriptedServer, kind: str) -> None:
     # gpt-oss emits malformed arguments at times; the schema says only `string`, so the reply is valid and
     # the user gets it, the text as sent and the parse problem; the tool loop tells the model.
     call = {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{city: Paris"}}
@@ -312,13 +319,14 @@ def test_a_reply_whose_tool_arguments_are_not_json_is_kept(server: ScriptedServe
         "choices": [{**choice, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}],
     }
     server.script(ok(calls), ok(calls), ok(done))
-    ai = WorkersAI(account_id=ACCOUNT, api_token=TOKEN, base_url=server.base_url, max_retries=0)
-    reply = ai.model(GPT).chat(messages=[{"role": "user", "content": "weather?"}])
+    drive = Driver(kind, ACCOUNT, TOKEN, server.base_url)
+    ask = [{"role": "user", "content": "weather?"}]
+    reply = drive.call(lambda ai: ai.model("@cf/openai/gpt-oss-120b").chat(messages=ask))
     (got,) = reply.tool_calls
     assert (got.name, got.arguments, got.raw_arguments) == ("get_weather", {}, "{city: Paris")
     assert got.arguments_error is not None and got.arguments_error.startswith("arguments are not valid JSON")
     assert reply.choices[0].message.tool_calls is not None  # the typed reply itself, as sent
-    run = ai.model(GPT).run_tools(messages=[{"role": "user", "content": "weather?"}], tools=[get_weather])
+    run = drive.call(lambda ai: ai.model(GPT).run_tools(messages=ask, tools=[get_weather]))
     assert run.response == "ok" and run.calls[0].raw_arguments == "{city: Paris"
     told = [m for m in server.requests[-1].json()["messages"] if m["role"] == "tool"]
     assert told[0]["content"].startswith("error: arguments are not valid JSON")

@@ -129,10 +129,10 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         return (handle_of, (self.client, self.model_id, type(self)))
 
     def validate(self, request: msgspec.Struct) -> bytes:
-        """Encode ``request`` and check it against the model's input schema; returns the JSON body."""
+        """Encode ``request`` and check it against the model's input schema; returns the JSON body. Keys the
+        schema does not declare are warned about once it is accepted (a refused request warns of nothing)."""
         body = encode_body(request, self.model_id)
         kind = type(request)
-        check_unknown_keys(self.model_id, request, kind, strict=self.client.strict_inputs)
         checker = (
             None
             if self.check_schema(body, variant=frozenset(request.__struct_encode_fields__))
@@ -143,6 +143,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
                 checker.decode(body)
             except msgspec.ValidationError as exc:
                 raise self._invalid(*split_error(exc), body) from None
+        check_unknown_keys(self.model_id, request, kind, strict=self.client.strict_inputs)
         return body
 
     def check_schema(
