@@ -8,6 +8,9 @@
   ``contentEncoding: base64`` (which overrides put on string fields that carry base64), as base64 text
   (JSON has no bytes; the SDK reads and sends binary fields as base64). Draft 7 leaves both keywords to
   the application to assert; this one does.
+- **Overrides**: where our ``x-overrides`` (``schemas/``) tighten or loosen the published schema, the
+  properties follow the override; :func:`override_note` says so for an instance the published schema
+  judges otherwise, naming the override's facts.
 - **Valid instances** come from hypothesis-jsonschema, drawn from that same reading.
 - **Invalid instances** break one keyword at one place of a valid one (:func:`breaks`): a required key
   taken out, a value of another JSON type, one outside its enum, over or under a bound or a length, a
@@ -22,6 +25,7 @@ import copy
 import gzip
 import json
 import os
+import pathlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -36,7 +40,20 @@ from hypothesis_jsonschema import from_schema
 from workers_ai import _registry
 from workers_ai.testing._validate import relax
 
-__all__ = ["Break", "as_floats", "breaks", "effective", "examples", "json_path", "oracle", "same_json", "strategy"]
+__all__ = [
+    "Break",
+    "as_floats",
+    "breaks",
+    "effective",
+    "examples",
+    "group_id",
+    "json_path",
+    "oracle",
+    "override_facts",
+    "override_note",
+    "same_json",
+    "strategy",
+]
 
 Path = tuple["str | int", ...]
 
@@ -66,6 +83,44 @@ def effective(model_id: str) -> dict[str, Any]:
     doc = json.loads(gzip.decompress(ref.joinpath(module.rsplit(".", 1)[1] + ".json.gz").read_bytes()))
     schema: dict[str, Any] = doc["schema"]
     return schema
+
+
+SCHEMAS = pathlib.Path(__file__).resolve().parents[2] / "schemas"
+
+
+@cache
+def _file(model_id: str) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((SCHEMAS / f"{model_id}.json").read_text(encoding="utf-8"))
+    return doc
+
+
+@cache
+def override_facts(model_id: str, half: str) -> tuple[str, ...]:
+    """The facts our overrides state about one half (``input``, ``output``) of the model's schema."""
+    entries = _file(model_id).get("x-overrides") or []
+    return tuple(dict.fromkeys(e["fact"] for e in entries if e["path"].startswith(f"/schema/{half}/")))
+
+
+@cache
+def _published(model_id: str, half: str) -> Any:
+    return relax(_file(model_id)["schema"][half])
+
+
+def group_id(models: tuple[str, ...], half: str) -> str:
+    """A test id for models sharing one ``half`` schema, saying how many of them have it overridden."""
+    overridden = sum(1 for m in models if override_facts(m, half))
+    more = f"+{len(models) - 1}" if len(models) > 1 else ""
+    return models[0] + more + (f" ({half} overridden on {overridden})" if overridden else "")
+
+
+def override_note(model_id: str, half: str, instance: Any, valid: bool) -> str:
+    """Empty when the published schema (before our overrides) judges ``instance`` as the effective one
+    does (``valid``); else what the property follows here: the override, with its facts."""
+    facts = override_facts(model_id, half)
+    if not facts or oracle(_published(model_id, half)).is_valid(instance) == valid:
+        return ""
+    verdict = "accepts it, the published schema refuses it" if valid else "refuses it, the published schema accepts it"
+    return f"{model_id}: our {half} override {verdict}, and the SDK follows the override ({' / '.join(facts)})"
 
 
 @cache
@@ -116,8 +171,9 @@ SHORT = 2  # at most this many items in a list the schema leaves unbounded
 
 
 def strategy(schema: Any) -> st.SearchStrategy[Any]:
-    """Valid instances of ``schema`` (as :func:`read` gives it): base64 text where it says so."""
-    return from_schema(_for_drawing(schema), custom_formats={"binary": BASE64})
+    """Valid instances of ``schema`` (as :func:`read` gives it): base64 text where it says so. The oracle
+    has the last word: hypothesis-jsonschema draws ``not`` (JSON mode's override) only approximately."""
+    return from_schema(_for_drawing(schema), custom_formats={"binary": BASE64}).filter(oracle(schema).is_valid)
 
 
 def _remember_strategies() -> None:
@@ -297,6 +353,15 @@ def _candidates(schema: Any, value: Any, path: Path) -> Iterator[tuple[Path, str
     if isinstance(enum, list):
         yield path, "enum", next(o for o in ("\u2603 not listed", 987654321) if o not in enum)
     yield from _bounds(schema, value, path)
+    forbidden = schema.get("not")
+    if isinstance(value, dict) and isinstance(forbidden, dict):  # the one combination it names, made
+        made = {k: v["const"] for k, v in (forbidden.get("properties") or {}).items() if "const" in v}
+        props = schema.get("properties") or {}
+        for key in forbidden.get("required") or []:
+            if key not in value and key not in made and _minimal(props.get(key)) is not None:
+                made[key] = _minimal(props[key])
+        if all(k in value or k in made for k in forbidden.get("required") or []):
+            yield path, "not", {**value, **made}
     if isinstance(value, list):
         items = schema.get("items")
         for i, item in enumerate(value):
@@ -319,6 +384,17 @@ def _candidates(schema: Any, value: Any, path: Path) -> Iterator[tuple[Path, str
                 yield from _candidates(branch, value, path)
 
 
+def _minimal(schema: Any) -> Any:
+    """The simplest value of a plain schema (an object requiring nothing, a const, an enum's first), or None."""
+    if not isinstance(schema, dict):
+        return None
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    return {} if schema.get("type") == "object" and not schema.get("required") else None
+
+
 def _bounds(schema: dict[str, Any], value: Any, path: Path) -> Iterator[tuple[Path, str, Any]]:
     """Breaks of the size and range keywords (and ``integer``, with a fraction)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -335,6 +411,8 @@ def _bounds(schema: dict[str, Any], value: Any, path: Path) -> Iterator[tuple[Pa
         high = schema.get("maxLength")
         if isinstance(high, int):
             sizes["maxLength"] = (value + "x" * (high + 1))[: high + 1]
+        if schema.get("contentEncoding") == "base64" or schema.get("format") == "binary":
+            sizes["contentEncoding" if "contentEncoding" in schema else "format"] = "not base64!"
         pattern = schema.get("pattern")
         if isinstance(pattern, str):
             sizes["pattern"] = next((o for o in ("", "\u2603", " x", "0") if re.search(pattern, o) is None), value)

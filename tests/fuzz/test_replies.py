@@ -30,7 +30,17 @@ from workers_ai.testing._catalog import EXAMPLE_SKIP, Catalog
 from workers_ai.testing._synth import input_variants
 
 from tests.conftest import ACCOUNT, TOKEN
-from tests.fuzz._cases import as_floats, examples, oracle, read, same_json, strategy
+from tests.fuzz._cases import (
+    as_floats,
+    examples,
+    group_id,
+    oracle,
+    override_facts,
+    override_note,
+    read,
+    same_json,
+    strategy,
+)
 from tests.fuzz._wire import Recorder, envelope
 from tests.fuzz.test_requests import typed_methods
 
@@ -177,7 +187,13 @@ def reply_calls(client: Any, model_id: str, decoded_as: type[Any] | None) -> lis
 
 
 def decodes(
-    recorder: Recorder, model_id: str, what: str, call: Callable[[], Any], instance: Any, drive: Callable[[Any], Any]
+    recorder: Recorder,
+    model_id: str,
+    what: str,
+    call: Callable[[], Any],
+    instance: Any,
+    drive: Callable[[Any], Any],
+    note: str = "",
 ) -> Any:
     recorder.replies.append(envelope(instance))
     try:
@@ -185,17 +201,18 @@ def decodes(
             warnings.simplefilter("ignore", UnknownInputWarning)
             return drive(call())
     except WorkersAIError as exc:
-        pytest.fail(f"{model_id} {what}: refused a valid reply: {exc}\n  reply: {_shown(instance)}")
+        pytest.fail(f"{model_id} {what}: refused a valid reply: {exc}\n  reply: {_shown(instance)}\n  {note}")
     finally:
         recorder.replies.clear()
 
 
-@pytest.mark.parametrize("models", GROUPS, ids=[g[0] + (f"+{len(g) - 1}" if len(g) > 1 else "") for g in GROUPS])
+@pytest.mark.parametrize("models", GROUPS, ids=[group_id(g, "output") for g in GROUPS])
 def test_replies_follow_the_output_schema(
     models: tuple[str, ...],
     recorder: Recorder,
     ai: WorkersAI,
     aio: tuple[asyncio.AbstractEventLoop, AsyncWorkersAI],
+    record_property: Callable[[str, object], None],
 ) -> None:
     schema = json_branches(read(models[0], "output"))
     loop, async_client = aio
@@ -209,15 +226,18 @@ def test_replies_follow_the_output_schema(
             clients: list[tuple[Any, Callable[[Any], Any]]] = [(ai, lambda value: value)]
             if i == 0:
                 clients.append((async_client, loop.run_until_complete))
+            note = override_note(model_id, "output", instance, True)
             for client, drive in clients:
-                decoded = decodes(
-                    recorder, model_id, "run()", reply_calls(client, model_id, None)[0][1], instance, drive
-                )
+                run = reply_calls(client, model_id, None)[0][1]
+                decoded = decodes(recorder, model_id, "run()", run, instance, drive, note)
                 round_trips(model_id, "run()", schema, instance, decoded)
                 if i > 0:
                     continue  # the group's other models share the first one's types and methods
                 for what, call in reply_calls(client, model_id, type(decoded))[1:]:
-                    typed = decodes(recorder, model_id, what, call, instance, drive)
+                    typed = decodes(recorder, model_id, what, call, instance, drive, note)
                     round_trips(model_id, what, schema, instance, typed)
 
     check()
+    for model_id in models:  # what the property followed: the override, where one states a fact
+        for fact in override_facts(model_id, "output"):
+            record_property(f"override {model_id}", fact)
