@@ -61,8 +61,7 @@ def sent_instance(request: Request, like: Any) -> Any:
     if content_type.startswith("application/json"):
         return msgspec.json.decode(request.body)
     if content_type.startswith("multipart/form-data"):
-        parts = parse_form(content_type, request.body)
-        fields = {_field_name(p.name): (p.data, p.filename is not None) for p in parts}
+        fields = {p.name: (p.data, p.filename is not None) for p in parse_form(content_type, request.body)}
         return {name: _as_like(data, is_file, like.get(name, _NONE)) for name, (data, is_file) in fields.items()}
     # A raw body: the one binary field is the body, the others are query parameters.
     out: dict[str, Any] = {
@@ -74,15 +73,6 @@ def sent_instance(request: Request, like: Any) -> Any:
 
 
 _NONE = object()  # no such key in the instance
-_ESCAPES = {"%22": '"', "%0D": "\r", "%0A": "\n"}
-
-
-def _field_name(name: str) -> str:
-    """A form part's name as given: the HTML standard's multipart encoding (urllib3's) writes ``"``, CR
-    and LF in a name as ``%22``, ``%0D`` and ``%0A``."""
-    for escaped, char in _ESCAPES.items():
-        name = name.replace(escaped, char)
-    return name
 
 
 def _as_like(data: bytes, is_file: bool, given: Any) -> Any:
