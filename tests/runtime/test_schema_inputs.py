@@ -113,6 +113,24 @@ def test_whole_number_floats_are_integers_and_sent_as_given(server: ScriptedServ
     assert len(server.requests) == 2
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_value_equal_to_the_schema_default_is_sent(server: ScriptedServer, kind: str) -> None:
+    # An input struct defaulted a field to the schema's value and omitted it when equal: raw=False and
+    # max_tokens=256 were dropped from a typed request (they are sent as given, like any other value).
+    from workers_ai.models.cf.baai import bge_m3
+
+    server.script(ok(TEXT), ok(TEXT), ok({"shape": [1, 2], "data": [[0.1, 0.2]], "pooling": "cls"}))
+    drive = Driver(kind, ACCOUNT, TOKEN, server.base_url)
+    drive.call(lambda ai: ai.model(LLAMA).generate(prompt="x", raw=False, max_tokens=256))
+    drive.call(lambda ai: ai.model(LLAMA).generate(prompt="x"))
+    drive.call(lambda ai: ai.run("@cf/baai/bge-m3", bge_m3.EmbeddingInput(text="x", truncate_inputs=False)))
+    assert [r.json() for r in server.requests] == [
+        {"prompt": "x", "raw": False, "max_tokens": 256},
+        {"prompt": "x"},  # left out, nothing is sent: the server applies its default
+        {"text": "x", "truncate_inputs": False},
+    ]
+
+
 def _json_mode_models() -> list[str]:
     from workers_ai import _registry
     from workers_ai.testing._catalog import Catalog
