@@ -127,12 +127,12 @@ def test_generic_run_sends_every_key_it_is_given(server: ScriptedServer, aio: bo
 
 
 def test_the_emulator_reads_part_names_as_the_sdk_writes_them() -> None:
-    # The HTML standard's encoding (urllib3's): `"`, CR and LF as %22, %0D, %0A, a backslash as itself. The
-    # emulator read names as MIME quoted strings, so `\` came back as `"` (found by tests/fuzz).
+    # The HTML standard's encoding (urllib3's): UTF-8, `"`, CR and LF as %22, %0D, %0A, a backslash as itself.
+    # The emulator read names as MIME quoted strings in ASCII, so `\` came back as `"` and `é` as surrogates.
     from workers_ai._core.form import encode_form
     from workers_ai.testing._multipart import parse_form
 
-    names = ['a"b', "back\\slash", "line\r\nbreak", "plain"]
+    names = ['a"b', "back\\slash", "line\r\nbreak", "plain", "caf\u00e9 \x80"]
     body, content_type = encode_form([*((n, "v") for n in names), ("img", ('x"y\\.png', PNG, "image/png"))])
     read = [(p.name, p.filename, p.data) for p in parse_form(content_type, body)]
     assert read == [*((n, None, b"v") for n in names), ("img", 'x"y\\.png', PNG)]

@@ -1,7 +1,7 @@
 """``multipart/form-data`` request bodies, read with the standard library's email parser; a part's name and
 file name as the HTML standard writes them (what urllib3 and browsers send, what the API reads): the text
-between the quotes as it is, with ``%22``, ``%0D`` and ``%0A`` standing for ``"``, CR and LF (a backslash
-escapes nothing, unlike in a MIME quoted string)."""
+between the quotes as it is, in UTF-8, with ``%22``, ``%0D`` and ``%0A`` standing for ``"``, CR and LF (a
+backslash escapes nothing, unlike in a MIME quoted string)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,8 @@ def parse_form(content_type: str, body: bytes) -> list[Part]:
     parts: list[Part] = []
     for sub in message.iter_parts():
         raw = next((str(v) for k, v in sub.raw_items() if k.lower() == "content-disposition"), "")
-        quoted = {k.lower(): _unescape(v) for k, v in _QUOTED.findall(raw)}
+        utf8 = raw.encode("ascii", "surrogateescape").decode("utf-8", "replace")  # the parser read bytes as ASCII
+        quoted = {k.lower(): _unescape(v) for k, v in _QUOTED.findall(utf8)}
         name = quoted.get("name", sub.get_param("name", header="content-disposition"))
         if not isinstance(name, str):
             continue
