@@ -19,7 +19,7 @@ NEED_PYTHON = @$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2
 	echo "make: the development environment (uv.lock) needs Python 3.11 or newer; $(PYTHON) is" \
 	"$$($(PYTHON) -V 2>&1). Name another one: make PYTHON=python3.12 $(MAKECMDGOALS)" >&2; exit 1; }
 
-.PHONY: install lock generate check test test-lowest test-latest demo bench docs sync clean
+.PHONY: install lock generate check test fuzz test-lowest test-latest demo bench docs sync clean
 
 install: $(STAMP)
 
@@ -53,6 +53,12 @@ check: install
 # A module runs whole on one worker (--dist loadfile), so its fixtures (an emulator, a Ray cluster) start once.
 test: install
 	$(BIN)/python -m pytest -n auto --maxprocesses 4 --dist loadfile
+
+# The differential tests (tests/fuzz) at length, for maintainers: many instances per schema, any JSON where a
+# schema leaves values free, still one fixed seed (FUZZ_EXAMPLES=N to change the count).
+FUZZ_EXAMPLES ?= 60
+fuzz: install
+	WORKERS_AI_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) WORKERS_AI_FUZZ_FULL=1 $(BIN)/python -m pytest -q tests/fuzz
 
 # The library's dependency ranges at both ends (msgspec, urllib3, aiohttp, websockets, opentelemetry-api,
 # jsonschema): the runtime's tests in the locked environment with those packages set to the lowest

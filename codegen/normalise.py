@@ -6,7 +6,9 @@
 1. **Prose out.** Every ``description``, ``title``, ``examples`` and ``$comment`` is removed from both
    schemas: they are the publisher's words, not facts of the API. (``prose`` adds our own.)
 2. **Publishing slips repaired**, each with a note in the file's ``x-notes``:
-   a ``required`` list sitting inside ``properties`` becomes the object's ``required``; a batch branch
+   a ``required`` list sitting inside ``properties`` becomes the object's ``required``; a schema that
+   declares ``properties`` but no ``type`` is an object (published, it matched strings, numbers and a
+   batch's ``requests`` list of anything); a batch branch
    (a root branch whose only property is ``requests``) requires ``requests``; a model that takes such a
    batch but publishes no output branch for the queued reply gets one (``{request_id}``); a Text
    Embeddings output ``shape`` declared as an array of ``number`` becomes an array of ``integer`` (the
@@ -117,6 +119,8 @@ def normalise_schema(model_id: str, task: str, schema: dict[str, Any], notes: li
     out = as_map(strip_prose(schema.get("output"))) or {}
     _move_misplaced_required(inp, "/schema/input", notes)
     _move_misplaced_required(out, "/schema/output", notes)
+    _objects_typed(inp, "/schema/input", notes)
+    _objects_typed(out, "/schema/output", notes)
     _require_batch_requests(inp, notes)
     _async_output(inp, out, notes)
     apply_fixes(model_id, inp, out, notes)
@@ -204,6 +208,22 @@ def _move_misplaced_required(schema: dict[str, Any], base: str, notes: list[str]
             f"{where}: the published schema has its `required` list inside `properties`; "
             f"it is stated here as the object's required keys {names}."
         )
+
+
+def _objects_typed(schema: dict[str, Any], base: str, notes: list[str]) -> None:
+    typed = [where for node, where in list(walk(schema, base)) if _type_object(node)]
+    if typed:
+        notes.append(
+            f"{base}: {len(typed)} schema(s) declaring `properties` but no `type` are objects here "
+            "(published, they also matched strings, numbers and lists)."
+        )
+
+
+def _type_object(node: dict[str, Any]) -> bool:
+    if as_map(node.get("properties")) is None or "type" in node:
+        return False
+    node["type"] = "object"
+    return True
 
 
 def _require_batch_requests(schema: dict[str, Any], notes: list[str]) -> None:

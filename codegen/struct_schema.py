@@ -47,7 +47,9 @@ def struct_definition(name: str, fields: Iterable[Any], none_default: bool) -> t
 
     ``fields`` are ``structs.FieldPlan`` records: their annotations, required-ness and defaults. In an output
     struct (``none_default``) an optional field may be absent: ``nullable``, so the printer writes ``T | None``
-    and defaults it to None (or to its schema default); an optional input field is left out when unset.
+    and defaults it to None (or to its schema default); an optional input field is left out when unset
+    (``UNSET``), never defaulted to the schema's value: ``omit_defaults`` would then leave out that value
+    when a caller gives it (``truncate_inputs=False``), and the request would not be sent as given.
     """
     titles: list[str] = []
     properties: dict[str, Any] = {}
@@ -57,9 +59,9 @@ def struct_definition(name: str, fields: Iterable[Any], none_default: bool) -> t
         if f.required:
             required.append(f.wire)
         else:
-            if f.default is not None:
-                node["default"] = _value(f.default)
             if none_default:
+                if f.default is not None:
+                    node["default"] = _value(f.default)
                 node = _nullable(node)
         if none_default and f.description:  # an output field's prose, its docstring (``templates/structs``)
             node["x-doc"] = doc_text(f.description)

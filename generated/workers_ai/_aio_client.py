@@ -23,62 +23,62 @@ if TYPE_CHECKING:
     from ._clients.run_options import AnyRun, DecodedRun, RunOptions
     from ._handles.aio import AsyncModelHandle
     from .models._shapes import automatic_speech_recognition_abbkoh as _shape_automatic_speech_recognition_abbkoh
-    from .models._shapes import automatic_speech_recognition_gmigje as _shape_automatic_speech_recognition_gmigje
+    from .models._shapes import automatic_speech_recognition_bgimem as _shape_automatic_speech_recognition_bgimem
+    from .models._shapes import automatic_speech_recognition_ecnelp as _shape_automatic_speech_recognition_ecnelp
     from .models._shapes import automatic_speech_recognition_hmfhjg as _shape_automatic_speech_recognition_hmfhjg
     from .models._shapes import automatic_speech_recognition_jbcfnk as _shape_automatic_speech_recognition_jbcfnk
-    from .models._shapes import automatic_speech_recognition_opdfjj as _shape_automatic_speech_recognition_opdfjj
     from .models._shapes import image_classification_lnkkbc as _shape_image_classification_lnkkbc
-    from .models._shapes import image_to_text_djgcnd as _shape_image_to_text_djgcnd
-    from .models._shapes import image_to_text_haaefj as _shape_image_to_text_haaefj
-    from .models._shapes import image_to_text_lioelj as _shape_image_to_text_lioelj
+    from .models._shapes import image_to_text_iiegjk as _shape_image_to_text_iiegjk
+    from .models._shapes import image_to_text_jbnkom as _shape_image_to_text_jbnkom
+    from .models._shapes import image_to_text_locpoc as _shape_image_to_text_locpoc
     from .models._shapes import object_detection_fifigj as _shape_object_detection_fifigj
-    from .models._shapes import summarization_abckjn as _shape_summarization_abckjn
+    from .models._shapes import summarization_dmdbep as _shape_summarization_dmdbep
     from .models._shapes import text_classification_afgdje as _shape_text_classification_afgdje
     from .models._shapes import text_classification_ffggfh as _shape_text_classification_ffggfh
-    from .models._shapes import text_embeddings_ahidne as _shape_text_embeddings_ahidne
-    from .models._shapes import text_embeddings_dfggke as _shape_text_embeddings_dfggke
+    from .models._shapes import text_embeddings_fjgdlo as _shape_text_embeddings_fjgdlo
     from .models._shapes import text_embeddings_fpckpg as _shape_text_embeddings_fpckpg
-    from .models._shapes import text_embeddings_kfacja as _shape_text_embeddings_kfacja
+    from .models._shapes import text_embeddings_lggkpm as _shape_text_embeddings_lggkpm
     from .models._shapes import text_embeddings_mecklj as _shape_text_embeddings_mecklj
-    from .models._shapes import text_embeddings_pmndmp as _shape_text_embeddings_pmndmp
-    from .models._shapes import text_generation_afpbbj as _shape_text_generation_afpbbj
-    from .models._shapes import text_generation_ahjgeo as _shape_text_generation_ahjgeo
-    from .models._shapes import text_generation_bbflje as _shape_text_generation_bbflje
+    from .models._shapes import text_embeddings_nlkoeb as _shape_text_embeddings_nlkoeb
+    from .models._shapes import text_embeddings_pdhnch as _shape_text_embeddings_pdhnch
+    from .models._shapes import text_generation_ahlpag as _shape_text_generation_ahlpag
+    from .models._shapes import text_generation_alpeif as _shape_text_generation_alpeif
+    from .models._shapes import text_generation_bphmjc as _shape_text_generation_bphmjc
     from .models._shapes import text_generation_cfjccp as _shape_text_generation_cfjccp
-    from .models._shapes import text_generation_chpobm as _shape_text_generation_chpobm
-    from .models._shapes import text_generation_dagmgm as _shape_text_generation_dagmgm
-    from .models._shapes import text_generation_dcgnjp as _shape_text_generation_dcgnjp
+    from .models._shapes import text_generation_dghnjh as _shape_text_generation_dghnjh
     from .models._shapes import text_generation_dihglk as _shape_text_generation_dihglk
-    from .models._shapes import text_generation_dnpceb as _shape_text_generation_dnpceb
-    from .models._shapes import text_generation_fmecpp as _shape_text_generation_fmecpp
-    from .models._shapes import text_generation_homako as _shape_text_generation_homako
-    from .models._shapes import text_generation_idfnjf as _shape_text_generation_idfnjf
-    from .models._shapes import text_generation_iglpda as _shape_text_generation_iglpda
-    from .models._shapes import text_generation_inbepc as _shape_text_generation_inbepc
-    from .models._shapes import text_generation_jpgnfo as _shape_text_generation_jpgnfo
-    from .models._shapes import text_generation_khheop as _shape_text_generation_khheop
-    from .models._shapes import text_generation_kjbhpj as _shape_text_generation_kjbhpj
-    from .models._shapes import text_generation_mbnbla as _shape_text_generation_mbnbla
-    from .models._shapes import text_generation_mgenea as _shape_text_generation_mgenea
-    from .models._shapes import text_generation_mllmpc as _shape_text_generation_mllmpc
-    from .models._shapes import text_generation_ojaocd as _shape_text_generation_ojaocd
-    from .models._shapes import text_generation_pahhmc as _shape_text_generation_pahhmc
-    from .models._shapes import text_generation_pdnfpn as _shape_text_generation_pdnfpn
+    from .models._shapes import text_generation_eikolk as _shape_text_generation_eikolk
+    from .models._shapes import text_generation_epcjoh as _shape_text_generation_epcjoh
+    from .models._shapes import text_generation_fbopck as _shape_text_generation_fbopck
+    from .models._shapes import text_generation_feooga as _shape_text_generation_feooga
+    from .models._shapes import text_generation_fgbpgd as _shape_text_generation_fgbpgd
+    from .models._shapes import text_generation_gpohdp as _shape_text_generation_gpohdp
+    from .models._shapes import text_generation_iidfnb as _shape_text_generation_iidfnb
+    from .models._shapes import text_generation_jfnkna as _shape_text_generation_jfnkna
+    from .models._shapes import text_generation_jiobcl as _shape_text_generation_jiobcl
+    from .models._shapes import text_generation_jmliaj as _shape_text_generation_jmliaj
+    from .models._shapes import text_generation_kgaplh as _shape_text_generation_kgaplh
+    from .models._shapes import text_generation_kknbgi as _shape_text_generation_kknbgi
+    from .models._shapes import text_generation_mhanhg as _shape_text_generation_mhanhg
+    from .models._shapes import text_generation_ndgnka as _shape_text_generation_ndgnka
+    from .models._shapes import text_generation_njoanp as _shape_text_generation_njoanp
+    from .models._shapes import text_generation_ohmjnp as _shape_text_generation_ohmjnp
+    from .models._shapes import text_generation_omklaj as _shape_text_generation_omklaj
     from .models._shapes import text_generation_pfbfkd as _shape_text_generation_pfbfkd
-    from .models._shapes import text_to_image_aakaie as _shape_text_to_image_aakaie
+    from .models._shapes import text_to_image_bgaooc as _shape_text_to_image_bgaooc
+    from .models._shapes import text_to_image_bmdopj as _shape_text_to_image_bmdopj
     from .models._shapes import text_to_image_chejmm as _shape_text_to_image_chejmm
-    from .models._shapes import text_to_image_dnblnc as _shape_text_to_image_dnblnc
+    from .models._shapes import text_to_image_cmmhfb as _shape_text_to_image_cmmhfb
     from .models._shapes import text_to_image_dohcgo as _shape_text_to_image_dohcgo
-    from .models._shapes import text_to_image_kpgecb as _shape_text_to_image_kpgecb
+    from .models._shapes import text_to_image_fabnnh as _shape_text_to_image_fabnnh
     from .models._shapes import text_to_image_mmfjgm as _shape_text_to_image_mmfjgm
-    from .models._shapes import text_to_image_odkfgk as _shape_text_to_image_odkfgk
     from .models._shapes import text_to_image_pncffb as _shape_text_to_image_pncffb
-    from .models._shapes import text_to_speech_khbeog as _shape_text_to_speech_khbeog
-    from .models._shapes import text_to_speech_lhkdfd as _shape_text_to_speech_lhkdfd
-    from .models._shapes import text_to_speech_mhcmhi as _shape_text_to_speech_mhcmhi
-    from .models._shapes import text_to_speech_pofkeo as _shape_text_to_speech_pofkeo
+    from .models._shapes import text_to_speech_befgdc as _shape_text_to_speech_befgdc
+    from .models._shapes import text_to_speech_dooake as _shape_text_to_speech_dooake
+    from .models._shapes import text_to_speech_hlcknm as _shape_text_to_speech_hlcknm
+    from .models._shapes import text_to_speech_ogelnj as _shape_text_to_speech_ogelnj
     from .models._shapes import translation_fkgkfa as _shape_translation_fkgkfa
-    from .models._shapes import translation_idkdeo as _shape_translation_idkdeo
+    from .models._shapes import translation_ibocch as _shape_translation_ibocch
     from .models._shapes import voice_activity_detection_bdkmgh as _shape_voice_activity_detection_bdkmgh
     from .models.cf.ai4bharat.indictrans2_en_indic_1b import AsyncIndictrans2EnIndic1B
     from .models.cf.aisingapore.gemma_sea_lion_v4_27b_it import AsyncGemmaSeaLionV4_27bIt
@@ -455,10 +455,17 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepgram/flux"],
-            payload: _shape_automatic_speech_recognition_gmigje.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
+            payload: _shape_automatic_speech_recognition_bgimem.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_gmigje.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_bgimem.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/deepgram/flux"],
+            payload: _shape_automatic_speech_recognition_ecnelp.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_ecnelp.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -476,13 +483,6 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/whisper-large-v3-turbo"],
-            payload: _shape_automatic_speech_recognition_opdfjj.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_automatic_speech_recognition_opdfjj.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
             model_id: Literal["@cf/microsoft/resnet-50"],
             payload: _shape_image_classification_lnkkbc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
@@ -490,24 +490,24 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
-            payload: _shape_image_to_text_djgcnd.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
+            payload: _shape_image_to_text_iiegjk.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_to_text_djgcnd.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_image_to_text_iiegjk.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/moondream/moondream3.1-9B-A2B"],
+            payload: _shape_image_to_text_jbnkom.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_image_to_text_jbnkom.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/unum/uform-gen2-qwen-500m"],
-            payload: _shape_image_to_text_haaefj.ShapeInput | Mapping[str, Any],
+            payload: _shape_image_to_text_locpoc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_to_text_haaefj.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/llava-hf/llava-1.5-7b-hf"],
-            payload: _shape_image_to_text_lioelj.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_image_to_text_lioelj.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_image_to_text_locpoc.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -519,9 +519,9 @@ if TYPE_CHECKING:
         def run(
             self,
             model_id: Literal["@cf/facebook/bart-large-cnn"],
-            payload: _shape_summarization_abckjn.ShapeInput | Mapping[str, Any],
+            payload: _shape_summarization_dmdbep.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_summarization_abckjn.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_summarization_dmdbep.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -540,16 +540,9 @@ if TYPE_CHECKING:
         def run(
             self,
             model_id: Literal["@cf/baai/bge-large-en-v1.5", "@cf/baai/omni-bge-base-en-v1.5"],
-            payload: _shape_text_embeddings_ahidne.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_embeddings_fjgdlo.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_ahidne.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/baai/bge-m3"],
-            payload: _shape_text_embeddings_dfggke.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_dfggke.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_fjgdlo.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -560,10 +553,10 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
-            payload: _shape_text_embeddings_kfacja.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
+            payload: _shape_text_embeddings_lggkpm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_kfacja.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_lggkpm.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -574,77 +567,38 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/baai/bge-base-en-v1.5", "@cf/baai/bge-small-en-v1.5"],
-            payload: _shape_text_embeddings_pmndmp.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/qwen/qwen3-embedding-0.6b"],
+            payload: _shape_text_embeddings_nlkoeb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_embeddings_pmndmp.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_nlkoeb.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
-            payload: _shape_text_generation_afpbbj.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/baai/bge-m3"],
+            payload: _shape_text_embeddings_pdhnch.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_afpbbj.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_embeddings_pdhnch.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/openai/gpt-oss-120b"],
-            payload: _shape_text_generation_ahjgeo.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
+            payload: _shape_text_generation_ahlpag.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ahjgeo.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-guard-3-8b"],
-            payload: _shape_text_generation_bbflje.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_bbflje.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
-            payload: _shape_text_generation_cfjccp.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_cfjccp.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_ahlpag.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal[
-                "@hf/nexusflow/starling-lm-7b-beta",
-                "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
-                "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
-                "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
+                "@cf/deepseek-ai/deepseek-r1-distill-qwen-32b",
+                "@cf/defog/sqlcoder-7b-2",
+                "@cf/meta/llama-2-7b-chat-int8",
+                "@cf/mistral/mistral-7b-instruct-v0.2-lora",
+                "@cf/qwen/qwen1.5-7b-chat-awq",
+                "@hf/mistral/mistral-7b-instruct-v0.2",
             ],
-            payload: _shape_text_generation_chpobm.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_alpeif.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_chpobm.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal[
-                "@cf/google/gemma-2b-it-lora",
-                "@cf/meta/llama-2-7b-chat-fp16",
-                "@cf/meta/llama-3.1-8b-instruct-fp8",
-                "@cf/qwen/qwen1.5-14b-chat-awq",
-                "@cf/qwen/qwen2.5-coder-32b-instruct",
-            ],
-            payload: _shape_text_generation_dagmgm.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_dagmgm.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
-            payload: _shape_text_generation_dcgnjp.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_dcgnjp.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/cloudflare/clef-omni"],
-            payload: _shape_text_generation_dihglk.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_dihglk.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_alpeif.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -659,72 +613,71 @@ if TYPE_CHECKING:
                 "@hf/thebloke/llama-2-13b-chat-awq",
                 "@hf/thebloke/zephyr-7b-beta-awq",
             ],
-            payload: _shape_text_generation_dnpceb.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_bphmjc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_dnpceb.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_bphmjc.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
-            payload: _shape_text_generation_fmecpp.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/cloudflare/clef", "@cf/cloudflare/clef-flash"],
+            payload: _shape_text_generation_cfjccp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_fmecpp.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_cfjccp.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
-            payload: _shape_text_generation_homako.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/openai/gpt-oss-20b"],
+            payload: _shape_text_generation_dghnjh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_homako.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_dghnjh.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
-            payload: _shape_text_generation_idfnjf.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/cloudflare/clef-omni"],
+            payload: _shape_text_generation_dihglk.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_idfnjf.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_dihglk.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-guard-3-8b"],
+            payload: _shape_text_generation_eikolk.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_eikolk.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal[
-                "@cf/deepseek-ai/deepseek-r1-distill-qwen-32b",
-                "@cf/defog/sqlcoder-7b-2",
-                "@cf/meta/llama-2-7b-chat-int8",
-                "@cf/mistral/mistral-7b-instruct-v0.2-lora",
-                "@cf/qwen/qwen1.5-7b-chat-awq",
-                "@hf/mistral/mistral-7b-instruct-v0.2",
+                "@cf/google/gemma-2b-it-lora",
+                "@cf/meta/llama-2-7b-chat-fp16",
+                "@cf/meta/llama-3.1-8b-instruct-fp8",
+                "@cf/qwen/qwen1.5-14b-chat-awq",
+                "@cf/qwen/qwen2.5-coder-32b-instruct",
             ],
-            payload: _shape_text_generation_iglpda.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_epcjoh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_iglpda.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_epcjoh.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
-            payload: _shape_text_generation_inbepc.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/meta/llama-4-scout-17b-16e-instruct"],
+            payload: _shape_text_generation_fbopck.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_inbepc.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_fbopck.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
-            payload: _shape_text_generation_jpgnfo.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/qwen/qwen3-30b-a3b-fp8"],
+            payload: _shape_text_generation_feooga.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_jpgnfo.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_feooga.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/nvidia/nemotron-3-120b-a12b", "@cf/zai-org/glm-4.7-flash"],
-            payload: _shape_text_generation_khheop.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
+            payload: _shape_text_generation_fgbpgd.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_khheop.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
-            payload: _shape_text_generation_kjbhpj.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_kjbhpj.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_fgbpgd.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -735,9 +688,44 @@ if TYPE_CHECKING:
                 "@cf/tiiuae/falcon-7b-instruct",
                 "@cf/tinyllama/tinyllama-1.1b-chat-v1.0",
             ],
-            payload: _shape_text_generation_mbnbla.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_gpohdp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_mbnbla.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_gpohdp.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/openai/gpt-oss-120b"],
+            payload: _shape_text_generation_iidfnb.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_iidfnb.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3-8b-instruct"],
+            payload: _shape_text_generation_jfnkna.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_jfnkna.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@hf/nousresearch/hermes-2-pro-mistral-7b"],
+            payload: _shape_text_generation_jiobcl.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_jiobcl.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/moonshotai/kimi-k2.5"],
+            payload: _shape_text_generation_jmliaj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_jmliaj.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/meta/llama-3.3-70b-instruct-fp8-fast"],
+            payload: _shape_text_generation_kgaplh.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_kgaplh.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -756,37 +744,49 @@ if TYPE_CHECKING:
                 "@hf/thebloke/llamaguard-7b-awq",
                 "@hf/thebloke/neural-chat-7b-v3-1-awq",
             ],
-            payload: _shape_text_generation_mgenea.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_kknbgi.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_mgenea.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_kknbgi.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/google/gemma-3-12b-it"],
-            payload: _shape_text_generation_mllmpc.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_mhanhg.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_mllmpc.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_mhanhg.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/google/gemma-4-26b-a4b-it"],
+            payload: _shape_text_generation_ndgnka.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_ndgnka.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/mistralai/mistral-small-3.1-24b-instruct"],
+            payload: _shape_text_generation_njoanp.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_generation_njoanp.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/aisingapore/gemma-sea-lion-v4-27b-it"],
-            payload: _shape_text_generation_ojaocd.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_generation_ohmjnp.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_ojaocd.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_ohmjnp.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepseek-ai/deepseek-v4-pro-0813"],
-            payload: _shape_text_generation_pahhmc.ShapeInput | Mapping[str, Any],
+            model_id: Literal[
+                "@hf/nexusflow/starling-lm-7b-beta",
+                "@hf/thebloke/deepseek-coder-6.7b-instruct-awq",
+                "@hf/thebloke/mistral-7b-instruct-v0.1-awq",
+                "@hf/thebloke/openhermes-2.5-mistral-7b-awq",
+            ],
+            payload: _shape_text_generation_omklaj.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_pahhmc.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/openai/gpt-oss-20b"],
-            payload: _shape_text_generation_pdnfpn.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_generation_pdnfpn.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_generation_omklaj.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -797,10 +797,22 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
-            payload: _shape_text_to_image_aakaie.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/leonardo/phoenix-1.0"],
+            payload: _shape_text_to_image_bgaooc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_aakaie.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_bgaooc.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal[
+                "@cf/bytedance/stable-diffusion-xl-lightning",
+                "@cf/lykon/dreamshaper-8-lcm",
+                "@cf/runwayml/stable-diffusion-v1-5-img2img",
+                "@cf/runwayml/stable-diffusion-v1-5-inpainting",
+            ],
+            payload: _shape_text_to_image_bmdopj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_to_image_bmdopj.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -811,10 +823,10 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/leonardo/lucid-origin"],
-            payload: _shape_text_to_image_dnblnc.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/stabilityai/stable-diffusion-xl-base-1.0"],
+            payload: _shape_text_to_image_cmmhfb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_dnblnc.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_cmmhfb.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -825,15 +837,10 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal[
-                "@cf/bytedance/stable-diffusion-xl-lightning",
-                "@cf/lykon/dreamshaper-8-lcm",
-                "@cf/runwayml/stable-diffusion-v1-5-img2img",
-                "@cf/runwayml/stable-diffusion-v1-5-inpainting",
-            ],
-            payload: _shape_text_to_image_kpgecb.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/leonardo/lucid-origin"],
+            payload: _shape_text_to_image_fabnnh.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_kpgecb.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_image_fabnnh.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -844,13 +851,6 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/leonardo/phoenix-1.0"],
-            payload: _shape_text_to_image_odkfgk.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_image_odkfgk.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
             model_id: Literal["@cf/black-forest-labs/flux-2-klein-9b"],
             payload: _shape_text_to_image_pncffb.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
@@ -858,31 +858,31 @@ if TYPE_CHECKING:
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepgram/aura-1"],
-            payload: _shape_text_to_speech_khbeog.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepgram/aura-2-en"],
+            payload: _shape_text_to_speech_befgdc.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_khbeog.ShapeOutput]: ...
-        @overload
-        def run(
-            self,
-            model_id: Literal["@cf/myshell-ai/melotts"],
-            payload: _shape_text_to_speech_lhkdfd.ShapeInput | Mapping[str, Any],
-            **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_lhkdfd.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_befgdc.ShapeOutput]: ...
         @overload
         def run(
             self,
             model_id: Literal["@cf/deepgram/aura-2-es"],
-            payload: _shape_text_to_speech_mhcmhi.ShapeInput | Mapping[str, Any],
+            payload: _shape_text_to_speech_dooake.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_mhcmhi.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_dooake.ShapeOutput]: ...
         @overload
         def run(
             self,
-            model_id: Literal["@cf/deepgram/aura-2-en"],
-            payload: _shape_text_to_speech_pofkeo.ShapeInput | Mapping[str, Any],
+            model_id: Literal["@cf/deepgram/aura-1"],
+            payload: _shape_text_to_speech_hlcknm.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_text_to_speech_pofkeo.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_hlcknm.ShapeOutput]: ...
+        @overload
+        def run(
+            self,
+            model_id: Literal["@cf/myshell-ai/melotts"],
+            payload: _shape_text_to_speech_ogelnj.ShapeInput | Mapping[str, Any],
+            **options: Unpack[DecodedRun],
+        ) -> Coroutine[Any, Any, _shape_text_to_speech_ogelnj.ShapeOutput]: ...
         @overload
         def run(
             self,
@@ -894,9 +894,9 @@ if TYPE_CHECKING:
         def run(
             self,
             model_id: Literal["@cf/meta/m2m100-1.2b"],
-            payload: _shape_translation_idkdeo.ShapeInput | Mapping[str, Any],
+            payload: _shape_translation_ibocch.ShapeInput | Mapping[str, Any],
             **options: Unpack[DecodedRun],
-        ) -> Coroutine[Any, Any, _shape_translation_idkdeo.ShapeOutput]: ...
+        ) -> Coroutine[Any, Any, _shape_translation_ibocch.ShapeOutput]: ...
         @overload
         def run(
             self,

@@ -18,6 +18,8 @@ from workers_ai.models.cf.baai.bge_m3 import Context, EmbeddingOutput, QueryOutp
 from workers_ai.testing import Emulator
 from workers_ai.testing._catalog import ModelSpec
 
+from tests.runtime._drivers import KINDS, Driver
+
 BGE = "@cf/baai/bge-m3"
 LLAMA = "@cf/meta/llama-3-8b-instruct"
 SDXL = "@cf/stabilityai/stable-diffusion-xl-base-1.0"
@@ -112,6 +114,20 @@ def test_batch_submit_and_wait(workers_ai_emulator: Emulator) -> None:
     assert [r["id"] for r in done] != list(range(6)) and sorted(r["id"] for r in done) == list(range(6))
     again = ai.batch_job(BGE, job.request_id).wait(poll_interval=0.001)
     assert [i.external_reference for i in again.items] == [f"ref-{i}" for i in range(6)]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_empty_batch_is_queued_and_done(workers_ai_emulator: Emulator, kind: str) -> None:
+    # The schema's `requests` sets no minItems: the SDK sends an empty batch, and the emulator takes it
+    # (it answered 400/5006).
+    emu = workers_ai_emulator
+    drive = Driver(kind, emu.account_id, emu.api_token, emu.base_url)
+    for submit in (
+        lambda ai: ai.model(BGE).batch([]),
+        lambda ai: ai.run(BGE, {"requests": []}, queue_request=True),
+    ):
+        result = drive.call(lambda ai, submit=submit: drive.wait(submit(ai), poll_interval=0.001))
+        assert result.items == [] and result.request_id
 
 
 def _raw_poll(emu: Emulator, request_id: str) -> bytes:

@@ -26,6 +26,7 @@ from workers_ai.errors import (
     InternalServerError,
     ModelNotFoundError,
     ResponseDecodeError,
+    UnknownInputWarning,
 )
 from workers_ai.models.cf.baai import bge_base_en_v1_5 as bge_base
 from workers_ai.models.cf.baai import bge_m3
@@ -33,6 +34,7 @@ from workers_ai.models.cf.meta import llama_3_3_70b_instruct_fp8_fast as llama33
 
 from tests._server import Reply, ScriptedServer, closed_port, fail, ok
 from tests.conftest import ACCOUNT, ROOT, TOKEN
+from tests.runtime._drivers import KINDS, Driver
 from tests.runtime._queue import QueueSim
 
 M3 = "@cf/baai/bge-m3"
@@ -101,7 +103,6 @@ def test_mapping_requests_keep_their_external_reference(server: ScriptedServer) 
         ([{"text": ["a"]}, {"pooling": "mean"}], "$.requests[1]"),
         ([bge_base.TextInput(text=["ok"]), bge_base.TextInput(text=["a"] * 101)], "$.requests[1].text"),
         ([BatchRequest({"text": "a"}, external_reference=7)], "$.requests[0].external_reference"),  # type: ignore[arg-type]
-        ([], "$.requests"),
     ],
 )
 def test_invalid_requests_are_refused_before_sending(server: ScriptedServer, requests: Any, path: str) -> None:
@@ -111,6 +112,22 @@ def test_invalid_requests_are_refused_before_sending(server: ScriptedServer, req
     assert info.value.path == path
     assert info.value.model_id == BASE
     assert server.requests == []
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_empty_batch_and_keys_beside_requests_are_sent_as_given(server: ScriptedServer, kind: str) -> None:
+    # The schema's `requests` has no minItems, and a batch body may carry other keys (sent with a warning).
+    server.script(QueueSim())
+    drive = Driver(kind, ACCOUNT, TOKEN, server.base_url)
+    drive.call(lambda ai: ai.run(BASE, {"requests": []}, queue_request=True))
+    drive.call(lambda ai: ai.model(BASE).batch([]))
+    with pytest.warns(UnknownInputWarning, match=r"\$\.priority"):
+        drive.call(lambda ai: ai.model(BASE).submit_batch({"requests": [{"text": "a"}], "priority": 3}))
+    assert [r.json() for r in server.requests if "queueRequest" in r.target] == [
+        {"requests": []},
+        {"requests": []},
+        {"priority": 3, "requests": [{"text": "a"}]},
+    ]
 
 
 def test_batch_item_type_of_the_requests_variant_is_used(server: ScriptedServer) -> None:

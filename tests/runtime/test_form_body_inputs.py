@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from workers_ai import AsyncWorkersAI, WorkersAI
-from workers_ai.errors import InputValidationError
+from workers_ai.errors import InputValidationError, UnknownInputWarning
 from workers_ai.testing import Emulator
 
 from tests._server import ScriptedServer, ok
@@ -97,3 +97,42 @@ def test_every_flux_2_model_draws_on_the_emulator(model: str) -> None:
         img = ai.model(model).generate_image(prompt="a lighthouse", width=320, height=256)
         assert img.data[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", img.data[16:24]) == (320, 256)
         assert emu.requests[-1].headers["content-type"].startswith("multipart/form-data; boundary=")
+
+
+@pytest.mark.parametrize("aio", [False, True])
+def test_generic_run_sends_every_key_it_is_given(server: ScriptedServer, aio: bool) -> None:
+    # A key the form does not declare is a text part of its own (with a warning, as run() warns on any
+    # model); the binding's JSON form goes out as given, nested keys and all.
+    server.script(ok({"image": base64.b64encode(PNG).decode()}))
+    form = {"prompt": "a lighthouse", "guidance": 3.5, "input_image_0": base64.b64encode(JPEG).decode()}
+    binding = {"multipart": {"body": {"prompt": "x", "seed": 1}, "contentType": "multipart/form-data"}, "x": [1]}
+
+    async def run_async() -> None:
+        async with AsyncWorkersAI(account_id=ACCOUNT, api_token="tok", base_url=server.base_url) as ai:
+            await ai.run(FLUX2[1], form)
+            await ai.run(FLUX2[1], binding)
+
+    with pytest.warns(UnknownInputWarning) as seen:
+        if aio:
+            asyncio.run(run_async())
+        else:
+            _client(server).run(FLUX2[1], form)
+            _client(server).run(FLUX2[1], binding)
+    assert sorted(str(w.message).split(" at ")[1].split(":")[0] for w in seen) == ["$.guidance", "$.x"]
+    first, second = server.requests
+    parts = _parts(first.headers["content-type"], first.body)
+    assert parts["guidance"][2] == b"3.5" and parts["prompt"][2] == b"a lighthouse"
+    assert parts["input_image_0"][0] == "input_image_0" and parts["input_image_0"][2] == JPEG
+    assert second.headers["content-type"] == "application/json" and second.json() == binding
+
+
+def test_the_emulator_reads_part_names_as_the_sdk_writes_them() -> None:
+    # The HTML standard's encoding (urllib3's): UTF-8, `"`, CR and LF as %22, %0D, %0A, a backslash as itself.
+    # The emulator read names as MIME quoted strings in ASCII, so `\` came back as `"` and `é` as surrogates.
+    from workers_ai._core.form import encode_form
+    from workers_ai.testing._multipart import parse_form
+
+    names = ['a"b', "back\\slash", "line\r\nbreak", "plain", "caf\u00e9 \x80"]
+    body, content_type = encode_form([*((n, "v") for n in names), ("img", ('x"y\\.png', PNG, "image/png"))])
+    read = [(p.name, p.filename, p.data) for p in parse_form(content_type, body)]
+    assert read == [*((n, None, b"v") for n in names), ("img", 'x"y\\.png', PNG)]

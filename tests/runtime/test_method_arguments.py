@@ -87,6 +87,14 @@ def test_a_path_written_as_text_is_refused_where_audio_goes(server: ScriptedServ
     assert server.requests[0].json() == {"audio": "UklGRjAwMDA="}
 
 
+def test_base64_text_is_bytes_where_a_binary_field_takes_bytes(server: ScriptedServer) -> None:
+    # JSON spells bytes as base64, so a `format: binary` field takes base64 text as run() does: nova-3's
+    # audio goes out as the raw body it decodes to.
+    server.script(ok({"results": {"channels": [{"alternatives": [{"transcript": "hi", "confidence": 1.0}]}]}}))
+    client(server).model("@cf/deepgram/nova-3").transcribe(audio="UklGRjAwMDA=")
+    assert server.requests[0].body == b"RIFF0000"
+
+
 def test_a_wire_name_the_method_renames_is_named_in_the_error(server: ScriptedServer) -> None:
     melotts: Any = client(server).model("@cf/myshell-ai/melotts")  # speak(text=) fills the wire's prompt
     with pytest.raises(errors.ArgumentError, match="takes it as 'text'"):

@@ -6,6 +6,7 @@ that records the request, and end to end on the emulator."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import io
 import os
 import subprocess
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from workers_ai import AsyncWorkersAI, WorkersAI
+from workers_ai.errors import UnknownInputWarning
 from workers_ai.families import TranscriptView
 from workers_ai.testing import Emulator
 
@@ -55,6 +57,15 @@ def test_generic_run_and_an_unknown_media_type(server: ScriptedServer) -> None:
     (req,) = server.requests
     assert req.body == noise and req.headers["content-type"] == "application/octet-stream"
     assert req.query == "diarize=false"
+
+
+def test_generic_run_keeps_keys_the_schema_does_not_declare(server: ScriptedServer) -> None:
+    # As on any model, an unknown key is sent as given (here a query parameter), with a warning.
+    server.script(ok(RESULT))
+    with pytest.warns(UnknownInputWarning, match=r"\$\.tier"):
+        _client(server).run(NOVA, {"audio": base64.b64encode(AUDIO).decode(), "tier": "nova", "diarize": True})
+    (req,) = server.requests
+    assert req.body == AUDIO and req.query == "diarize=true&tier=nova"
 
 
 def test_invalid_options_are_refused_before_anything_is_sent(server: ScriptedServer) -> None:

@@ -15,6 +15,9 @@ from workers_ai._core.stream_events import ToolCallMerger
 from workers_ai._tools.tooldefs import tool_def
 from workers_ai.testing import Emulator
 
+from tests._server import ScriptedServer, ok
+from tests.conftest import ACCOUNT, TOKEN
+from tests.runtime._drivers import KINDS, Driver
 from tests.runtime._raw import RawRequest, RawServer, envelope, reply
 
 LLAMA = "@cf/meta/llama-3.3-70b-instruct-fp8-fast"
@@ -69,8 +72,11 @@ def test_both_tool_call_shapes_and_stream_fragments_decode_to_the_same_toolcall(
     merger.add([{"index": 0, "id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"ci'}}])
     merger.add([{"index": 0, "function": {"arguments": 'ty":"Paris"}'}}])
     assert merger.calls[0].arguments == b.arguments and type(merger.calls[0]) is type(b)
-    with pytest.raises(errors.ResponseDecodeError, match="not valid JSON"):
-        tool_calls({"tool_calls": [{"id": "x", "function": {"name": "f", "arguments": "{broken"}}]})
+    # Arguments that are no JSON object lose nothing: the call keeps the text and says what is wrong.
+    (broken,) = tool_calls({"tool_calls": [{"id": "x", "function": {"name": "f", "arguments": "{broken"}}]})
+    assert (broken.name, broken.arguments, broken.raw_arguments) == ("f", {}, "{broken")
+    assert broken.arguments_error is not None and "not valid JSON" in broken.arguments_error
+    assert broken.openai_form()["function"]["arguments"] == "{broken"  # sent back as the model wrote it
 
 
 def test_a_function_becomes_a_tool_from_its_signature_and_docstring() -> None:
@@ -128,7 +134,7 @@ def test_a_tool_loop_of_three_rounds(shape: str) -> None:
         assert all(m["name"] == "get_weather" and "tool_call_id" not in m for m in tools_sent)
     else:
         assert [m["tool_call_id"] for m in tools_sent] == ["call0", "call1", "call2"]
-        assert last[1]["tool_calls"][0]["function"]["arguments"] == json.dumps({"city": "c0"}, separators=(",", ":"))
+        assert last[1]["tool_calls"][0]["function"]["arguments"] == json.dumps({"city": "c0"})  # as the model wrote it
     assert bodies[0]["tools"][0]["name"] == "get_weather"  # llama-3.3 takes the flat form
     assert run.messages[-1] == {"role": "assistant", "content": "done after 3"}
 
@@ -272,3 +278,55 @@ def test_the_json_mode_message_maps_to_its_error_whatever_the_code() -> None:
     with RawServer(handle) as server, WorkersAI(account_id="a" * 32, api_token="t", base_url=server.base_url) as ai:
         with pytest.raises(errors.JsonModeError):
             ai.model(LLAMA).chat(messages=[{"role": "user", "content": "x"}], response_format=Weather)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_tool_dicts_are_sent_as_given_in_whichever_form_the_model_takes(server: ScriptedServer, kind: str) -> None:
+    # gpt-oss takes both forms: a flat dict stays flat (it was rewritten into the OpenAI form); kimi and glm
+    # take custom tools, which have no name at the top (the typed chat refused one, naming no model); a
+    # classic model's flat tool needs its name and parameters (it was sent without).
+    message = {"role": "assistant", "content": "x", "refusal": None}
+    choice = {"index": 0, "finish_reason": "stop", "message": message, "logprobs": None}
+    completion = {"id": "c", "object": "chat.completion", "created": 1, "model": GPT, "choices": [choice]}
+    server.script(*[ok({**completion, "usage": USAGE})] * 3)
+    drive = Driver(kind, ACCOUNT, TOKEN, server.base_url)
+    flat = {"name": "f", "parameters": {"type": "object", "properties": {}}}
+    custom = {"type": "custom", "custom": {"name": "grep", "description": "search"}}
+    hi = [{"role": "user", "content": "x"}]
+    drive.call(lambda ai: ai.model(GPT).chat(messages=hi, tools=[flat]))
+    drive.call(lambda ai: ai.model("@cf/moonshotai/kimi-k2.5").chat(messages=hi, tools=[custom]))
+    drive.call(lambda ai: ai.model("@cf/zai-org/glm-4.7-flash").chat(messages=hi, tools=[custom]))
+    assert [r.json()["tools"] for r in server.requests] == [[flat], [custom], [custom]]
+    for tool, missing in (({"parameters": {}}, "name"), ({"name": "f", "description": "d"}, "parameters")):
+        with pytest.raises(errors.InputValidationError) as caught:
+            drive.call(lambda ai, tool=tool: ai.model(LLAMA).chat(messages=hi, tools=[tool]))
+        assert str(caught.value).startswith(f"{LLAMA}: invalid input at $.tools[0]") and missing in str(caught.value)
+    with pytest.raises(errors.InputValidationError, match=f"^{GPT}: invalid input at"):
+        drive.call(lambda ai: ai.model(GPT).run_tools(messages=hi, tools=[{"parameters": {}}]))
+    assert len(server.requests) == 3
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_reply_whose_tool_arguments_are_not_json_is_kept(server: ScriptedServer, kind: str) -> None:
+    # gpt-oss emits malformed arguments at times; the schema says only `string`, so the reply is valid and
+    # the user gets it, the text as sent and the parse problem; the tool loop tells the model.
+    call = {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{city: Paris"}}
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    choice = {"index": 0, "finish_reason": "tool_calls", "message": message}
+    calls = {"id": "c", "object": "chat.completion", "created": 1, "model": GPT, "choices": [choice], "usage": USAGE}
+    done = {
+        **calls,
+        "choices": [{**choice, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}],
+    }
+    server.script(ok(calls), ok(calls), ok(done))
+    drive = Driver(kind, ACCOUNT, TOKEN, server.base_url)
+    ask = [{"role": "user", "content": "weather?"}]
+    reply = drive.call(lambda ai: ai.model("@cf/openai/gpt-oss-120b").chat(messages=ask))
+    (got,) = reply.tool_calls
+    assert (got.name, got.arguments, got.raw_arguments) == ("get_weather", {}, "{city: Paris")
+    assert got.arguments_error is not None and got.arguments_error.startswith("arguments are not valid JSON")
+    assert reply.choices[0].message.tool_calls is not None  # the typed reply itself, as sent
+    run = drive.call(lambda ai: ai.model(GPT).run_tools(messages=ask, tools=[get_weather]))
+    assert run.response == "ok" and run.calls[0].raw_arguments == "{city: Paris"
+    told = [m for m in server.requests[-1].json()["messages"] if m["role"] == "tool"]
+    assert told[0]["content"].startswith("error: arguments are not valid JSON")

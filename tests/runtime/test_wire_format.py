@@ -54,13 +54,15 @@ def test_rank_returns_query_scores(server: ScriptedServer) -> None:
     }
 
 
-def test_rank_with_explicit_false_default_is_omitted_but_true_is_sent(server: ScriptedServer) -> None:
+def test_rank_sends_a_given_value_even_the_default_and_nothing_when_left_out(server: ScriptedServer) -> None:
     server.script(ok({"response": []}))
     handle = client(server).model("@cf/baai/bge-m3")
     handle.rank(query="q", contexts=[bge_m3.Context(text="x")], truncate_inputs=False)
     handle.rank(query="q", contexts=[bge_m3.Context(text="x")], truncate_inputs=True)
-    assert server.requests[0].json() == {"query": "q", "contexts": [{"text": "x"}]}
+    handle.rank(query="q", contexts=[bge_m3.Context(text="x")])
+    assert server.requests[0].json() == {"query": "q", "contexts": [{"text": "x"}], "truncate_inputs": False}
     assert server.requests[1].json() == {"query": "q", "contexts": [{"text": "x"}], "truncate_inputs": True}
+    assert server.requests[2].json() == {"query": "q", "contexts": [{"text": "x"}]}
 
 
 def test_embed_contexts_without_a_query_returns_context_embeddings(server: ScriptedServer) -> None:

@@ -73,6 +73,8 @@ class BatchModel(Protocol):
 
     def validate(self, request: msgspec.Struct) -> bytes: ...
 
+    def check_schema(self, body: bytes, *, item: bool = False, where: str = "$") -> bool: ...
+
 
 class BatchRequest(msgspec.Struct, Generic[T_co], frozen=True):
     """One request of a batch plus the ``external_reference`` the API echoes back on its result.
@@ -245,7 +247,10 @@ def batch_item_types(handle: BatchModel) -> tuple[type[Any], ...]:
 
 
 def check_item(handle: BatchModel, data: Mapping[str, Any], kinds: Sequence[type[Any]], where: str) -> None:
-    """Raise when ``data`` fits none of ``kinds``; the error shown is the closest candidate's."""
+    """Raise when ``data`` is no request of the batch: the model's input schema says, or, where none
+    ships, the closest of ``kinds`` does."""
+    if handle.check_schema(encode_body(data, handle.model_id), item=True, where=where):
+        return
     best: tuple[int, InputValidationError] | None = None
     for cls in kinds:
         try:
@@ -263,17 +268,15 @@ def check_item(handle: BatchModel, data: Mapping[str, Any], kinds: Sequence[type
         raise best[1]
 
 
-def encode_requests(handle: BatchModel, requests: Sequence[Any]) -> bytes:
-    """The ``{"requests": [...]}`` body. Each request (a struct, a mapping, or either wrapped in
-    :class:`BatchRequest`) is validated against the model's batch item types; errors name
-    ``$.requests[i]`` and the field."""
+def encode_requests(handle: BatchModel, requests: Sequence[Any], beside: Mapping[str, Any] | None = None) -> bytes:
+    """The ``{"requests": [...]}`` body (with the payload's other keys ``beside``, as given). Each request (a
+    struct, a mapping, or either wrapped in :class:`BatchRequest`) is validated against the model's batch
+    item types; errors name ``$.requests[i]`` and the field."""
     if isinstance(requests, (str, bytes, Mapping)) or not isinstance(requests, Sequence):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise InputValidationError(handle.model_id, "$.requests", "expected a list of requests")
-    if not requests:
-        raise InputValidationError(handle.model_id, "$.requests", "a batch needs at least one request")
     kinds = batch_item_types(handle)
     encoded = [request_data(handle, item, f"$.requests[{i}]", kinds) for i, item in enumerate(requests)]
-    return encode_body({"requests": encoded}, handle.model_id)
+    return encode_body({**(beside or {}), "requests": encoded}, handle.model_id)
 
 
 def request_data(handle: BatchModel, item: Any, where: str, kinds: Sequence[type[Any]]) -> dict[str, Any]:

@@ -11,9 +11,18 @@ from typing import Any, Generic, TypeVar
 import msgspec
 
 from .._error_base import ResponseDecodeError
-from .jsonview import DECODE_ERRORS, as_list
+from .jsonview import DECODE_ERRORS, as_list, whole_numbers
 
-__all__ = ["AsyncResponse", "OutputDecoder", "Variant", "decode_typed", "json_shape", "split_error", "validator_for"]
+__all__ = [
+    "AsyncResponse",
+    "OutputDecoder",
+    "Variant",
+    "convert",
+    "decode_typed",
+    "json_shape",
+    "split_error",
+    "validator_for",
+]
 
 T = TypeVar("T")
 
@@ -60,6 +69,16 @@ def decode_typed(data: bytes, expect: type[T]) -> tuple[T, list[Any]] | None:
         return None
     result: T = env.result
     return result, as_list(env.messages) or []
+
+
+def convert(value: Any, tp: type[T]) -> T:
+    """``msgspec.convert(value, tp)`` with a whole-number float read as an int where the type wants one (JSON
+    Schema counts ``3.0`` as an integer, msgspec's ``int`` does not); tried again only when the first try
+    fails, so a reply that fits as sent costs nothing more."""
+    try:
+        return msgspec.convert(value, tp)
+    except msgspec.ValidationError:
+        return msgspec.convert(whole_numbers(value), tp)
 
 
 def validator_for(tp: type[Any]) -> msgspec.json.Decoder[Any] | None:
@@ -222,7 +241,7 @@ class OutputDecoder:
                 model_id=model_id,
             )
         try:
-            return msgspec.convert(value, cls)
+            return convert(value, cls)
         except msgspec.ValidationError as exc:
             path, message = split_error(exc)
             raise ResponseDecodeError(

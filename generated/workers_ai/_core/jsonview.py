@@ -6,7 +6,7 @@ from typing import Any, cast
 
 import msgspec
 
-__all__ = ["DECODE_ERRORS", "as_list", "as_object"]
+__all__ = ["DECODE_ERRORS", "as_list", "as_object", "whole_numbers"]
 
 # What msgspec raises on bytes it cannot read: malformed JSON, invalid UTF-8, nesting too deep.
 DECODE_ERRORS: tuple[type[Exception], ...] = (msgspec.DecodeError, UnicodeError, RecursionError)
@@ -23,3 +23,16 @@ def as_list(value: object) -> list[Any] | None:
         items: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
         return items
     return None
+
+
+def whole_numbers(value: Any) -> Any:
+    """``value`` with every whole-number float as an int (JSON Schema counts ``3.0`` as an integer; msgspec's
+    ``int`` takes only ints)."""
+    if type(value) is float:
+        return int(value) if value.is_integer() else value
+    if isinstance(value, dict):
+        return {k: whole_numbers(v) for k, v in cast("dict[str, Any]", value).items()}
+    if isinstance(value, list):
+        items: list[Any] = value  # pyright: ignore[reportUnknownVariableType]
+        return [whole_numbers(v) for v in items]
+    return value

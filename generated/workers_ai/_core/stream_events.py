@@ -23,7 +23,7 @@ from ..errors import ResponseTooLargeError
 from .error_replies import DECODE_ERRORS
 from .jsonview import as_list, as_object
 from .sse import ServerSentEvent
-from .toolcall import ToolCall, decode_arguments
+from .toolcall import ToolCall
 from .usage import Usage, usage_from
 
 __all__ = [
@@ -156,7 +156,7 @@ class _PartialCall(msgspec.Struct):
     index: int | None = None
 
     def finish(self) -> ToolCall:
-        return ToolCall(self.name, decode_arguments(self.arguments, self.name), self.id, self.type, self.index)
+        return ToolCall.of(self.name, self.arguments, self.id, self.type, self.index)
 
 
 class StreamEvent(

@@ -41,7 +41,12 @@ _CACHE: dict[type[Any], _Compiled] = {}
 def _compiled(kind: type[Any]) -> _Compiled:
     import msgspec.inspect as mi
 
-    compiled = _CACHE[kind] = _compile(mi.type_info(kind), {})
+    try:
+        info = mi.type_info(kind)
+    except TypeError:  # a struct holding a union msgspec cannot describe (a batch's variants): its own keys
+        fields = tuple(mi.Field(f.name, f.encode_name, mi.AnyType()) for f in msgspec.structs.fields(kind))
+        info = mi.TypedDictType(dict, fields)
+    compiled = _CACHE[kind] = _compile(info, {})
     return compiled
 
 

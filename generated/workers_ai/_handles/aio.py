@@ -57,9 +57,10 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         if self._is_binary(payload):
             result: OutT = await self._call_binary(cast("BinaryInput", payload), None, headers=headers)
             return result
-        request = self._raw_body_request(payload)
-        if request is not None:
-            return await self._drive(self._request_flow(request, None, headers))
+        flow = self._special_body_flow(payload, headers)
+        if flow is not None:
+            special: OutT = await self._drive(flow)
+            return special
         return await self._send_and_decode(self.encode_input(payload), None, headers=headers, request=payload)
 
     def stream(
@@ -70,7 +71,8 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
 
     async def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> AsyncBatchJob[OutT]:
         """Queue ``{"requests": [...]}`` with the async batch API."""
-        return await self._submit_batch(self._batch_requests(payload), headers=headers)
+        requests, beside = self._batch_requests(payload)
+        return await self._submit_batch(requests, headers=headers, beside=beside)
 
     def batch_job(self, request_id: str) -> AsyncBatchJob[OutT]:
         """A job for an already queued ``request_id``."""
@@ -157,11 +159,11 @@ class AsyncModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         return await self._drive(self._call_flow(read_binary(data), expect, _OCTETS, headers))
 
     async def _submit_batch(
-        self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None
+        self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None, beside: Any = None
     ) -> AsyncBatchJob[Any]:
         from .._batch.jobs import AsyncBatchJob
 
-        job: AsyncBatchJob[Any] = await self._drive(self._submit_flow(AsyncBatchJob[Any], requests, headers))
+        job: AsyncBatchJob[Any] = await self._drive(self._submit_flow(AsyncBatchJob[Any], requests, headers, beside))
         return job
 
     async def _batch_many(self, requests: Sequence[Any], options: Mapping[str, Any]) -> list[Any]:

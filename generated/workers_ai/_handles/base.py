@@ -12,11 +12,12 @@ import msgspec
 from .._core.accounting import usage_of
 from .._core.body import encode_body
 from .._core.config import SessionConfig, remember, run_url
-from .._core.decode import OutputDecoder, decode_typed, split_error, validator_for
+from .._core.decode import OutputDecoder, convert, decode_typed, split_error, validator_for
 from .._core.envelope import media_type, unwrap
 from .._core.exchange import Reply, exchange
 from .._core.flow import Flow
-from .._core.jsonview import as_list, as_object
+from .._core.jsonview import as_list, as_object, whole_numbers
+from .._core.schema_check import input_schema
 from .._core.telemetry import active, log, telemetry_of
 from .._core.unknown import check_unknown_keys
 from .._core.usage import Usage
@@ -43,7 +44,6 @@ _JSON = "application/json"
 _SSE = "text/event-stream"
 _OCTETS = "application/octet-stream"
 _PACKAGE = __name__.rsplit(".", 2)[0]  # workers_ai, or a vendored copy's name
-_TEXT_FAMILY = _PACKAGE + ".families.text_generation"  # its full name in sys.modules
 
 
 class ModelInfo(msgspec.Struct, frozen=True):
@@ -129,32 +129,52 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         return (handle_of, (self.client, self.model_id, type(self)))
 
     def validate(self, request: msgspec.Struct) -> bytes:
-        """Encode ``request`` and check it against the schema constraints; returns the JSON body."""
+        """Encode ``request`` and check it against the model's input schema; returns the JSON body. Keys the
+        schema does not declare are warned about once it is accepted (a refused request warns of nothing)."""
         body = encode_body(request, self.model_id)
         kind = type(request)
-        check_unknown_keys(self.model_id, request, kind, strict=self.client.strict_inputs)
-        checker = validator_for(kind)
-        if checker is not None:
+        checker = (
+            None
+            if self.check_schema(body, variant=frozenset(request.__struct_encode_fields__))
+            else validator_for(kind)
+        )
+        if checker is not None:  # no schema ships (a vendored copy): the struct's own constraints
             try:
                 checker.decode(body)
             except msgspec.ValidationError as exc:
-                raise self._invalid(exc, body) from None
+                raise self._invalid(*split_error(exc), body) from None
+        check_unknown_keys(self.model_id, request, kind, strict=self.client.strict_inputs)
         return body
 
-    def _invalid(self, exc: msgspec.ValidationError, payload: Any) -> InputValidationError:
-        """The error for an input that failed its schema; a required key left out next to a misspelling of it
-        says "did you mean" (``payload``: the input, or its JSON body)."""
-        path, message = split_error(exc)
+    def check_schema(
+        self, body: bytes, *, item: bool = False, where: str = "$", variant: frozenset[str] | None = None
+    ) -> bool:
+        """Check a JSON request body against the model's effective input schema (see
+        :mod:`.._core.schema_check`): ``item``, as one request of a batch (at ``where``); ``variant``, as the
+        input variant with these keys (a typed request). False when no schema ships."""
+        schema = input_schema(self.info.schema) if self.info.schema else None
+        if schema is None:
+            return False
+        value = msgspec.json.decode(body)
+        found = schema.problem(value, item=item, variant=variant)
+        if found is not None:
+            raise self._invalid(*found, value, where)
+        return True
+
+    def _invalid(self, path: str, message: str, payload: Any, where: str = "$") -> InputValidationError:
+        """The error for an input that failed its schema at ``path`` of ``payload`` (the input, or its JSON
+        body; itself at ``where`` of the request); a required key left out next to a misspelling of it says
+        "did you mean"."""
         if message.startswith("Object missing required field"):
             from .._core.suggest import missing_field_hint  # here: only this error needs it
 
             data = msgspec.json.decode(payload) if isinstance(payload, bytes) else payload
             message += missing_field_hint(message, path, data)
-        return InputValidationError(self.model_id, path, message)
+        return InputValidationError(self.model_id, where + path[1:], message)
 
     def encode_input(self, payload: Any, *, check_keys: bool = True) -> bytes:
-        """The JSON body for a struct or mapping payload, validated against its input variant; keys the
-        variant does not declare warn (``UnknownInputWarning``) or, with ``strict_inputs``, raise.
+        """The JSON body for a struct or mapping payload, checked against the model's input schema; keys
+        the variant does not declare warn (``UnknownInputWarning``) or, with ``strict_inputs``, raise.
         ``check_keys=False`` is for payloads the SDK extends itself (the tool loop's turns)."""
         if isinstance(payload, msgspec.Struct):
             return self.validate(payload)
@@ -167,6 +187,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             from .._tools.structured import check_no_stream
 
             check_no_stream(self.model_id, data.get("response_format"))
+        body = encode_body(data, self.model_id)
         if self.input_types:
             if "response_format" in data and not any(
                 "response_format" in getattr(cls, "__struct_fields__", ()) for cls, _ in self.input_types
@@ -174,24 +195,34 @@ class HandleBase(Generic[SessionT, InT, OutT]):
                 raise InputValidationError(
                     self.model_id, "$.response_format", "this model has no JSON mode (no `response_format` input)"
                 )
-            matched = self._check_mapping(data)
+            matched = self._check_mapping(data, body)
             if check_keys:
                 check_unknown_keys(self.model_id, data, matched, strict=self.client.strict_inputs)
-        return encode_body(data, self.model_id)
+        else:
+            self.check_schema(body)
+        return body
 
-    def _raw_body_request(self, payload: Any) -> msgspec.Struct | None:
-        """For a model whose REST body is one raw field (``info.raw_body``), ``payload`` (a mapping, that
-        field as bytes or base64 text) as its request struct, so generic ``run`` sends it as typed
-        methods do; None for every other model and payload."""
-        special = self.info.raw_body is not None or self.info.form_body is not None
-        if not special or isinstance(payload, msgspec.Struct) or not isinstance(payload, Mapping):
-            return payload if special and isinstance(payload, msgspec.Struct) else None
-        data: Mapping[str, Any] = payload  # pyright: ignore[reportUnknownVariableType]
-        cls = self._check_mapping(data)
-        request: msgspec.Struct = msgspec.convert(data, cls)
-        return request
+    def _special_body_flow(self, payload: Any, headers: Mapping[str, str] | None) -> Flow[Any] | None:
+        """``run(payload)`` for a model whose REST body is a form or one raw field (``info.form_body``,
+        ``info.raw_body``): the payload checked as given, then sent in that body with every key it has;
+        None for every other model and payload (sent as JSON)."""
+        info = self.info
+        if info.raw_body is None and info.form_body is None:
+            return None
+        if isinstance(payload, msgspec.Struct):
+            return self._request_flow(payload, None, headers)
+        body = self.encode_input(payload)
+        data: Mapping[str, Any] = payload
+        cls = self._check_mapping(data, body)
+        if cls.__name__ != info.form_body and (info.raw_body is None or info.raw_body not in data):
+            return self._call_flow(body, None, headers=headers, request=payload)
+        request: msgspec.Struct = msgspec.convert(whole_numbers(data), cls)
+        wire = set(request.__struct_encode_fields__)
+        return self._request_flow(request, None, headers, extra={k: v for k, v in data.items() if k not in wire})
 
-    def _check_mapping(self, data: Mapping[str, Any]) -> type[Any]:
+    def _check_mapping(self, data: Mapping[str, Any], body: bytes) -> type[Any]:
+        """The input variant ``data`` (encoded as ``body``) is; refused when it fits none (the schema says
+        why, or, where none ships, the closest variant's struct)."""
         matching = [(cls, req) for cls, req in self.input_types if all(k in data for k in req)]
         if not matching:
             wants = "; ".join(f"{cls.__name__} needs {', '.join(req) or 'nothing'}" for cls, req in self.input_types)
@@ -205,16 +236,19 @@ class HandleBase(Generic[SessionT, InT, OutT]):
             raise InputValidationError(
                 self.model_id, path, f"missing required field for every input variant ({wants}){hint}"
             )
+        checked = self.check_schema(body)
         first_error: InputValidationError | None = None
-        for cls, _ in sorted(matching, key=lambda m: -len(m[1])):
+        ranked = sorted(matching, key=lambda m: -len(m[1]))
+        for cls, _ in ranked:
             try:
-                msgspec.convert(data, cls)
+                msgspec.convert(whole_numbers(data) if checked else data, cls)
                 return cls
             except msgspec.ValidationError as exc:
-                first_error = first_error or self._invalid(exc, data)
+                first_error = first_error or self._invalid(*split_error(exc), data)
             except TypeError:
                 return cls
-        assert first_error is not None
+        if checked or first_error is None:
+            return ranked[0][0]
         raise first_error
 
     def _stream_body(self, payload: Any) -> bytes:
@@ -231,14 +265,15 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         check_no_stream(self.model_id, data.get("response_format"))
         return self.encode_input(data)
 
-    def _batch_requests(self, payload: Any) -> list[Any]:
-        """The ``requests`` list of a ``submit_batch`` payload (a mapping or a struct)."""
+    def _batch_requests(self, payload: Any) -> tuple[list[Any], dict[str, Any]]:
+        """The ``requests`` list of a ``submit_batch`` payload (a mapping or a struct) and the keys beside it
+        (sent as given)."""
         value: object = payload
         source = as_object(value)
         requests = as_list(source.get("requests") if source is not None else getattr(value, "requests", None))
         if requests is None:
             raise InputValidationError(self.model_id, "$.requests", "a batch needs a `requests` list")
-        return requests
+        return requests, {k: v for k, v in (source or {}).items() if k != "requests"}
 
     def _stream_options(self, resp: Any, call: Call | None = None) -> dict[str, Any]:
         """The keyword arguments of a stream over ``resp`` (the sync and async streams take the same)."""
@@ -296,7 +331,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         try:
             if expect is None:
                 return cast("T", self.decoder.decode(value, self.model_id))
-            return msgspec.convert(value, expect)
+            return convert(value, expect)
         except msgspec.ValidationError as exc:
             path, message = split_error(exc)
             raise ResponseDecodeError(
@@ -318,11 +353,6 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         self.client.usage.record(self.model_id, usage_of(result), info.price)
         if type(result) is list:  # a JSON list of a listed task: its family's list view
             result = cast("T", family_result(info.task, cast("object", result)))
-        # Unparseable tool-call arguments fail here, naming the model, not later at ``.tool_calls``. A text
-        # result's family module is loaded (its class derives from ``TextView``); until then none can be one.
-        text_family = sys.modules.get(_TEXT_FAMILY)
-        if text_family is not None and isinstance(result, text_family.TextView):
-            text_family.tool_calls_of(result, self.model_id)
         return result
 
     def _count_stream(self, usage: Usage | None) -> None:
@@ -389,7 +419,7 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         if expect is None:
             return cast("T", self.decoder.decode(value, self.model_id))
         try:
-            return msgspec.convert(value, expect)
+            return convert(value, expect)
         except msgspec.ValidationError as exc:
             path, message = split_error(exc)
             actual = self.decoder.pick(value) if self.decoder.variants else None
@@ -451,23 +481,28 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         return tel.start(tel.operation_of(self.info.task, request), self.model_id, self._run_url(), request=request)
 
     def _request_flow(
-        self, request: msgspec.Struct, expect: type[T] | None, headers: Mapping[str, str] | None
+        self,
+        request: msgspec.Struct,
+        expect: type[T] | None,
+        headers: Mapping[str, str] | None,
+        extra: Mapping[str, Any] | None = None,
     ) -> Flow[T]:
         """A typed method's call: the request validated (here, before the flow starts), then sent as JSON,
         or, for a model whose REST API takes one field as the raw body (``info.raw_body``, nova-3's audio),
-        that field's bytes with their media type and the other fields as query parameters. It hands back
+        that field's bytes with their media type and the other fields as query parameters. ``extra``: keys
+        of a ``run()`` payload the struct does not declare, sent beside its fields. It hands back
         :meth:`_call_flow`'s flow itself, so a call runs through one generator less."""
         body = self.validate(request)
         info = self.info
         if info.form_body is not None and type(request).__name__ == info.form_body:
             from .rest_bodies import form_body
 
-            form, form_type = form_body(request)
+            form, form_type = form_body(request, extra)
             return self._call_flow(form, expect, form_type, headers, request=request)
         if info.raw_body is not None:
             from .rest_bodies import raw_body
 
-            raw = raw_body(request, info.raw_body)
+            raw = raw_body(request, info.raw_body, extra)
             if raw is not None:
                 return self._call_flow(raw[0], expect, raw[1], headers, raw[2], request=request)
         return self._call_flow(body, expect, headers=headers, request=request)
@@ -564,10 +599,20 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         )
         return items
 
-    def _submit_flow(self, job_type: JobType, requests: Sequence[Any], headers: Mapping[str, str] | None) -> Flow[Any]:
-        """``submit_batch``: the requests encoded and queued; a ``job_type`` job for them."""
+    def _submit_flow(
+        self,
+        job_type: JobType,
+        requests: Sequence[Any],
+        headers: Mapping[str, str] | None,
+        beside: Mapping[str, Any] | None = None,
+    ) -> Flow[Any]:
+        """``submit_batch``: the requests (and the payload's keys ``beside`` them, unknown ones warned about)
+        encoded, the whole body checked against the input schema, and queued; a ``job_type`` job for them."""
         from .._batch.jobs import MAX_BATCH_BYTES, encode_requests
         from .._batch.submit import submit_flow
 
-        body = encode_requests(self, requests)
+        if beside and self.batch_input is not None:
+            check_unknown_keys(self.model_id, beside, self.batch_input, strict=self.client.strict_inputs)
+        body = encode_requests(self, requests, beside)
+        self.check_schema(body)
         return (yield from submit_flow(self, job_type, body, len(requests), headers, MAX_BATCH_BYTES))

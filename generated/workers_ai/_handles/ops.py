@@ -23,13 +23,13 @@ _BINARY_FORMS = ("bytes", "base64", "uint8")  # read by ``_core.binary.as_<form>
 
 
 def _check_text(form: str, name: str, value: Any, model_id: str) -> None:
-    """A str for a binary field: base64 text passes where the field is base64; anything else (a path
+    """A str for a binary field: base64 text passes (JSON's spelling of bytes); anything else (a path
     written as text, most often) is refused, naming the argument, before it is sent as if it were data."""
     if not isinstance(value, str):
         return
     from .._core import binary
 
-    if form == "base64" and binary.is_base64_text(value):
+    if binary.is_base64_text(value):
         return
     hint = binary.STR_IS_NOT_BYTES.format(value=binary.shown(value))
     what = "base64 text" if form == "base64" else "bytes, a path or a binary file"
@@ -39,6 +39,10 @@ def _check_text(form: str, name: str, value: Any, model_id: str) -> None:
 def _read_binary(form: str, value: Any) -> Any:
     from .._core import binary
 
+    if isinstance(value, str):  # base64 text: a bytes field's bytes; any other field's text, as given
+        import base64
+
+        return base64.b64decode(value) if form == "bytes" else value
     return getattr(binary, f"as_{form}")(value)
 
 

@@ -4,6 +4,7 @@ body itself with the other fields as query parameters. Loaded by the first such 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlencode
 
@@ -18,10 +19,10 @@ if TYPE_CHECKING:
 __all__ = ["form_body", "raw_body"]
 
 
-def form_body(request: msgspec.Struct) -> tuple[bytes, str]:
+def form_body(request: msgspec.Struct, extra: Mapping[str, Any] | None = None) -> tuple[bytes, str]:
     """``(body, content type)``: each set field a part under its wire name, bytes as a file part with their
-    sniffed media type, everything else as text."""
-    fields: list[FormField] = []
+    sniffed media type, everything else (and each key of ``extra``) as text."""
+    fields: list[FormField] = [(name, _query_text(value)) for name, value in (extra or {}).items()]
     for name, wire in zip(request.__struct_fields__, request.__struct_encode_fields__, strict=True):
         value = getattr(request, name)
         if value is msgspec.UNSET or value is None:
@@ -33,12 +34,15 @@ def form_body(request: msgspec.Struct) -> tuple[bytes, str]:
     return encode_form(fields)
 
 
-def raw_body(request: msgspec.Struct, field: str) -> tuple[bytes, str, str] | None:
-    """``(body, content type, query)`` when ``field`` holds bytes; None when it does not (sent as JSON)."""
+def raw_body(
+    request: msgspec.Struct, field: str, extra: Mapping[str, Any] | None = None
+) -> tuple[bytes, str, str] | None:
+    """``(body, content type, query)`` when ``field`` holds bytes, the other fields (and ``extra``) as the
+    query; None when it does not (sent as JSON)."""
     data = getattr(request, field, None)
     if not isinstance(data, (bytes, bytearray, memoryview)):
         return None
-    options = {k: v for k, v in msgspec.to_builtins(request).items() if k != field}
+    options = {**{k: v for k, v in msgspec.to_builtins(request).items() if k != field}, **(extra or {})}
     raw = bytes(cast("bytes", data))
     return raw, sniff(raw), urlencode({k: _query_text(v) for k, v in options.items()})
 

@@ -46,9 +46,10 @@ class ModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
         if self._is_binary(payload):
             result: OutT = self._call_binary(cast("BinaryInput", payload), None, headers=headers)
             return result
-        request = self._raw_body_request(payload)
-        if request is not None:
-            return self._drive(self._request_flow(request, None, headers))
+        flow = self._special_body_flow(payload, headers)
+        if flow is not None:
+            special: OutT = self._drive(flow)
+            return special
         return self._send_and_decode(self.encode_input(payload), None, headers=headers, request=payload)
 
     def stream(self, payload: InT | Mapping[str, Any], *, headers: Mapping[str, str] | None = None) -> EventStream:
@@ -57,7 +58,8 @@ class ModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
 
     def submit_batch(self, payload: Any, *, headers: Mapping[str, str] | None = None) -> BatchJob[OutT]:
         """Queue ``{"requests": [...]}`` with the async batch API."""
-        return self._submit_batch(self._batch_requests(payload), headers=headers)
+        requests, beside = self._batch_requests(payload)
+        return self._submit_batch(requests, headers=headers, beside=beside)
 
     def batch_job(self, request_id: str) -> BatchJob[OutT]:
         """A job for an already queued ``request_id``."""
@@ -160,10 +162,12 @@ class ModelHandle(HandleBase[Any, InT, OutT], Generic[InT, OutT]):
 
         return self._drive(self._call_flow(read_binary(data), expect, _OCTETS, headers))
 
-    def _submit_batch(self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None) -> BatchJob[Any]:
+    def _submit_batch(
+        self, requests: Sequence[Any], *, headers: Mapping[str, str] | None = None, beside: Any = None
+    ) -> BatchJob[Any]:
         from .._batch.jobs import BatchJob
 
-        job: BatchJob[Any] = self._drive(self._submit_flow(BatchJob[Any], requests, headers))
+        job: BatchJob[Any] = self._drive(self._submit_flow(BatchJob[Any], requests, headers, beside))
         return job
 
     def _batch_many(self, requests: Sequence[Any], options: Mapping[str, Any]) -> list[Any]:

@@ -73,7 +73,7 @@ class UniversalRoute:
     def _call_binary(self, data: Any, expect: Any, *, headers: Mapping[str, str] | None = None) -> Any:
         raise InputValidationError(self.model_id, "$", "third-party models take a JSON object, not raw bytes")
 
-    def _batch_requests(self, payload: Any) -> list[Any]:
+    def _batch_requests(self, payload: Any) -> tuple[list[Any], dict[str, Any]]:
         raise ConfigurationError(f"{self.model_id}: third-party models have no async batch queue")
 
 

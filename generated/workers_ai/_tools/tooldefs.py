@@ -168,13 +168,13 @@ def _from_struct(tp: type[msgspec.Struct]) -> ToolDef:
     return ToolDef(name, description, params, None, tp)
 
 
-def _from_mapping(raw: Mapping[str, Any]) -> ToolDef:
+def _from_mapping(raw: Mapping[str, Any], model_id: str) -> ToolDef:
     obj: dict[str, Any] = dict(raw)
     fn = as_object(obj.get("function"))
     spec = fn if fn is not None else obj
     name = spec.get("name")
     if not isinstance(name, str) or not name:
-        raise InputValidationError("", "$.tools[].name", "a tool needs a non-empty `name`")
+        raise InputValidationError(model_id, "$.tools[].name", "a tool needs a non-empty `name`")
     params = as_object(spec.get("parameters"))
     description = spec.get("description")
     return ToolDef(
@@ -184,13 +184,14 @@ def _from_mapping(raw: Mapping[str, Any]) -> ToolDef:
     )
 
 
-def tool_def(tool: ToolLike | ToolDef) -> ToolDef:
-    """The :class:`ToolDef` for a function, a Struct type or a tool dict (either request form)."""
+def tool_def(tool: ToolLike | ToolDef, model_id: str = "") -> ToolDef:
+    """The :class:`ToolDef` for a function, a Struct type or a tool dict (either request form); errors name
+    ``model_id``."""
     if isinstance(tool, ToolDef):
         return tool
     value: object = tool
     if isinstance(value, Mapping):
-        return _from_mapping(cast("Mapping[str, Any]", value))
+        return _from_mapping(cast("Mapping[str, Any]", value), model_id)
     if isinstance(value, type) and issubclass(value, msgspec.Struct):
         return _from_struct(value)
     if not isinstance(value, type) and callable(value):
@@ -201,17 +202,16 @@ def tool_def(tool: ToolLike | ToolDef) -> ToolDef:
 
 
 def tools_payload(tools: Any, form: ToolForm) -> Any:
-    """``tools`` as the request sends them: each function, Struct type or dict in the model's ``form``;
-    raw dicts already in one form are converted when the model takes only the other. ``UNSET`` stays."""
+    """``tools`` as the request sends them: each function or Struct type in the model's ``form``; a dict
+    or the model's own Tool struct as given (the request check says whether the model takes it, in
+    whichever of its forms). ``UNSET`` stays."""
     value: object = tools
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         return tools
     out: list[Any] = []
     for item in cast("Sequence[object]", value):
-        if isinstance(item, msgspec.Struct):
-            out.append(item)  # the model's own Tool struct: sent as built
-        elif isinstance(item, Mapping) and ("function" in item) == (form == "openai"):
-            out.append(item)  # a dict already in the form the model takes: sent as given
+        if isinstance(item, (msgspec.Struct, Mapping)):
+            out.append(item)
         else:
             out.append(tool_def(cast("ToolLike", item)).request(form))
     return out

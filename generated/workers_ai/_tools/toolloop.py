@@ -111,6 +111,11 @@ def _run_one(call: ToolCall, index: int, defs: Mapping[str, ToolDef], model_id: 
         if on_error == "raise":
             raise ConfigurationError(f"{model_id}: the model called {call.name!r}, which is not one of the tools")
         return f"error: there is no tool named {call.name!r}"
+    if call.arguments_error is not None:  # the model's text is no JSON object: it is told so, or it raises
+        if on_error == "raise":
+            where = f"$.tool_calls[{index}].arguments"
+            raise InputValidationError(model_id, where, f"{call.name}: {call.arguments_error}: {call.raw_arguments!r}")
+        return f"error: {call.arguments_error}"
     try:
         kwargs = tool.convert(call.arguments)
     except msgspec.ValidationError as exc:
@@ -146,7 +151,7 @@ class _Loop:
             raise ConfigurationError(f"run_tools: on_tool_error must be 'report' or 'raise', not {on_tool_error!r}")
         self.defs: dict[str, ToolDef] = {}
         for tool in tools:
-            d = tool_def(tool)
+            d = tool_def(tool, model_id)
             if d.function is None:
                 raise ConfigurationError(f"run_tools: tool {d.name!r} is not a function, so it cannot be run")
             if d.name in self.defs:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from .._core.toolcall import ToolCall, decode_arguments
+from .._core.toolcall import ToolCall
 
 __all__ = ["ResponsesUsageView", "TextResult", "TextView", "TokenUsage", "text_of", "tool_calls_of"]
 
@@ -89,8 +89,9 @@ def _raw_calls(obj: Any) -> list[Any]:
     return _output_items(obj, "function_call")
 
 
-def tool_calls_of(obj: Any, model_id: str | None = None) -> list[ToolCall]:
-    """The tool calls of a reply in any shape, arguments always a dict (JSON text decoded)."""
+def tool_calls_of(obj: Any) -> list[ToolCall]:
+    """The tool calls of a reply in any shape, arguments always a dict (JSON text decoded; text that is no
+    JSON object gives ``{}`` and says so in the call's ``arguments_error``)."""
     out: list[ToolCall] = []
     for raw in _raw_calls(obj):
         item: Any = raw
@@ -110,13 +111,7 @@ def tool_calls_of(obj: Any, model_id: str | None = None) -> list[ToolCall]:
             import msgspec
 
             args = msgspec.to_builtins(args)
-        out.append(
-            ToolCall(
-                name=name,
-                arguments=decode_arguments(args, name, model_id=model_id),
-                id=ident if isinstance(ident, str) and ident else None,
-            )
-        )
+        out.append(ToolCall.of(name, args, ident if isinstance(ident, str) and ident else None))
     return out
 
 

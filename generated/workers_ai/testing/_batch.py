@@ -42,8 +42,8 @@ class Batches:
     def submit(self, spec: ModelSpec, data: dict[str, Any], batch_fault: Callable[[], Fault | None]) -> Reply:
         """Queue ``data["requests"]``; the batch fault it meets (``batch_fault()``) makes an item, or all, fail."""
         requests = as_list(data.get("requests"))
-        if not requests:
-            raise APIError(400, 5006, "AiError: Bad input: /requests: a batch needs a non-empty list of requests")
+        if requests is None:  # an empty list is a batch: the schema sets no minItems
+            raise APIError(400, 5006, "AiError: Bad input: /requests: a batch needs a list of requests")
         if not any(label != "binary" and _requires_requests(s) for label, s in input_variants(spec.inputs)):
             raise APIError(400, 5006, f"AiError: Bad input: /requests: {spec.model_id} does not take async batches")
         items: list[Any] = []

@@ -158,7 +158,8 @@ def string(obj: dict[str, Any], hint: Any, rng: random.Random, seed: str) -> str
             s = s + ("x" * (lo - len(s)))
         return s
 
-    if hint is not MISSING:
+    base64_text = obj.get("format") == "binary" or obj.get("contentEncoding") == "base64"
+    if hint is not MISSING and not base64_text:
         text = hint if isinstance(hint, str) else json.dumps(hint, separators=(",", ":"))
         if fits(text):
             return text
@@ -169,7 +170,7 @@ def string(obj: dict[str, Any], hint: Any, rng: random.Random, seed: str) -> str
     if isinstance(default, str) and fits(default):
         return default
     fmt = obj.get("format")
-    if fmt == "binary":
+    if base64_text:
         raw = hashlib.sha256(seed.encode()).digest()
         text = base64.b64encode(raw).decode("ascii")
         if fits(adjust(text)):

@@ -47,13 +47,19 @@ FaultReply = Callable[[FaultKind], Reply | None]
 
 def json_mode_checks(payload: Any, fault_reply: FaultReply) -> Reply | None:
     """400/5023 for ``response_format`` with streaming; the ``json_mode_unmet`` fault's reply, if one applies."""
+    return fault_reply("json_mode") if _json_mode(payload) else None
+
+
+def _json_mode(payload: Any) -> bool:
+    """Whether ``payload`` asks for JSON mode; 400/5023 when it streams too (the API says so before it
+    checks the rest of the input, where the schema's JSON-mode override would say 5006)."""
     data = as_object(payload)
     fmt = as_object(data.get("response_format")) if data is not None else None
     if data is None or fmt is None or fmt.get("type") not in ("json_object", "json_schema"):
-        return None  # no JSON mode (OpenAI clients send {"type": "text"} for plain text)
+        return False  # no JSON mode (OpenAI clients send {"type": "text"} for plain text)
     if data.get("stream") is True:
         raise APIError(400, 5023, "JSON Mode does not support streaming: leave out stream or response_format")
-    return fault_reply("json_mode")
+    return True
 
 
 def _no_null_assistant_content(body: dict[str, Any]) -> None:
@@ -140,6 +146,7 @@ class Unified:
             return early
         if ref.provider is None:
             _no_null_assistant_content(body)
+            _json_mode(body)
             self._model_input(self._text_spec(ref), body)
         elif as_list(body.get("messages")) is None:
             raise bad_input("/messages: a list of messages is required")

@@ -2,8 +2,8 @@
 """``@cf/aisingapore/gemma-sea-lion-v4-27b-it``: Text Generation model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_ojaocd import *  # noqa: F403
-from ....models._shapes.text_generation_ojaocd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_ohmjnp import *  # noqa: F403
+from ....models._shapes.text_generation_ohmjnp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 GemmaSeaLionV4_27bItInput = ShapeInput  # type aliases, as the shape's are
 GemmaSeaLionV4_27bItOutput = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/baai/bge-base-en-v1.5``: Text Embeddings model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_embeddings_pmndmp import *  # noqa: F403
-from ....models._shapes.text_embeddings_pmndmp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_embeddings_lggkpm import *  # noqa: F403
+from ....models._shapes.text_embeddings_lggkpm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 BgeBaseEnV1_5Input = ShapeInput  # type aliases, as the shape's are
 BgeBaseEnV1_5Output = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/baai/bge-large-en-v1.5``: Text Embeddings model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_embeddings_ahidne import *  # noqa: F403
-from ....models._shapes.text_embeddings_ahidne import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_embeddings_fjgdlo import *  # noqa: F403
+from ....models._shapes.text_embeddings_fjgdlo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 BgeLargeEnV1_5Input = ShapeInput  # type aliases, as the shape's are
 BgeLargeEnV1_5Output = ShapeOutput

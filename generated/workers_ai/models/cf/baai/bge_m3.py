@@ -2,8 +2,8 @@
 """``@cf/baai/bge-m3``: Text Embeddings model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_embeddings_dfggke import *  # noqa: F403
-from ....models._shapes.text_embeddings_dfggke import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_embeddings_pdhnch import *  # noqa: F403
+from ....models._shapes.text_embeddings_pdhnch import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 BgeM3Input = ShapeInput  # type aliases, as the shape's are
 BgeM3Output = ShapeOutput

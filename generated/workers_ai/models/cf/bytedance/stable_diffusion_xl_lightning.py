@@ -2,8 +2,8 @@
 """``@cf/bytedance/stable-diffusion-xl-lightning``: Text-to-Image model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_kpgecb import *  # noqa: F403
-from ....models._shapes.text_to_image_kpgecb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_bmdopj import *  # noqa: F403
+from ....models._shapes.text_to_image_bmdopj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 StableDiffusionXlLightningInput = ShapeInput  # type aliases, as the shape's are
 StableDiffusionXlLightningOutput = ShapeOutput

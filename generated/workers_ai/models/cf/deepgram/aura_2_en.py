@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_speech_pofkeo import *  # noqa: F403
-from ....models._shapes.text_to_speech_pofkeo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_speech_befgdc import *  # noqa: F403
+from ....models._shapes.text_to_speech_befgdc import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack

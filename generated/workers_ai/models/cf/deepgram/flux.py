@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.automatic_speech_recognition_gmigje import *  # noqa: F403
-from ....models._shapes.automatic_speech_recognition_gmigje import (
+from ....models._shapes.automatic_speech_recognition_ecnelp import *  # noqa: F403
+from ....models._shapes.automatic_speech_recognition_ecnelp import (
     AsyncShapeHandle,
     ShapeHandle,
     ShapeInput,

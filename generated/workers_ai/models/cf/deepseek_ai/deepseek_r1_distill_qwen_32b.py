@@ -2,8 +2,8 @@
 """``@cf/deepseek-ai/deepseek-r1-distill-qwen-32b``: Text Generation model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_iglpda import *  # noqa: F403
-from ....models._shapes.text_generation_iglpda import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_alpeif import *  # noqa: F403
+from ....models._shapes.text_generation_alpeif import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 DeepseekR1DistillQwen32bInput = ShapeInput  # type aliases, as the shape's are
 DeepseekR1DistillQwen32bOutput = ShapeOutput

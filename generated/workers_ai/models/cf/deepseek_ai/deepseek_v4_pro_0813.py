@@ -2,8 +2,8 @@
 """``@cf/deepseek-ai/deepseek-v4-pro-0813``: Text Generation model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_pahhmc import *  # noqa: F403
-from ....models._shapes.text_generation_pahhmc import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_fgbpgd import *  # noqa: F403
+from ....models._shapes.text_generation_fgbpgd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 DeepseekV4Pro0813Input = ShapeInput  # type aliases, as the shape's are
 DeepseekV4Pro0813Output = ShapeOutput

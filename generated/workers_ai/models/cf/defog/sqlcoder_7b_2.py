@@ -2,8 +2,8 @@
 """``@cf/defog/sqlcoder-7b-2``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_iglpda import *  # noqa: F403
-from ....models._shapes.text_generation_iglpda import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_alpeif import *  # noqa: F403
+from ....models._shapes.text_generation_alpeif import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Sqlcoder7b2Input = ShapeInput  # type aliases, as the shape's are
 Sqlcoder7b2Output = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/facebook/bart-large-cnn``: Summarization model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.summarization_abckjn import *  # noqa: F403
-from ....models._shapes.summarization_abckjn import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.summarization_dmdbep import *  # noqa: F403
+from ....models._shapes.summarization_dmdbep import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 BartLargeCnnInput = ShapeInput  # type aliases, as the shape's are
 BartLargeCnnOutput = ShapeOutput

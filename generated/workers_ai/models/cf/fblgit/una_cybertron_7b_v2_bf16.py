@@ -2,8 +2,8 @@
 """``@cf/fblgit/una-cybertron-7b-v2-bf16``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_dnpceb import *  # noqa: F403
-from ....models._shapes.text_generation_dnpceb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_bphmjc import *  # noqa: F403
+from ....models._shapes.text_generation_bphmjc import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 UnaCybertron7bV2Bf16Input = ShapeInput  # type aliases, as the shape's are
 UnaCybertron7bV2Bf16Output = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/google/gemma-2b-it-lora``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_dagmgm import *  # noqa: F403
-from ....models._shapes.text_generation_dagmgm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_epcjoh import *  # noqa: F403
+from ....models._shapes.text_generation_epcjoh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Gemma2bItLoraInput = ShapeInput  # type aliases, as the shape's are
 Gemma2bItLoraOutput = ShapeOutput

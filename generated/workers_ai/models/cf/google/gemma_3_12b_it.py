@@ -2,8 +2,8 @@
 """``@cf/google/gemma-3-12b-it``: Text Generation model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mllmpc import *  # noqa: F403
-from ....models._shapes.text_generation_mllmpc import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_mhanhg import *  # noqa: F403
+from ....models._shapes.text_generation_mhanhg import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Gemma3_12bItInput = ShapeInput  # type aliases, as the shape's are
 Gemma3_12bItOutput = ShapeOutput

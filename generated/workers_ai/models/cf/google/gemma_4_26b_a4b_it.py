@@ -2,8 +2,8 @@
 """``@cf/google/gemma-4-26b-a4b-it``: Text Generation model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_jpgnfo import *  # noqa: F403
-from ....models._shapes.text_generation_jpgnfo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_ndgnka import *  # noqa: F403
+from ....models._shapes.text_generation_ndgnka import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Gemma4_26bA4bItInput = ShapeInput  # type aliases, as the shape's are
 Gemma4_26bA4bItOutput = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/google/gemma-7b-it-lora``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mgenea import *  # noqa: F403
-from ....models._shapes.text_generation_mgenea import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_kknbgi import *  # noqa: F403
+from ....models._shapes.text_generation_kknbgi import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Gemma7bItLoraInput = ShapeInput  # type aliases, as the shape's are
 Gemma7bItLoraOutput = ShapeOutput

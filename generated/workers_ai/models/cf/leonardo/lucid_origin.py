@@ -2,8 +2,8 @@
 """``@cf/leonardo/lucid-origin``: Text-to-Image model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_dnblnc import *  # noqa: F403
-from ....models._shapes.text_to_image_dnblnc import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_fabnnh import *  # noqa: F403
+from ....models._shapes.text_to_image_fabnnh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 LucidOriginInput = ShapeInput  # type aliases, as the shape's are
 LucidOriginOutput = ShapeOutput

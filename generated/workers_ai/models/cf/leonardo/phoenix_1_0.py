@@ -2,8 +2,8 @@
 """``@cf/leonardo/phoenix-1.0``: Text-to-Image model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_odkfgk import *  # noqa: F403
-from ....models._shapes.text_to_image_odkfgk import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_bgaooc import *  # noqa: F403
+from ....models._shapes.text_to_image_bgaooc import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Phoenix1_0Input = ShapeInput  # type aliases, as the shape's are
 Phoenix1_0Output = ShapeOutput

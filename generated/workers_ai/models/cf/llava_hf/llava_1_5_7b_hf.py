@@ -2,8 +2,8 @@
 """``@cf/llava-hf/llava-1.5-7b-hf``: Image-to-Text model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.image_to_text_lioelj import *  # noqa: F403
-from ....models._shapes.image_to_text_lioelj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.image_to_text_iiegjk import *  # noqa: F403
+from ....models._shapes.image_to_text_iiegjk import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llava1_5_7bHfInput = ShapeInput  # type aliases, as the shape's are
 Llava1_5_7bHfOutput = ShapeOutput

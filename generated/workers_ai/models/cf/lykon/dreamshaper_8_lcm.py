@@ -2,8 +2,8 @@
 """``@cf/lykon/dreamshaper-8-lcm``: Text-to-Image model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_kpgecb import *  # noqa: F403
-from ....models._shapes.text_to_image_kpgecb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_bmdopj import *  # noqa: F403
+from ....models._shapes.text_to_image_bmdopj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Dreamshaper8LcmInput = ShapeInput  # type aliases, as the shape's are
 Dreamshaper8LcmOutput = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/meta/llama-2-7b-chat-fp16``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_dagmgm import *  # noqa: F403
-from ....models._shapes.text_generation_dagmgm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_epcjoh import *  # noqa: F403
+from ....models._shapes.text_generation_epcjoh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama2_7bChatFp16Input = ShapeInput  # type aliases, as the shape's are
 Llama2_7bChatFp16Output = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/meta/llama-2-7b-chat-int8``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_iglpda import *  # noqa: F403
-from ....models._shapes.text_generation_iglpda import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_alpeif import *  # noqa: F403
+from ....models._shapes.text_generation_alpeif import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama2_7bChatInt8Input = ShapeInput  # type aliases, as the shape's are
 Llama2_7bChatInt8Output = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/meta/llama-3.1-8b-instruct-fp8``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_dagmgm import *  # noqa: F403
-from ....models._shapes.text_generation_dagmgm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_epcjoh import *  # noqa: F403
+from ....models._shapes.text_generation_epcjoh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama3_1_8bInstructFp8Input = ShapeInput  # type aliases, as the shape's are
 Llama3_1_8bInstructFp8Output = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/meta/llama-3.2-11b-vision-instruct``: Text Generation model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_dnpceb import *  # noqa: F403
-from ....models._shapes.text_generation_dnpceb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_bphmjc import *  # noqa: F403
+from ....models._shapes.text_generation_bphmjc import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama3_2_11bVisionInstructInput = ShapeInput  # type aliases, as the shape's are
 Llama3_2_11bVisionInstructOutput = ShapeOutput

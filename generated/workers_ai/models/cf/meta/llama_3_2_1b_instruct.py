@@ -2,8 +2,8 @@
 """``@cf/meta/llama-3.2-1b-instruct``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mbnbla import *  # noqa: F403
-from ....models._shapes.text_generation_mbnbla import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_gpohdp import *  # noqa: F403
+from ....models._shapes.text_generation_gpohdp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama3_2_1bInstructInput = ShapeInput  # type aliases, as the shape's are
 Llama3_2_1bInstructOutput = ShapeOutput

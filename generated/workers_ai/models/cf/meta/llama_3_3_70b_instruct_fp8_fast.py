@@ -2,8 +2,8 @@
 """``@cf/meta/llama-3.3-70b-instruct-fp8-fast``: Text Generation model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_afpbbj import *  # noqa: F403
-from ....models._shapes.text_generation_afpbbj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_kgaplh import *  # noqa: F403
+from ....models._shapes.text_generation_kgaplh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama3_3_70bInstructFp8FastInput = ShapeInput  # type aliases, as the shape's are
 Llama3_3_70bInstructFp8FastOutput = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/meta/llama-3-8b-instruct``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_dcgnjp import *  # noqa: F403
-from ....models._shapes.text_generation_dcgnjp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_jfnkna import *  # noqa: F403
+from ....models._shapes.text_generation_jfnkna import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama3_8bInstructInput = ShapeInput  # type aliases, as the shape's are
 Llama3_8bInstructOutput = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/meta/llama-3-8b-instruct-awq``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_dnpceb import *  # noqa: F403
-from ....models._shapes.text_generation_dnpceb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_bphmjc import *  # noqa: F403
+from ....models._shapes.text_generation_bphmjc import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama3_8bInstructAwqInput = ShapeInput  # type aliases, as the shape's are
 Llama3_8bInstructAwqOutput = ShapeOutput

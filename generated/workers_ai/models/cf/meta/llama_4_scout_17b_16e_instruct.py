@@ -2,8 +2,8 @@
 """``@cf/meta/llama-4-scout-17b-16e-instruct``: Text Generation model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_homako import *  # noqa: F403
-from ....models._shapes.text_generation_homako import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_fbopck import *  # noqa: F403
+from ....models._shapes.text_generation_fbopck import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama4Scout17b16eInstructInput = ShapeInput  # type aliases, as the shape's are
 Llama4Scout17b16eInstructOutput = ShapeOutput

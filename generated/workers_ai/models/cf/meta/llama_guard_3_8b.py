@@ -2,8 +2,8 @@
 """``@cf/meta/llama-guard-3-8b``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_bbflje import *  # noqa: F403
-from ....models._shapes.text_generation_bbflje import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_eikolk import *  # noqa: F403
+from ....models._shapes.text_generation_eikolk import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 LlamaGuard3_8bInput = ShapeInput  # type aliases, as the shape's are
 LlamaGuard3_8bOutput = ShapeOutput

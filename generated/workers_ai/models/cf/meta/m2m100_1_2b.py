@@ -2,8 +2,8 @@
 """``@cf/meta/m2m100-1.2b``: Translation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.translation_idkdeo import *  # noqa: F403
-from ....models._shapes.translation_idkdeo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.translation_ibocch import *  # noqa: F403
+from ....models._shapes.translation_ibocch import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 M2m100_1_2bInput = ShapeInput  # type aliases, as the shape's are
 M2m100_1_2bOutput = ShapeOutput

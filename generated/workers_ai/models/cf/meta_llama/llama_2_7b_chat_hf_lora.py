@@ -2,8 +2,8 @@
 """``@cf/meta-llama/llama-2-7b-chat-hf-lora``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mgenea import *  # noqa: F403
-from ....models._shapes.text_generation_mgenea import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_kknbgi import *  # noqa: F403
+from ....models._shapes.text_generation_kknbgi import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llama2_7bChatHfLoraInput = ShapeInput  # type aliases, as the shape's are
 Llama2_7bChatHfLoraOutput = ShapeOutput

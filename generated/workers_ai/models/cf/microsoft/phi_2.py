@@ -2,8 +2,8 @@
 """``@cf/microsoft/phi-2``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mbnbla import *  # noqa: F403
-from ....models._shapes.text_generation_mbnbla import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_gpohdp import *  # noqa: F403
+from ....models._shapes.text_generation_gpohdp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Phi2Input = ShapeInput  # type aliases, as the shape's are
 Phi2Output = ShapeOutput

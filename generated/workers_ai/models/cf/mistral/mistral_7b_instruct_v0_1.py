@@ -2,8 +2,8 @@
 """``@cf/mistral/mistral-7b-instruct-v0.1``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mgenea import *  # noqa: F403
-from ....models._shapes.text_generation_mgenea import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_kknbgi import *  # noqa: F403
+from ....models._shapes.text_generation_kknbgi import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Mistral7bInstructV0_1Input = ShapeInput  # type aliases, as the shape's are
 Mistral7bInstructV0_1Output = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/mistral/mistral-7b-instruct-v0.2-lora``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_iglpda import *  # noqa: F403
-from ....models._shapes.text_generation_iglpda import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_alpeif import *  # noqa: F403
+from ....models._shapes.text_generation_alpeif import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Mistral7bInstructV0_2LoraInput = ShapeInput  # type aliases, as the shape's are
 Mistral7bInstructV0_2LoraOutput = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/mistralai/mistral-small-3.1-24b-instruct``: Text Generation model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_idfnjf import *  # noqa: F403
-from ....models._shapes.text_generation_idfnjf import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_njoanp import *  # noqa: F403
+from ....models._shapes.text_generation_njoanp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 MistralSmall3_1_24bInstructInput = ShapeInput  # type aliases, as the shape's are
 MistralSmall3_1_24bInstructOutput = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/moondream/moondream3.1-9B-A2B``: Image-to-Text model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.image_to_text_djgcnd import *  # noqa: F403
-from ....models._shapes.image_to_text_djgcnd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.image_to_text_jbnkom import *  # noqa: F403
+from ....models._shapes.image_to_text_jbnkom import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Moondream3_1_9BA2BInput = ShapeInput  # type aliases, as the shape's are
 Moondream3_1_9BA2BOutput = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/moonshotai/kimi-k2.5``: Text Generation model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_inbepc import *  # noqa: F403
-from ....models._shapes.text_generation_inbepc import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_jmliaj import *  # noqa: F403
+from ....models._shapes.text_generation_jmliaj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 KimiK2_5Input = ShapeInput  # type aliases, as the shape's are
 KimiK2_5Output = ShapeOutput

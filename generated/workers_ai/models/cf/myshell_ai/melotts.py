@@ -2,8 +2,8 @@
 """``@cf/myshell-ai/melotts``: Text-to-Speech model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_speech_lhkdfd import *  # noqa: F403
-from ....models._shapes.text_to_speech_lhkdfd import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_speech_ogelnj import *  # noqa: F403
+from ....models._shapes.text_to_speech_ogelnj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 MelottsInput = ShapeInput  # type aliases, as the shape's are
 MelottsOutput = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/nvidia/nemotron-3-120b-a12b``: Text Generation model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_khheop import *  # noqa: F403
-from ....models._shapes.text_generation_khheop import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_ahlpag import *  # noqa: F403
+from ....models._shapes.text_generation_ahlpag import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Nemotron3_120bA12bInput = ShapeInput  # type aliases, as the shape's are
 Nemotron3_120bA12bOutput = ShapeOutput

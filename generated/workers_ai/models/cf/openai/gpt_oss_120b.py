@@ -2,8 +2,8 @@
 """``@cf/openai/gpt-oss-120b``: Text Generation model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_ahjgeo import *  # noqa: F403
-from ....models._shapes.text_generation_ahjgeo import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_iidfnb import *  # noqa: F403
+from ....models._shapes.text_generation_iidfnb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 GptOss120bInput = ShapeInput  # type aliases, as the shape's are
 GptOss120bOutput = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/openai/gpt-oss-20b``: Text Generation model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_pdnfpn import *  # noqa: F403
-from ....models._shapes.text_generation_pdnfpn import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_dghnjh import *  # noqa: F403
+from ....models._shapes.text_generation_dghnjh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 GptOss20bInput = ShapeInput  # type aliases, as the shape's are
 GptOss20bOutput = ShapeOutput

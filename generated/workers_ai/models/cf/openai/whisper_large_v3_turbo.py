@@ -2,8 +2,8 @@
 """``@cf/openai/whisper-large-v3-turbo``: Automatic Speech Recognition model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.automatic_speech_recognition_opdfjj import *  # noqa: F403
-from ....models._shapes.automatic_speech_recognition_opdfjj import (
+from ....models._shapes.automatic_speech_recognition_bgimem import *  # noqa: F403
+from ....models._shapes.automatic_speech_recognition_bgimem import (
     AsyncShapeHandle,
     ShapeHandle,
     ShapeInput,

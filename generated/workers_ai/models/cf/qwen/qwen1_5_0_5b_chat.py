@@ -2,8 +2,8 @@
 """``@cf/qwen/qwen1.5-0.5b-chat``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mgenea import *  # noqa: F403
-from ....models._shapes.text_generation_mgenea import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_kknbgi import *  # noqa: F403
+from ....models._shapes.text_generation_kknbgi import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Qwen1_5_0_5bChatInput = ShapeInput  # type aliases, as the shape's are
 Qwen1_5_0_5bChatOutput = ShapeOutput

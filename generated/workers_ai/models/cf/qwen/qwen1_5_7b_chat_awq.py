@@ -2,8 +2,8 @@
 """``@cf/qwen/qwen1.5-7b-chat-awq``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_iglpda import *  # noqa: F403
-from ....models._shapes.text_generation_iglpda import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_alpeif import *  # noqa: F403
+from ....models._shapes.text_generation_alpeif import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Qwen1_5_7bChatAwqInput = ShapeInput  # type aliases, as the shape's are
 Qwen1_5_7bChatAwqOutput = ShapeOutput

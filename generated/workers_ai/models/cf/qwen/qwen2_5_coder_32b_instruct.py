@@ -2,8 +2,8 @@
 """``@cf/qwen/qwen2.5-coder-32b-instruct``: Text Generation model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_dagmgm import *  # noqa: F403
-from ....models._shapes.text_generation_dagmgm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_epcjoh import *  # noqa: F403
+from ....models._shapes.text_generation_epcjoh import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Qwen2_5Coder32bInstructInput = ShapeInput  # type aliases, as the shape's are
 Qwen2_5Coder32bInstructOutput = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/qwen/qwen3-30b-a3b-fp8``: Text Generation model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_fmecpp import *  # noqa: F403
-from ....models._shapes.text_generation_fmecpp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_feooga import *  # noqa: F403
+from ....models._shapes.text_generation_feooga import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Qwen3_30bA3bFp8Input = ShapeInput  # type aliases, as the shape's are
 Qwen3_30bA3bFp8Output = ShapeOutput

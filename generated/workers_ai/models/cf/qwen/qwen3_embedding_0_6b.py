@@ -2,8 +2,8 @@
 """``@cf/qwen/qwen3-embedding-0.6b``: Text Embeddings model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_embeddings_kfacja import *  # noqa: F403
-from ....models._shapes.text_embeddings_kfacja import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_embeddings_nlkoeb import *  # noqa: F403
+from ....models._shapes.text_embeddings_nlkoeb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Qwen3Embedding0_6bInput = ShapeInput  # type aliases, as the shape's are
 Qwen3Embedding0_6bOutput = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/runwayml/stable-diffusion-v1-5-img2img``: Text-to-Image model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_kpgecb import *  # noqa: F403
-from ....models._shapes.text_to_image_kpgecb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_bmdopj import *  # noqa: F403
+from ....models._shapes.text_to_image_bmdopj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 StableDiffusionV1_5Img2imgInput = ShapeInput  # type aliases, as the shape's are
 StableDiffusionV1_5Img2imgOutput = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/runwayml/stable-diffusion-v1-5-inpainting``: Text-to-Image model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_kpgecb import *  # noqa: F403
-from ....models._shapes.text_to_image_kpgecb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_bmdopj import *  # noqa: F403
+from ....models._shapes.text_to_image_bmdopj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 StableDiffusionV1_5InpaintingInput = ShapeInput  # type aliases, as the shape's are
 StableDiffusionV1_5InpaintingOutput = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/stabilityai/stable-diffusion-xl-base-1.0``: Text-to-Image model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_to_image_aakaie import *  # noqa: F403
-from ....models._shapes.text_to_image_aakaie import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_to_image_cmmhfb import *  # noqa: F403
+from ....models._shapes.text_to_image_cmmhfb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 StableDiffusionXlBase1_0Input = ShapeInput  # type aliases, as the shape's are
 StableDiffusionXlBase1_0Output = ShapeOutput

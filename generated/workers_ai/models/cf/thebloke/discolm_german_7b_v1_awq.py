@@ -2,8 +2,8 @@
 """``@cf/thebloke/discolm-german-7b-v1-awq``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mgenea import *  # noqa: F403
-from ....models._shapes.text_generation_mgenea import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_kknbgi import *  # noqa: F403
+from ....models._shapes.text_generation_kknbgi import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 DiscolmGerman7bV1AwqInput = ShapeInput  # type aliases, as the shape's are
 DiscolmGerman7bV1AwqOutput = ShapeOutput

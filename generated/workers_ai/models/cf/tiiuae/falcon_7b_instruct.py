@@ -2,8 +2,8 @@
 """``@cf/tiiuae/falcon-7b-instruct``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mbnbla import *  # noqa: F403
-from ....models._shapes.text_generation_mbnbla import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_gpohdp import *  # noqa: F403
+from ....models._shapes.text_generation_gpohdp import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Falcon7bInstructInput = ShapeInput  # type aliases, as the shape's are
 Falcon7bInstructOutput = ShapeOutput

@@ -2,8 +2,8 @@
 """``@cf/unum/uform-gen2-qwen-500m``: Image-to-Text model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.image_to_text_haaefj import *  # noqa: F403
-from ....models._shapes.image_to_text_haaefj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.image_to_text_locpoc import *  # noqa: F403
+from ....models._shapes.image_to_text_locpoc import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 UformGen2Qwen500mInput = ShapeInput  # type aliases, as the shape's are
 UformGen2Qwen500mOutput = ShapeOutput

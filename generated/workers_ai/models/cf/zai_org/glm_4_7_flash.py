@@ -2,8 +2,8 @@
 """``@cf/zai-org/glm-4.7-flash``: Text Generation model; ``INFO`` holds its description, price and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_khheop import *  # noqa: F403
-from ....models._shapes.text_generation_khheop import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_ahlpag import *  # noqa: F403
+from ....models._shapes.text_generation_ahlpag import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Glm4_7FlashInput = ShapeInput  # type aliases, as the shape's are
 Glm4_7FlashOutput = ShapeOutput

@@ -2,8 +2,8 @@
 """``@hf/meta-llama/meta-llama-3-8b-instruct``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mgenea import *  # noqa: F403
-from ....models._shapes.text_generation_mgenea import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_kknbgi import *  # noqa: F403
+from ....models._shapes.text_generation_kknbgi import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 MetaLlama3_8bInstructInput = ShapeInput  # type aliases, as the shape's are
 MetaLlama3_8bInstructOutput = ShapeOutput

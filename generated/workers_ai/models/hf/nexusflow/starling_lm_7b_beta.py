@@ -2,8 +2,8 @@
 """``@hf/nexusflow/starling-lm-7b-beta``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_chpobm import *  # noqa: F403
-from ....models._shapes.text_generation_chpobm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_omklaj import *  # noqa: F403
+from ....models._shapes.text_generation_omklaj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 StarlingLm7bBetaInput = ShapeInput  # type aliases, as the shape's are
 StarlingLm7bBetaOutput = ShapeOutput

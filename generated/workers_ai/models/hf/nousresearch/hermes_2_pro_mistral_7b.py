@@ -2,8 +2,8 @@
 """``@hf/nousresearch/hermes-2-pro-mistral-7b``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_kjbhpj import *  # noqa: F403
-from ....models._shapes.text_generation_kjbhpj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_jiobcl import *  # noqa: F403
+from ....models._shapes.text_generation_jiobcl import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Hermes2ProMistral7bInput = ShapeInput  # type aliases, as the shape's are
 Hermes2ProMistral7bOutput = ShapeOutput

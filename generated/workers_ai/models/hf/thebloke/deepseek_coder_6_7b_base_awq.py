@@ -2,8 +2,8 @@
 """``@hf/thebloke/deepseek-coder-6.7b-base-awq``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_dnpceb import *  # noqa: F403
-from ....models._shapes.text_generation_dnpceb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_bphmjc import *  # noqa: F403
+from ....models._shapes.text_generation_bphmjc import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 DeepseekCoder6_7bBaseAwqInput = ShapeInput  # type aliases, as the shape's are
 DeepseekCoder6_7bBaseAwqOutput = ShapeOutput

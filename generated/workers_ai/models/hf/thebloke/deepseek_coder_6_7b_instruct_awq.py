@@ -2,8 +2,8 @@
 """``@hf/thebloke/deepseek-coder-6.7b-instruct-awq``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_chpobm import *  # noqa: F403
-from ....models._shapes.text_generation_chpobm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_omklaj import *  # noqa: F403
+from ....models._shapes.text_generation_omklaj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 DeepseekCoder6_7bInstructAwqInput = ShapeInput  # type aliases, as the shape's are
 DeepseekCoder6_7bInstructAwqOutput = ShapeOutput

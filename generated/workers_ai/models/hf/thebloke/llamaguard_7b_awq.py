@@ -2,8 +2,8 @@
 """``@hf/thebloke/llamaguard-7b-awq``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mgenea import *  # noqa: F403
-from ....models._shapes.text_generation_mgenea import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_kknbgi import *  # noqa: F403
+from ....models._shapes.text_generation_kknbgi import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Llamaguard7bAwqInput = ShapeInput  # type aliases, as the shape's are
 Llamaguard7bAwqOutput = ShapeOutput

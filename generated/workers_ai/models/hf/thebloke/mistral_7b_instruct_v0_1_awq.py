@@ -2,8 +2,8 @@
 """``@hf/thebloke/mistral-7b-instruct-v0.1-awq``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_chpobm import *  # noqa: F403
-from ....models._shapes.text_generation_chpobm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_omklaj import *  # noqa: F403
+from ....models._shapes.text_generation_omklaj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Mistral7bInstructV0_1AwqInput = ShapeInput  # type aliases, as the shape's are
 Mistral7bInstructV0_1AwqOutput = ShapeOutput

@@ -2,8 +2,8 @@
 """``@hf/thebloke/neural-chat-7b-v3-1-awq``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_mgenea import *  # noqa: F403
-from ....models._shapes.text_generation_mgenea import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_kknbgi import *  # noqa: F403
+from ....models._shapes.text_generation_kknbgi import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 NeuralChat7bV3_1AwqInput = ShapeInput  # type aliases, as the shape's are
 NeuralChat7bV3_1AwqOutput = ShapeOutput

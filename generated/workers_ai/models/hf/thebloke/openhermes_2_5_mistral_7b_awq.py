@@ -2,8 +2,8 @@
 """``@hf/thebloke/openhermes-2.5-mistral-7b-awq``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_chpobm import *  # noqa: F403
-from ....models._shapes.text_generation_chpobm import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_omklaj import *  # noqa: F403
+from ....models._shapes.text_generation_omklaj import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Openhermes2_5Mistral7bAwqInput = ShapeInput  # type aliases, as the shape's are
 Openhermes2_5Mistral7bAwqOutput = ShapeOutput

@@ -2,8 +2,8 @@
 """``@hf/thebloke/zephyr-7b-beta-awq``: Text Generation model; ``INFO`` holds its description and properties."""
 
 from ...._handles.sync import ModelInfo
-from ....models._shapes.text_generation_dnpceb import *  # noqa: F403
-from ....models._shapes.text_generation_dnpceb import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
+from ....models._shapes.text_generation_bphmjc import *  # noqa: F403
+from ....models._shapes.text_generation_bphmjc import AsyncShapeHandle, ShapeHandle, ShapeInput, ShapeOutput
 
 Zephyr7bBetaAwqInput = ShapeInput  # type aliases, as the shape's are
 Zephyr7bBetaAwqOutput = ShapeOutput
