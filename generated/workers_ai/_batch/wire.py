@@ -75,6 +75,8 @@ class BatchModel(Protocol):
 
     def check_schema(self, body: bytes, *, item: bool = False, where: str = "$") -> bool: ...
 
+    def check_value(self, value: Any, *, item: bool = False, where: str = "$") -> bool: ...
+
 
 class BatchRequest(msgspec.Struct, Generic[T_co], frozen=True):
     """One request of a batch plus the ``external_reference`` the API echoes back on its result.
@@ -249,7 +251,11 @@ def batch_item_types(handle: BatchModel) -> tuple[type[Any], ...]:
 def check_item(handle: BatchModel, data: Mapping[str, Any], kinds: Sequence[type[Any]], where: str) -> None:
     """Raise when ``data`` is no request of the batch: the model's input schema says, or, where none
     ships, the closest of ``kinds`` does."""
-    if handle.check_schema(encode_body(data, handle.model_id), item=True, where=where):
+    try:
+        value = msgspec.to_builtins(data)  # the item as the JSON it is sent as, without a text round trip
+    except (TypeError, ValueError):
+        value = msgspec.json.decode(encode_body(data, handle.model_id, where))  # raises, naming the model
+    if handle.check_value(value, item=True, where=where):
         return
     best: tuple[int, InputValidationError] | None = None
     for cls in kinds:

@@ -152,10 +152,18 @@ class HandleBase(Generic[SessionT, InT, OutT]):
         """Check a JSON request body against the model's effective input schema (see
         :mod:`.._core.schema_check`): ``item``, as one request of a batch (at ``where``); ``variant``, as the
         input variant with these keys (a typed request). False when no schema ships."""
+        if not self.info.schema or input_schema(self.info.schema) is None:
+            return False
+        return self.check_value(msgspec.json.decode(body), item=item, where=where, variant=variant)
+
+    def check_value(
+        self, value: Any, *, item: bool = False, where: str = "$", variant: frozenset[str] | None = None
+    ) -> bool:
+        """:meth:`check_schema` of a request already in its JSON form (``msgspec.to_builtins`` of what is
+        sent): a batch checks each item so, without encoding it twice."""
         schema = input_schema(self.info.schema) if self.info.schema else None
         if schema is None:
             return False
-        value = msgspec.json.decode(body)
         found = schema.problem(value, item=item, variant=variant)
         if found is not None:
             raise self._invalid(*found, value, where)
